@@ -1,0 +1,468 @@
+#!/usr/bin/env bash
+# pocketdock CI provisioning: install and start real Podman and Docker engines
+# and make the base images, on a fresh Debian 12 machine (root, no systemd,
+# cgroup v1 hybrid, no container registry reachable).
+#
+# When this script exits 0, the engines answer on:
+#
+#   podman: unix:///run/podman/podman.sock   (Docker-compatible API /v1.41/...,
+#                                             libpod API /v4.0.0/libpod/...)
+#   docker: unix:///var/run/docker.sock
+#
+# and both hold the images
+#
+#   debian:bookworm-slim            (Podman: docker.io/library/debian:bookworm-slim)
+#                                   debootstrap minbase + python3, ca-certificates,
+#                                   procps, and the machine's extra CA certificates
+#   pocketdock-test/busybox:latest  (busybox-static only, ~2 MB, CMD ["sh"])
+#
+# Usage: scripts/provision.sh [--podman-only | --docker-only]
+#
+# Idempotent: a re-run on a machine where everything is up changes nothing and
+# takes about a second. Daemons run in the background (setsid/nohup) and log to
+# $LOG_DIR. See docs in /work/shared/ENGINES.md for the facts behind each step.
+#
+# Environment (all optional):
+#   MIRROR     Debian mirror for debootstrap (default: read from the machine's
+#              apt sources, /etc/apt/sources.list.d/*.sources or sources.list)
+#   CACHE_DIR  where root filesystems are kept (default /var/cache/pocketdock-ci)
+#   LOG_DIR    daemon logs (default /var/log/pocketdock-ci)
+#   WAIT_SECS  bound on each daemon start-up wait (default 30; dockerd gets 2x)
+set -euo pipefail
+
+PODMAN_SOCK=/run/podman/podman.sock
+DOCKER_SOCK=/var/run/docker.sock
+CONTAINERD_SOCK=/run/containerd/containerd.sock
+CACHE_DIR=${CACHE_DIR:-/var/cache/pocketdock-ci}
+LOG_DIR=${LOG_DIR:-/var/log/pocketdock-ci}
+WAIT_SECS=${WAIT_SECS:-30}
+RUN_DIR=/run/pocketdock-ci
+
+DEBIAN_IMAGE_PODMAN=docker.io/library/debian:bookworm-slim
+DEBIAN_IMAGE_DOCKER=debian:bookworm-slim
+BUSYBOX_IMAGE=pocketdock-test/busybox:latest
+DEBIAN_INCLUDE=python3,ca-certificates,procps
+ROOTFS_DEBIAN=$CACHE_DIR/rootfs-bookworm
+ROOTFS_BUSYBOX=$CACHE_DIR/rootfs-busybox
+IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+WANT_PODMAN=1
+WANT_DOCKER=1
+
+# The CLIs below must talk to the local engines, whatever the caller's shell says.
+unset CONTAINER_HOST CONTAINER_CONNECTION DOCKER_HOST DOCKER_CONTEXT || true
+export DEBIAN_FRONTEND=noninteractive
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+T0=$(date +%s)
+log() { printf '[provision +%ss] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
+
+# die MESSAGE [LOGFILE...]: print MESSAGE and the tail of each LOGFILE, exit 1.
+die() {
+  local msg=$1; shift
+  printf '\nprovision: ERROR: %s\n' "$msg" >&2
+  local f
+  for f in "$@"; do
+    if [[ -s $f ]]; then
+      printf -- '----- last 40 lines of %s -----\n' "$f" >&2
+      tail -n 40 "$f" >&2 || true
+      printf -- '----- end of %s -----\n' "$f" >&2
+    fi
+  done
+  exit 1
+}
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+
+while (($#)); do
+  case $1 in
+    --podman-only) WANT_DOCKER=0 ;;
+    --docker-only) WANT_PODMAN=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+  shift
+done
+((WANT_PODMAN || WANT_DOCKER)) || die "--podman-only and --docker-only exclude each other"
+[[ $(id -u) -eq 0 ]] || die "must run as root"
+
+mkdir -p "$CACHE_DIR" "$LOG_DIR" "$RUN_DIR"
+
+# ---------------------------------------------------------------- packages
+
+pkg_installed() {
+  [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true) == installed ]]
+}
+
+install_packages() {
+  local pkgs=(curl ca-certificates procps debootstrap busybox-static)
+  ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
+  ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
+  local missing=() p
+  for p in "${pkgs[@]}"; do
+    pkg_installed "$p" || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "packages: all present"
+    return
+  fi
+  log "packages: installing ${missing[*]}"
+  # No systemd here: keep the packages' maintainer scripts from starting
+  # dockerd/containerd through invoke-rc.d (they would run without our flags).
+  local made_policy=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    made_policy=1
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  local rc=0
+  {
+    apt-get update -q &&
+    apt-get install -y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+      "${missing[@]}"
+  } >"$LOG_DIR/apt.log" 2>&1 || rc=$?
+  if ((made_policy)); then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
+  ((rc == 0)) || die "apt-get failed (exit $rc) installing: ${missing[*]}" "$LOG_DIR/apt.log"
+  for p in "${missing[@]}"; do
+    pkg_installed "$p" || die "package $p still not installed after apt-get" "$LOG_DIR/apt.log"
+  done
+}
+
+# ---------------------------------------------------------------- helpers
+
+# ping SOCKET: true when the engine on SOCKET answers GET /_ping with OK.
+ping_sock() {
+  [[ -S $1 ]] || return 1
+  [[ $(curl -sS --max-time 3 --unix-socket "$1" http://d/_ping 2>/dev/null || true) == OK ]]
+}
+
+# wait_for SECS DESCRIPTION PIDFILE OURS LOGFILE COMMAND...: poll COMMAND every
+# 0.2 s until it succeeds; fail if SECS pass or the daemon in PIDFILE dies.
+# OURS=1: the daemon was started by this run and is killed on timeout, so that
+# a hung daemon does not hold the socket for the next run.
+wait_for() {
+  local secs=$1 what=$2 pidfile=$3 ours=$4 logfile=$5; shift 5
+  local deadline=$(( $(date +%s) + secs )) pid
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  until "$@"; do
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      die "$what exited before it answered" "$logfile"
+    fi
+    if (( $(date +%s) >= deadline )); then
+      if ((ours)) && [[ -n $pid ]]; then
+        kill "$pid" 2>/dev/null || true
+        die "$what did not answer within ${secs}s (killed pid $pid)" "$logfile"
+      fi
+      die "$what did not answer within ${secs}s" "$logfile"
+    fi
+    sleep 0.2
+  done
+}
+
+# start_daemon NAME LOGFILE COMMAND...: run COMMAND in its own session, detached
+# from our stdio, pid in $RUN_DIR/NAME.pid.
+start_daemon() {
+  local name=$1 logfile=$2; shift 2
+  printf '\n===== %s starting %s: %s\n' "$(date -Is)" "$name" "$*" >>"$logfile"
+  setsid nohup "$@" </dev/null >>"$logfile" 2>&1 &
+  echo $! >"$RUN_DIR/$name.pid"
+  log "$name: started (pid $!, log $logfile)"
+}
+
+# stop_our_daemon NAME: stop a daemon this script started earlier (pidfile), if alive.
+stop_our_daemon() {
+  local name=$1 pid i
+  pid=$(cat "$RUN_DIR/$name.pid" 2>/dev/null || true)
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+  log "$name: stopping pid $pid"
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  die "$name (pid $pid) did not stop within 10s"
+}
+
+# ---------------------------------------------------------------- podman
+
+CONTAINERS_CONF_CONTENT='# Written by pocketdock scripts/provision.sh.
+# crun fails on this cgroup v1 hybrid machine ("cgroups in hybrid mode not
+# supported"), there is no systemd, and the default ulimits exceed the hard
+# nofile limit, so: runc, cgroupfs, file events, low ulimits.
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+'
+
+setup_podman() {
+  local conf=/etc/containers/containers.conf conf_changed=0
+  mkdir -p /etc/containers
+  if ! cmp -s "$conf" <(printf '%s' "$CONTAINERS_CONF_CONTENT"); then
+    if [[ -f $conf ]]; then cp -p "$conf" "$conf.pocketdock-ci.bak"; fi
+    printf '%s' "$CONTAINERS_CONF_CONTENT" >"$conf.tmp"
+    mv "$conf.tmp" "$conf"
+    conf_changed=1
+    log "podman: wrote $conf"
+  else
+    log "podman: $conf up to date"
+  fi
+
+  if ping_sock "$PODMAN_SOCK"; then
+    if ((conf_changed)); then
+      # A service we started ourselves is restarted to pick up the new config.
+      if [[ -f $RUN_DIR/podman.pid ]] && kill -0 "$(cat "$RUN_DIR/podman.pid")" 2>/dev/null; then
+        stop_our_daemon podman
+      else
+        log "podman: WARNING: $conf changed but the running service was not started by this script; restart it yourself"
+        return
+      fi
+    else
+      log "podman: service already answers on $PODMAN_SOCK"
+      return
+    fi
+  fi
+
+  local logfile=$LOG_DIR/podman-service.log
+  mkdir -p "$(dirname "$PODMAN_SOCK")"
+  # A socket file nobody answers on is stale (left by a killed service).
+  [[ -e $PODMAN_SOCK ]] && rm -f "$PODMAN_SOCK"
+  start_daemon podman "$logfile" podman system service --time=0 "unix://$PODMAN_SOCK"
+  wait_for "$WAIT_SECS" "podman system service" "$RUN_DIR/podman.pid" 1 "$logfile" ping_sock "$PODMAN_SOCK"
+  log "podman: service answers on $PODMAN_SOCK"
+}
+
+# ---------------------------------------------------------------- docker
+
+containerd_up() {
+  [[ -S $CONTAINERD_SOCK ]] && timeout 5 ctr --address "$CONTAINERD_SOCK" version >/dev/null 2>&1
+}
+
+setup_docker() {
+  if ping_sock "$DOCKER_SOCK"; then
+    log "docker: dockerd already answers on $DOCKER_SOCK"
+    return
+  fi
+
+  local clog=$LOG_DIR/containerd.log dlog=$LOG_DIR/dockerd.log pid
+  if containerd_up; then
+    log "containerd: already answers on $CONTAINERD_SOCK"
+  else
+    # Without systemd nothing cleans /run; a dead containerd leaves its socket behind.
+    [[ -e $CONTAINERD_SOCK ]] && rm -f "$CONTAINERD_SOCK"
+    start_daemon containerd "$clog" containerd
+    wait_for "$WAIT_SECS" containerd "$RUN_DIR/containerd.pid" 1 "$clog" containerd_up
+    log "containerd: answers on $CONTAINERD_SOCK"
+  fi
+
+  # dockerd refuses to start while /var/run/docker.pid names a live process;
+  # a pid file of a dead one (machine reused, daemon killed) is removed.
+  if [[ -f /var/run/docker.pid ]]; then
+    pid=$(cat /var/run/docker.pid 2>/dev/null || true)
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+      log "docker: dockerd pid $pid is alive but $DOCKER_SOCK does not answer yet; waiting for it"
+      echo "$pid" >"$RUN_DIR/dockerd.pid"
+      wait_for $((2 * WAIT_SECS)) dockerd "$RUN_DIR/dockerd.pid" 0 "$dlog" ping_sock "$DOCKER_SOCK"
+      log "docker: dockerd answers on $DOCKER_SOCK"
+      return
+    fi
+    rm -f /var/run/docker.pid
+  fi
+  [[ -e $DOCKER_SOCK ]] && rm -f "$DOCKER_SOCK"
+  start_daemon dockerd "$dlog" dockerd \
+    --containerd="$CONTAINERD_SOCK" \
+    --exec-opt native.cgroupdriver=cgroupfs \
+    --default-ulimit nofile=1024:1024
+  wait_for $((2 * WAIT_SECS)) dockerd "$RUN_DIR/dockerd.pid" 1 "$dlog" ping_sock "$DOCKER_SOCK"
+  log "docker: dockerd answers on $DOCKER_SOCK"
+}
+
+docker_cli() { docker -H "unix://$DOCKER_SOCK" "$@"; }
+
+# ---------------------------------------------------------------- images
+
+# Print the Debian mirror URI for bookworm from the machine's apt sources.
+find_mirror() {
+  if [[ -n ${MIRROR:-} ]]; then printf '%s\n' "$MIRROR"; return; fi
+  local f uri=""
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f $f ]] || continue
+    # deb822: stanzas separated by blank lines; take the first enabled "deb"
+    # stanza whose Suites contain exactly "bookworm".
+    uri=$(awk '
+      function flush() {
+        if (types ~ /(^| )deb( |$)/ && suites ~ /(^| )bookworm( |$)/ && tolower(enabled) != "no" && uri != "" && !found) {
+          split(uri, u, " "); print u[1]; found = 1
+        }
+        types = ""; suites = ""; uri = ""; enabled = ""
+      }
+      /^[ \t]*#/ { next }
+      /^[ \t]*$/ { flush(); next }
+      {
+        line = $0; key = line; sub(/:.*/, "", key); val = line; sub(/^[^:]*:[ \t]*/, "", val)
+        k = tolower(key)
+        if (k == "types") types = val
+        else if (k == "suites") suites = val
+        else if (k == "uris") uri = val
+        else if (k == "enabled") enabled = val
+      }
+      END { flush() }' "$f")
+    [[ -n $uri ]] && break
+  done
+  if [[ -z $uri && -f /etc/apt/sources.list ]]; then
+    # one-line format: deb [options] URI SUITE COMPONENTS...
+    uri=$(sed -E 's/\[[^]]*\]//' /etc/apt/sources.list |
+      awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }')
+  fi
+  [[ -n $uri ]] || die "no Debian mirror for bookworm found in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list (set MIRROR=...)"
+  printf '%s\n' "$uri"
+}
+
+# Unmount anything left mounted below DIR (an interrupted debootstrap) and remove it.
+remove_tree() {
+  local dir=$1 m
+  [[ -e $dir ]] || return 0
+  while read -r m; do
+    umount -l "$m" 2>/dev/null || true
+  done < <(awk -v d="$dir/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+  rm -rf --one-file-system "$dir"
+}
+
+ensure_debian_rootfs() {
+  local marker=$ROOTFS_DEBIAN.complete want="debootstrap minbase bookworm include=$DEBIAN_INCLUDE"
+  if [[ -d $ROOTFS_DEBIAN && -f $marker && $(cat "$marker") == "$want" ]]; then
+    log "rootfs: reusing $ROOTFS_DEBIAN"
+  else
+    local mirror tmp=$ROOTFS_DEBIAN.tmp dlog=$LOG_DIR/debootstrap.log
+    mirror=$(find_mirror)
+    log "rootfs: debootstrap bookworm from $mirror into $ROOTFS_DEBIAN (about a minute)"
+    remove_tree "$tmp"
+    rm -f "$marker"
+    if ! debootstrap --variant=minbase --include="$DEBIAN_INCLUDE" bookworm "$tmp" "$mirror" >"$dlog" 2>&1; then
+      [[ -f $tmp/debootstrap/debootstrap.log ]] && cp "$tmp/debootstrap/debootstrap.log" "$LOG_DIR/debootstrap-inner.log"
+      remove_tree "$tmp"
+      die "debootstrap failed" "$dlog" "$LOG_DIR/debootstrap-inner.log"
+    fi
+    # Small and neutral: no downloaded .debs, no host name.
+    rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/* 2>/dev/null || true
+    : >"$tmp/etc/hostname"
+    remove_tree "$ROOTFS_DEBIAN"
+    mv "$tmp" "$ROOTFS_DEBIAN"
+    printf '%s' "$want" >"$marker"
+  fi
+
+  # The machine's egress presents its own CA (trusted under
+  # /usr/local/share/ca-certificates); a fresh rootfs must trust it too, or
+  # pip install inside images fails with CERTIFICATE_VERIFY_FAILED.
+  local d=$ROOTFS_DEBIAN/usr/local/share/ca-certificates f changed=0
+  mkdir -p "$d"
+  for f in /usr/local/share/ca-certificates/*.crt; do
+    [[ -f $f ]] || continue
+    if ! cmp -s "$f" "$d/$(basename "$f")"; then cp "$f" "$d/"; changed=1; fi
+  done
+  if ((changed)) || [[ ! -f $ROOTFS_DEBIAN/etc/ssl/certs/ca-certificates.crt ]]; then
+    chroot "$ROOTFS_DEBIAN" update-ca-certificates >"$LOG_DIR/update-ca-certificates.log" 2>&1 ||
+      die "update-ca-certificates in the rootfs failed" "$LOG_DIR/update-ca-certificates.log"
+    log "rootfs: CA certificates updated"
+  fi
+  local t
+  for t in bash python3 ps; do
+    chroot "$ROOTFS_DEBIAN" /bin/sh -c "command -v $t" >/dev/null ||
+      die "$t missing from $ROOTFS_DEBIAN (delete it and $marker to rebuild)"
+  done
+}
+
+ensure_busybox_rootfs() {
+  local marker=$ROOTFS_BUSYBOX.complete want
+  want="busybox $(sha256sum /bin/busybox | cut -d' ' -f1)"
+  if [[ -d $ROOTFS_BUSYBOX && -f $marker && $(cat "$marker") == "$want" ]]; then
+    return
+  fi
+  local tmp=$ROOTFS_BUSYBOX.tmp
+  remove_tree "$tmp"
+  mkdir -p "$tmp"/{bin,sbin,usr/bin,usr/sbin,etc,root,tmp,proc,sys,dev,home,var/tmp}
+  chmod 1777 "$tmp/tmp" "$tmp/var/tmp"
+  chmod 700 "$tmp/root"
+  cp /bin/busybox "$tmp/bin/busybox"
+  # Inside the chroot, so the links land in the rootfs (never run
+  # `busybox --install` outside a chroot: it writes into the host's /bin, /sbin...).
+  chroot "$tmp" /bin/busybox --install -s /bin
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$tmp/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$tmp/etc/group"
+  [[ -L $tmp/bin/sh && -L $tmp/bin/ls ]] || die "busybox rootfs has no /bin/sh after busybox --install"
+  remove_tree "$ROOTFS_BUSYBOX"
+  mv "$tmp" "$ROOTFS_BUSYBOX"
+  printf '%s' "$want" >"$marker"
+  log "rootfs: busybox rootfs made in $ROOTFS_BUSYBOX"
+}
+
+# import_image ENGINE ROOTFS NAME CMD
+import_image() {
+  local engine=$1 rootfs=$2 name=$3 cmd=$4 ilog=$LOG_DIR/import.log
+  log "$engine: importing $name from $rootfs"
+  local -a cli
+  if [[ $engine == podman ]]; then cli=(podman); else cli=(docker -H "unix://$DOCKER_SOCK"); fi
+  if ! tar -C "$rootfs" --numeric-owner -c . |
+      "${cli[@]}" import --change "CMD $cmd" --change "ENV PATH=$IMAGE_PATH" - "$name" >"$ilog" 2>&1; then
+    die "$engine import of $name failed" "$ilog"
+  fi
+}
+
+podman_has() { podman image exists "$1"; }
+docker_has() { docker_cli image inspect "$1" >/dev/null 2>&1; }
+
+ensure_images() {
+  local need_debian=0 need_busybox=0
+  if ((WANT_PODMAN)); then
+    podman_has "$DEBIAN_IMAGE_PODMAN" || need_debian=1
+    podman_has "$BUSYBOX_IMAGE" || need_busybox=1
+  fi
+  if ((WANT_DOCKER)); then
+    docker_has "$DEBIAN_IMAGE_DOCKER" || need_debian=1
+    docker_has "$BUSYBOX_IMAGE" || need_busybox=1
+  fi
+  if ((need_debian)); then
+    ensure_debian_rootfs
+    if ((WANT_PODMAN)) && ! podman_has "$DEBIAN_IMAGE_PODMAN"; then
+      import_image podman "$ROOTFS_DEBIAN" "$DEBIAN_IMAGE_PODMAN" '["bash"]'
+    fi
+    if ((WANT_DOCKER)) && ! docker_has "$DEBIAN_IMAGE_DOCKER"; then
+      import_image docker "$ROOTFS_DEBIAN" "$DEBIAN_IMAGE_DOCKER" '["bash"]'
+    fi
+  else
+    log "images: $DEBIAN_IMAGE_DOCKER present"
+  fi
+  if ((need_busybox)); then
+    ensure_busybox_rootfs
+    if ((WANT_PODMAN)) && ! podman_has "$BUSYBOX_IMAGE"; then
+      import_image podman "$ROOTFS_BUSYBOX" "$BUSYBOX_IMAGE" '["sh"]'
+    fi
+    if ((WANT_DOCKER)) && ! docker_has "$BUSYBOX_IMAGE"; then
+      import_image docker "$ROOTFS_BUSYBOX" "$BUSYBOX_IMAGE" '["sh"]'
+    fi
+  else
+    log "images: $BUSYBOX_IMAGE present"
+  fi
+  # Final check, by the names clients use.
+  if ((WANT_PODMAN)); then
+    podman_has "$DEBIAN_IMAGE_PODMAN" || die "podman: $DEBIAN_IMAGE_PODMAN missing after import"
+    podman_has "$BUSYBOX_IMAGE" || die "podman: $BUSYBOX_IMAGE missing after import"
+  fi
+  if ((WANT_DOCKER)); then
+    docker_has "$DEBIAN_IMAGE_DOCKER" || die "docker: $DEBIAN_IMAGE_DOCKER missing after import"
+    docker_has "$BUSYBOX_IMAGE" || die "docker: $BUSYBOX_IMAGE missing after import"
+  fi
+}
+
+# ---------------------------------------------------------------- main
+
+install_packages
+((WANT_PODMAN)) && setup_podman
+((WANT_DOCKER)) && setup_docker
+ensure_images
+
+log "done in $(( $(date +%s) - T0 ))s"
+((WANT_PODMAN)) && { ping_sock "$PODMAN_SOCK" || die "podman socket stopped answering" "$LOG_DIR/podman-service.log"; echo "podman: unix://$PODMAN_SOCK"; }
+((WANT_DOCKER)) && { ping_sock "$DOCKER_SOCK" || die "docker socket stopped answering" "$LOG_DIR/dockerd.log"; echo "docker: unix://$DOCKER_SOCK"; }
+exit 0

@@ -1,0 +1,123 @@
+//! `pocketdock create`.
+
+use std::path::Path;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT};
+use crate::sandbox::{PortMap, Sandbox, SandboxSpec, VolumeMount};
+use crate::size::ByteSize;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    pocketdock create --name t1\n  \
+    pocketdock create --image debian:bookworm-slim --network --mem 1g --cpu 200\n  \
+    pocketdock create --volume \"$PWD:/work:ro\" --workdir /work --persist")]
+pub struct Args {
+    /// Image profile (see `pocketdock build --help`).
+    #[arg(long, short = 'p', value_name = "PROFILE", conflicts_with = "image")]
+    profile: Option<String>,
+    /// Any local image, instead of a profile.
+    #[arg(long, value_name = "IMAGE")]
+    image: Option<String>,
+    /// Sandbox name [default: pd- and 8 hex digits].
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Project label [default: the current project's directory name].
+    #[arg(long, value_name = "NAME")]
+    project: Option<String>,
+    /// Memory limit (512, 64k, 10m, 1g); swap is not allowed on top.
+    #[arg(long, value_name = "SIZE", default_value = "256m",
+          value_parser = super::parse_size)]
+    mem: ByteSize,
+    /// CPU share in percent of one core (200 = two cores) [default: 50].
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_CPU_PERCENT, hide_default_value = true,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    cpu: u32,
+    /// Maximum number of processes.
+    #[arg(long, value_name = "N")]
+    pids_limit: Option<u32>,
+    /// Enable networking (the profile decides by default; `minimal` has none).
+    #[arg(long, overrides_with = "no_network")]
+    network: bool,
+    /// Disable networking.
+    #[arg(long)]
+    no_network: bool,
+    /// Environment variable, repeatable.
+    #[arg(long, short = 'e', value_name = "KEY=VALUE", value_parser = parse_env_arg)]
+    env: Vec<(String, String)>,
+    /// Working directory inside the sandbox.
+    #[arg(long, short = 'w', value_name = "DIR")]
+    workdir: Option<String>,
+    /// Publish a port (HOST:CONTAINER or CONTAINER, optional /udp), repeatable.
+    #[arg(long, value_name = "HOST:CONTAINER", value_parser = parse_port)]
+    port: Vec<PortMap>,
+    /// Bind-mount a host path (HOST:CONTAINER[:ro]), repeatable; relative HOST paths are from here.
+    #[arg(long, short = 'v', value_name = "HOST:CONTAINER[:ro]", value_parser = parse_volume)]
+    volume: Vec<VolumeMount>,
+    /// Expose a host device (e.g. /dev/ttyUSB0), repeatable.
+    #[arg(long, value_name = "DEVICE")]
+    device: Vec<String>,
+    /// Keep the sandbox (stopped, filesystem intact) on shutdown.
+    #[arg(long)]
+    persist: bool,
+    /// Print {"id": ..., "name": ...} instead of the name.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_env_arg(s: &str) -> Result<(String, String), String> {
+    parse_env(s).map_err(|e| e.to_string())
+}
+
+fn parse_port(s: &str) -> Result<PortMap, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
+fn parse_volume(s: &str) -> Result<VolumeMount, String> {
+    let mut v: VolumeMount = s.parse().map_err(|e: Error| e.to_string())?;
+    if v.host.starts_with('.') {
+        let abs = std::env::current_dir()
+            .map_err(|e| e.to_string())?
+            .join(Path::new(&v.host));
+        v.host = abs.display().to_string();
+    }
+    Ok(v)
+}
+
+pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    let network = if a.network {
+        Some(true)
+    } else if a.no_network {
+        Some(false)
+    } else {
+        None
+    };
+    let spec = SandboxSpec {
+        profile: a.profile,
+        image: a.image,
+        name: a.name,
+        project: a.project,
+        mem: a.mem,
+        cpu_percent: a.cpu,
+        pids_limit: a.pids_limit,
+        network,
+        env: a.env,
+        workdir: a.workdir,
+        ports: a.port,
+        volumes: a.volume,
+        devices: a.device,
+        persist: a.persist,
+        ..SandboxSpec::default()
+    };
+    let sandbox = Sandbox::create(engine, &spec).await?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"id": sandbox.id(), "name": sandbox.name()})
+        );
+    } else {
+        println!("{}", sandbox.name());
+    }
+    Ok(0)
+}

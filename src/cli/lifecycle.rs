@@ -1,0 +1,87 @@
+//! `pocketdock stop`, `resume` and `shutdown`.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::sandbox::Shutdown;
+use crate::sandbox::{labels, Sandbox};
+
+#[derive(Debug, clap::Args)]
+pub struct NameArgs {
+    /// Sandbox name or id.
+    name: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShutdownArgs {
+    /// Sandbox name or id.
+    name: String,
+    /// Do not ask before removing.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Kill at once instead of asking the processes to stop.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// Remove even a persistent sandbox.
+    #[arg(long)]
+    remove: bool,
+}
+
+pub async fn stop(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
+    Sandbox::attach(engine, &a.name).stop().await?;
+    println!(
+        "stopped {} (filesystem kept; `pocketdock resume {}` starts it)",
+        a.name, a.name
+    );
+    Ok(0)
+}
+
+pub async fn resume(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
+    Sandbox::attach(engine, &a.name).resume().await?;
+    println!("resumed {}", a.name);
+    Ok(0)
+}
+
+pub async fn shutdown(engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
+    let sandbox = Sandbox::attach(engine, &a.name);
+    let inspect = sandbox.inspect().await?;
+    let persist = inspect
+        .config
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(labels::PERSIST))
+        .is_some_and(|v| v == "true");
+    let removes = !persist || a.remove;
+    if removes && !a.yes && !confirm(&a.name)? {
+        eprintln!("kept {}", a.name);
+        return Ok(1);
+    }
+    match sandbox.shutdown(a.force, a.remove).await? {
+        Shutdown::Removed => println!("removed {}", a.name),
+        Shutdown::Stopped => println!(
+            "stopped {} (persistent: filesystem kept; `pocketdock shutdown {} --remove` deletes it)",
+            a.name, a.name
+        ),
+    }
+    Ok(0)
+}
+
+/// Ask on a terminal; refuse without one, since nobody can answer.
+fn confirm(name: &str) -> Result<bool, Error> {
+    if !std::io::stdin().is_terminal() {
+        return Err(Error::Invalid {
+            what: "confirmation for removing sandbox",
+            value: name.to_string(),
+            expected: "pass -y to remove without asking (stdin is not a terminal)",
+        });
+    }
+    eprint!("Remove sandbox {name} and its filesystem? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::io("read the answer", e))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}

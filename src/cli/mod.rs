@@ -1,0 +1,137 @@
+//! The command line: clap definitions, dispatch, and exit codes.
+//!
+//! Exit codes: 0 success; 1 failure; 2 usage error; 130 interrupted.
+//! `run` passes the command's own exit code through, so its own failures use
+//! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
+//! (usage errors included).
+
+mod bench;
+mod build;
+mod create;
+mod info;
+mod lifecycle;
+mod list;
+mod run;
+mod table;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::engine::Engine;
+use crate::error::Error;
+
+/// Exit code for usage errors.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of `run` when the command timed out.
+pub const EXIT_TIMEOUT: u8 = 124;
+/// Exit code of `run` when pocketdock or the engine failed.
+pub const EXIT_RUN_ERROR: u8 = 125;
+/// Exit code when interrupted.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Sandbox-as-code: run commands in local Podman or Docker sandboxes.
+#[derive(Debug, Parser)]
+#[command(name = "pocketdock", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// Engine socket to use (default: $POCKETDOCK_SOCKET, $DOCKER_HOST, then the
+    /// Podman rootless, Podman system and Docker sockets, in that order).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create and start a sandbox; prints its name.
+    Create(create::Args),
+    /// Run one shell command in a sandbox; exits with the command's exit code.
+    Run(run::Args),
+    /// List pocketdock sandboxes (running ones unless --all).
+    List(list::Args),
+    /// Show a sandbox's state, limits, resource use and processes.
+    Info(info::Args),
+    /// Stop a sandbox, keeping its filesystem.
+    Stop(lifecycle::NameArgs),
+    /// Start a stopped sandbox again.
+    Resume(lifecycle::NameArgs),
+    /// Stop and remove a sandbox (a persistent one is only stopped).
+    Shutdown(lifecycle::ShutdownArgs),
+    /// Build image profiles through the engine (never pulls).
+    Build(build::Args),
+    /// Measure exec round-trip latency against the engine's own floor and CLI.
+    Bench(bench::Args),
+}
+
+/// Parse the process arguments, run the command, and map the outcome to an exit code.
+#[must_use]
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let is_run = args.get(1).is_some_and(|a| a == "run");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ if is_run => EXIT_RUN_ERROR,
+                _ => EXIT_USAGE,
+            });
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: failed to start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            report(&e);
+            ExitCode::from(match &e {
+                Error::Cancelled => EXIT_INTERRUPTED,
+                _ if is_run => EXIT_RUN_ERROR,
+                e if e.is_usage() => EXIT_USAGE,
+                _ => 1,
+            })
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Error> {
+    let socket = cli.socket;
+    let engine = || Engine::connect_to(socket.as_deref());
+    match cli.command {
+        Command::Create(a) => create::run(&engine().await?, a).await,
+        Command::Run(a) => {
+            // Validate arguments before touching the engine.
+            let opts = a.options()?;
+            run::run(&engine().await?, a, opts).await
+        }
+        Command::List(a) => list::run(&engine().await?, a).await,
+        Command::Info(a) => info::run(&engine().await?, a).await,
+        Command::Stop(a) => lifecycle::stop(&engine().await?, a).await,
+        Command::Resume(a) => lifecycle::resume(&engine().await?, a).await,
+        Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
+        Command::Build(a) => build::run(&engine().await?, a).await,
+        Command::Bench(a) => bench::run(&engine().await?, a).await,
+    }
+}
+
+fn report(e: &Error) {
+    eprintln!("error: {e}");
+}
+
+/// clap value parser for sizes.
+fn parse_size(s: &str) -> Result<crate::size::ByteSize, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}

@@ -1,0 +1,146 @@
+//! `pocketdock run`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{EXIT_INTERRUPTED, EXIT_TIMEOUT};
+use crate::engine::demux::StreamKind;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::sandbox::spec::parse_env;
+use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
+use crate::size::ByteSize;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: the command's own; 124 when it timed out; \
+    125 when pocketdock or the engine failed; 130 when interrupted.\n\n\
+    Examples:\n  \
+    pocketdock run t1 \"echo hello\"\n  \
+    pocketdock run t1 --lang python \"print(6*7)\"\n  \
+    pocketdock run t1 --timeout 5 --max-output 1m \"make -j2\"")]
+pub struct Args {
+    /// Sandbox name or id.
+    name: String,
+    /// Interpreter for COMMAND: sh, bash, python or node.
+    #[arg(long, short = 'l', default_value = "sh", value_name = "LANG")]
+    lang: String,
+    /// Seconds before the command and everything it started are killed; 0 = never.
+    #[arg(long, short = 't', default_value_t = 30, value_name = "SECS")]
+    timeout: u64,
+    /// Keep at most this much output, stdout and stderr together (512, 64k, 10m, 1g).
+    #[arg(long, value_name = "SIZE", default_value = "10m", value_parser = super::parse_size)]
+    max_output: ByteSize,
+    /// Extra environment variable, repeatable.
+    #[arg(long, short = 'e', value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Working directory for the command.
+    #[arg(long, short = 'w', value_name = "DIR")]
+    workdir: Option<String>,
+    /// User to run as (name or uid).
+    #[arg(long, short = 'u', value_name = "USER")]
+    user: Option<String>,
+    /// Print the result as one JSON object (stdout, stderr, exit_code, ok,
+    /// duration_ms, timed_out, truncated, oom_killed) instead of the output.
+    #[arg(long)]
+    json: bool,
+    /// The command: one shell string (several words are joined with spaces).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<String>,
+}
+
+impl Args {
+    /// Check the arguments that clap cannot, before any engine call.
+    pub fn options(&self) -> Result<RunOptions, Error> {
+        Ok(RunOptions {
+            lang: self.lang.parse::<Lang>()?,
+            timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
+            max_output: self.max_output,
+            env: self
+                .env
+                .iter()
+                .map(|e| parse_env(e))
+                .collect::<Result<_, _>>()?,
+            workdir: self.workdir.clone(),
+            user: self.user.clone(),
+            cancel: None,
+        })
+    }
+}
+
+pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, Error> {
+    let sandbox = Sandbox::attach(engine, &a.name);
+    let command = a.command.join(" ");
+    let cancel = CancellationToken::new();
+    opts.cancel = Some(cancel.clone());
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    let outcome = if a.json {
+        sandbox.run(&command, &opts).await.map(|r| {
+            println!("{}", serde_json::to_string(&r).expect("result serializes"));
+            exit_code(r.exit_code, r.timed_out)
+        })
+    } else {
+        stream(&sandbox, &command, &opts).await
+    };
+    watcher.abort();
+    match outcome {
+        Err(Error::Cancelled) => {
+            eprintln!(
+                "[pocketdock] interrupted: the command and every process it started were killed"
+            );
+            Ok(EXIT_INTERRUPTED)
+        }
+        other => other,
+    }
+}
+
+/// Write output to our stdout and stderr as it arrives.
+async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u8, Error> {
+    let mut cap = CappedOutput::new(opts.max_output.bytes());
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let mut stdout_open = true;
+    let outcome = sandbox
+        .run_streaming(command, opts, &mut cap, &mut |kind, data| {
+            // A closed stdout (`| head`) is not an error: keep draining quietly.
+            match kind {
+                StreamKind::Stdout if stdout_open => {
+                    let mut out = stdout.lock();
+                    stdout_open = out.write_all(data).and_then(|()| out.flush()).is_ok();
+                }
+                StreamKind::Stdout => {}
+                StreamKind::Stderr | StreamKind::System => {
+                    let _ = stderr.lock().write_all(data);
+                }
+            }
+        })
+        .await?;
+    if cap.truncated() {
+        eprint!("{}", cap.notice());
+    }
+    if outcome.timed_out {
+        eprint!("{}", timeout_notice(opts.timeout));
+    }
+    if outcome.oom_killed {
+        eprint!("{OOM_NOTICE}");
+    }
+    Ok(exit_code(outcome.exit_code, outcome.timed_out))
+}
+
+fn exit_code(code: i64, timed_out: bool) -> u8 {
+    if timed_out {
+        EXIT_TIMEOUT
+    } else {
+        // Shells report codes modulo 256; so do we.
+        (code.rem_euclid(256)) as u8
+    }
+}

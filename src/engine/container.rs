@@ -1,0 +1,144 @@
+//! Container endpoints: create, start, stop, kill, restart, remove, inspect, list, stats, top.
+
+use std::collections::BTreeMap;
+
+use hyper::Method;
+
+use super::api::{ContainerInspect, ContainerSummary, CreateContainer, IdReply, Top};
+use super::transport::{encode, json_body};
+use super::Engine;
+use crate::error::Result;
+
+impl Engine {
+    /// `POST /containers/create?name=`; returns the id.
+    pub async fn create_container(&self, name: &str, body: &CreateContainer) -> Result<String> {
+        let reply: IdReply = self
+            .transport()
+            .json(
+                "create container",
+                Method::POST,
+                &format!("/containers/create?name={}", encode(name)),
+                Some(json_body("create container", body)?),
+            )
+            .await?;
+        Ok(reply.id)
+    }
+
+    /// `POST /containers/{id}/start` (already running is not an error).
+    pub async fn start_container(&self, id: &str) -> Result<()> {
+        self.transport()
+            .unit(
+                "start container",
+                Method::POST,
+                &format!("/containers/{}/start", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `POST /containers/{id}/stop?t=` (already stopped is not an error).
+    pub async fn stop_container(&self, id: &str, grace_secs: u32) -> Result<()> {
+        self.transport()
+            .unit(
+                "stop container",
+                Method::POST,
+                &format!("/containers/{}/stop?t={grace_secs}", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `POST /containers/{id}/kill?signal=`.
+    pub async fn kill_container(&self, id: &str, signal: &str) -> Result<()> {
+        self.transport()
+            .unit(
+                "kill container",
+                Method::POST,
+                &format!("/containers/{}/kill?signal={}", encode(id), encode(signal)),
+                None,
+            )
+            .await
+    }
+
+    /// `POST /containers/{id}/restart?t=`.
+    pub async fn restart_container(&self, id: &str, grace_secs: u32) -> Result<()> {
+        self.transport()
+            .unit(
+                "restart container",
+                Method::POST,
+                &format!("/containers/{}/restart?t={grace_secs}", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `DELETE /containers/{id}?force=&v=1`.
+    pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
+        self.transport()
+            .unit(
+                "remove container",
+                Method::DELETE,
+                &format!("/containers/{}?force={force}&v=1", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `GET /containers/{id}/json` (with the writable layer size when `size`).
+    pub async fn inspect_container(&self, id: &str, size: bool) -> Result<ContainerInspect> {
+        self.transport()
+            .json(
+                "inspect container",
+                Method::GET,
+                &format!("/containers/{}/json?size={size}", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `GET /containers/json` filtered by labels (`key` or `key=value`).
+    pub async fn list_containers(
+        &self,
+        all: bool,
+        labels: &[String],
+    ) -> Result<Vec<ContainerSummary>> {
+        let mut filters = BTreeMap::new();
+        if !labels.is_empty() {
+            filters.insert("label", labels.to_vec());
+        }
+        let filters = serde_json::to_string(&filters).unwrap_or_default();
+        self.transport()
+            .json(
+                "list containers",
+                Method::GET,
+                &format!("/containers/json?all={all}&filters={}", encode(&filters)),
+                None,
+            )
+            .await
+    }
+
+    /// `GET /containers/{id}/stats?stream=false`: one sample, raw JSON
+    /// (Podman and Docker differ in which fields they fill).
+    pub async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
+        self.transport()
+            .json(
+                "read container stats",
+                Method::GET,
+                &format!("/containers/{}/stats?stream=false", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `GET /containers/{id}/top`.
+    pub async fn top(&self, id: &str) -> Result<Top> {
+        self.transport()
+            .json(
+                "list container processes",
+                Method::GET,
+                &format!("/containers/{}/top", encode(id)),
+                None,
+            )
+            .await
+    }
+}

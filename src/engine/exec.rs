@@ -1,0 +1,152 @@
+//! Exec endpoints: create, start (attached output stream), inspect.
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::Method;
+use serde::Serialize;
+
+use super::api::{ExecInspect, IdReply};
+use super::demux::{Demuxer, StreamKind};
+use super::transport::{check, encode, full, json_body};
+use super::Engine;
+use crate::error::{Error, Result};
+
+/// What to run with `POST /containers/{id}/exec`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ExecSpec {
+    /// argv.
+    pub cmd: Vec<String>,
+    /// `KEY=VALUE` additions to the container's environment.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// User (name or uid); the image's user when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Working directory; the container's when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    /// Allocate a TTY (output is then raw, not multiplexed).
+    pub tty: bool,
+    /// Attach stdin.
+    pub attach_stdin: bool,
+    /// Always attach stdout.
+    pub attach_stdout: bool,
+    /// Always attach stderr.
+    pub attach_stderr: bool,
+}
+
+/// The output of a started exec, read frame by frame.
+#[derive(Debug)]
+pub struct ExecOutput {
+    body: Incoming,
+    demux: Demuxer,
+}
+
+impl ExecOutput {
+    /// Read the next piece of the stream and hand its payload to `sink`.
+    /// Returns `false` once the stream has ended.
+    pub async fn next(&mut self, sink: &mut impl FnMut(StreamKind, &[u8])) -> Result<bool> {
+        loop {
+            match self.body.frame().await {
+                None => {
+                    self.demux.finish().map_err(|e| Error::Protocol {
+                        op: "read exec output",
+                        detail: e.to_string(),
+                    })?;
+                    return Ok(false);
+                }
+                Some(Err(e)) => {
+                    return Err(Error::Protocol {
+                        op: "read exec output",
+                        detail: e.to_string(),
+                    })
+                }
+                Some(Ok(frame)) => {
+                    let Ok(data): Result<Bytes, _> = frame.into_data() else {
+                        continue;
+                    };
+                    self.demux
+                        .feed(&data, |k, d| sink(k, d))
+                        .map_err(|e| Error::Protocol {
+                            op: "read exec output",
+                            detail: e.to_string(),
+                        })?;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// `POST /containers/{id}/exec`; returns the exec id.
+    pub async fn exec_create(&self, container: &str, spec: &ExecSpec) -> Result<String> {
+        let mut spec = spec.clone();
+        spec.attach_stdout = true;
+        spec.attach_stderr = true;
+        let reply: IdReply = self
+            .transport()
+            .json(
+                "create exec",
+                Method::POST,
+                &format!("/containers/{}/exec", encode(container)),
+                Some(json_body("create exec", &spec)?),
+            )
+            .await?;
+        Ok(reply.id)
+    }
+
+    /// `POST /exec/{id}/start`, attached: returns the output stream.
+    pub async fn exec_start(&self, exec_id: &str, tty: bool) -> Result<ExecOutput> {
+        let body = if tty {
+            r#"{"Detach":false,"Tty":true}"#
+        } else {
+            r#"{"Detach":false,"Tty":false}"#
+        };
+        let resp = self
+            .transport()
+            .send(
+                "start exec",
+                Method::POST,
+                &format!("/exec/{}/start", encode(exec_id)),
+                Some(full(Bytes::from_static(body.as_bytes()))),
+                &[],
+            )
+            .await?;
+        let resp = check("start exec", resp).await?;
+        Ok(ExecOutput {
+            body: resp.into_body(),
+            demux: if tty {
+                Demuxer::raw()
+            } else {
+                Demuxer::multiplexed()
+            },
+        })
+    }
+
+    /// `POST /exec/{id}/start` with `Detach: true`: the process runs unattached.
+    pub async fn exec_start_detached(&self, exec_id: &str) -> Result<()> {
+        self.transport()
+            .unit(
+                "start exec",
+                Method::POST,
+                &format!("/exec/{}/start", encode(exec_id)),
+                Some(full(Bytes::from_static(br#"{"Detach":true,"Tty":false}"#))),
+            )
+            .await
+    }
+
+    /// `GET /exec/{id}/json`.
+    pub async fn exec_inspect(&self, exec_id: &str) -> Result<ExecInspect> {
+        self.transport()
+            .json(
+                "inspect exec",
+                Method::GET,
+                &format!("/exec/{}/json", encode(exec_id)),
+                None,
+            )
+            .await
+    }
+}

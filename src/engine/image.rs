@@ -1,0 +1,128 @@
+//! Image endpoints: build from a tar context, inspect.
+
+use std::collections::BTreeMap;
+
+use bytes::{Buf, BytesMut};
+use http_body_util::BodyExt;
+use hyper::Method;
+
+use super::transport::{check, encode, encode_ref, full};
+use super::Engine;
+use crate::error::{Error, Result};
+
+/// One line of build output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildLine {
+    /// Build log text (`stream`).
+    Log(String),
+    /// The built image id (`aux.ID`).
+    ImageId(String),
+}
+
+#[derive(serde::Deserialize)]
+struct Message {
+    #[serde(default)]
+    stream: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    aux: Option<Aux>,
+}
+
+#[derive(serde::Deserialize)]
+struct Aux {
+    #[serde(rename = "ID", default)]
+    id: Option<String>,
+}
+
+impl Engine {
+    /// `POST /build` with a tar context; never pulls. Each output line goes to
+    /// `on_line` as it arrives. Returns the image id when the engine reports one.
+    pub async fn build_image(
+        &self,
+        tag: &str,
+        context_tar: Vec<u8>,
+        labels: &BTreeMap<String, String>,
+        mut on_line: impl FnMut(BuildLine),
+    ) -> Result<Option<String>> {
+        let labels = serde_json::to_string(labels).unwrap_or_default();
+        let path = format!(
+            "/build?t={}&pull=0&rm=1&forcerm=1&labels={}",
+            encode(tag),
+            encode(&labels)
+        );
+        let resp = self
+            .transport()
+            .send(
+                "build image",
+                Method::POST,
+                &path,
+                Some(full(context_tar)),
+                &[("Content-Type", "application/x-tar")],
+            )
+            .await?;
+        let mut body = check("build image", resp).await?.into_body();
+        let mut buf = BytesMut::new();
+        let mut id = None;
+        let mut handle = |line: &[u8], id: &mut Option<String>| -> Result<()> {
+            let line = std::str::from_utf8(line).unwrap_or_default().trim();
+            if line.is_empty() {
+                return Ok(());
+            }
+            let Ok(msg) = serde_json::from_str::<Message>(line) else {
+                on_line(BuildLine::Log(format!("{line}\n")));
+                return Ok(());
+            };
+            if let Some(err) = msg.error {
+                return Err(Error::Build {
+                    image: tag.to_string(),
+                    message: err.trim().to_string(),
+                });
+            }
+            if let Some(s) = msg.stream {
+                on_line(BuildLine::Log(s));
+            }
+            if let Some(i) = msg.aux.and_then(|a| a.id) {
+                on_line(BuildLine::ImageId(i.clone()));
+                *id = Some(i);
+            }
+            Ok(())
+        };
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| Error::Protocol {
+                op: "read build output",
+                detail: e.to_string(),
+            })?;
+            if let Ok(data) = frame.into_data() {
+                buf.extend_from_slice(&data);
+                while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
+                    let line = buf.split_to(pos + 1);
+                    handle(&line, &mut id)?;
+                }
+            }
+        }
+        if buf.has_remaining() {
+            let tail = buf.split();
+            handle(&tail, &mut id)?;
+        }
+        Ok(id)
+    }
+
+    /// True when the engine has an image by this reference.
+    pub async fn image_exists(&self, reference: &str) -> Result<bool> {
+        let resp = self
+            .transport()
+            .send(
+                "inspect image",
+                Method::GET,
+                &format!("/images/{}/json", encode_ref(reference)),
+                None,
+                &[],
+            )
+            .await?;
+        if resp.status() == hyper::StatusCode::NOT_FOUND {
+            return Ok(false);
+        }
+        check("inspect image", resp).await.map(|_| true)
+    }
+}

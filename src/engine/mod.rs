@@ -1,0 +1,225 @@
+//! The engine layer: a Docker-compatible REST client over a Unix socket.
+//!
+//! Podman and Docker speak the same API with small differences (error bodies,
+//! stats fields, exec inspect timing); this layer hides transport and framing
+//! and returns typed replies and [`Error::Api`] for non-2xx answers. Mapping
+//! statuses to sandbox-level meaning (gone, not running) is the sandbox
+//! layer's job, because only it knows which container the caller meant.
+
+pub mod api;
+mod container;
+pub mod demux;
+mod exec;
+mod image;
+pub mod socket;
+pub mod transport;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::Method;
+
+pub use api::*;
+pub use exec::{ExecOutput, ExecSpec};
+pub use image::BuildLine;
+
+use crate::error::{Error, Result, SocketAttempt};
+use transport::Transport;
+
+/// The newest API version pocketdock is written against.
+pub const API_VERSION: &str = "1.41";
+
+/// How long to wait for an engine to answer the first request.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which engine answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// Podman's Docker-compatible service.
+    Podman,
+    /// Docker's daemon.
+    Docker,
+}
+
+impl EngineKind {
+    /// The engine's own CLI command.
+    #[must_use]
+    pub fn cli(self) -> &'static str {
+        match self {
+            EngineKind::Podman => "podman",
+            EngineKind::Docker => "docker",
+        }
+    }
+}
+
+/// What the engine said about itself.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EngineInfo {
+    /// Socket path in use.
+    pub socket: PathBuf,
+    /// Podman or Docker.
+    pub kind: EngineKind,
+    /// Engine version string.
+    pub version: String,
+    /// API version both sides speak.
+    pub api_version: String,
+}
+
+/// A connection to one engine. Cheap to clone; clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    transport: Transport,
+    info: EngineInfo,
+}
+
+impl Engine {
+    /// Find an engine in the documented order (see [`socket::candidates`]) and
+    /// negotiate the API version with the first that answers.
+    pub async fn connect() -> Result<Engine> {
+        Self::connect_with(|k| std::env::var(k).ok()).await
+    }
+
+    /// Like [`Self::connect`], with an explicit socket taking precedence over the environment.
+    pub async fn connect_to(socket: Option<&Path>) -> Result<Engine> {
+        match socket {
+            Some(p) => {
+                let p = p.to_string_lossy().into_owned();
+                Self::connect_with(move |k| {
+                    if k == "POCKETDOCK_SOCKET" {
+                        Some(p.clone())
+                    } else {
+                        std::env::var(k).ok()
+                    }
+                })
+                .await
+            }
+            None => Self::connect().await,
+        }
+    }
+
+    async fn connect_with(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
+        let (candidates, skipped) = socket::candidates(env);
+        let mut attempts: Vec<SocketAttempt> = skipped
+            .into_iter()
+            .map(|(value, source)| SocketAttempt {
+                path: value.into(),
+                source,
+                reason: "only unix:// sockets are supported".into(),
+            })
+            .collect();
+        for c in candidates {
+            if !c.path.exists() {
+                attempts.push(SocketAttempt {
+                    path: c.path,
+                    source: c.source,
+                    reason: "no such socket".into(),
+                });
+                continue;
+            }
+            match Self::probe(&c.path).await {
+                Ok(engine) => return Ok(engine),
+                Err(reason) => attempts.push(SocketAttempt {
+                    path: c.path,
+                    source: c.source,
+                    reason,
+                }),
+            }
+        }
+        Err(Error::EngineUnreachable { attempts })
+    }
+
+    /// `GET /version` verifies the engine answers and negotiates the version in one round trip.
+    async fn probe(socket: &Path) -> std::result::Result<Engine, String> {
+        let mut transport = Transport::new(socket);
+        let version: Version = match tokio::time::timeout(
+            PROBE_TIMEOUT,
+            transport.json("query the engine version", Method::GET, "/version", None),
+        )
+        .await
+        {
+            Ok(Ok(v)) => v,
+            Ok(Err(Error::Transport { detail, .. })) => return Err(detail),
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(_) => return Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs())),
+        };
+        let api_version = negotiate(&version.api_version, version.min_api_version.as_deref());
+        transport.set_api_version(&api_version);
+        let is_podman = version
+            .components
+            .iter()
+            .any(|c| c.name.to_ascii_lowercase().contains("podman"));
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                transport,
+                info: EngineInfo {
+                    socket: socket.to_path_buf(),
+                    kind: if is_podman {
+                        EngineKind::Podman
+                    } else {
+                        EngineKind::Docker
+                    },
+                    version: version.version,
+                    api_version,
+                },
+            }),
+        })
+    }
+
+    /// What the engine said about itself when we connected.
+    #[must_use]
+    pub fn info(&self) -> &EngineInfo {
+        &self.inner.info
+    }
+
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.inner.transport
+    }
+
+    /// `GET /_ping`: true when the engine answers `OK`.
+    pub async fn ping(&self) -> Result<bool> {
+        let resp = self
+            .transport()
+            .call("ping the engine", Method::GET, "/_ping", None)
+            .await?;
+        let body = transport::read_body("ping the engine", resp).await?;
+        Ok(body.as_ref() == b"OK")
+    }
+}
+
+/// The lower of our version and the server's, but never below the server's minimum.
+fn negotiate(server: &str, server_min: Option<&str>) -> String {
+    let parse = |s: &str| -> Option<(u32, u32)> {
+        let (a, b) = s.split_once('.')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    };
+    let ours = parse(API_VERSION).expect("API_VERSION is well-formed");
+    let Some(theirs) = parse(server) else {
+        return API_VERSION.to_string();
+    };
+    let mut v = ours.min(theirs);
+    if let Some(min) = server_min.and_then(parse) {
+        v = v.max(min);
+    }
+    format!("{}.{}", v.0, v.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_negotiation() {
+        assert_eq!(negotiate("1.41", Some("1.12")), "1.41");
+        assert_eq!(negotiate("1.50", Some("1.24")), "1.41");
+        assert_eq!(negotiate("1.40", None), "1.40");
+        assert_eq!(negotiate("1.52", Some("1.44")), "1.44");
+        assert_eq!(negotiate("garbage", None), "1.41");
+    }
+}

@@ -1,0 +1,274 @@
+//! HTTP over the engine's Unix socket.
+//!
+//! Short calls go through hyper's pooled client: a connection is taken from
+//! the pool for one request and returned when its body is read. A streaming
+//! response (exec output, build output) keeps its connection until the body
+//! is dropped, so a long stream never blocks another call: concurrent calls
+//! simply open more connections, which on a Unix socket cost microseconds.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use hyperlocal::UnixConnector;
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Request body type: anything that yields bytes.
+pub type Body = BoxBody<Bytes, BoxError>;
+
+/// A JSON request body.
+pub fn json_body(op: &'static str, value: &impl serde::Serialize) -> Result<Body> {
+    serde_json::to_vec(value)
+        .map(full)
+        .map_err(|e| Error::Protocol {
+            op,
+            detail: format!("encoding the request: {e}"),
+        })
+}
+
+/// A request body from bytes.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).map_err(|e| match e {}).boxed()
+}
+
+fn empty() -> Body {
+    Empty::new().map_err(|e| match e {}).boxed()
+}
+
+/// HTTP client bound to one socket and one API version prefix.
+#[derive(Clone)]
+pub struct Transport {
+    client: Client<UnixConnector, Body>,
+    socket: PathBuf,
+    prefix: String,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("socket", &self.socket)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Transport {
+    /// A client for `socket`; paths are sent unversioned until [`Self::set_api_version`].
+    #[must_use]
+    pub fn new(socket: &Path) -> Self {
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(std::time::Duration::from_secs(30))
+            .build(UnixConnector);
+        Transport {
+            client,
+            socket: socket.to_path_buf(),
+            prefix: String::new(),
+        }
+    }
+
+    /// Prefix every later path with `/v{version}`.
+    pub fn set_api_version(&mut self, version: &str) {
+        self.prefix = format!("/v{version}");
+    }
+
+    /// The socket path.
+    #[must_use]
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Send a request; the status is not checked.
+    pub async fn send(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+        headers: &[(&str, &str)],
+    ) -> Result<Response<Incoming>> {
+        let uri: hyper::Uri =
+            hyperlocal::Uri::new(&self.socket, &format!("{}{path}", self.prefix)).into();
+        let mut req = Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let has_body = body.is_some();
+        if has_body
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req = req.header("Content-Type", "application/json");
+        }
+        let req = req
+            .body(body.unwrap_or_else(empty))
+            .map_err(|e| Error::Protocol {
+                op,
+                detail: e.to_string(),
+            })?;
+        self.client
+            .request(req)
+            .await
+            .map_err(|e| self.transport_error(op, &e))
+    }
+
+    /// Send a request and turn a non-2xx reply into [`Error::Api`].
+    pub async fn call(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+    ) -> Result<Response<Incoming>> {
+        let resp = self.send(op, method, path, body, &[]).await?;
+        check(op, resp).await
+    }
+
+    /// Send a request and decode the JSON reply.
+    pub async fn json<T: DeserializeOwned>(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+    ) -> Result<T> {
+        let resp = self.call(op, method, path, body).await?;
+        let bytes = read_body(op, resp).await?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Protocol {
+            op,
+            detail: format!(
+                "{e}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+            ),
+        })
+    }
+
+    /// Send a request whose reply body does not matter.
+    pub async fn unit(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+    ) -> Result<()> {
+        let resp = self.call(op, method, path, body).await?;
+        read_body(op, resp).await.map(drop)
+    }
+
+    pub(crate) fn transport_error(&self, op: &'static str, e: &dyn std::error::Error) -> Error {
+        let mut detail = e.to_string();
+        let mut src = e.source();
+        while let Some(s) = src {
+            detail.push_str(": ");
+            detail.push_str(&s.to_string());
+            src = s.source();
+        }
+        Error::Transport {
+            op,
+            socket: self.socket.clone(),
+            detail,
+        }
+    }
+}
+
+/// Read a whole (small) reply body.
+pub async fn read_body(op: &'static str, resp: Response<Incoming>) -> Result<Bytes> {
+    resp.into_body()
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .map_err(|e| Error::Protocol {
+            op,
+            detail: format!("reading the reply: {e}"),
+        })
+}
+
+/// Pass a 2xx (or 304) response through; turn anything else into [`Error::Api`].
+pub async fn check(op: &'static str, resp: Response<Incoming>) -> Result<Response<Incoming>> {
+    let status = resp.status();
+    if status.is_success()
+        || status == StatusCode::NOT_MODIFIED
+        || status == StatusCode::SWITCHING_PROTOCOLS
+    {
+        return Ok(resp);
+    }
+    let body = read_body(op, resp).await.unwrap_or_default();
+    Err(Error::Api {
+        op,
+        status: status.as_u16(),
+        message: engine_message(&body),
+    })
+}
+
+/// The engine's error text: Docker and Podman both send `{"message": ...}`
+/// (Podman adds `cause` and `response`); fall back to the raw body.
+#[must_use]
+pub fn engine_message(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct Msg {
+        message: String,
+    }
+    match serde_json::from_slice::<Msg>(body) {
+        Ok(m) => m.message.trim().to_string(),
+        Err(_) => String::from_utf8_lossy(body).trim().to_string(),
+    }
+}
+
+/// Percent-encode an image reference for a path segment, keeping `/` and `:`
+/// (the engines route `/images/{name:.*}/json`).
+#[must_use]
+pub fn encode_ref(s: &str) -> String {
+    encode(s).replace("%2F", "/").replace("%3A", ":")
+}
+
+/// Percent-encode a query parameter value.
+#[must_use]
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char);
+            }
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_messages_from_both_engines() {
+        assert_eq!(
+            engine_message(br#"{"message":"No such container: x"}"#),
+            "No such container: x"
+        );
+        assert_eq!(
+            engine_message(br#"{"cause":"no such container","message":"no container with name or ID \"x\" found: no such container","response":404}"#),
+            "no container with name or ID \"x\" found: no such container"
+        );
+        assert_eq!(engine_message(b"plain text\n"), "plain text");
+    }
+
+    #[test]
+    fn encodes_query_values() {
+        assert_eq!(
+            encode(r#"{"label":["a=b"]}"#),
+            "%7B%22label%22%3A%5B%22a%3Db%22%5D%7D"
+        );
+        assert_eq!(encode("pocketdock/minimal"), "pocketdock%2Fminimal");
+    }
+}

@@ -1,0 +1,204 @@
+//! One error type for the library. Variants carry data; all wording lives in
+//! the `Display` impl so that the CLI, the runner and library users see the
+//! same sentence and the same next step.
+
+use std::fmt::{self, Write as _};
+use std::path::PathBuf;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A socket that was tried while looking for an engine, and why it was passed over.
+#[derive(Debug, Clone)]
+pub struct SocketAttempt {
+    /// Where pocketdock looked.
+    pub path: PathBuf,
+    /// Where the candidate came from (`POCKETDOCK_SOCKET`, `DOCKER_HOST`, ...).
+    pub source: &'static str,
+    /// What went wrong with it.
+    pub reason: String,
+}
+
+/// Everything that can go wrong in pocketdock's library layers.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No engine answered on any candidate socket.
+    #[error("{}", engine_unreachable(.attempts))]
+    EngineUnreachable {
+        /// Every socket that was checked, in order.
+        attempts: Vec<SocketAttempt>,
+    },
+
+    /// The engine answered a request with a non-2xx status.
+    #[error("failed to {op}: the engine answered {status}: {message}")]
+    Api {
+        /// What pocketdock was doing ("create container", "start exec", ...).
+        op: &'static str,
+        /// HTTP status code.
+        status: u16,
+        /// The engine's own message (its `message` field, or the raw body).
+        message: String,
+    },
+
+    /// The connection to the engine failed mid-operation.
+    #[error("failed to {op}: lost the connection to the engine at {socket}: {detail}")]
+    Transport {
+        /// What pocketdock was doing.
+        op: &'static str,
+        /// The engine socket.
+        socket: PathBuf,
+        /// The underlying error text.
+        detail: String,
+    },
+
+    /// The engine sent something pocketdock could not read.
+    #[error("failed to {op}: unexpected reply from the engine: {detail}")]
+    Protocol {
+        /// What pocketdock was doing.
+        op: &'static str,
+        /// What was wrong with it.
+        detail: String,
+    },
+
+    /// The container exists but is not running.
+    #[error("{}", not_running(.name, .status, *.exit_code, *.oom_killed))]
+    ContainerNotRunning {
+        /// Container name.
+        name: String,
+        /// Engine status (`exited`, `created`, `paused`, ...).
+        status: String,
+        /// Exit code of the container's main process, when it has exited.
+        exit_code: Option<i64>,
+        /// The engine reports the container was killed for exceeding its memory limit.
+        oom_killed: bool,
+    },
+
+    /// The container no longer exists (removed outside pocketdock, or never did).
+    #[error(
+        "sandbox {name} does not exist (it may have been removed outside pocketdock)\n\
+         hint: `pocketdock list --all` shows existing sandboxes; `pocketdock create --name {name}` makes a new one"
+    )]
+    ContainerGone {
+        /// Container name or id as given.
+        name: String,
+    },
+
+    /// A container with that name already exists.
+    #[error(
+        "a container named {name} already exists\n\
+         hint: choose another --name, or remove it with `pocketdock shutdown {name} -y`"
+    )]
+    NameInUse {
+        /// The requested name.
+        name: String,
+    },
+
+    /// The image to create a sandbox from is not in the engine's store.
+    #[error("{}", image_missing(.image, .profile.as_deref()))]
+    ImageMissing {
+        /// Image reference.
+        image: String,
+        /// The profile it belongs to, when it came from one.
+        profile: Option<String>,
+    },
+
+    /// A profile name that pocketdock does not ship.
+    #[error("unknown profile `{name}`; known profiles: {known}")]
+    UnknownProfile {
+        /// The name given.
+        name: String,
+        /// Comma-separated list of known profiles.
+        known: String,
+    },
+
+    /// An image build failed.
+    #[error("failed to build {image}: {message}")]
+    Build {
+        /// The tag being built.
+        image: String,
+        /// The engine's build error.
+        message: String,
+    },
+
+    /// A value given by the user that pocketdock cannot accept.
+    #[error("invalid {what} `{value}`: {expected}")]
+    Invalid {
+        /// What kind of value (`size`, `port mapping`, ...).
+        what: &'static str,
+        /// The value as given.
+        value: String,
+        /// What is accepted instead.
+        expected: &'static str,
+    },
+
+    /// The operation was cancelled (Ctrl-C, or the caller's token).
+    #[error("cancelled")]
+    Cancelled,
+
+    /// A local I/O error (reading a file, a build context, ...).
+    #[error("failed to {op}: {source}")]
+    Io {
+        /// What pocketdock was doing.
+        op: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+fn engine_unreachable(attempts: &[SocketAttempt]) -> String {
+    let mut s = String::from("no container engine is reachable; pocketdock checked:\n");
+    for a in attempts {
+        let _ = writeln!(s, "  - {} ({}): {}", a.path.display(), a.source, a.reason);
+    }
+    s.push_str(
+        "hint: start an engine and try again:\n  \
+         Podman: `systemctl --user start podman.socket`, or `podman system service --time=0 unix:///run/podman/podman.sock &`\n  \
+         Docker: `sudo systemctl start docker`, or `dockerd &`\n  \
+         or point POCKETDOCK_SOCKET at a running engine's socket",
+    );
+    s
+}
+
+fn not_running(name: &str, status: &str, exit_code: Option<i64>, oom: bool) -> String {
+    let mut s = format!("sandbox {name} is not running (status: {status}");
+    if let Some(code) = exit_code {
+        let _ = write!(s, ", exit code: {code}");
+    }
+    s.push(')');
+    // Docker keeps OOMKilled set after any OOM kill inside the container,
+    // even when the main process later exited on its own: trust it only with 137.
+    if oom && exit_code == Some(137) {
+        s.push_str("; it was killed for exceeding its memory limit");
+    }
+    let _ = write!(
+        s,
+        "\nhint: `pocketdock resume {name}` starts it again; `pocketdock info {name}` shows its state; `pocketdock shutdown {name}` removes it"
+    );
+    s
+}
+
+fn image_missing(image: &str, profile: Option<&str>) -> String {
+    match profile {
+        Some(p) => format!(
+            "image {image} for profile `{p}` is not built on this engine\nhint: run `pocketdock build {p}`"
+        ),
+        None => format!(
+            "image {image} is not present on this engine\nhint: build it, or load it with `docker load` / `podman load` (pocketdock never pulls)"
+        ),
+    }
+}
+
+impl Error {
+    /// True for errors the user caused with a bad argument, not the engine.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Invalid { .. } | Error::UnknownProfile { .. })
+    }
+
+    pub(crate) fn io(op: impl fmt::Display, source: std::io::Error) -> Self {
+        Error::Io {
+            op: op.to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! pocketdock: sandbox-as-code on local Podman or Docker.
+//!
+//! The library is layered as the CLI is: [`engine`] speaks the
+//! Docker-compatible REST API over a Unix socket, [`sandbox`] runs commands
+//! in one container, [`images`] builds the shipped profiles, and [`cli`]
+//! turns arguments into calls. Everything is async (tokio).
+//!
+//! ```no_run
+//! # async fn demo() -> pocketdock::Result<()> {
+//! use pocketdock::{Engine, Sandbox, SandboxSpec, RunOptions};
+//! let engine = Engine::connect().await?;
+//! let sandbox = Sandbox::create(&engine, &SandboxSpec::default()).await?;
+//! let result = sandbox.run("echo hello", &RunOptions::default()).await?;
+//! assert_eq!(result.stdout, "hello\n");
+//! sandbox.shutdown(false, false).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod images;
+pub mod project;
+pub mod sandbox;
+pub mod size;
+
+pub use engine::{Engine, EngineInfo, EngineKind};
+pub use error::{Error, Result};
+pub use sandbox::{ExecResult, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec};
+pub use size::ByteSize;

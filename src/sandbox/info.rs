@@ -1,0 +1,354 @@
+//! `info`: inspect, one stats sample and the process list, fetched together.
+
+use serde::Serialize;
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::{labels, Sandbox};
+use crate::engine::{ContainerInspect, Top};
+use crate::error::Result;
+
+/// A point-in-time picture of a sandbox. Nothing is cached: each call polls the engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct SandboxInfo {
+    /// Container id.
+    pub id: String,
+    /// Container name.
+    pub name: String,
+    /// `running`, `exited`, `paused`, `created`, ...
+    pub status: String,
+    /// Main process exit code, when not running.
+    pub exit_code: Option<i64>,
+    /// The engine says the container was OOM-killed.
+    pub oom_killed: bool,
+    /// Image reference.
+    pub image: String,
+    /// Profile, when created from one.
+    pub profile: Option<String>,
+    /// Project label.
+    pub project: Option<String>,
+    /// Survives shutdown.
+    pub persist: bool,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// Seconds since the container started, while running.
+    pub uptime_secs: Option<u64>,
+    /// Memory in use, bytes (page cache excluded, as `docker stats` does).
+    pub memory_usage: Option<u64>,
+    /// Memory limit, bytes.
+    pub memory_limit: Option<u64>,
+    /// `memory_usage / memory_limit`, percent.
+    pub memory_percent: Option<f64>,
+    /// CPU use over the sample interval, percent of one core.
+    pub cpu_percent: Option<f64>,
+    /// CPU limit, percent of one core.
+    pub cpu_limit_percent: Option<f64>,
+    /// Number of processes.
+    pub pids: Option<u64>,
+    /// Process limit.
+    pub pids_limit: Option<i64>,
+    /// Network enabled.
+    pub network: bool,
+    /// IP address, when it has one.
+    pub ip_address: Option<String>,
+    /// Published ports as `HOST->CONTAINER/PROTO`.
+    pub ports: Vec<String>,
+    /// Size of the writable layer, bytes, when the engine reports it.
+    pub disk_usage: Option<u64>,
+    /// Processes running in it.
+    pub processes: Vec<ProcessInfo>,
+}
+
+/// One process inside a sandbox.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessInfo {
+    /// PID (host namespace, as the engine reports it).
+    pub pid: String,
+    /// User.
+    pub user: String,
+    /// Command line.
+    pub cmd: String,
+}
+
+impl Sandbox {
+    /// Inspect, stats and top in parallel, each on its own connection.
+    pub async fn info(&self) -> Result<SandboxInfo> {
+        let inspect = self
+            .engine
+            .inspect_container(&self.name, true)
+            .await
+            .map_err(|e| self.gone_on_404(e))?;
+        let running = inspect.state.running;
+        let (stats, top) = if running {
+            let (s, t) = tokio::join!(
+                self.engine.stats_once(&self.name),
+                self.engine.top(&self.name)
+            );
+            (s.ok(), t.ok())
+        } else {
+            (None, None)
+        };
+        Ok(assemble(&inspect, stats.as_ref(), top.as_ref()))
+    }
+}
+
+fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> SandboxInfo {
+    let label = |k: &str| i.config.labels.as_ref().and_then(|l| l.get(k)).cloned();
+    let running = i.state.running;
+    let uptime_secs = running
+        .then(|| OffsetDateTime::parse(&i.state.started_at, &Rfc3339).ok())
+        .flatten()
+        .map(|t| (OffsetDateTime::now_utc() - t).whole_seconds().max(0) as u64);
+    let memory_limit = (i.host_config.memory > 0).then_some(i.host_config.memory as u64);
+    let memory_usage = stats.and_then(memory_usage);
+    let memory_percent = match (memory_usage, memory_limit) {
+        (Some(u), Some(l)) if l > 0 => Some(round1(u as f64 * 100.0 / l as f64)),
+        _ => None,
+    };
+    let cpu_limit_percent = if i.host_config.nano_cpus > 0 {
+        Some(i.host_config.nano_cpus as f64 / 1e7)
+    } else if i.host_config.cpu_quota > 0 && i.host_config.cpu_period > 0 {
+        Some(round1(
+            i.host_config.cpu_quota as f64 * 100.0 / i.host_config.cpu_period as f64,
+        ))
+    } else {
+        None
+    };
+    let network = i.host_config.network_mode != "none";
+    let ip_address = std::iter::once(i.network_settings.ip_address.clone())
+        .chain(
+            i.network_settings
+                .networks
+                .iter()
+                .flat_map(|n| n.values().map(|e| e.ip_address.clone())),
+        )
+        .find(|ip| !ip.is_empty());
+    let ports = i
+        .network_settings
+        .ports
+        .iter()
+        .flatten()
+        .flat_map(|(inner, hosts)| {
+            hosts
+                .iter()
+                .flatten()
+                .map(move |h| format!("{}->{inner}", h.host_port))
+        })
+        .collect();
+    SandboxInfo {
+        id: i.id.clone(),
+        name: i.short_name().to_string(),
+        status: i.state.status.clone(),
+        exit_code: (!running).then_some(i.state.exit_code),
+        oom_killed: i.state.oom_killed,
+        image: i.config.image.clone(),
+        profile: label(labels::PROFILE),
+        project: label(labels::PROJECT),
+        persist: label(labels::PERSIST).is_some_and(|v| v == "true"),
+        created_at: label(labels::CREATED_AT).unwrap_or_else(|| i.created.clone()),
+        uptime_secs,
+        memory_usage,
+        memory_limit,
+        memory_percent,
+        cpu_percent: stats.and_then(cpu_percent),
+        cpu_limit_percent,
+        pids: stats.and_then(|s| s.pointer("/pids_stats/current")?.as_u64()),
+        pids_limit: i.host_config.pids_limit.filter(|&n| n > 0),
+        network,
+        ip_address: network.then_some(ip_address).flatten(),
+        ports,
+        disk_usage: i.size_rw.map(|n| n.max(0) as u64),
+        processes: top.map(processes).unwrap_or_default(),
+    }
+}
+
+/// Usage minus reclaimable page cache, as `docker stats` shows it (cgroup v1
+/// `total_inactive_file`, v2 `inactive_file`).
+fn memory_usage(s: &Value) -> Option<u64> {
+    let usage = s.pointer("/memory_stats/usage")?.as_u64()?;
+    let cache = [
+        "/memory_stats/stats/total_inactive_file",
+        "/memory_stats/stats/inactive_file",
+    ]
+    .iter()
+    .find_map(|p| s.pointer(p)?.as_u64())
+    .unwrap_or(0);
+    Some(usage.saturating_sub(cache))
+}
+
+/// CPU percent of one core between the pre-sample and the sample.
+fn cpu_percent(s: &Value) -> Option<f64> {
+    let get = |p: &str| s.pointer(p).and_then(Value::as_u64);
+    let total = get("/cpu_stats/cpu_usage/total_usage")?;
+    let pre_total = get("/precpu_stats/cpu_usage/total_usage").unwrap_or(0);
+    let system = get("/cpu_stats/system_cpu_usage")?;
+    let pre_system = get("/precpu_stats/system_cpu_usage").unwrap_or(0);
+    let cpus = get("/cpu_stats/online_cpus")
+        .or_else(|| {
+            s.pointer("/cpu_stats/cpu_usage/percpu_usage")
+                .and_then(Value::as_array)
+                .map(|a| a.len() as u64)
+        })
+        .unwrap_or(1)
+        .max(1);
+    let (d_cpu, d_sys) = (
+        total.checked_sub(pre_total)?,
+        system.checked_sub(pre_system)?,
+    );
+    if d_sys == 0 {
+        return Some(0.0);
+    }
+    Some(round1(d_cpu as f64 / d_sys as f64 * cpus as f64 * 100.0))
+}
+
+/// Podman's compat `top` sends each row (and the titles) as one
+/// space-aligned string; split them into columns, the last taking the rest.
+fn normalize(top: &Top) -> Top {
+    let [title] = top.titles.as_slice() else {
+        return top.clone();
+    };
+    let titles: Vec<String> = title.split_whitespace().map(str::to_string).collect();
+    let n = titles.len();
+    let processes = top.processes.as_ref().map(|rows| {
+        rows.iter()
+            .map(|row| match row.as_slice() {
+                [line] if n > 1 => split_columns(line, n),
+                _ => row.clone(),
+            })
+            .collect()
+    });
+    Top { titles, processes }
+}
+
+fn split_columns(line: &str, n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n);
+    let mut rest = line.trim_start();
+    while out.len() + 1 < n && !rest.is_empty() {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push(rest[..end].to_string());
+        rest = rest[end..].trim_start();
+    }
+    out.push(rest.to_string());
+    out
+}
+
+fn processes(top: &Top) -> Vec<ProcessInfo> {
+    let top = &normalize(top);
+    let col = |names: &[&str]| {
+        top.titles
+            .iter()
+            .position(|t| names.iter().any(|n| t.eq_ignore_ascii_case(n)))
+    };
+    let (pid, user, cmd) = (
+        col(&["PID"]),
+        col(&["USER", "UID"]),
+        col(&["CMD", "COMMAND", "ARGS"]),
+    );
+    top.processes
+        .iter()
+        .flatten()
+        .map(|row| {
+            let at = |c: Option<usize>| c.and_then(|c| row.get(c)).cloned().unwrap_or_default();
+            ProcessInfo {
+                pid: at(pid),
+                user: at(user),
+                cmd: at(cmd),
+            }
+        })
+        .collect()
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cpu_percent_from_two_samples() {
+        let s = json!({
+            "cpu_stats": {"cpu_usage": {"total_usage": 300}, "system_cpu_usage": 2000, "online_cpus": 2},
+            "precpu_stats": {"cpu_usage": {"total_usage": 100}, "system_cpu_usage": 1000}
+        });
+        assert_eq!(cpu_percent(&s), Some(40.0));
+        assert_eq!(cpu_percent(&json!({})), None);
+    }
+
+    #[test]
+    fn memory_usage_excludes_page_cache() {
+        let v1 = json!({"memory_stats": {"usage": 1000, "stats": {"total_inactive_file": 300}}});
+        let v2 = json!({"memory_stats": {"usage": 1000, "stats": {"inactive_file": 100}}});
+        assert_eq!(memory_usage(&v1), Some(700));
+        assert_eq!(memory_usage(&v2), Some(900));
+    }
+
+    #[test]
+    fn processes_from_either_engine_layout() {
+        let docker = Top {
+            titles: vec![
+                "UID".into(),
+                "PID".into(),
+                "PPID".into(),
+                "C".into(),
+                "STIME".into(),
+                "TTY".into(),
+                "TIME".into(),
+                "CMD".into(),
+            ],
+            processes: Some(vec![vec![
+                "1000".into(),
+                "42".into(),
+                "1".into(),
+                "0".into(),
+                "12:00".into(),
+                "?".into(),
+                "00:00:00".into(),
+                "sleep infinity".into(),
+            ]]),
+        };
+        let podman = Top {
+            titles: vec![
+                "USER".into(),
+                "PID".into(),
+                "PPID".into(),
+                "%CPU".into(),
+                "ELAPSED".into(),
+                "TTY".into(),
+                "TIME".into(),
+                "COMMAND".into(),
+            ],
+            processes: Some(vec![vec![
+                "sandbox".into(),
+                "1".into(),
+                "0".into(),
+                "0.0".into(),
+                "1s".into(),
+                "?".into(),
+                "0s".into(),
+                "sleep infinity".into(),
+            ]]),
+        };
+        assert_eq!(processes(&docker)[0].cmd, "sleep infinity");
+        assert_eq!(processes(&docker)[0].pid, "42");
+        assert_eq!(processes(&podman)[0].user, "sandbox");
+    }
+
+    #[test]
+    fn podman_compat_rows_are_single_strings() {
+        let top = Top {
+            titles: vec!["UID          PID    PPID  C STIME TTY          TIME CMD".into()],
+            processes: Some(vec![vec![
+                "sandbox        6       1  0 12:18 ?        00:00:00 sleep infinity & wait".into(),
+            ]]),
+        };
+        let p = &processes(&top)[0];
+        assert_eq!(
+            (p.pid.as_str(), p.user.as_str(), p.cmd.as_str()),
+            ("6", "sandbox", "sleep infinity & wait")
+        );
+    }
+}

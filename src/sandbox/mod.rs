@@ -1,0 +1,341 @@
+//! The sandbox layer: one container and what runs in it.
+//!
+//! A [`Sandbox`] is a handle (engine + name + id); it caches nothing about the
+//! container's state, so every call sees the engine's truth, and a container
+//! that died or vanished shows up as [`Error::ContainerNotRunning`] or
+//! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
+
+mod info;
+mod output;
+mod run;
+pub mod spec;
+
+use std::collections::BTreeMap;
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+pub use info::{ProcessInfo, SandboxInfo};
+pub use output::CappedOutput;
+pub(crate) use run::{timeout_notice, OOM_NOTICE};
+pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+pub use spec::{PortMap, SandboxSpec, VolumeMount};
+
+use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
+use crate::error::{Error, Result};
+use crate::images;
+use crate::project::Project;
+
+/// Label keys pocketdock sets on every container it creates.
+pub mod labels {
+    /// `true` on everything pocketdock manages.
+    pub const MANAGED: &str = "pocketdock.managed";
+    /// Project name.
+    pub const PROJECT: &str = "pocketdock.project";
+    /// Instance (job instance or sandbox name).
+    pub const INSTANCE: &str = "pocketdock.instance";
+    /// Profile name, when created from one.
+    pub const PROFILE: &str = "pocketdock.profile";
+    /// RFC 3339 creation time.
+    pub const CREATED_AT: &str = "pocketdock.created-at";
+    /// `true` when the sandbox survives shutdown.
+    pub const PERSIST: &str = "pocketdock.persist";
+}
+
+/// A handle on one sandbox container.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    engine: Engine,
+    name: String,
+    id: String,
+}
+
+/// What [`Sandbox::shutdown`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    /// The container was removed.
+    Removed,
+    /// The container is persistent: stopped, filesystem kept.
+    Stopped,
+}
+
+impl Sandbox {
+    /// Create and start a sandbox. On any failure after the container was
+    /// created, it is removed again: a failed create leaves nothing behind.
+    pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
+        let (image, profile) = match (&spec.image, &spec.profile) {
+            (Some(image), _) => (image.clone(), images::profile_for_image(image)),
+            (None, p) => {
+                let p = images::profile(p.as_deref().unwrap_or(spec::DEFAULT_PROFILE))?;
+                (p.image.to_string(), Some(p))
+            }
+        };
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
+        let network = spec.network.unwrap_or(profile.is_none_or(|p| p.network));
+        let body = create_body(spec, &image, profile.map(|p| p.name), &name, network);
+        let id = match engine.create_container(&name, &body).await {
+            Ok(id) => id,
+            Err(Error::Api { status: 404, .. }) => {
+                return Err(Error::ImageMissing {
+                    image,
+                    profile: profile.map(|p| p.name.to_string()),
+                })
+            }
+            Err(Error::Api { status: 409, .. }) => return Err(Error::NameInUse { name }),
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = engine.start_container(&id).await {
+            let _ = engine.remove_container(&id, true).await;
+            return Err(e);
+        }
+        Ok(Sandbox {
+            engine: engine.clone(),
+            name,
+            id,
+        })
+    }
+
+    /// A handle on an existing sandbox by name or id. Makes no request: a
+    /// wrong name surfaces as [`Error::ContainerGone`] on first use.
+    #[must_use]
+    pub fn attach(engine: &Engine, name: &str) -> Sandbox {
+        Sandbox {
+            engine: engine.clone(),
+            name: name.to_string(),
+            id: name.to_string(),
+        }
+    }
+
+    /// Container name (or the id it was attached by).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Container id (the name, for a handle made by [`Sandbox::attach`]).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The engine this sandbox lives on.
+    #[must_use]
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Stop the container (already stopped is fine).
+    pub async fn stop(&self) -> Result<()> {
+        self.engine
+            .stop_container(&self.name, 10)
+            .await
+            .map_err(|e| self.gone_on_404(e))
+    }
+
+    /// Start a stopped container again.
+    pub async fn resume(&self) -> Result<()> {
+        self.engine
+            .start_container(&self.name)
+            .await
+            .map_err(|e| self.gone_on_404(e))
+    }
+
+    /// Stop and remove; a persistent sandbox is only stopped unless `remove`
+    /// is set. `force` kills at once instead of asking the processes to stop.
+    pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
+        let inspect = self.inspect().await?;
+        let persist = inspect
+            .config
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::PERSIST))
+            .is_some_and(|v| v == "true");
+        if persist && !remove {
+            if force && inspect.state.running {
+                self.engine
+                    .kill_container(&self.name, "KILL")
+                    .await
+                    .map_err(|e| self.gone_on_404(e))?;
+            } else {
+                self.stop().await?;
+            }
+            return Ok(Shutdown::Stopped);
+        }
+        if !force && inspect.state.running {
+            self.stop().await?;
+        }
+        self.engine
+            .remove_container(&self.name, true)
+            .await
+            .map_err(|e| self.gone_on_404(e))?;
+        Ok(Shutdown::Removed)
+    }
+
+    /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
+    pub async fn inspect(&self) -> Result<crate::engine::ContainerInspect> {
+        self.engine
+            .inspect_container(&self.name, false)
+            .await
+            .map_err(|e| self.gone_on_404(e))
+    }
+
+    fn gone_on_404(&self, e: Error) -> Error {
+        match e {
+            Error::Api { status: 404, .. } => Error::ContainerGone {
+                name: self.name.clone(),
+            },
+            e => e,
+        }
+    }
+
+    /// Turn a failed call into the state-based error the user needs: gone,
+    /// not running, or the original error when the container looks fine.
+    async fn explain(&self, e: Error) -> Error {
+        match e {
+            Error::Api { status: 404, .. } => self.gone_on_404(e),
+            Error::Api { .. } => match self.inspect().await {
+                Ok(i) if !i.state.running || i.state.paused => Error::ContainerNotRunning {
+                    name: self.name.clone(),
+                    status: i.state.status,
+                    exit_code: (!i.state.running).then_some(i.state.exit_code),
+                    oom_killed: i.state.oom_killed,
+                },
+                Err(gone @ Error::ContainerGone { .. }) => gone,
+                Ok(_) | Err(_) => e,
+            },
+            e => e,
+        }
+    }
+}
+
+fn create_body(
+    spec: &SandboxSpec,
+    image: &str,
+    profile: Option<&str>,
+    name: &str,
+    network: bool,
+) -> CreateContainer {
+    let project = spec
+        .project
+        .clone()
+        .unwrap_or_else(|| Project::current().name);
+    let mut labels: BTreeMap<String, String> = spec.labels.clone();
+    labels.insert(labels::MANAGED.into(), "true".into());
+    labels.insert(labels::PROJECT.into(), project);
+    labels.insert(
+        labels::INSTANCE.into(),
+        spec.instance.clone().unwrap_or_else(|| name.to_string()),
+    );
+    if let Some(p) = profile {
+        labels.insert(labels::PROFILE.into(), p.into());
+    }
+    let now = OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_default();
+    labels.insert(labels::CREATED_AT.into(), now);
+    labels.insert(labels::PERSIST.into(), spec.persist.to_string());
+
+    let mut exposed = BTreeMap::new();
+    let mut bindings: BTreeMap<String, Vec<PortBinding>> = BTreeMap::new();
+    for p in &spec.ports {
+        let key = format!("{}/{}", p.container, p.proto);
+        exposed.insert(key.clone(), serde_json::json!({}));
+        bindings.entry(key).or_default().push(PortBinding {
+            host_ip: String::new(),
+            host_port: p.host.map(|h| h.to_string()).unwrap_or_default(),
+        });
+    }
+    let mem = i64::try_from(spec.mem.bytes()).unwrap_or(i64::MAX);
+    CreateContainer {
+        image: image.to_string(),
+        labels,
+        env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        working_dir: spec.workdir.clone(),
+        cmd: None,
+        exposed_ports: exposed,
+        host_config: HostConfig {
+            memory: (mem > 0).then_some(mem),
+            memory_swap: (mem > 0).then_some(mem),
+            nano_cpus: (spec.cpu_percent > 0).then(|| i64::from(spec.cpu_percent) * 10_000_000),
+            pids_limit: spec.pids_limit.map(i64::from),
+            network_mode: (!network).then(|| "none".to_string()),
+            binds: spec
+                .volumes
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{}:{}{}",
+                        v.host,
+                        v.container,
+                        if v.read_only { ":ro" } else { "" }
+                    )
+                })
+                .collect(),
+            port_bindings: bindings,
+            devices: spec
+                .devices
+                .iter()
+                .map(|d| {
+                    let (host, inner) = d.split_once(':').unwrap_or((d, d));
+                    DeviceMapping {
+                        path_on_host: host.to_string(),
+                        path_in_container: inner.to_string(),
+                        cgroup_permissions: "rwm".into(),
+                    }
+                })
+                .collect(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_body_carries_limits_labels_and_mounts() {
+        let spec = SandboxSpec {
+            name: Some("t1".into()),
+            project: Some("proj".into()),
+            cpu_percent: 150,
+            env: vec![("A".into(), "1".into())],
+            ports: vec!["8080:80".parse().unwrap()],
+            volumes: vec!["/src:/work:ro".parse().unwrap()],
+            devices: vec!["/dev/ttyUSB0".into()],
+            persist: true,
+            ..SandboxSpec::default()
+        };
+        let body = create_body(&spec, "pocketdock/minimal", Some("minimal"), "t1", false);
+        let json = serde_json::to_value(&body).unwrap();
+        let hc = &json["HostConfig"];
+        assert_eq!(hc["Memory"], 256 << 20);
+        assert_eq!(hc["MemorySwap"], 256 << 20);
+        assert_eq!(hc["NanoCpus"], 1_500_000_000_i64);
+        assert_eq!(hc["NetworkMode"], "none");
+        assert_eq!(hc["Binds"][0], "/src:/work:ro");
+        assert_eq!(hc["PortBindings"]["80/tcp"][0]["HostPort"], "8080");
+        assert_eq!(hc["Devices"][0]["PathInContainer"], "/dev/ttyUSB0");
+        assert_eq!(json["ExposedPorts"]["80/tcp"], serde_json::json!({}));
+        assert_eq!(json["Env"][0], "A=1");
+        let labels = &json["Labels"];
+        assert_eq!(labels["pocketdock.managed"], "true");
+        assert_eq!(labels["pocketdock.project"], "proj");
+        assert_eq!(labels["pocketdock.instance"], "t1");
+        assert_eq!(labels["pocketdock.profile"], "minimal");
+        assert_eq!(labels["pocketdock.persist"], "true");
+        assert!(labels["pocketdock.created-at"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z'));
+    }
+
+    #[test]
+    fn network_on_leaves_the_engine_default() {
+        let body = create_body(&SandboxSpec::default(), "img", None, "n", true);
+        let json = serde_json::to_value(&body).unwrap();
+        assert!(json["HostConfig"].get("NetworkMode").is_none());
+    }
+}

@@ -1,0 +1,378 @@
+//! Running commands: exec create → start (attached stream) → inspect.
+//!
+//! The engine has no "kill exec" call, and killing only the exec's main
+//! process leaves its children running. Every exec therefore carries a
+//! unique marker in its environment (`POCKETDOCK_EXEC=<id>`), which every
+//! process it starts inherits, including ones that `setsid` or daemonize.
+//! A timeout or cancel runs one short root exec that freezes, then kills,
+//! every process whose environment holds the marker. The marker costs
+//! nothing on the normal path: no extra request, no wrapper process.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::output::{CappedOutput, Collected};
+use super::Sandbox;
+use crate::engine::demux::StreamKind;
+use crate::engine::ExecSpec;
+use crate::error::{Error, Result};
+use crate::size::ByteSize;
+
+/// Default timeout of a run.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default output cap of a run.
+pub const DEFAULT_MAX_OUTPUT: ByteSize = ByteSize(10 << 20);
+/// The kernel's limit on one argument (`MAX_ARG_STRLEN`), minus headroom.
+const MAX_SCRIPT_ARG: usize = 128 * 1024 - 1024;
+/// Environment variable that marks every process of one exec.
+const MARKER_VAR: &str = "POCKETDOCK_EXEC";
+
+/// The interpreter a command is given to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    /// `sh -c` (default).
+    #[default]
+    Sh,
+    /// `bash -c`.
+    Bash,
+    /// `python3 -c`.
+    Python,
+    /// `node -e`.
+    Node,
+}
+
+impl Lang {
+    fn argv(self, script: &str) -> Vec<String> {
+        let (prog, flag) = match self {
+            Lang::Sh => ("sh", "-c"),
+            Lang::Bash => ("bash", "-c"),
+            Lang::Python => ("python3", "-c"),
+            Lang::Node => ("node", "-e"),
+        };
+        vec![prog.into(), flag.into(), script.into()]
+    }
+}
+
+impl FromStr for Lang {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sh" => Ok(Lang::Sh),
+            "bash" => Ok(Lang::Bash),
+            "python" | "python3" => Ok(Lang::Python),
+            "node" | "js" | "javascript" => Ok(Lang::Node),
+            _ => Err(Error::Invalid {
+                what: "language",
+                value: s.to_string(),
+                expected: "one of sh, bash, python, node",
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Lang::Sh => "sh",
+            Lang::Bash => "bash",
+            Lang::Python => "python",
+            Lang::Node => "node",
+        })
+    }
+}
+
+/// How to run one command.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Interpreter.
+    pub lang: Lang,
+    /// Kill the command (and everything it started) after this long; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Keep at most this many bytes of output (stdout and stderr together).
+    pub max_output: ByteSize,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory; the container's when unset.
+    pub workdir: Option<String>,
+    /// User; the image's when unset.
+    pub user: Option<String>,
+    /// Cancelling this kills the command like a timeout and returns [`Error::Cancelled`].
+    pub cancel: Option<CancellationToken>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            lang: Lang::Sh,
+            timeout: Some(DEFAULT_TIMEOUT),
+            max_output: DEFAULT_MAX_OUTPUT,
+            env: Vec::new(),
+            workdir: None,
+            user: None,
+            cancel: None,
+        }
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecResult {
+    /// Captured stdout (lossy UTF-8).
+    pub stdout: String,
+    /// Captured stderr (lossy UTF-8), plus pocketdock's notices.
+    pub stderr: String,
+    /// Exit code; -1 when timed out.
+    pub exit_code: i64,
+    /// `exit_code == 0`.
+    pub ok: bool,
+    /// Wall-clock time from exec create to exit.
+    pub duration_ms: u64,
+    /// Killed by the timeout.
+    pub timed_out: bool,
+    /// Output exceeded `max_output`.
+    pub truncated: bool,
+    /// Killed by the kernel for exceeding the sandbox's memory limit.
+    pub oom_killed: bool,
+}
+
+/// What a run ended with, before output is assembled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outcome {
+    pub exit_code: i64,
+    pub duration: Duration,
+    pub timed_out: bool,
+    pub oom_killed: bool,
+}
+
+impl Sandbox {
+    /// Run `command` and collect its output.
+    pub async fn run(&self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
+        let mut collected = Collected::default();
+        let mut cap = CappedOutput::new(opts.max_output.bytes());
+        let outcome = self
+            .run_streaming(command, opts, &mut cap, &mut |k, d| collected.push(k, d))
+            .await?;
+        let mut stderr = String::from_utf8_lossy(&collected.stderr).into_owned();
+        if cap.truncated() {
+            stderr.push_str(&cap.notice());
+        }
+        if outcome.timed_out {
+            stderr.push_str(&timeout_notice(opts.timeout));
+        }
+        if outcome.oom_killed {
+            stderr.push_str(OOM_NOTICE);
+        }
+        Ok(ExecResult {
+            stdout: String::from_utf8_lossy(&collected.stdout).into_owned(),
+            stderr,
+            exit_code: outcome.exit_code,
+            ok: outcome.exit_code == 0,
+            duration_ms: outcome.duration.as_millis() as u64,
+            timed_out: outcome.timed_out,
+            truncated: cap.truncated(),
+            oom_killed: outcome.oom_killed,
+        })
+    }
+
+    /// Run `command`, handing each piece of output to `sink` as it arrives
+    /// (only what fits under `cap`), and return how it ended.
+    pub(crate) async fn run_streaming(
+        &self,
+        command: &str,
+        opts: &RunOptions,
+        cap: &mut CappedOutput,
+        sink: &mut dyn FnMut(StreamKind, &[u8]),
+    ) -> Result<Outcome> {
+        if command.len() > MAX_SCRIPT_ARG {
+            return Err(Error::Invalid {
+                what: "command",
+                value: format!("{}...", &command[..command.floor_char_boundary(40)]),
+                expected:
+                    "a command or script under 127 KiB; push a larger script as a file and run it",
+            });
+        }
+        let marker = format!("{:016x}", fastrand::u64(..));
+        let mut env = vec![format!("{MARKER_VAR}={marker}")];
+        env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}")));
+        let spec = ExecSpec {
+            cmd: opts.lang.argv(command),
+            env,
+            user: opts.user.clone(),
+            working_dir: opts.workdir.clone(),
+            ..ExecSpec::default()
+        };
+        let start = Instant::now();
+        let engine = self.engine.clone();
+        let exec_id = match engine.exec_create(&self.name, &spec).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.explain(e).await),
+        };
+
+        let body = async {
+            let mut output = engine.exec_start(&exec_id, false).await?;
+            let mut pass = |k: StreamKind, d: &[u8]| {
+                let kept = cap.admit(d);
+                if !kept.is_empty() {
+                    sink(k, kept);
+                }
+            };
+            while output.next(&mut pass).await? {}
+            wait_exit(&engine, &exec_id).await
+        };
+        let cancelled = async {
+            match &opts.cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let deadline = async {
+            match opts.timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let exit_code = tokio::select! {
+            r = body => match r {
+                Ok(code) => code,
+                Err(e) => return Err(self.explain(e).await),
+            },
+            () = deadline => {
+                self.kill_marked(&marker, opts.user.as_deref()).await;
+                return Ok(Outcome {
+                    exit_code: -1,
+                    duration: start.elapsed(),
+                    timed_out: true,
+                    oom_killed: false,
+                });
+            }
+            () = cancelled => {
+                self.kill_marked(&marker, opts.user.as_deref()).await;
+                return Err(Error::Cancelled);
+            }
+        };
+        let duration = start.elapsed();
+        let oom_killed = exit_code == 137 && self.oom_kill_happened().await;
+        Ok(Outcome {
+            exit_code,
+            duration,
+            timed_out: false,
+            oom_killed,
+        })
+    }
+
+    /// Freeze, then kill, every process carrying `marker`; twice more to catch
+    /// processes forked while the first pass ran. It runs as the command's own
+    /// user: reading another user's `/proc/PID/environ` needs `CAP_SYS_PTRACE`,
+    /// which containers do not get. Best effort: a container without `sh` or
+    /// `grep` keeps what it cannot kill.
+    async fn kill_marked(&self, marker: &str, user: Option<&str>) {
+        let script = format!(
+            "m='{MARKER_VAR}={marker}'; for s in STOP KILL KILL; do for d in /proc/[0-9]*; do \
+             grep -qsF \"$m\" \"$d/environ\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; done; done; true"
+        );
+        let _ = self.housekeeping_sh(&script, user).await;
+    }
+
+    /// Whether the kernel OOM-killed something in this container since the
+    /// last time pocketdock asked. The counter lives in the container's memory
+    /// cgroup (v2 `memory.events`, v1 `memory.oom_control`); the last value
+    /// seen is kept inside the container, so any number of handles and CLI
+    /// invocations agree on what is new.
+    async fn oom_kill_happened(&self) -> bool {
+        const SCRIPT: &str = "n=0; for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do \
+             [ -r \"$f\" ] && while read -r k v; do [ \"$k\" = oom_kill ] && n=$v; done < \"$f\"; done; \
+             s=/tmp/.pocketdock-oom-kills; p=$(cat \"$s\" 2>/dev/null || echo 0); echo \"$n\" > \"$s\" 2>/dev/null; echo \"$p $n\"";
+        let Ok(out) = self.housekeeping_sh(SCRIPT, Some("0")).await else {
+            return false;
+        };
+        let mut nums = out.split_whitespace().filter_map(|n| n.parse::<u64>().ok());
+        matches!((nums.next(), nums.next()), (Some(prev), Some(now)) if now > prev)
+    }
+
+    /// Run a short housekeeping script; stdout on success.
+    async fn housekeeping_sh(&self, script: &str, user: Option<&str>) -> Result<String> {
+        let spec = ExecSpec {
+            cmd: vec!["sh".into(), "-c".into(), script.into()],
+            user: user.map(str::to_string),
+            ..ExecSpec::default()
+        };
+        let engine = &self.engine;
+        let id = engine.exec_create(&self.name, &spec).await?;
+        let mut out = Vec::new();
+        let mut output = engine.exec_start(&id, false).await?;
+        let work = async {
+            while output
+                .next(&mut |k, d| {
+                    if k == StreamKind::Stdout && out.len() < 4096 {
+                        out.extend_from_slice(d);
+                    }
+                })
+                .await?
+            {}
+            Ok::<(), Error>(())
+        };
+        tokio::time::timeout(Duration::from_secs(10), work)
+            .await
+            .map_err(|_| Error::Protocol {
+                op: "run housekeeping exec",
+                detail: "no answer within 10s".into(),
+            })??;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+/// Exec inspect right after the stream ends may still say running (Docker
+/// sets the exit code a moment later): poll briefly with backoff.
+async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
+    let mut delay = Duration::from_millis(1);
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        let inspect = engine.exec_inspect(exec_id).await?;
+        if let (false, Some(code)) = (inspect.running, inspect.exit_code) {
+            return Ok(code);
+        }
+        if Instant::now() > give_up {
+            return Err(Error::Protocol {
+                op: "inspect exec",
+                detail: "the engine never reported an exit code".into(),
+            });
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(50));
+    }
+}
+
+pub(crate) const OOM_NOTICE: &str =
+    "\n[pocketdock] killed: the command exceeded the sandbox's memory limit (raise it with --mem)\n";
+
+pub(crate) fn timeout_notice(timeout: Option<Duration>) -> String {
+    format!(
+        "\n[pocketdock] timed out after {}s: the command and every process it started were killed\n",
+        timeout.map_or(0, |t| t.as_secs())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn langs() {
+        assert_eq!(
+            "python".parse::<Lang>().unwrap().argv("print(1)"),
+            ["python3", "-c", "print(1)"]
+        );
+        assert_eq!(
+            "node".parse::<Lang>().unwrap().argv("1"),
+            ["node", "-e", "1"]
+        );
+        assert_eq!(Lang::default().argv("echo"), ["sh", "-c", "echo"]);
+        let e = "ruby".parse::<Lang>().unwrap_err().to_string();
+        assert!(e.contains("sh, bash, python, node"), "{e}");
+    }
+}
