@@ -84,7 +84,12 @@ impl Sandbox {
                     profile: profile.map(|p| p.name.to_string()),
                 })
             }
-            Err(Error::Api { status: 409, .. }) => return Err(Error::NameInUse { name }),
+            // Docker answers 409; Podman 500 with "already in use".
+            Err(Error::Api {
+                status, message, ..
+            }) if status == 409 || message.contains("already in use") => {
+                return Err(Error::NameInUse { name })
+            }
             Err(e) => return Err(e),
         };
         if let Err(e) = engine.start_container(&id).await {
@@ -143,8 +148,9 @@ impl Sandbox {
             .map_err(|e| self.gone_on_404(e))
     }
 
-    /// Stop and remove; a persistent sandbox is only stopped unless `remove`
-    /// is set. `force` kills at once instead of asking the processes to stop.
+    /// Remove the sandbox (its processes are killed). A persistent sandbox is
+    /// only stopped, unless `remove` is set; `force` then kills it at once
+    /// instead of giving its processes ten seconds to stop.
     pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
         let inspect = self.inspect().await?;
         let persist = inspect
@@ -164,9 +170,8 @@ impl Sandbox {
             }
             return Ok(Shutdown::Stopped);
         }
-        if !force && inspect.state.running {
-            self.stop().await?;
-        }
+        // Nothing in a removed sandbox outlives it, so there is nothing to
+        // wait for: kill and remove in one call.
         self.engine
             .remove_container(&self.name, true)
             .await
@@ -254,6 +259,7 @@ fn create_body(
         labels,
         env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         working_dir: spec.workdir.clone(),
+        open_stdin: true,
         cmd: None,
         exposed_ports: exposed,
         host_config: HostConfig {

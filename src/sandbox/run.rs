@@ -186,7 +186,7 @@ impl Sandbox {
         command: &str,
         opts: &RunOptions,
         cap: &mut CappedOutput,
-        sink: &mut dyn FnMut(StreamKind, &[u8]),
+        sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
         if command.len() > MAX_SCRIPT_ARG {
             return Err(Error::Invalid {
@@ -215,14 +215,17 @@ impl Sandbox {
 
         let body = async {
             let mut output = engine.exec_start(&exec_id, false).await?;
+            let mut runtime_error = RuntimeError::default();
             let mut pass = |k: StreamKind, d: &[u8]| {
+                let k = runtime_error.classify(k, d);
                 let kept = cap.admit(d);
                 if !kept.is_empty() {
                     sink(k, kept);
                 }
             };
             while output.next(&mut pass).await? {}
-            wait_exit(&engine, &exec_id).await
+            let code = wait_exit(&engine, &exec_id).await?;
+            Ok::<i64, Error>(runtime_error.exit_code(code))
         };
         let cancelled = async {
             match &opts.cancel {
@@ -266,14 +269,16 @@ impl Sandbox {
     }
 
     /// Freeze, then kill, every process carrying `marker`; twice more to catch
-    /// processes forked while the first pass ran. It runs as the command's own
+    /// processes forked while the first pass ran. (`environ` is NUL-separated,
+    /// which busybox grep cannot search: hence `tr`.) It runs as the command's own
     /// user: reading another user's `/proc/PID/environ` needs `CAP_SYS_PTRACE`,
     /// which containers do not get. Best effort: a container without `sh` or
     /// `grep` keeps what it cannot kill.
     async fn kill_marked(&self, marker: &str, user: Option<&str>) {
         let script = format!(
             "m='{MARKER_VAR}={marker}'; for s in STOP KILL KILL; do for d in /proc/[0-9]*; do \
-             grep -qsF \"$m\" \"$d/environ\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; done; done; true"
+             tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"$m\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; \
+             done; done; true"
         );
         let _ = self.housekeeping_sh(&script, user).await;
     }
@@ -326,6 +331,46 @@ impl Sandbox {
     }
 }
 
+/// Docker reports an exec whose program cannot be started as a stdout frame
+/// ("OCI runtime exec failed: ... executable file not found") with exit 126.
+/// Route that text to stderr and report a missing program as 127, as a shell would.
+#[derive(Debug, Default)]
+struct RuntimeError {
+    seen_output: bool,
+    failed: bool,
+    not_found: bool,
+}
+
+impl RuntimeError {
+    fn classify(&mut self, kind: StreamKind, data: &[u8]) -> StreamKind {
+        if !self.seen_output {
+            self.seen_output = true;
+            self.failed =
+                kind == StreamKind::Stdout && data.starts_with(b"OCI runtime exec failed");
+            self.not_found = self.failed
+                && [
+                    &b"executable file not found"[..],
+                    b"no such file or directory",
+                ]
+                .iter()
+                .any(|needle| data.windows(needle.len()).any(|w| w == *needle));
+        }
+        if self.failed {
+            StreamKind::Stderr
+        } else {
+            kind
+        }
+    }
+
+    fn exit_code(&self, code: i64) -> i64 {
+        if self.not_found && code == 126 {
+            127
+        } else {
+            code
+        }
+    }
+}
+
 /// Exec inspect right after the stream ends may still say running (Docker
 /// sets the exit code a moment later): poll briefly with backoff.
 async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
@@ -360,6 +405,25 @@ pub(crate) fn timeout_notice(timeout: Option<Duration>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docker_runtime_errors_go_to_stderr_as_127() {
+        let mut r = RuntimeError::default();
+        let msg = b"OCI runtime exec failed: exec failed: unable to start container process: exec: \"node\": executable file not found in $PATH: unknown\r\n";
+        assert_eq!(r.classify(StreamKind::Stdout, msg), StreamKind::Stderr);
+        assert_eq!(r.exit_code(126), 127);
+
+        let mut ordinary = RuntimeError::default();
+        assert_eq!(
+            ordinary.classify(StreamKind::Stdout, b"hello"),
+            StreamKind::Stdout
+        );
+        assert_eq!(
+            ordinary.classify(StreamKind::Stdout, b"OCI runtime exec failed"),
+            StreamKind::Stdout
+        );
+        assert_eq!(ordinary.exit_code(126), 126);
+    }
 
     #[test]
     fn langs() {

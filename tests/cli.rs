@@ -1,0 +1,358 @@
+//! The `pocketdock` binary end to end, against the engine POCKETDOCK_SOCKET names.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{pocketdock, pocketdock_env, stderr, stdout, unique, Cleanup};
+use pocketdock::sandbox::labels;
+
+/// `pocketdock create` a labelled sandbox and register it for cleanup.
+fn create(c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
+    let name = unique(prefix);
+    c.add(name.clone());
+    let mut args = vec!["create", "--name", &name, "--project", "pocketdock-tests"];
+    args.extend_from_slice(extra);
+    let o = pocketdock(&args);
+    assert!(o.status.success(), "create failed: {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{name}\n"));
+    name
+}
+
+#[tokio::test]
+async fn create_run_and_list() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "cli", &["--profile", "minimal"]);
+
+    let o = pocketdock(&["run", &name, "echo hello"]);
+    assert_eq!(
+        (stdout(&o).as_str(), o.status.code()),
+        ("hello\n", Some(0)),
+        "{}",
+        stderr(&o)
+    );
+
+    // What `docker ps --filter label=pocketdock.managed=true` shows.
+    let listed = engine
+        .list_containers(false, &[format!("{}=true", labels::MANAGED)])
+        .await
+        .unwrap();
+    assert!(
+        listed.iter().any(|s| s.name() == name),
+        "{name} not among managed containers"
+    );
+
+    let o = pocketdock(&["list", "--json", "--project", "pocketdock-tests"]);
+    assert!(o.status.success());
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name.as_str())
+        .expect("listed");
+    assert_eq!(row["state"], "running");
+    assert_eq!(row["profile"], "minimal");
+
+    let o = pocketdock(&["list"]);
+    assert!(
+        stdout(&o).lines().next().unwrap().starts_with("NAME"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains(&name));
+}
+
+#[tokio::test]
+async fn create_json_prints_id_and_name() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = unique("cjson");
+    c.add(name.clone());
+    let o = pocketdock(&[
+        "create", "--name", &name, "--json", "--mem", "128m", "--cpu", "25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], name.as_str());
+    assert!(v["id"].as_str().unwrap().len() >= 12);
+    let i = engine.inspect_container(&name, false).await.unwrap();
+    assert_eq!(i.host_config.memory, 128 << 20);
+}
+
+#[tokio::test]
+async fn run_json_reports_streams_and_exit_code() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "rjson", &[]);
+    let o = pocketdock(&["run", &name, "--json", "echo out; echo err >&2; exit 3"]);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["stdout"], "out\n");
+    assert_eq!(v["stderr"], "err\n");
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["timed_out"], false);
+    assert_eq!(v["truncated"], false);
+    assert!(v["duration_ms"].is_u64());
+    assert!(
+        stdout(&o).starts_with(r#"{"stdout":"out\n","stderr":"err\n","exit_code":3,"ok":false,"#)
+    );
+
+    // Without --json the streams go to the matching streams.
+    let o = pocketdock(&["run", &name, "echo out; echo err >&2; exit 3"]);
+    assert_eq!(
+        (stdout(&o).as_str(), stderr(&o).as_str(), o.status.code()),
+        ("out\n", "err\n", Some(3))
+    );
+}
+
+#[tokio::test]
+async fn run_timeout_exits_124_and_leaves_no_process() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "rto", &[]);
+    let started = Instant::now();
+    let o = pocketdock(&["run", &name, "--timeout", "2", "sleep 60 & sleep 60"]);
+    let took = started.elapsed();
+    assert_eq!(o.status.code(), Some(124), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert!(stderr(&o).contains("timed out"));
+    let ps = pocketdock(&["run", &name, "ps -eo args"]);
+    assert!(!stdout(&ps).contains("sleep 60"), "{}", stdout(&ps));
+
+    let o = pocketdock(&["run", &name, "--json", "--timeout", "1", "sleep 5"]);
+    assert_eq!(o.status.code(), Some(124));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["timed_out"].as_bool(), v["exit_code"].as_i64()),
+        (Some(true), Some(-1))
+    );
+}
+
+#[tokio::test]
+async fn run_max_output_prints_exactly_the_cap() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "rcap", &[]);
+    let cmd = "head -c 1000000 /dev/zero | tr '\\0' a";
+    let o = pocketdock(&["run", &name, "--max-output", "1k", cmd]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout.len(), 1024);
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+
+    let o = pocketdock(&["run", &name, "--json", "--max-output", "1k", cmd]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["stdout"].as_str().unwrap().len(), 1024);
+}
+
+#[tokio::test]
+async fn run_on_removed_and_stopped_sandboxes_explains() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "rgone", &[]);
+
+    let o = pocketdock(&["stop", &name]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdock(&["run", &name, "true"]);
+    assert_eq!(o.status.code(), Some(125));
+    let e = stderr(&o);
+    assert!(
+        e.contains("is not running") && e.contains("exit code"),
+        "{e}"
+    );
+
+    let o = pocketdock(&["resume", &name]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(pocketdock(&["run", &name, "true"]).status.code(), Some(0));
+
+    engine.remove_container(&name, true).await.unwrap();
+    let o = pocketdock(&["run", &name, "true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    for cmd in [
+        &["info", &name][..],
+        &["stop", &name],
+        &["shutdown", &name, "-y"],
+    ] {
+        let o = pocketdock(cmd);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}");
+        assert!(
+            stderr(&o).contains("does not exist"),
+            "{cmd:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
+    let commands: &[&[&str]] = &[
+        &["create"],
+        &["run", "x", "true"],
+        &["list"],
+        &["info", "x"],
+        &["stop", "x"],
+        &["resume", "x"],
+        &["shutdown", "x", "-y"],
+        &["build"],
+        &["bench", "-n", "1"],
+    ];
+    for args in commands {
+        let o = pocketdock_env(args, &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")]);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(e.contains("/nonexistent/engine.sock"), "{args:?}: {e}");
+        assert!(
+            e.contains("podman system service") && e.contains("dockerd"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+    let o = pocketdock_env(
+        &["run", "x", "true"],
+        &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")],
+    );
+    assert_eq!(o.status.code(), Some(125));
+}
+
+#[test]
+fn a_socket_nobody_listens_on_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dead.sock");
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    let o = pocketdock(&["--socket", path.to_str().unwrap(), "list"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("dead.sock") && e.contains("no container engine is reachable"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn memory_limit_exit_137_says_killed_for_memory() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "roomk", &["--mem", "64m"]);
+    let o = pocketdock(&[
+        "run",
+        &name,
+        "--json",
+        "python3 -c \"bytearray(200*1024*1024)\"",
+    ]);
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["oom_killed"], true, "{v}");
+    assert!(v["stderr"].as_str().unwrap().contains("memory limit"));
+}
+
+#[test]
+fn bad_arguments_are_usage_errors_that_say_what_is_accepted() {
+    let o = pocketdock(&["create", "--mem", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("512, 64k, 10m, 1g"), "{}", stderr(&o));
+
+    let o = pocketdock(&["run", "x", "--max-output", "1.5m", "true"]);
+    assert_eq!(o.status.code(), Some(125), "run's usage errors use 125");
+    assert!(stderr(&o).contains("512, 64k, 10m, 1g"), "{}", stderr(&o));
+
+    let o = pocketdock(&["run", "x", "--lang", "ruby", "true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("sh, bash, python, node"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = pocketdock(&["create", "--port", "http"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("HOST:CONTAINER"), "{}", stderr(&o));
+
+    let o = pocketdock(&["create", "--volume", "relative"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = pocketdock(&["run", "x"]);
+    assert_eq!(o.status.code(), Some(125), "missing COMMAND");
+    let o = pocketdock(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn help_is_there_for_every_command() {
+    for cmd in [
+        "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench",
+    ] {
+        let o = pocketdock(&[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}");
+        assert!(stdout(&o).contains("Usage: pocketdock"), "{cmd}");
+    }
+    let o = pocketdock(&["run", "--help"]);
+    assert!(stdout(&o).contains("124") && stdout(&o).contains("125"));
+}
+
+#[tokio::test]
+async fn shutdown_asks_unless_yes_and_keeps_persistent_sandboxes() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "sdown", &[]);
+    let o = pocketdock(&["shutdown", &name]);
+    assert_eq!(o.status.code(), Some(2), "no terminal, no -y: refuse");
+    assert!(stderr(&o).contains("-y"), "{}", stderr(&o));
+    assert!(
+        engine.inspect_container(&name, false).await.is_ok(),
+        "removed without confirmation"
+    );
+    let o = pocketdock(&["shutdown", &name, "-y"]);
+    assert!(o.status.success());
+    assert!(engine.inspect_container(&name, false).await.is_err());
+
+    let kept = create(&mut c, "skeep", &["--persist"]);
+    let o = pocketdock(&["shutdown", &kept]);
+    assert!(
+        o.status.success(),
+        "stopping a persistent sandbox removes nothing: {}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("persistent"));
+    let i = engine.inspect_container(&kept, false).await.unwrap();
+    assert!(!i.state.running);
+    let o = pocketdock(&["shutdown", &kept, "--remove", "-y"]);
+    assert!(o.status.success());
+    assert!(engine.inspect_container(&kept, false).await.is_err());
+}
+
+#[tokio::test]
+async fn info_shows_state_limits_and_processes() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "info", &["--mem", "128m", "--cpu", "100"]);
+    let o = pocketdock(&["info", &name, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["status"], "running");
+    assert_eq!(v["memory_limit"], 128 << 20);
+    assert_eq!(v["cpu_limit_percent"], 100.0);
+    assert_eq!(v["network"], false);
+    assert!(v["memory_usage"].as_u64().is_some(), "{v}");
+    assert!(v["pids"].as_u64().unwrap() >= 1);
+    assert!(!v["processes"].as_array().unwrap().is_empty());
+    let o = pocketdock(&["info", &name]);
+    let text = stdout(&o);
+    for field in [
+        "status:",
+        "image:",
+        "profile:",
+        "memory:",
+        "cpu:",
+        "pids:",
+        "network:",
+        "uptime:",
+        "processes:",
+    ] {
+        assert!(text.contains(field), "missing {field}:\n{text}");
+    }
+}

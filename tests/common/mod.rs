@@ -1,0 +1,136 @@
+//! Shared harness for tests against a real engine.
+//!
+//! The engine is the one `POCKETDOCK_SOCKET` (or the usual detection) finds.
+//! Without an engine a test is skipped with a message, except under `CI=true`,
+//! where a missing engine is a failure. Every container a test makes carries
+//! the label `pocketdock.test=true` and is removed by a guard when the test
+//! ends, pass or fail.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use pocketdock::{Engine, Sandbox, SandboxSpec};
+
+/// Label on every test container.
+pub const TEST_LABEL: &str = "pocketdock.test";
+
+/// Connect, or `None` (skip) when no engine runs and this is not CI.
+pub async fn engine() -> Option<Engine> {
+    match Engine::connect().await {
+        Ok(e) => Some(e),
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but no engine is reachable:\n{e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: no engine ({e})");
+            None
+        }
+    }
+}
+
+/// Skip the test (return) when there is no engine.
+#[macro_export]
+macro_rules! engine_or_skip {
+    () => {
+        match common::engine().await {
+            Some(e) => e,
+            None => return,
+        }
+    };
+}
+
+/// A unique container name for a test.
+pub fn unique(prefix: &str) -> String {
+    format!("pdt-{prefix}-{:08x}", fastrand::u32(..))
+}
+
+/// A spec labelled for cleanup.
+pub fn spec(prefix: &str) -> SandboxSpec {
+    let mut s = SandboxSpec {
+        name: Some(unique(prefix)),
+        project: Some("pocketdock-tests".into()),
+        ..SandboxSpec::default()
+    };
+    s.labels.insert(TEST_LABEL.into(), "true".into());
+    s
+}
+
+/// Removes the named container when dropped, whatever happened.
+pub struct Cleanup {
+    engine: Engine,
+    names: Vec<String>,
+}
+
+impl Cleanup {
+    pub fn new(engine: &Engine) -> Self {
+        Cleanup {
+            engine: engine.clone(),
+            names: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, name: impl Into<String>) {
+        self.names.push(name.into());
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        // Drop cannot await, and the test's runtime may be shutting down:
+        // remove on a fresh runtime in a thread of its own.
+        let socket = self.engine.info().socket.clone();
+        let names = std::mem::take(&mut self.names);
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                if let Ok(engine) = Engine::connect_to(Some(&socket)).await {
+                    for n in names {
+                        let _ = engine.remove_container(&n, true).await;
+                    }
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// Create a sandbox from `spec` and register it for cleanup.
+pub async fn sandbox(engine: &Engine, cleanup: &mut Cleanup, spec: &SandboxSpec) -> Sandbox {
+    if let Some(n) = &spec.name {
+        cleanup.add(n.clone());
+    }
+    Sandbox::create(engine, spec).await.expect("create sandbox")
+}
+
+/// The built `pocketdock` binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pocketdock"))
+}
+
+/// Run the binary with args; stdin closed.
+pub fn pocketdock(args: &[&str]) -> Output {
+    pocketdock_env(args, &[])
+}
+
+/// Run the binary with args and extra environment.
+pub fn pocketdock_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run pocketdock")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
