@@ -20,7 +20,7 @@
 #
 # Idempotent: a re-run on a machine where everything is up changes nothing and
 # takes about a second. Daemons run in the background (setsid/nohup) and log to
-# $LOG_DIR. See docs in /work/shared/ENGINES.md for the facts behind each step.
+# $LOG_DIR. docs/engines.md explains the facts behind each step.
 #
 # Environment (all optional):
 #   MIRROR     Debian mirror for debootstrap (default: read from the machine's

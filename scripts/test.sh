@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The whole test suite: lints, then unit, integration and CLI tests, once
+# against Podman and once against Docker, both real engines that
+# scripts/provision.sh installs and starts. Exits non-zero if anything failed.
+#
+# Usage: scripts/test.sh [--podman-only | --docker-only]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+engines=(podman docker)
+case "${1:-}" in
+  --podman-only) engines=(podman) ;;
+  --docker-only) engines=(docker) ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--podman-only | --docker-only]" >&2; exit 2 ;;
+esac
+
+declare -A socket=([podman]=/run/podman/podman.sock [docker]=/var/run/docker.sock)
+failed=()
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "provision engines (${engines[*]})"
+provision_args=()
+[ ${#engines[@]} -eq 1 ] && provision_args=("--${engines[0]}-only")
+bash scripts/provision.sh "${provision_args[@]}" || { echo "provisioning failed" >&2; exit 1; }
+
+step "format and lints"
+cargo fmt --check || failed+=("cargo fmt --check")
+cargo clippy --locked --all-targets -- -D warnings || failed+=("cargo clippy")
+
+step "build"
+cargo build --locked --all-targets || { echo "build failed" >&2; exit 1; }
+
+for engine in "${engines[@]}"; do
+  export POCKETDOCK_SOCKET=${socket[$engine]}
+  step "$engine: build the minimal profile with pocketdock itself"
+  if ! target/debug/pocketdock build minimal; then
+    failed+=("$engine: pocketdock build minimal")
+    continue
+  fi
+  step "$engine: unit, integration, CLI and doc tests"
+  # With CI=true a missing engine fails the tests instead of skipping them.
+  CI=true cargo test --locked || failed+=("$engine: tests")
+done
+unset POCKETDOCK_SOCKET
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\nFAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+printf '\nall checks passed on: %s\n' "${engines[*]}" >&2
