@@ -131,6 +131,46 @@ pub enum Error {
         expected: &'static str,
     },
 
+    /// A host path that an operation needs does not exist.
+    #[error("{path}: no such file or directory on this machine")]
+    LocalPathMissing {
+        /// The path as given.
+        path: PathBuf,
+    },
+
+    /// A path inside the sandbox does not exist.
+    #[error("{path}: no such file or directory in sandbox {name}\nhint: `pocketdock run {name} \"ls -la {parent}\"` shows what is there")]
+    SandboxPathMissing {
+        /// Sandbox name.
+        name: String,
+        /// The path inside it.
+        path: String,
+        /// Its parent directory, for the hint.
+        parent: String,
+    },
+
+    /// A copy would replace a file with a directory or the reverse.
+    #[error("cannot copy {what} to {path}: {reason}")]
+    PathConflict {
+        /// What was being copied.
+        what: String,
+        /// The destination.
+        path: String,
+        /// Why not.
+        reason: &'static str,
+    },
+
+    /// An archive entry would land outside the destination; nothing past it was written.
+    #[error("refused archive entry `{entry}`: {reason} (extraction stopped; files before it were written under {dest})")]
+    UnsafeArchive {
+        /// The entry's path as the archive names it.
+        entry: String,
+        /// What is wrong with it.
+        reason: &'static str,
+        /// The destination directory.
+        dest: PathBuf,
+    },
+
     /// The operation was cancelled (Ctrl-C, or the caller's token).
     #[error("cancelled")]
     Cancelled,

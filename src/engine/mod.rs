@@ -7,6 +7,7 @@
 //! layer's job, because only it knows which container the caller meant.
 
 pub mod api;
+mod archive;
 mod container;
 pub mod demux;
 mod exec;
@@ -21,6 +22,8 @@ use std::time::Duration;
 use hyper::Method;
 
 pub use api::*;
+pub use archive::PathStat;
+pub(crate) use archive::is_container_missing;
 pub use exec::{ExecOutput, ExecSpec};
 pub use image::BuildLine;
 

@@ -5,6 +5,7 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
+mod files;
 mod info;
 mod output;
 mod run;
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use output::CappedOutput;
 pub(crate) use run::{timeout_notice, OOM_NOTICE};

@@ -280,7 +280,7 @@ impl Sandbox {
              tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"$m\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; \
              done; done; true"
         );
-        let _ = self.housekeeping_sh(&script, user).await;
+        let _ = self.housekeeping(sh(&script), user).await;
     }
 
     /// Whether the kernel OOM-killed something in this container since the
@@ -292,17 +292,17 @@ impl Sandbox {
         const SCRIPT: &str = "n=0; for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do \
              [ -r \"$f\" ] && while read -r k v; do [ \"$k\" = oom_kill ] && n=$v; done < \"$f\"; done; \
              s=/tmp/.pocketdock-oom-kills; p=$(cat \"$s\" 2>/dev/null || echo 0); echo \"$n\" > \"$s\" 2>/dev/null; echo \"$p $n\"";
-        let Ok(out) = self.housekeeping_sh(SCRIPT, Some("0")).await else {
+        let Ok(out) = self.housekeeping(sh(SCRIPT), Some("0")).await else {
             return false;
         };
         let mut nums = out.split_whitespace().filter_map(|n| n.parse::<u64>().ok());
         matches!((nums.next(), nums.next()), (Some(prev), Some(now)) if now > prev)
     }
 
-    /// Run a short housekeeping script; stdout on success.
-    async fn housekeeping_sh(&self, script: &str, user: Option<&str>) -> Result<String> {
+    /// Run a short housekeeping command (bounded to 10 s); its stdout.
+    pub(crate) async fn housekeeping(&self, argv: Vec<String>, user: Option<&str>) -> Result<String> {
         let spec = ExecSpec {
-            cmd: vec!["sh".into(), "-c".into(), script.into()],
+            cmd: argv,
             user: user.map(str::to_string),
             ..ExecSpec::default()
         };
@@ -371,9 +371,14 @@ impl RuntimeError {
     }
 }
 
+/// argv for `sh -c SCRIPT`.
+pub(crate) fn sh(script: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), script.into()]
+}
+
 /// Exec inspect right after the stream ends may still say running (Docker
 /// sets the exit code a moment later): poll briefly with backoff.
-async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
+pub(crate) async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
     let mut delay = Duration::from_millis(1);
     let give_up = Instant::now() + Duration::from_secs(10);
     loop {
