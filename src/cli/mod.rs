@@ -8,6 +8,7 @@
 mod bench;
 mod build;
 mod create;
+mod files;
 mod info;
 mod lifecycle;
 mod list;
@@ -51,6 +52,10 @@ enum Command {
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
     Run(run::Args),
+    /// Copy a host file or directory into a sandbox.
+    Push(files::PushArgs),
+    /// Copy a file or directory out of a sandbox.
+    Pull(files::PullArgs),
     /// List pocketdock sandboxes (running ones unless --all).
     List(list::Args),
     /// Show a sandbox's state, limits, resource use and processes.
@@ -117,6 +122,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
             let opts = a.options()?;
             run::run(&engine().await?, a, opts).await
         }
+        Command::Push(a) => files::push(&engine().await?, a).await,
+        Command::Pull(a) => files::pull(&engine().await?, a).await,
         Command::List(a) => list::run(&engine().await?, a).await,
         Command::Info(a) => info::run(&engine().await?, a).await,
         Command::Stop(a) => lifecycle::stop(&engine().await?, a).await,
