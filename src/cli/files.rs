@@ -8,7 +8,8 @@ use crate::error::Error;
 use crate::sandbox::{CopyReport, Sandbox};
 use crate::size::ByteSize;
 
-const COPY_RULES: &str = "A file lands at DST, or inside DST when DST is a directory or ends in /.\n\
+const COPY_RULES: &str =
+    "A file lands at DST, or inside DST when DST is a directory or ends in /.\n\
     A directory's contents land in DST, which is created if missing.";
 
 #[derive(Debug, clap::Args)]
@@ -41,15 +42,29 @@ pub struct PullArgs {
 
 pub async fn push(engine: &Engine, a: PushArgs) -> Result<u8, Error> {
     let started = Instant::now();
-    let report = Sandbox::attach(engine, &a.name).push(&a.src, &a.dst).await?;
-    summary(&report, a.json, started, &format!("{} -> {}:{}", a.src.display(), a.name, a.dst));
+    let report = Sandbox::attach(engine, &a.name)
+        .push(&a.src, &a.dst)
+        .await?;
+    summary(
+        &report,
+        a.json,
+        started,
+        &format!("{} -> {}:{}", a.src.display(), a.name, a.dst),
+    );
     Ok(0)
 }
 
 pub async fn pull(engine: &Engine, a: PullArgs) -> Result<u8, Error> {
     let started = Instant::now();
-    let report = Sandbox::attach(engine, &a.name).pull(&a.src, &a.dst).await?;
-    summary(&report, a.json, started, &format!("{}:{} -> {}", a.name, a.src, a.dst.display()));
+    let report = Sandbox::attach(engine, &a.name)
+        .pull(&a.src, &a.dst)
+        .await?;
+    summary(
+        &report,
+        a.json,
+        started,
+        &format!("{}:{} -> {}", a.name, a.src, a.dst.display()),
+    );
     Ok(0)
 }
 

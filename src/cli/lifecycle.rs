@@ -85,3 +85,49 @@ fn confirm(name: &str) -> Result<bool, Error> {
         .map_err(|e| Error::io("read the answer", e))?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
+
+#[derive(Debug, clap::Args)]
+pub struct RebootArgs {
+    /// Sandbox name or id.
+    name: String,
+    /// Recreate from the image (same name, limits, mounts): the filesystem starts over.
+    #[arg(long)]
+    fresh: bool,
+}
+
+pub async fn reboot(engine: &Engine, a: RebootArgs) -> Result<u8, Error> {
+    let mut sandbox = Sandbox::attach(engine, &a.name);
+    sandbox.reboot(a.fresh).await?;
+    if a.fresh {
+        println!("recreated {} from its image", a.name);
+    } else {
+        println!("restarted {} (filesystem kept)", a.name);
+    }
+    Ok(0)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KillArgs {
+    /// Sandbox name or id.
+    name: String,
+    /// Process id printed by `pocketdock run --detach`.
+    id: String,
+    /// Signal name or number.
+    #[arg(long, short = 's', default_value = "TERM")]
+    signal: String,
+    /// User the process runs as, when not the image's (signals need the same user).
+    #[arg(long, short = 'u')]
+    user: Option<String>,
+}
+
+pub async fn kill(engine: &Engine, a: KillArgs) -> Result<u8, Error> {
+    Sandbox::attach(engine, &a.name)
+        .kill_process(&a.id, &a.signal, a.user.as_deref())
+        .await?;
+    println!(
+        "sent SIG{} to process {} and its children",
+        a.signal.trim_start_matches("SIG"),
+        a.id
+    );
+    Ok(0)
+}

@@ -64,6 +64,10 @@ enum Command {
     Stop(lifecycle::NameArgs),
     /// Start a stopped sandbox again.
     Resume(lifecycle::NameArgs),
+    /// Restart a sandbox (or recreate it from its image with --fresh).
+    Reboot(lifecycle::RebootArgs),
+    /// Signal a process started with `run --detach`, and its children.
+    Kill(lifecycle::KillArgs),
     /// Stop and remove a sandbox (a persistent one is only stopped).
     Shutdown(lifecycle::ShutdownArgs),
     /// Build image profiles through the engine (never pulls).
@@ -128,6 +132,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Info(a) => info::run(&engine().await?, a).await,
         Command::Stop(a) => lifecycle::stop(&engine().await?, a).await,
         Command::Resume(a) => lifecycle::resume(&engine().await?, a).await,
+        Command::Reboot(a) => lifecycle::reboot(&engine().await?, a).await,
+        Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
         Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,

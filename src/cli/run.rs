@@ -45,6 +45,15 @@ pub struct Args {
     /// duration_ms, timed_out, truncated, oom_killed) instead of the output.
     #[arg(long)]
     json: bool,
+    /// Show output as it arrives (the default for text output); with --json,
+    /// print one JSON object per chunk ({"stream": ..., "data": ...}) and then
+    /// {"result": {...}}.
+    #[arg(long, short = 's', conflicts_with = "detach")]
+    stream: bool,
+    /// Start the command in the background and return at once, printing its
+    /// id and the file inside the sandbox that collects its output.
+    #[arg(long, short = 'd')]
+    detach: bool,
     /// The command: one shell string (several words are joined with spaces).
     #[arg(
         required = true,
@@ -84,7 +93,13 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
             cancel.cancel();
         }
     });
-    let outcome = if a.json {
+    if a.detach {
+        watcher.abort();
+        return detach(&sandbox, &command, &opts, a.json).await;
+    }
+    let outcome = if a.json && a.stream {
+        ndjson(&sandbox, &command, &opts).await
+    } else if a.json {
         sandbox.run(&command, &opts).await.map(|r| {
             println!("{}", serde_json::to_string(&r).expect("result serializes"));
             exit_code(r.exit_code, r.timed_out)
@@ -102,6 +117,44 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
         }
         other => other,
     }
+}
+
+/// One JSON line per chunk, then the result.
+async fn ndjson(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u8, Error> {
+    let mut stream = sandbox.run_stream(command, opts).await?;
+    let mut out = std::io::stdout();
+    while let Some(chunk) = stream.next().await {
+        let line = serde_json::to_string(&chunk).unwrap_or_default();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    }
+    let result = stream.finish().await?;
+    println!("{}", serde_json::json!({ "result": result }));
+    Ok(exit_code(result.exit_code, result.timed_out))
+}
+
+/// Start in the background through the engine (the process outlives this
+/// CLI call); output goes to a log file inside the sandbox.
+async fn detach(
+    sandbox: &Sandbox,
+    command: &str,
+    opts: &RunOptions,
+    json: bool,
+) -> Result<u8, Error> {
+    let started = sandbox.spawn_logged(command, opts).await?;
+    if json {
+        println!("{}", serde_json::to_string(&started).unwrap_or_default());
+    } else {
+        println!("{}", started.id);
+        eprintln!(
+            "started in the background; output goes to {log} in {name}\n  \
+             see it:  pocketdock run {name} \"cat {log}\"\n  \
+             stop it: pocketdock kill {name} {id}",
+            log = started.log,
+            name = sandbox.name(),
+            id = started.id,
+        );
+    }
+    Ok(0)
 }
 
 /// Write output to our stdout and stderr as it arrives.

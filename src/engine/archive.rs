@@ -61,7 +61,11 @@ impl Engine {
             .send(
                 "stat a container path",
                 Method::HEAD,
-                &format!("/containers/{}/archive?path={}", encode(container), encode(path)),
+                &format!(
+                    "/containers/{}/archive?path={}",
+                    encode(container),
+                    encode(path)
+                ),
                 None,
                 &[],
             )
@@ -73,14 +77,21 @@ impl Engine {
         }
         let resp = check("stat a container path", resp).await?;
         Ok(Some(
-            PathStat::from_header(resp.headers().get("X-Docker-Container-Path-Stat")).unwrap_or_default(),
+            PathStat::from_header(resp.headers().get("X-Docker-Container-Path-Stat"))
+                .unwrap_or_default(),
         ))
     }
 
     /// `PUT /containers/{id}/archive?path=DIR`: extract a tar stream into an
     /// existing directory. With `copy_uid_gid` the engine makes the files the
     /// container user's (Podman; Docker resolves that user on the host, which is wrong).
-    pub async fn put_archive(&self, container: &str, dir: &str, tar: Body, copy_uid_gid: bool) -> Result<()> {
+    pub async fn put_archive(
+        &self,
+        container: &str,
+        dir: &str,
+        tar: Body,
+        copy_uid_gid: bool,
+    ) -> Result<()> {
         let resp = self
             .transport()
             .send(
@@ -110,7 +121,11 @@ impl Engine {
             .send(
                 "copy files out of the container",
                 Method::GET,
-                &format!("/containers/{}/archive?path={}", encode(container), encode(path)),
+                &format!(
+                    "/containers/{}/archive?path={}",
+                    encode(container),
+                    encode(path)
+                ),
                 None,
                 &[],
             )

@@ -12,6 +12,19 @@ use crate::error::Result;
 impl Engine {
     /// `POST /containers/create?name=`; returns the id.
     pub async fn create_container(&self, name: &str, body: &CreateContainer) -> Result<String> {
+        let body = serde_json::to_value(body).map_err(|e| crate::error::Error::Protocol {
+            op: "create container",
+            detail: format!("encoding the request: {e}"),
+        })?;
+        self.create_container_raw(name, &body).await
+    }
+
+    /// `POST /containers/create?name=` with a body given as JSON; returns the id.
+    pub async fn create_container_raw(
+        &self,
+        name: &str,
+        body: &serde_json::Value,
+    ) -> Result<String> {
         let reply: IdReply = self
             .transport()
             .json(
@@ -22,6 +35,18 @@ impl Engine {
             )
             .await?;
         Ok(reply.id)
+    }
+
+    /// `GET /containers/{id}/json`, undecoded.
+    pub async fn inspect_container_raw(&self, id: &str) -> Result<serde_json::Value> {
+        self.transport()
+            .json(
+                "inspect container",
+                Method::GET,
+                &format!("/containers/{}/json", encode(id)),
+                None,
+            )
+            .await
     }
 
     /// `POST /containers/{id}/start` (already running is not an error).

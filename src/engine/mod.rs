@@ -22,8 +22,8 @@ use std::time::Duration;
 use hyper::Method;
 
 pub use api::*;
-pub use archive::PathStat;
 pub(crate) use archive::is_container_missing;
+pub use archive::PathStat;
 pub use exec::{ExecOutput, ExecSpec};
 pub use image::BuildLine;
 

@@ -78,11 +78,18 @@ impl Sandbox {
     /// directories and symlinks kept; files owned by the sandbox's user).
     pub async fn push(&self, src: impl AsRef<Path>, dst: &str) -> Result<CopyReport> {
         let src = src.as_ref();
-        let meta = std::fs::symlink_metadata(src).map_err(|_| Error::LocalPathMissing { path: src.to_path_buf() })?;
+        let meta = std::fs::symlink_metadata(src).map_err(|_| Error::LocalPathMissing {
+            path: src.to_path_buf(),
+        })?;
         let name = src
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .or_else(|| std::fs::canonicalize(src).ok()?.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .or_else(|| {
+                std::fs::canonicalize(src)
+                    .ok()?
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
             .unwrap_or_else(|| "file".into());
         let source = Source::Path {
             path: src.to_path_buf(),
@@ -95,9 +102,13 @@ impl Sandbox {
     pub async fn write_file(&self, path: &str, data: impl Into<Vec<u8>>) -> Result<()> {
         let path = container_path(path)?;
         let (parent, name) = split(&path);
-        self.upload(Source::Bytes(data.into()), name, &format!("{parent}/{name}"))
-            .await
-            .map(drop)
+        self.upload(
+            Source::Bytes(data.into()),
+            name,
+            &format!("{parent}/{name}"),
+        )
+        .await
+        .map(drop)
     }
 
     /// Read a whole file from the sandbox.
@@ -114,7 +125,9 @@ impl Sandbox {
         let reader = body_reader(body);
         tokio::task::spawn_blocking(move || -> Result<Vec<u8>> {
             let mut archive = tar::Archive::new(reader);
-            let mut entries = archive.entries().map_err(|e| Error::io("read the archive", e))?;
+            let mut entries = archive
+                .entries()
+                .map_err(|e| Error::io("read the archive", e))?;
             let mut entry = entries
                 .next()
                 .ok_or_else(|| Error::Protocol {
@@ -123,7 +136,9 @@ impl Sandbox {
                 })?
                 .map_err(|e| Error::io("read the archive", e))?;
             let mut out = Vec::with_capacity(entry.size() as usize);
-            entry.read_to_end(&mut out).map_err(|e| Error::io("read the archive", e))?;
+            entry
+                .read_to_end(&mut out)
+                .map_err(|e| Error::io("read the archive", e))?;
             Ok(out)
         })
         .await
@@ -172,27 +187,40 @@ else exit 4; fi"#;
             (dst, First::Strip)
         } else {
             let into_dir = dst.is_dir() || dst.as_os_str().to_string_lossy().ends_with('/');
-            let target = if into_dir { dst.join(split(&src).1) } else { dst };
+            let target = if into_dir {
+                dst.join(split(&src).1)
+            } else {
+                dst
+            };
             let parent = target
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            let name = target.file_name().map(OsStr::to_os_string).unwrap_or_default();
+            let name = target
+                .file_name()
+                .map(OsStr::to_os_string)
+                .unwrap_or_default();
             (parent, First::Rename(name))
         };
-        std::fs::create_dir_all(&root).map_err(|e| Error::io(format!("create {}", root.display()), e))?;
+        std::fs::create_dir_all(&root)
+            .map_err(|e| Error::io(format!("create {}", root.display()), e))?;
         let reader = body_reader(body);
         tokio::task::spawn_blocking(move || extract(reader, &root, &first))
             .await
             .map_err(|e| join_error(&e))?
     }
 
-    async fn archive_of(&self, path: &str) -> Result<(crate::engine::PathStat, hyper::body::Incoming)> {
+    async fn archive_of(
+        &self,
+        path: &str,
+    ) -> Result<(crate::engine::PathStat, hyper::body::Incoming)> {
         match self.engine.get_archive(&self.name, path).await {
             Ok(r) => Ok(r),
-            Err(Error::Api { status: 404, message, .. }) if !crate::engine::is_container_missing(&message) => {
-                Err(self.path_missing(path))
-            }
+            Err(Error::Api {
+                status: 404,
+                message,
+                ..
+            }) if !crate::engine::is_container_missing(&message) => Err(self.path_missing(path)),
             Err(e) => Err(self.explain(e).await),
         }
     }
@@ -244,21 +272,33 @@ else exit 4; fi"#;
         while engine.stat_path(&self.name, &anchor).await?.is_none() {
             if anchor == "/" {
                 // Even `/` is missing: the container is gone or stopped.
-                return Err(self.explain(self.inspect().await.err().unwrap_or(Error::Api {
-                    op: "stat a container path",
-                    status: 409,
-                    message: "the sandbox is not running".into(),
-                }))
-                .await);
+                return Err(self
+                    .explain(self.inspect().await.err().unwrap_or(Error::Api {
+                        op: "stat a container path",
+                        status: 409,
+                        message: "the sandbox is not running".into(),
+                    }))
+                    .await);
             }
             anchor = split(&anchor).0.to_string();
         }
-        let rel = PathBuf::from(target.strip_prefix(&anchor).unwrap_or("").trim_start_matches('/'));
+        let rel = PathBuf::from(
+            target
+                .strip_prefix(&anchor)
+                .unwrap_or("")
+                .trim_start_matches('/'),
+        );
 
         let (tx, rx) = mpsc::channel::<Bytes>(4);
-        let packer = tokio::task::spawn_blocking(move || pack(source, &rel, ChannelWriter::new(tx)));
+        let packer =
+            tokio::task::spawn_blocking(move || pack(source, &rel, ChannelWriter::new(tx)));
         let body: Body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|b| (Ok::<_, Box<dyn std::error::Error + Send + Sync>>(Frame::data(b)), rx))
+            rx.recv().await.map(|b| {
+                (
+                    Ok::<_, Box<dyn std::error::Error + Send + Sync>>(Frame::data(b)),
+                    rx,
+                )
+            })
         }))
         .boxed();
         let podman = engine.info().kind == EngineKind::Podman;
@@ -277,10 +317,17 @@ else exit 4; fi"#;
     /// Docker extracts archives as root; give what was pushed to the sandbox's user.
     async fn chown_to_user(&self, anchor: &str, top: &[String]) -> Result<()> {
         let user = self.inspect().await?.config.user;
-        if user.is_empty() || user == "root" || user == "0" || user.starts_with("0:") || top.is_empty() {
+        if user.is_empty()
+            || user == "root"
+            || user == "0"
+            || user.starts_with("0:")
+            || top.is_empty()
+        {
             return Ok(());
         }
-        let mut argv = sh(r#"u=$1; shift; case $u in *:*) o=$u ;; *) o="$(id -u "$u"):$(id -g "$u")" ;; esac; chown -Rh -- "$o" "$@""#);
+        let mut argv = sh(
+            r#"u=$1; shift; case $u in *:*) o=$u ;; *) o="$(id -u "$u"):$(id -g "$u")" ;; esac; chown -Rh -- "$o" "$@""#,
+        );
         argv.push("sh".into());
         argv.push(user);
         argv.extend(top.iter().map(|t| join(anchor, t)));
@@ -320,7 +367,11 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
     let mut prefix = PathBuf::new();
     let comps: Vec<_> = rel.components().collect();
     let is_dir = matches!(source, Source::Path { is_dir: true, .. });
-    let intermediate = if is_dir { comps.len() } else { comps.len().saturating_sub(1) };
+    let intermediate = if is_dir {
+        comps.len()
+    } else {
+        comps.len().saturating_sub(1)
+    };
     for c in &comps[..intermediate] {
         prefix.push(c);
         let mut h = tar::Header::new_gnu();
@@ -328,7 +379,8 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
         h.set_mode(0o755);
         h.set_size(0);
         h.set_mtime(now());
-        b.append_data(&mut h, &prefix, std::io::empty()).map_err(io)?;
+        b.append_data(&mut h, &prefix, std::io::empty())
+            .map_err(io)?;
     }
     let mut top = Vec::new();
     match source {
@@ -339,16 +391,27 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
             h.set_size(data.len() as u64);
             h.set_mtime(now());
             b.append_data(&mut h, rel, data.as_slice()).map_err(io)?;
-            report = CopyReport { files: 1, bytes: data.len() as u64 };
+            report = CopyReport {
+                files: 1,
+                bytes: data.len() as u64,
+            };
         }
-        Source::Path { path, is_dir: false } => {
+        Source::Path {
+            path,
+            is_dir: false,
+        } => {
             b.append_path_with_name(&path, rel).map_err(io)?;
             let meta = std::fs::symlink_metadata(&path).map_err(io)?;
             if meta.is_file() {
-                report = CopyReport { files: 1, bytes: meta.len() };
+                report = CopyReport {
+                    files: 1,
+                    bytes: meta.len(),
+                };
             }
         }
-        Source::Path { path, is_dir: true } => add_tree(&mut b, &path, rel, &mut report).map_err(io)?,
+        Source::Path { path, is_dir: true } => {
+            add_tree(&mut b, &path, rel, &mut report).map_err(io)?
+        }
     }
     if let Some(first) = rel.components().next() {
         top.push(first.as_os_str().to_string_lossy().into_owned());
@@ -360,7 +423,12 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
     Ok((report, top))
 }
 
-fn add_tree(b: &mut tar::Builder<ChannelWriter>, dir: &Path, rel: &Path, report: &mut CopyReport) -> std::io::Result<()> {
+fn add_tree(
+    b: &mut tar::Builder<ChannelWriter>,
+    dir: &Path,
+    rel: &Path,
+    report: &mut CopyReport,
+) -> std::io::Result<()> {
     let mut children: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
     children.sort_by_key(std::fs::DirEntry::file_name);
     for child in children {
@@ -398,7 +466,11 @@ struct ChannelWriter {
 
 impl ChannelWriter {
     fn new(tx: mpsc::Sender<Bytes>) -> Self {
-        ChannelWriter { tx, buf: Vec::with_capacity(CHUNK), top: None }
+        ChannelWriter {
+            tx,
+            buf: Vec::with_capacity(CHUNK),
+            top: None,
+        }
     }
 
     fn send(&mut self) -> std::io::Result<()> {
@@ -406,9 +478,12 @@ impl ChannelWriter {
             return Ok(());
         }
         let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
-        self.tx
-            .blocking_send(chunk)
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the engine stopped reading the archive"))
+        self.tx.blocking_send(chunk).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the engine stopped reading the archive",
+            )
+        })
     }
 }
 
@@ -449,7 +524,10 @@ pub(crate) fn extract(reader: impl Read, root: &Path, first: &First) -> Result<C
     let mut dirs: Vec<(PathBuf, u32, u64)> = Vec::new();
     for entry in archive.entries().map_err(|e| io("read the archive", e))? {
         let mut entry = entry.map_err(|e| io("read the archive", e))?;
-        let raw = entry.path().map_err(|e| io("read the archive", e))?.into_owned();
+        let raw = entry
+            .path()
+            .map_err(|e| io("read the archive", e))?
+            .into_owned();
         let refuse = |reason| Error::UnsafeArchive {
             entry: raw.display().to_string(),
             reason,
@@ -488,7 +566,8 @@ pub(crate) fn extract(reader: impl Read, root: &Path, first: &First) -> Result<C
                 .map_err(refuse)?
                 .ok_or_else(|| refuse("hard link to the archive root"))?;
             check_ancestors(root, &target_rel).map_err(refuse)?;
-            std::fs::hard_link(root.join(target_rel), &dest).map_err(|e| io("create a hard link", e))?;
+            std::fs::hard_link(root.join(target_rel), &dest)
+                .map_err(|e| io("create a hard link", e))?;
             continue;
         }
         if !(kind.is_file() || kind.is_symlink() || kind == tar::EntryType::Continuous) {
@@ -674,7 +753,12 @@ mod tests {
 
     #[test]
     fn refuses_absolute_entries() {
-        let tar = hostile(&[("/tmp/pocketdock-evil-abs", tar::EntryType::Regular, "", b"x")]);
+        let tar = hostile(&[(
+            "/tmp/pocketdock-evil-abs",
+            tar::EntryType::Regular,
+            "",
+            b"x",
+        )]);
         let (err, _outer) = refused(&tar);
         assert!(err.contains("absolute"), "{err}");
         assert!(!Path::new("/tmp/pocketdock-evil-abs").exists());
@@ -684,7 +768,12 @@ mod tests {
     fn refuses_writing_through_a_planted_symlink() {
         let outside = tempfile::tempdir().unwrap();
         let tar = hostile(&[
-            ("src/link", tar::EntryType::Symlink, outside.path().to_str().unwrap(), b""),
+            (
+                "src/link",
+                tar::EntryType::Symlink,
+                outside.path().to_str().unwrap(),
+                b"",
+            ),
             ("src/link/evil", tar::EntryType::Regular, "", b"x"),
         ]);
         let (err, _outer) = refused(&tar);
@@ -698,13 +787,21 @@ mod tests {
         let victim = outside.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
         let tar = hostile(&[
-            ("src/f", tar::EntryType::Symlink, victim.to_str().unwrap(), b""),
+            (
+                "src/f",
+                tar::EntryType::Symlink,
+                victim.to_str().unwrap(),
+                b"",
+            ),
             ("src/f", tar::EntryType::Regular, "", b"new"),
         ]);
         let dest = tempfile::tempdir().unwrap();
         extract(tar.as_slice(), dest.path(), &First::Strip).unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-        assert_eq!(std::fs::read_to_string(dest.path().join("f")).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_to_string(dest.path().join("f")).unwrap(),
+            "new"
+        );
     }
 
     #[test]
@@ -721,13 +818,17 @@ mod tests {
         std::fs::create_dir_all(s.join("a/b")).unwrap();
         std::fs::create_dir(s.join("empty")).unwrap();
         std::fs::write(s.join("a/b/run.sh"), "#!/bin/sh\necho hi\n").unwrap();
-        std::fs::set_permissions(s.join("a/b/run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(s.join("a/b/run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
         std::os::unix::fs::symlink("b/run.sh", s.join("a/link")).unwrap();
 
         let (tx, mut rx) = mpsc::channel(1024);
         let handle = std::thread::spawn(move || {
             pack(
-                Source::Path { path: s, is_dir: true },
+                Source::Path {
+                    path: s,
+                    is_dir: true,
+                },
                 Path::new("tree"),
                 ChannelWriter::new(tx),
             )
@@ -741,11 +842,23 @@ mod tests {
 
         let dest = tempfile::tempdir().unwrap();
         let got = extract(tar.as_slice(), dest.path(), &First::Strip).unwrap();
-        assert_eq!(got, CopyReport { files: 1, bytes: 18 });
+        assert_eq!(
+            got,
+            CopyReport {
+                files: 1,
+                bytes: 18
+            }
+        );
         let d = dest.path();
-        let mode = std::fs::metadata(d.join("a/b/run.sh")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(d.join("a/b/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o755);
-        assert_eq!(std::fs::read_link(d.join("a/link")).unwrap(), Path::new("b/run.sh"));
+        assert_eq!(
+            std::fs::read_link(d.join("a/link")).unwrap(),
+            Path::new("b/run.sh")
+        );
         assert!(d.join("empty").is_dir());
     }
 
@@ -753,15 +866,26 @@ mod tests {
     fn file_entries_can_be_renamed() {
         let tar = hostile(&[("report.txt", tar::EntryType::Regular, "", b"ok\n")]);
         let dest = tempfile::tempdir().unwrap();
-        extract(tar.as_slice(), dest.path(), &First::Rename("alice.txt".into())).unwrap();
-        assert_eq!(std::fs::read_to_string(dest.path().join("alice.txt")).unwrap(), "ok\n");
+        extract(
+            tar.as_slice(),
+            dest.path(),
+            &First::Rename("alice.txt".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dest.path().join("alice.txt")).unwrap(),
+            "ok\n"
+        );
     }
 
     #[test]
     fn container_paths() {
         assert_eq!(container_path("/a/./b/../c/").unwrap(), "/a/c");
         assert_eq!(container_path("/").unwrap(), "/");
-        assert!(container_path("rel/x").unwrap_err().to_string().contains("absolute"));
+        assert!(container_path("rel/x")
+            .unwrap_err()
+            .to_string()
+            .contains("absolute"));
         assert_eq!(split("/a/b"), ("/a", "b"));
         assert_eq!(split("/a"), ("/", "a"));
     }
@@ -769,9 +893,18 @@ mod tests {
     #[test]
     fn stat_lines() {
         let e = parse_stat_line("19 81ed 1700000000 run me.sh").unwrap();
-        assert_eq!((e.name.as_str(), e.size, e.mode, e.kind), ("run me.sh", 19, 0o755, FileKind::File));
-        assert_eq!(parse_stat_line("4096 41ed 1 d").unwrap().kind, FileKind::Dir);
-        assert_eq!(parse_stat_line("7 a1ff 1 l").unwrap().kind, FileKind::Symlink);
+        assert_eq!(
+            (e.name.as_str(), e.size, e.mode, e.kind),
+            ("run me.sh", 19, 0o755, FileKind::File)
+        );
+        assert_eq!(
+            parse_stat_line("4096 41ed 1 d").unwrap().kind,
+            FileKind::Dir
+        );
+        assert_eq!(
+            parse_stat_line("7 a1ff 1 l").unwrap().kind,
+            FileKind::Symlink
+        );
         assert!(parse_stat_line("garbage").is_none());
     }
 }

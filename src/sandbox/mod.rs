@@ -5,9 +5,11 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
+mod buffer;
 mod files;
 mod info;
 mod output;
+mod process;
 mod run;
 pub mod spec;
 
@@ -16,9 +18,13 @@ use std::collections::BTreeMap;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use output::CappedOutput;
+pub use process::{
+    Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
+};
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
 pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 pub use spec::{PortMap, SandboxSpec, VolumeMount};
@@ -50,6 +56,7 @@ pub struct Sandbox {
     engine: Engine,
     name: String,
     id: String,
+    shared: std::sync::Arc<process::Shared>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -102,6 +109,7 @@ impl Sandbox {
             engine: engine.clone(),
             name,
             id,
+            shared: std::sync::Arc::default(),
         })
     }
 
@@ -113,6 +121,7 @@ impl Sandbox {
             engine: engine.clone(),
             name: name.to_string(),
             id: name.to_string(),
+            shared: std::sync::Arc::default(),
         }
     }
 
@@ -155,6 +164,7 @@ impl Sandbox {
     /// instead of giving its processes ten seconds to stop.
     pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
         let inspect = self.inspect().await?;
+        self.stop_background().await;
         let persist = inspect
             .config
             .labels
@@ -179,6 +189,34 @@ impl Sandbox {
             .await
             .map_err(|e| self.gone_on_404(e))?;
         Ok(Shutdown::Removed)
+    }
+
+    /// Restart the container: processes end, the filesystem stays. With
+    /// `fresh`, recreate it from its image with the same name, limits,
+    /// mounts and labels: the filesystem starts over too.
+    pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
+        self.stop_background().await;
+        if !fresh {
+            return self
+                .engine
+                .restart_container(&self.name, 10)
+                .await
+                .map_err(|e| self.gone_on_404(e));
+        }
+        let raw = self
+            .engine
+            .inspect_container_raw(&self.name)
+            .await
+            .map_err(|e| self.gone_on_404(e))?;
+        let body = recreate_body(&raw);
+        self.engine.remove_container(&self.name, true).await?;
+        let id = self.engine.create_container_raw(&self.name, &body).await?;
+        if let Err(e) = self.engine.start_container(&id).await {
+            let _ = self.engine.remove_container(&id, true).await;
+            return Err(e);
+        }
+        self.id = id;
+        Ok(())
     }
 
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
@@ -216,6 +254,63 @@ impl Sandbox {
             e => e,
         }
     }
+}
+
+/// A create body that reproduces an inspected container (the settings
+/// pocketdock sets, and the image's command and user).
+fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let pick = |from: &str, keys: &[&str]| -> Map<String, Value> {
+        keys.iter()
+            .filter_map(|k| {
+                let v = raw.get(from)?.get(*k)?;
+                (!v.is_null()).then(|| ((*k).to_string(), v.clone()))
+            })
+            .collect()
+    };
+    let mut body = pick(
+        "Config",
+        &[
+            "Image",
+            "Env",
+            "WorkingDir",
+            "Labels",
+            "ExposedPorts",
+            "OpenStdin",
+            "Cmd",
+            "Entrypoint",
+            "User",
+        ],
+    );
+    if let Some(Value::Array(env)) = body.get_mut("Env") {
+        env.retain(|e| !e.as_str().is_some_and(|s| s.starts_with("HOSTNAME=")));
+    }
+    if let Some(Value::Object(labels)) = body.get_mut("Labels") {
+        let now = OffsetDateTime::now_utc()
+            .format(&Rfc3339)
+            .unwrap_or_default();
+        labels.insert(labels::CREATED_AT.into(), json!(now));
+    }
+    let mut host = pick(
+        "HostConfig",
+        &[
+            "Memory",
+            "MemorySwap",
+            "NanoCpus",
+            "PidsLimit",
+            "NetworkMode",
+            "Binds",
+            "PortBindings",
+            "Devices",
+        ],
+    );
+    // Engines refuse NanoCpus together with a CFS quota; Podman reports both.
+    if host.get("NanoCpus").and_then(Value::as_i64).unwrap_or(0) == 0 {
+        host.remove("NanoCpus");
+        host.extend(pick("HostConfig", &["CpuQuota", "CpuPeriod"]));
+    }
+    body.insert("HostConfig".into(), Value::Object(host));
+    Value::Object(body)
 }
 
 fn create_body(

@@ -47,7 +47,7 @@ pub enum Lang {
 }
 
 impl Lang {
-    fn argv(self, script: &str) -> Vec<String> {
+    pub(crate) fn argv(self, script: &str) -> Vec<String> {
         let (prog, flag) = match self {
             Lang::Sh => ("sh", "-c"),
             Lang::Bash => ("bash", "-c"),
@@ -140,6 +140,15 @@ pub struct ExecResult {
     pub oom_killed: bool,
 }
 
+/// A running exec, as [`Sandbox::start_exec`] leaves it.
+pub(crate) struct Started {
+    pub exec_id: String,
+    pub marker: String,
+    pub user: Option<String>,
+    pub output: crate::engine::ExecOutput,
+    pub start: Instant,
+}
+
 /// What a run ended with, before output is assembled.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Outcome {
@@ -157,26 +166,13 @@ impl Sandbox {
         let outcome = self
             .run_streaming(command, opts, &mut cap, &mut |k, d| collected.push(k, d))
             .await?;
-        let mut stderr = String::from_utf8_lossy(&collected.stderr).into_owned();
-        if cap.truncated() {
-            stderr.push_str(&cap.notice());
-        }
-        if outcome.timed_out {
-            stderr.push_str(&timeout_notice(opts.timeout));
-        }
-        if outcome.oom_killed {
-            stderr.push_str(OOM_NOTICE);
-        }
-        Ok(ExecResult {
-            stdout: String::from_utf8_lossy(&collected.stdout).into_owned(),
-            stderr,
-            exit_code: outcome.exit_code,
-            ok: outcome.exit_code == 0,
-            duration_ms: outcome.duration.as_millis() as u64,
-            timed_out: outcome.timed_out,
-            truncated: cap.truncated(),
-            oom_killed: outcome.oom_killed,
-        })
+        Ok(assemble(
+            &outcome,
+            &cap,
+            opts.timeout,
+            String::from_utf8_lossy(&collected.stdout).into_owned(),
+            String::from_utf8_lossy(&collected.stderr).into_owned(),
+        ))
     }
 
     /// Run `command`, handing each piece of output to `sink` as it arrives
@@ -188,6 +184,13 @@ impl Sandbox {
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
+        let started = self.start_exec(command, opts).await?;
+        self.drive(started, opts.timeout, opts.cancel.as_ref(), cap, sink)
+            .await
+    }
+
+    /// Exec create + start: the command is running when this returns.
+    pub(crate) async fn start_exec(&self, command: &str, opts: &RunOptions) -> Result<Started> {
         if command.len() > MAX_SCRIPT_ARG {
             return Err(Error::Invalid {
                 what: "command",
@@ -196,25 +199,44 @@ impl Sandbox {
                     "a command or script under 127 KiB; push a larger script as a file and run it",
             });
         }
-        let marker = format!("{:016x}", fastrand::u64(..));
-        let mut env = vec![format!("{MARKER_VAR}={marker}")];
-        env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}")));
-        let spec = ExecSpec {
-            cmd: opts.lang.argv(command),
-            env,
-            user: opts.user.clone(),
-            working_dir: opts.workdir.clone(),
-            ..ExecSpec::default()
-        };
+        let marker = new_marker();
+        let spec = exec_spec(opts.lang.argv(command), &marker, opts);
         let start = Instant::now();
-        let engine = self.engine.clone();
-        let exec_id = match engine.exec_create(&self.name, &spec).await {
+        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
+        let output = match self.engine.exec_start(&exec_id, false).await {
+            Ok(o) => o,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        Ok(Started {
+            exec_id,
+            marker,
+            user: opts.user.clone(),
+            output,
+            start,
+        })
+    }
 
+    /// Read a started exec to its end, under a timeout and a cancel token.
+    pub(crate) async fn drive(
+        &self,
+        started: Started,
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+        cap: &mut CappedOutput,
+        sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
+    ) -> Result<Outcome> {
+        let Started {
+            exec_id,
+            marker,
+            user,
+            mut output,
+            start,
+        } = started;
+        let engine = self.engine.clone();
         let body = async {
-            let mut output = engine.exec_start(&exec_id, false).await?;
             let mut runtime_error = RuntimeError::default();
             let mut pass = |k: StreamKind, d: &[u8]| {
                 let k = runtime_error.classify(k, d);
@@ -228,13 +250,13 @@ impl Sandbox {
             Ok::<i64, Error>(runtime_error.exit_code(code))
         };
         let cancelled = async {
-            match &opts.cancel {
+            match cancel {
                 Some(token) => token.cancelled().await,
                 None => std::future::pending().await,
             }
         };
         let deadline = async {
-            match opts.timeout {
+            match timeout {
                 Some(t) => tokio::time::sleep(t).await,
                 None => std::future::pending().await,
             }
@@ -245,7 +267,7 @@ impl Sandbox {
                 Err(e) => return Err(self.explain(e).await),
             },
             () = deadline => {
-                self.kill_marked(&marker, opts.user.as_deref()).await;
+                self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Ok(Outcome {
                     exit_code: -1,
                     duration: start.elapsed(),
@@ -254,7 +276,7 @@ impl Sandbox {
                 });
             }
             () = cancelled => {
-                self.kill_marked(&marker, opts.user.as_deref()).await;
+                self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Err(Error::Cancelled);
             }
         };
@@ -268,15 +290,20 @@ impl Sandbox {
         })
     }
 
-    /// Freeze, then kill, every process carrying `marker`; twice more to catch
-    /// processes forked while the first pass ran. (`environ` is NUL-separated,
+    /// Send `signal` to every process carrying `marker`. For KILL: freeze them
+    /// all first, then kill, twice more to catch processes forked meanwhile. (`environ` is NUL-separated,
     /// which busybox grep cannot search: hence `tr`.) It runs as the command's own
     /// user: reading another user's `/proc/PID/environ` needs `CAP_SYS_PTRACE`,
     /// which containers do not get. Best effort: a container without `sh` or
     /// `grep` keeps what it cannot kill.
-    async fn kill_marked(&self, marker: &str, user: Option<&str>) {
+    pub(crate) async fn kill_marked(&self, marker: &str, user: Option<&str>, signal: &str) {
+        let passes = if signal == "KILL" {
+            "STOP KILL KILL"
+        } else {
+            signal
+        };
         let script = format!(
-            "m='{MARKER_VAR}={marker}'; for s in STOP KILL KILL; do for d in /proc/[0-9]*; do \
+            "m='{MARKER_VAR}={marker}'; for s in {passes}; do for d in /proc/[0-9]*; do \
              tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"$m\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; \
              done; done; true"
         );
@@ -300,7 +327,11 @@ impl Sandbox {
     }
 
     /// Run a short housekeeping command (bounded to 10 s); its stdout.
-    pub(crate) async fn housekeeping(&self, argv: Vec<String>, user: Option<&str>) -> Result<String> {
+    pub(crate) async fn housekeeping(
+        &self,
+        argv: Vec<String>,
+        user: Option<&str>,
+    ) -> Result<String> {
         let spec = ExecSpec {
             cmd: argv,
             user: user.map(str::to_string),
@@ -368,6 +399,53 @@ impl RuntimeError {
         } else {
             code
         }
+    }
+}
+
+/// The result of a run, with pocketdock's notices appended to stderr.
+pub(crate) fn assemble(
+    o: &Outcome,
+    cap: &CappedOutput,
+    timeout: Option<Duration>,
+    stdout: String,
+    mut stderr: String,
+) -> ExecResult {
+    if cap.truncated() {
+        stderr.push_str(&cap.notice());
+    }
+    if o.timed_out {
+        stderr.push_str(&timeout_notice(timeout));
+    }
+    if o.oom_killed {
+        stderr.push_str(OOM_NOTICE);
+    }
+    ExecResult {
+        stdout,
+        stderr,
+        exit_code: o.exit_code,
+        ok: o.exit_code == 0,
+        duration_ms: o.duration.as_millis() as u64,
+        timed_out: o.timed_out,
+        truncated: cap.truncated(),
+        oom_killed: o.oom_killed,
+    }
+}
+
+/// A fresh process marker.
+pub(crate) fn new_marker() -> String {
+    format!("{:016x}", fastrand::u64(..))
+}
+
+/// The exec for `argv`, marked, with the run's environment, directory and user.
+pub(crate) fn exec_spec(argv: Vec<String>, marker: &str, opts: &RunOptions) -> ExecSpec {
+    let mut env = vec![format!("{MARKER_VAR}={marker}")];
+    env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}")));
+    ExecSpec {
+        cmd: argv,
+        env,
+        user: opts.user.clone(),
+        working_dir: opts.workdir.clone(),
+        ..ExecSpec::default()
     }
 }
 
