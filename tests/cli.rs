@@ -200,6 +200,10 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         &["shutdown", "x", "-y"],
         &["build"],
         &["bench", "-n", "1"],
+        &["push", "x", "Cargo.toml", "/tmp"],
+        &["pull", "x", "/etc/hostname", "/tmp/x"],
+        &["reboot", "x"],
+        &["kill", "x", "abc"],
     ];
     for args in commands {
         let o = pocketdock_env(args, &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")]);
@@ -355,4 +359,170 @@ async fn info_shows_state_limits_and_processes() {
     ] {
         assert!(text.contains(field), "missing {field}:\n{text}");
     }
+}
+
+#[tokio::test]
+async fn run_stream_prints_the_first_line_well_before_the_end() {
+    use std::io::BufRead;
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "rstream", &[]);
+    let started = Instant::now();
+    let mut child = std::process::Command::new(common::bin())
+        .args([
+            "run",
+            &name,
+            "--stream",
+            "for i in 1 2 3; do echo $i; sleep 1; done",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "1");
+    let first = started.elapsed();
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let total = started.elapsed();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(rest, ["2", "3"]);
+    assert!(
+        first < Duration::from_millis(1500),
+        "first line after {first:?}"
+    );
+    assert!(
+        total.saturating_sub(first) > Duration::from_millis(1500),
+        "the rest came at once: {first:?} / {total:?}"
+    );
+
+    let o = pocketdock(&[
+        "run",
+        &name,
+        "--stream",
+        "--json",
+        "echo a; echo b >&2; exit 2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let events: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        events[0],
+        serde_json::json!({"stream": "stdout", "data": "a\n"})
+    );
+    assert_eq!(
+        events[1],
+        serde_json::json!({"stream": "stderr", "data": "b\n"})
+    );
+    assert_eq!(events[2]["result"]["exit_code"], 2);
+}
+
+#[tokio::test]
+async fn push_and_pull_round_trip() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "files", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("in/sub")).unwrap();
+    std::fs::write(dir.path().join("in/sub/a.txt"), "alpha\n").unwrap();
+    let o = pocketdock(&[
+        "push",
+        &name,
+        dir.path().join("in").to_str().unwrap(),
+        "/home/sandbox/in",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("copied 1 file"), "{}", stderr(&o));
+    let o = pocketdock(&["run", &name, "cat /home/sandbox/in/sub/a.txt"]);
+    assert_eq!(stdout(&o), "alpha\n");
+    let back = dir.path().join("back");
+    let o = pocketdock(&[
+        "pull",
+        &name,
+        "/home/sandbox/in",
+        back.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"files":1,"bytes":6}"#);
+    assert_eq!(
+        std::fs::read_to_string(back.join("sub/a.txt")).unwrap(),
+        "alpha\n"
+    );
+
+    let o = pocketdock(&[
+        "pull",
+        &name,
+        "/home/sandbox/missing",
+        back.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/home/sandbox/missing: no such file or directory in sandbox"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdock(&["push", &name, "/definitely/not/here", "/tmp"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/definitely/not/here: no such file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[tokio::test]
+async fn detach_returns_at_once_and_kill_stops_the_process() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "detach", &[]);
+    let started = Instant::now();
+    let o = pocketdock(&["run", &name, "--detach", "echo started; sleep 300"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let id = stdout(&o).trim().to_string();
+    assert!(
+        stderr(&o).contains(&format!("pocketdock kill {name} {id}")),
+        "{}",
+        stderr(&o)
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let log = pocketdock(&[
+        "run",
+        &name,
+        &format!("cat /tmp/pocketdock/{id}.log; ps -eo args"),
+    ]);
+    assert!(stdout(&log).starts_with("started\n"), "{}", stdout(&log));
+    assert!(stdout(&log).contains("sleep 300"));
+
+    let o = pocketdock(&["kill", &name, &id, "--signal", "KILL"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ps = pocketdock(&["run", &name, "ps -eo args"]);
+    assert!(!stdout(&ps).contains("sleep 300"), "{}", stdout(&ps));
+    let o = pocketdock(&["kill", &name, "not-an-id"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn reboot_fresh_resets_the_filesystem() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(&mut c, "reboot", &[]);
+    pocketdock(&["run", &name, "touch /home/sandbox/mark"]);
+    let o = pocketdock(&["reboot", &name]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        pocketdock(&["run", &name, "ls /home/sandbox/mark"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let o = pocketdock(&["reboot", &name, "--fresh"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(
+        pocketdock(&["run", &name, "ls /home/sandbox/mark"])
+            .status
+            .code(),
+        Some(0)
+    );
 }

@@ -56,7 +56,9 @@ impl RingBuffer {
         while self.len > self.cap {
             self.overflow = true;
             let excess = self.len - self.cap;
-            let front = self.pieces.front_mut().expect("len > 0 means a piece");
+            let Some(front) = self.pieces.front_mut() else {
+                break;
+            };
             if front.1.len() <= excess {
                 self.len -= front.1.len();
                 self.pieces.pop_front();

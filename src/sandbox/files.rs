@@ -410,7 +410,7 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
             }
         }
         Source::Path { path, is_dir: true } => {
-            add_tree(&mut b, &path, rel, &mut report).map_err(io)?
+            add_tree(&mut b, &path, rel, &mut report).map_err(io)?;
         }
     }
     if let Some(first) = rel.components().next() {

@@ -109,6 +109,7 @@ impl Process {
     }
 
     /// Drain what has accumulated (non-blocking).
+    #[must_use]
     pub fn read(&self) -> Output {
         self.lock().read()
     }
@@ -149,8 +150,8 @@ impl Process {
             },
             None => ended.await?,
         }
-        let outcome = self.done.borrow().clone().expect("waited for Some");
-        match outcome {
+        let outcome = self.done.borrow().clone();
+        match outcome.unwrap_or_else(|| Err(Error::Cancelled.to_string())) {
             Ok(mut result) => {
                 let rest = self.read();
                 result.stdout = rest.stdout;
