@@ -76,9 +76,32 @@ enum Command {
     Bench(bench::Args),
 }
 
+/// When set, the CLI reports its peak resident memory on stderr at exit
+/// (`peak_rss_kib=N`); `pocketdock bench memory` reads it.
+pub const PEAK_RSS_VAR: &str = "POCKETDOCK_REPORT_PEAK_RSS";
+
 /// Parse the process arguments, run the command, and map the outcome to an exit code.
 #[must_use]
 pub fn main() -> ExitCode {
+    let code = run_main();
+    if std::env::var_os(PEAK_RSS_VAR).is_some() {
+        report_peak_rss();
+    }
+    code
+}
+
+fn report_peak_rss() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(kib) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    {
+        eprintln!("peak_rss_kib={kib}");
+    }
+}
+
+fn run_main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let is_run = args.get(1).is_some_and(|a| a == "run");
     let cli = match Cli::try_parse_from(&args) {

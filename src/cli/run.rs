@@ -101,7 +101,12 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
         ndjson(&sandbox, &command, &opts).await
     } else if a.json {
         sandbox.run(&command, &opts).await.map(|r| {
-            println!("{}", serde_json::to_string(&r).expect("result serializes"));
+            // Straight to stdout: escaped, 10 MB of output can take 60 MB as one string.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = serde_json::to_writer(&mut out, &r)
+                .map_err(std::io::Error::from)
+                .and_then(|()| writeln!(out))
+                .and_then(|()| out.flush());
             exit_code(r.exit_code, r.timed_out)
         })
     } else {

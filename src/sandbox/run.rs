@@ -170,8 +170,8 @@ impl Sandbox {
             &outcome,
             &cap,
             opts.timeout,
-            String::from_utf8_lossy(&collected.stdout).into_owned(),
-            String::from_utf8_lossy(&collected.stderr).into_owned(),
+            utf8(collected.stdout),
+            utf8(collected.stderr),
         ))
     }
 
@@ -429,6 +429,11 @@ pub(crate) fn assemble(
         truncated: cap.truncated(),
         oom_killed: o.oom_killed,
     }
+}
+
+/// Bytes to text without a copy when they are valid UTF-8 (output can be 10 MB).
+fn utf8(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A fresh process marker.

@@ -1,4 +1,4 @@
-//! `pocketdock bench`: exec round-trip latency, measured, not asserted.
+//! `pocketdock bench exec`: exec round-trip latency.
 //!
 //! Four series, interleaved so that drift in the engine hits all alike:
 //! the engine's floor (exec create + start + inspect of `true`, nothing
@@ -6,74 +6,24 @@
 //! `pocketdock run NAME true` binary against `docker exec` / `podman exec`.
 
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::{series, time_cmd, Args, Series};
 use crate::engine::{Engine, ExecSpec};
 use crate::error::Error;
-use crate::sandbox::{RunOptions, Sandbox, SandboxSpec};
+use crate::sandbox::{RunOptions, Sandbox};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Measured runs per series.
-    #[arg(long, short = 'n', default_value_t = 100)]
-    runs: usize,
-    /// Unmeasured runs first.
-    #[arg(long, default_value_t = 5)]
-    warmup: usize,
-    /// Profile of the benchmark sandbox.
-    #[arg(long, default_value = "minimal", conflicts_with = "image")]
-    profile: String,
-    /// Image of the benchmark sandbox, instead of a profile.
-    #[arg(long)]
-    image: Option<String>,
-    /// Also time the CLIs end to end: `pocketdock run` against the engine's own `exec`.
-    #[arg(long)]
-    cli: bool,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, serde::Serialize)]
-struct Series {
-    name: String,
-    runs: usize,
-    p50_ms: f64,
-    p90_ms: f64,
-    mean_ms: f64,
-}
-
-fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Series {
-    samples.sort();
-    let ms = |d: Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
-    let at = |q: f64| ms(samples[((samples.len() as f64 - 1.0) * q).round() as usize]);
-    let mean = samples.iter().sum::<Duration>() / samples.len().max(1) as u32;
-    Series {
-        name: name.into(),
-        runs: samples.len(),
-        p50_ms: at(0.5),
-        p90_ms: at(0.9),
-        mean_ms: ms(mean),
-    }
-}
-
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    if a.runs == 0 {
+pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    let runs = a.runs.unwrap_or(100);
+    if runs == 0 {
         return Err(Error::Invalid {
             what: "number of runs",
             value: "0".into(),
             expected: "at least 1",
         });
     }
-    let spec = SandboxSpec {
-        profile: Some(a.profile.clone()),
-        image: a.image.clone(),
-        name: Some(format!("pd-bench-{:06x}", fastrand::u32(..0x00ff_ffff))),
-        ..SandboxSpec::default()
-    };
-    let sandbox = Sandbox::create(engine, &spec).await?;
-    let result = measure(engine, &sandbox, &a).await;
+    let sandbox = super::bench_sandbox(engine, &a).await?;
+    let result = measure(engine, &sandbox, &a, runs).await;
     let _ = sandbox.shutdown(true, true).await;
     let all = result?;
     if a.json {
@@ -115,11 +65,16 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     Ok(0)
 }
 
-async fn measure(engine: &Engine, sandbox: &Sandbox, a: &Args) -> Result<Vec<Series>, Error> {
+async fn measure(
+    engine: &Engine,
+    sandbox: &Sandbox,
+    a: &Args,
+    runs: usize,
+) -> Result<Vec<Series>, Error> {
     let opts = RunOptions::default();
-    let mut floor = Vec::with_capacity(a.runs);
-    let mut lib = Vec::with_capacity(a.runs);
-    for i in 0..a.warmup + a.runs {
+    let mut floor = Vec::with_capacity(runs);
+    let mut lib = Vec::with_capacity(runs);
+    for i in 0..a.warmup + runs {
         let started = Instant::now();
         raw_exec(engine, sandbox.name()).await?;
         let floor_time = started.elapsed();
@@ -145,9 +100,9 @@ async fn measure(engine: &Engine, sandbox: &Sandbox, a: &Args) -> Result<Vec<Ser
         let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
         let info = engine.info();
         let tool = info.kind.cli();
-        let mut ours = Vec::with_capacity(a.runs);
-        let mut theirs = Vec::with_capacity(a.runs);
-        for i in 0..a.warmup + a.runs {
+        let mut ours = Vec::with_capacity(runs);
+        let mut theirs = Vec::with_capacity(runs);
+        for i in 0..a.warmup + runs {
             let our_time = time_cmd(
                 &me,
                 &[
@@ -193,29 +148,4 @@ async fn raw_exec(engine: &Engine, container: &str) -> Result<(), Error> {
             return Ok(());
         }
     }
-}
-
-async fn time_cmd(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Duration, Error> {
-    let t = Instant::now();
-    let status = tokio::process::Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .map_err(|e| Error::io(format!("run {}", program.display()), e))?;
-    let elapsed = t.elapsed();
-    if !status.success() {
-        return Err(Error::Protocol {
-            op: "benchmark a CLI",
-            detail: format!(
-                "`{} {}` failed with {status}",
-                program.display(),
-                args.join(" ")
-            ),
-        });
-    }
-    Ok(elapsed)
 }

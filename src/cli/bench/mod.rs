@@ -1,0 +1,120 @@
+//! `pocketdock bench`: performance measured, never asserted. Each suite
+//! prints its figures and the target they are held against.
+
+mod exec;
+mod files;
+mod memory;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::sandbox::{Sandbox, SandboxSpec};
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Suite {
+    /// Exec round trip of `run("true")` against the engine's floor (and the CLIs with --cli).
+    Exec,
+    /// push / pull of a 200 MB file and of 5,000 small files, against `docker cp` / `podman cp`.
+    Files,
+    /// Peak memory of pulling a 1 GB file and of streaming 1 GB of output.
+    Memory,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to measure.
+    #[arg(value_enum, default_value = "exec")]
+    suite: Suite,
+    /// Measured runs per series [default: 100 for exec, 3 for files].
+    #[arg(long, short = 'n')]
+    runs: Option<usize>,
+    /// Unmeasured runs first.
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+    /// Profile of the benchmark sandbox.
+    #[arg(long, default_value = "minimal", conflicts_with = "image")]
+    profile: String,
+    /// Image of the benchmark sandbox, instead of a profile.
+    #[arg(long)]
+    image: Option<String>,
+    /// Also time the CLIs end to end: `pocketdock run` against the engine's own `exec`.
+    #[arg(long)]
+    cli: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Series {
+    name: String,
+    runs: usize,
+    p50_ms: f64,
+    p90_ms: f64,
+    mean_ms: f64,
+}
+
+pub(crate) fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Series {
+    samples.sort();
+    let ms = |d: Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
+    let at = |q: f64| ms(samples[((samples.len() as f64 - 1.0) * q).round() as usize]);
+    let mean = samples.iter().sum::<Duration>() / samples.len().max(1) as u32;
+    Series {
+        name: name.into(),
+        runs: samples.len(),
+        p50_ms: at(0.5),
+        p90_ms: at(0.9),
+        mean_ms: ms(mean),
+    }
+}
+
+pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    match a.suite {
+        Suite::Exec => exec::run(engine, a).await,
+        Suite::Files => files::run(engine, a).await,
+        Suite::Memory => memory::run(engine, a).await,
+    }
+}
+
+/// The sandbox a suite measures in (removed by the suite when done).
+async fn bench_sandbox(engine: &Engine, a: &Args) -> Result<Sandbox, Error> {
+    let spec = SandboxSpec {
+        profile: Some(a.profile.clone()),
+        image: a.image.clone(),
+        name: Some(format!("pd-bench-{:06x}", fastrand::u32(..0x00ff_ffff))),
+        mem: crate::size::ByteSize(1 << 30),
+        cpu_percent: 100,
+        ..SandboxSpec::default()
+    };
+    Sandbox::create(engine, &spec).await
+}
+
+/// Run a program to completion (output discarded); its wall time.
+async fn time_cmd(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Duration, Error> {
+    let t = Instant::now();
+    let status = tokio::process::Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await
+        .map_err(|e| Error::io(format!("run {}", program.display()), e))?;
+    let elapsed = t.elapsed();
+    if !status.success() {
+        return Err(Error::Protocol {
+            op: "benchmark a CLI",
+            detail: format!(
+                "`{} {}` failed with {status}",
+                program.display(),
+                args.join(" ")
+            ),
+        });
+    }
+    Ok(elapsed)
+}
