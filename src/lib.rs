@@ -21,6 +21,8 @@ pub mod engine;
 pub mod error;
 pub mod images;
 pub mod project;
+pub mod record;
+pub mod run;
 pub mod sandbox;
 pub mod size;
 

@@ -1,0 +1,155 @@
+//! One step's log in the run-log format:
+//!
+//! ```text
+//! === pocketdock run log ===
+//! container: pd-a1b2c3d4
+//! command: run: make
+//! started: 2026-02-05T09:15:00.123Z
+//! attempt: 1
+//! ---
+//! [stdout 09:15:00.456] line
+//! ---
+//! status: succeeded
+//! exit_code: 0
+//! duration_ms: 334
+//! ```
+//!
+//! Output arrives in arbitrary pieces; lines are written when complete,
+//! stamped with the time their first byte arrived.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::engine::demux::StreamKind;
+use crate::run::event::StepStatus;
+
+/// Longest line kept whole; longer lines are split.
+const MAX_LINE: usize = 64 * 1024;
+
+pub(super) struct StepLog {
+    out: BufWriter<File>,
+    partial: [(Vec<u8>, Option<OffsetDateTime>); 2],
+}
+
+impl StepLog {
+    pub fn create(path: &Path) -> std::io::Result<StepLog> {
+        Ok(StepLog {
+            out: BufWriter::new(File::create(path)?),
+            partial: [(Vec::new(), None), (Vec::new(), None)],
+        })
+    }
+
+    pub fn begin(
+        &mut self,
+        container: &str,
+        action: &str,
+        attempt: u32,
+        ts: OffsetDateTime,
+    ) -> std::io::Result<()> {
+        writeln!(self.out, "=== pocketdock run log ===")?;
+        writeln!(self.out, "container: {container}")?;
+        writeln!(self.out, "command: {}", action.replace('\n', "\n  "))?;
+        writeln!(
+            self.out,
+            "started: {}",
+            ts.format(&Rfc3339).unwrap_or_default()
+        )?;
+        writeln!(self.out, "attempt: {attempt}")?;
+        writeln!(self.out, "---")?;
+        self.out.flush()
+    }
+
+    pub fn output(
+        &mut self,
+        stream: StreamKind,
+        data: &str,
+        ts: OffsetDateTime,
+    ) -> std::io::Result<()> {
+        let i = usize::from(stream != StreamKind::Stdout);
+        let (buf, first) = &mut self.partial[i];
+        if first.is_none() {
+            *first = Some(ts);
+        }
+        buf.extend_from_slice(data.as_bytes());
+        while let Some(pos) = buf
+            .iter()
+            .position(|&b| b == b'\n')
+            .or((buf.len() > MAX_LINE).then_some(MAX_LINE))
+        {
+            let line: Vec<u8> = buf.drain(..=pos.min(buf.len() - 1)).collect();
+            let stamp = first.unwrap_or(ts);
+            write_line(&mut self.out, stream, stamp, &line)?;
+            *first = if buf.is_empty() { None } else { Some(ts) };
+        }
+        Ok(())
+    }
+
+    pub fn end(
+        &mut self,
+        status: StepStatus,
+        exit_code: Option<i64>,
+        duration_ms: u64,
+        reason: Option<&str>,
+        ts: OffsetDateTime,
+    ) -> std::io::Result<()> {
+        self.flush_partial(ts)?;
+        writeln!(self.out, "---")?;
+        writeln!(
+            self.out,
+            "status: {}",
+            serde_json::to_value(status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        )?;
+        if let Some(code) = exit_code {
+            writeln!(self.out, "exit_code: {code}")?;
+        }
+        writeln!(self.out, "duration_ms: {duration_ms}")?;
+        if let Some(r) = reason {
+            writeln!(self.out, "reason: {}", r.replace('\n', "\n  "))?;
+        }
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    fn flush_partial(&mut self, ts: OffsetDateTime) -> std::io::Result<()> {
+        for (i, stream) in [StreamKind::Stdout, StreamKind::Stderr]
+            .into_iter()
+            .enumerate()
+        {
+            let (buf, first) = &mut self.partial[i];
+            if !buf.is_empty() {
+                let line = std::mem::take(buf);
+                write_line(&mut self.out, stream, first.take().unwrap_or(ts), &line)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_line(
+    out: &mut impl Write,
+    stream: StreamKind,
+    ts: OffsetDateTime,
+    line: &[u8],
+) -> std::io::Result<()> {
+    let text = String::from_utf8_lossy(line);
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    writeln!(
+        out,
+        "[{stream} {:02}:{:02}:{:02}.{:03}] {text}",
+        ts.hour(),
+        ts.minute(),
+        ts.second(),
+        ts.millisecond()
+    )
+}

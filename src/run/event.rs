@@ -1,0 +1,186 @@
+//! The event spine: everything a job does is told as a typed [`Event`].
+//!
+//! The executor only emits; the recorder, the reporters (and later the HTTP
+//! server) only consume. One dispatcher task hands each event to every
+//! consumer in order, the recorder first, so that nothing a reporter shows
+//! is missing from the record.
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use crate::engine::demux::StreamKind;
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Exit 0 (or the action succeeded).
+    Succeeded,
+    /// Failed, and the job fails with it.
+    Failed,
+    /// Failed, but `allow_failure` is set.
+    FailedAllowed,
+    /// Killed by its timeout (counts as a failure).
+    TimedOut,
+    /// Not run: a dependency failed, the job stopped, or `if` was false.
+    Skipped,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Cancelled,
+}
+
+impl StepStatus {
+    /// True when the job may go on as if it succeeded.
+    #[must_use]
+    pub fn is_ok(self) -> bool {
+        matches!(self, StepStatus::Succeeded | StepStatus::FailedAllowed)
+    }
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Still running (or the runner died: see `pocketdock doctor`).
+    Running,
+    /// Every step succeeded or was allowed to fail.
+    Succeeded,
+    /// A step failed.
+    Failed,
+    /// Interrupted.
+    Cancelled,
+}
+
+/// A file a `pull` brought back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Artifact {
+    /// Where it is on the host.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256, hex.
+    pub sha256: String,
+}
+
+/// What happened, when.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    /// RFC 3339 time, UTC.
+    #[serde(with = "time::serde::rfc3339")]
+    pub ts: OffsetDateTime,
+    /// The event.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// The kinds of events, tagged `"event"` in JSON.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The job began.
+    JobStarted {
+        /// Job name.
+        job: String,
+        /// Instance id (`<job>-<NNNN>`).
+        instance: String,
+        /// Number of step instances in the plan.
+        steps: usize,
+        /// Number of sandbox instances in the plan.
+        sandboxes: usize,
+    },
+    /// A sandbox's container was created and started.
+    SandboxCreated {
+        /// Sandbox instance id (`grader[student=alice]`).
+        sandbox: String,
+        /// Container name.
+        container: String,
+        /// Image.
+        image: String,
+    },
+    /// A sandbox's container was removed (or kept, when persistent or `--keep`).
+    SandboxReleased {
+        /// Sandbox instance id.
+        sandbox: String,
+        /// Container name.
+        container: String,
+        /// Kept instead of removed.
+        kept: bool,
+    },
+    /// A step began (again, for a retry).
+    StepStarted {
+        /// Step instance id (`grade@grader[student=alice]`).
+        step: String,
+        /// Sandbox instance id.
+        sandbox: String,
+        /// 1 for the first attempt.
+        attempt: u32,
+        /// What it does, rendered (`run: make`, `push: a -> b`).
+        action: String,
+    },
+    /// Output of a running step.
+    Output {
+        /// Step instance id.
+        step: String,
+        /// Which stream.
+        stream: StreamKind,
+        /// The text (lossy UTF-8).
+        data: String,
+    },
+    /// A step ended.
+    StepFinished {
+        /// Step instance id.
+        step: String,
+        /// Sandbox instance id.
+        sandbox: String,
+        /// How it ended.
+        status: StepStatus,
+        /// Exit code of a `run`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i64>,
+        /// Wall time of the last attempt.
+        duration_ms: u64,
+        /// Attempts made.
+        attempts: u32,
+        /// Why it failed or was skipped, in words.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// Files a `pull` brought back.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        artifacts: Vec<Artifact>,
+    },
+    /// The job ended.
+    JobFinished {
+        /// How.
+        status: JobStatus,
+        /// The process exit code `apply` returns.
+        exit_code: u8,
+        /// Wall time.
+        duration_ms: u64,
+        /// Steps by outcome.
+        succeeded: usize,
+        /// Steps that failed (allowed failures not included).
+        failed: usize,
+        /// Steps not run.
+        skipped: usize,
+    },
+}
+
+impl Event {
+    /// An event stamped now.
+    #[must_use]
+    pub fn now(kind: EventKind) -> Event {
+        Event {
+            ts: OffsetDateTime::now_utc(),
+            kind,
+        }
+    }
+}
+
+/// Something that takes events: a reporter, the recorder.
+pub trait Consumer: Send {
+    /// Handle one event. Errors are the consumer's own business: a reporter
+    /// that cannot write must not stop the job.
+    fn handle(&mut self, event: &Event);
+
+    /// The job is over; flush whatever is buffered.
+    fn finish(&mut self) {}
+}
