@@ -22,6 +22,7 @@ pub mod error;
 pub mod images;
 pub mod project;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod size;

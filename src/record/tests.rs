@@ -67,6 +67,7 @@ fn events_become_history_logs_and_status() {
         instance: r.instance().into(),
         steps: 1,
         sandboxes: 1,
+        record: String::new(),
     }));
     r.handle(&ev(EventKind::SandboxCreated {
         sandbox: "g[s=a]".into(),

@@ -86,6 +86,8 @@ pub enum EventKind {
         steps: usize,
         /// Number of sandbox instances in the plan.
         sandboxes: usize,
+        /// The record directory.
+        record: String,
     },
     /// A sandbox's container was created and started.
     SandboxCreated {

@@ -1,0 +1,147 @@
+//! Reporters: render the event stream for people and machines. They only
+//! consume events; nothing here runs or records anything.
+//!
+//! - [`Plain`]: one line per thing that happens, output prefixed with its
+//!   step; for logs and CI. With GitHub Actions annotations on request.
+//! - [`Progress`]: indicatif spinners for the running steps on a terminal.
+//! - [`Ndjson`]: every event as one JSON line (schema in docs/events.md).
+
+mod plain;
+mod progress;
+
+use std::io::Write;
+
+pub use plain::Plain;
+pub use progress::Progress;
+
+use crate::run::event::{Consumer, Event, EventKind, JobStatus, StepStatus};
+
+/// Which reporter `apply` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// `progress` on a terminal, `github` under GitHub Actions, `plain` otherwise.
+    Auto,
+    /// Prefixed lines.
+    Plain,
+    /// Spinners for running steps (needs a terminal).
+    Progress,
+    /// Plain, with `::group::` folding and `::error::` annotations.
+    Github,
+    /// One JSON event per line.
+    Ndjson,
+}
+
+/// Build the reporter for `format`.
+#[must_use]
+pub fn reporter(format: OutputFormat) -> Box<dyn Consumer> {
+    use std::io::IsTerminal;
+    let format = match format {
+        OutputFormat::Auto if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") => {
+            OutputFormat::Github
+        }
+        OutputFormat::Auto if std::io::stdout().is_terminal() => OutputFormat::Progress,
+        OutputFormat::Auto => OutputFormat::Plain,
+        f => f,
+    };
+    match format {
+        OutputFormat::Progress => Box::new(Progress::new()),
+        OutputFormat::Github => Box::new(Plain::new(std::io::stdout(), true)),
+        OutputFormat::Ndjson => Box::new(Ndjson::new(std::io::stdout())),
+        OutputFormat::Plain | OutputFormat::Auto => Box::new(Plain::new(std::io::stdout(), false)),
+    }
+}
+
+/// Every event as one line of JSON.
+pub struct Ndjson<W: Write> {
+    out: W,
+}
+
+impl<W: Write> Ndjson<W> {
+    /// Write to `out`.
+    pub fn new(out: W) -> Self {
+        Ndjson { out }
+    }
+}
+
+impl<W: Write + Send> Consumer for Ndjson<W> {
+    fn handle(&mut self, event: &Event) {
+        if let Ok(line) = serde_json::to_string(event) {
+            let _ = writeln!(self.out, "{line}");
+            let _ = self.out.flush();
+        }
+    }
+}
+
+/// The one-line summary of a finished step, shared by the human reporters.
+pub(crate) fn step_line(event: &EventKind) -> Option<String> {
+    let EventKind::StepFinished {
+        step,
+        status,
+        exit_code,
+        duration_ms,
+        attempts,
+        reason,
+        artifacts,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let secs = *duration_ms as f64 / 1000.0;
+    let retries = if *attempts > 1 {
+        format!(", {attempts} attempts")
+    } else {
+        String::new()
+    };
+    let why = reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
+    Some(match status {
+        StepStatus::Succeeded => {
+            let pulled = if artifacts.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} file{} pulled",
+                    artifacts.len(),
+                    if artifacts.len() == 1 { "" } else { "s" }
+                )
+            };
+            format!("✓ {step} ({secs:.1}s{retries}{pulled})")
+        }
+        StepStatus::FailedAllowed => format!("~ {step} failed, allowed ({secs:.1}s{retries}){why}"),
+        StepStatus::Failed => match exit_code {
+            Some(code) => format!("✗ {step} exit {code} ({secs:.1}s{retries}){why}"),
+            None => format!("✗ {step} ({secs:.1}s{retries}){why}"),
+        },
+        StepStatus::TimedOut => format!("✗ {step} timed out ({secs:.1}s{retries}){why}"),
+        StepStatus::Skipped => format!("- {step} skipped{why}"),
+        StepStatus::Cancelled => format!("✗ {step} cancelled"),
+    })
+}
+
+/// The closing line of a job.
+pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
+    let EventKind::JobFinished {
+        status,
+        duration_ms,
+        succeeded,
+        failed,
+        skipped,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let word = match status {
+        JobStatus::Succeeded => "succeeded",
+        JobStatus::Failed => "failed",
+        JobStatus::Cancelled => "cancelled",
+        JobStatus::Running => "stopped",
+    };
+    Some(format!(
+        "job {word} in {:.1}s: {succeeded} succeeded, {failed} failed, {skipped} skipped; record: {record}",
+        *duration_ms as f64 / 1000.0
+    ))
+}

@@ -1,0 +1,211 @@
+//! Prefixed lines, for logs and CI.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use super::{job_line, step_line};
+use crate::engine::demux::StreamKind;
+use crate::run::event::{Consumer, Event, EventKind, StepStatus};
+
+/// One line per thing that happens; a step's output as `[step] line`.
+pub struct Plain<W: Write> {
+    out: W,
+    github: bool,
+    record: String,
+    /// Partial output lines per (step, stream), printed once complete.
+    partial: HashMap<(String, bool), String>,
+}
+
+impl<W: Write> Plain<W> {
+    /// Write to `out`; `github` adds GitHub Actions workflow commands.
+    pub fn new(out: W, github: bool) -> Self {
+        Plain {
+            out,
+            github,
+            record: String::new(),
+            partial: HashMap::new(),
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.out, "{s}");
+    }
+
+    fn flush_partial(&mut self, step: &str) {
+        for err in [false, true] {
+            if let Some(rest) = self.partial.remove(&(step.to_string(), err)) {
+                if !rest.is_empty() {
+                    self.line(&format!("[{step}] {rest}"));
+                }
+            }
+        }
+    }
+}
+
+impl<W: Write + Send> Consumer for Plain<W> {
+    fn handle(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::JobStarted {
+                job,
+                instance,
+                steps,
+                sandboxes,
+                record,
+            } => {
+                self.record.clone_from(record);
+                self.line(&format!(
+                    "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
+                    if *steps == 1 { "" } else { "s" },
+                    if *sandboxes == 1 { "" } else { "es" }
+                ));
+            }
+            EventKind::SandboxCreated {
+                sandbox,
+                container,
+                image,
+            } => {
+                self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+            }
+            EventKind::SandboxReleased {
+                sandbox,
+                container,
+                kept,
+            } => {
+                let what = if *kept { "kept" } else { "removed" };
+                self.line(&format!("- sandbox {sandbox}: {container} {what}"));
+            }
+            EventKind::StepStarted {
+                step,
+                attempt,
+                action,
+                ..
+            } => {
+                if self.github {
+                    self.line(&format!("::group::{step}"));
+                }
+                let again = if *attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                };
+                let first = action.lines().next().unwrap_or_default();
+                self.line(&format!("> {step}{again}: {first}"));
+            }
+            EventKind::Output { step, stream, data } => {
+                let key = (step.clone(), *stream != StreamKind::Stdout);
+                let buf = self.partial.entry(key).or_default();
+                buf.push_str(data);
+                let mut lines = Vec::new();
+                while let Some(pos) = buf.find('\n') {
+                    lines.push(buf[..pos].to_string());
+                    buf.drain(..=pos);
+                }
+                for l in lines {
+                    self.line(&format!("[{step}] {l}"));
+                }
+            }
+            kind @ EventKind::StepFinished { step, status, .. } => {
+                self.flush_partial(step);
+                if self.github {
+                    self.line("::endgroup::");
+                }
+                if let Some(l) = step_line(kind) {
+                    self.line(&l);
+                    if self.github && matches!(status, StepStatus::Failed | StepStatus::TimedOut) {
+                        self.line(&format!("::error title=step {step} failed::{l}"));
+                    }
+                }
+            }
+            kind @ EventKind::JobFinished { .. } => {
+                let record = self.record.clone();
+                if let Some(l) = job_line(kind, &record) {
+                    self.line(&l);
+                }
+            }
+        }
+        let _ = self.out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::event::JobStatus;
+
+    fn run(github: bool) -> String {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, github);
+            let events = [
+                EventKind::JobStarted {
+                    job: "j".into(),
+                    instance: "j-0001".into(),
+                    steps: 2,
+                    sandboxes: 1,
+                    record: "/r".into(),
+                },
+                EventKind::StepStarted {
+                    step: "a@box".into(),
+                    sandbox: "box".into(),
+                    attempt: 1,
+                    action: "run: make".into(),
+                },
+                EventKind::Output {
+                    step: "a@box".into(),
+                    stream: StreamKind::Stdout,
+                    data: "one\ntw".into(),
+                },
+                EventKind::Output {
+                    step: "a@box".into(),
+                    stream: StreamKind::Stdout,
+                    data: "o\nthree".into(),
+                },
+                EventKind::StepFinished {
+                    step: "a@box".into(),
+                    sandbox: "box".into(),
+                    status: StepStatus::Failed,
+                    exit_code: Some(2),
+                    duration_ms: 1500,
+                    attempts: 1,
+                    reason: None,
+                    artifacts: vec![],
+                },
+                EventKind::JobFinished {
+                    status: JobStatus::Failed,
+                    exit_code: 1,
+                    duration_ms: 2000,
+                    succeeded: 0,
+                    failed: 1,
+                    skipped: 1,
+                },
+            ];
+            for e in events {
+                p.handle(&Event::now(e));
+            }
+        }
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn lines_are_prefixed_and_completed() {
+        let out = run(false);
+        assert_eq!(
+            out,
+            "job j (j-0001): 2 steps on 1 sandbox\n\
+             > a@box: run: make\n\
+             [a@box] one\n\
+             [a@box] two\n\
+             [a@box] three\n\
+             ✗ a@box exit 2 (1.5s)\n\
+             job failed in 2.0s: 0 succeeded, 1 failed, 1 skipped; record: /r\n"
+        );
+    }
+
+    #[test]
+    fn github_mode_groups_and_annotates() {
+        let out = run(true);
+        assert!(out.contains("::group::a@box\n"));
+        assert!(out.contains("::endgroup::\n"));
+        assert!(out.contains("::error title=step a@box failed::✗ a@box exit 2 (1.5s)"));
+    }
+}

@@ -1,0 +1,112 @@
+//! A terminal reporter: one spinner per running step showing its last output
+//! line, finished steps printed above them, and an overall bar.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use super::{job_line, step_line};
+use crate::run::event::{Consumer, Event, EventKind};
+
+/// Spinners on a terminal (stdout).
+pub struct Progress {
+    multi: MultiProgress,
+    total: Option<ProgressBar>,
+    running: HashMap<String, ProgressBar>,
+    record: String,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Progress {
+    /// A reporter drawing on stdout.
+    #[must_use]
+    pub fn new() -> Self {
+        Progress {
+            multi: MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::stdout()),
+            total: None,
+            running: HashMap::new(),
+            record: String::new(),
+        }
+    }
+
+    fn println(&self, s: &str) {
+        let _ = self.multi.println(s);
+    }
+}
+
+impl Consumer for Progress {
+    fn handle(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::JobStarted {
+                job,
+                instance,
+                steps,
+                record,
+                ..
+            } => {
+                self.record.clone_from(record);
+                self.println(&format!("job {job} ({instance})"));
+                let bar = self.multi.add(ProgressBar::new(*steps as u64));
+                bar.set_style(
+                    ProgressStyle::with_template("{bar:30} {pos}/{len} steps {elapsed}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                self.total = Some(bar);
+            }
+            EventKind::SandboxCreated { .. } | EventKind::SandboxReleased { .. } => {}
+            EventKind::StepStarted { step, action, .. } => {
+                let bar = self.multi.insert_from_back(1, ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {prefix} {wide_msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_prefix(step.clone());
+                bar.set_message(action.lines().next().unwrap_or_default().to_string());
+                bar.enable_steady_tick(Duration::from_millis(120));
+                if let Some(old) = self.running.insert(step.clone(), bar) {
+                    old.finish_and_clear();
+                }
+            }
+            EventKind::Output { step, data, .. } => {
+                if let (Some(bar), Some(last)) = (
+                    self.running.get(step),
+                    data.lines().rev().find(|l| !l.trim().is_empty()),
+                ) {
+                    bar.set_message(last.chars().take(200).collect::<String>());
+                }
+            }
+            kind @ EventKind::StepFinished { step, .. } => {
+                if let Some(bar) = self.running.remove(step) {
+                    bar.finish_and_clear();
+                }
+                if let Some(total) = &self.total {
+                    total.inc(1);
+                }
+                if let Some(l) = step_line(kind) {
+                    self.println(&l);
+                }
+            }
+            kind @ EventKind::JobFinished { .. } => {
+                for (_, bar) in self.running.drain() {
+                    bar.finish_and_clear();
+                }
+                if let Some(total) = self.total.take() {
+                    total.finish_and_clear();
+                }
+                if let Some(l) = job_line(kind, &self.record) {
+                    self.println(&l);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let _ = self.multi.clear();
+    }
+}
