@@ -58,6 +58,9 @@ pub(crate) fn decode(source: &Source, root: &Node, kdl: bool) -> Result<Decoded,
 /// Keys of a map that are known, with their table entry.
 struct Obj<'n> {
     entries: Vec<(&'static KeyDoc, &'n Key, &'n Node)>,
+    /// Known keys that an unknown key looked like (already reported, so a
+    /// "missing key" error for them would only repeat the typo).
+    typos: Vec<&'static str>,
 }
 
 impl<'n> Obj<'n> {
@@ -70,6 +73,10 @@ impl<'n> Obj<'n> {
 
     fn value(&self, name: &str) -> Option<&'n Node> {
         self.get(name).map(|(_, v)| v)
+    }
+
+    fn misspelt(&self, name: &str) -> bool {
+        self.typos.contains(&name)
     }
 }
 
@@ -156,6 +163,7 @@ impl Decoder<'_> {
         };
         let mut obj = Obj {
             entries: Vec::with_capacity(entries.len()),
+            typos: Vec::new(),
         };
         for (k, v) in entries {
             let name = if self.kdl {
@@ -193,6 +201,12 @@ impl Decoder<'_> {
                     .collect();
                 let known_refs: Vec<&str> = known.iter().map(String::as_str).collect();
                 let hint = hint_for(&k.name, "known keys", &known_refs);
+                if let Some(close) = did_you_mean(&k.name, known_refs.iter().copied()) {
+                    let close = close.replace('-', "_");
+                    if let Some(doc) = keys.iter().find(|d| d.name == close) {
+                        obj.typos.push(doc.name);
+                    }
+                }
                 self.error(k.span, format!("unknown key `{}` in {what}", k.name), hint);
             }
         }
@@ -429,6 +443,7 @@ impl Decoder<'_> {
         let obj = if node.kind == NodeKind::Null {
             Obj {
                 entries: Vec::new(),
+                typos: Vec::new(),
             }
         } else {
             self.obj(node, &what, &id.name, SANDBOX_KEYS, &[])?
@@ -633,6 +648,7 @@ impl Decoder<'_> {
                 s
             }
             None if sandboxes.len() == 1 => Some(Spanned::new(sandboxes[0].to_string(), id.span)),
+            None if obj.misspelt("sandbox") => None,
             None => {
                 let hint = if sandboxes.is_empty() {
                     "declare a sandbox under `sandboxes:` and name it with `sandbox: ID`"
@@ -671,7 +687,10 @@ impl Decoder<'_> {
             };
             action = decoded.map(|a| (a, key.span));
         }
-        if first_action.is_none() {
+        let misspelt_action = ["run", "push", "pull", "snapshot"]
+            .iter()
+            .any(|a| obj.misspelt(a));
+        if first_action.is_none() && !misspelt_action {
             self.error(
                 id.span,
                 format!("{what} has no action"),

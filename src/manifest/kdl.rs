@@ -124,7 +124,11 @@ impl Converter<'_> {
                     name: id_str.clone(),
                     span: span_of(id.span()),
                 };
-                let body = self.body(node, rest, name_span, None);
+                let body = if rest.is_empty() && node.children().is_none() {
+                    Node::new(NodeKind::Map(Vec::new()), name_span)
+                } else {
+                    self.body(node, rest, name_span, None)
+                };
                 if let Some((first, _)) = group.entries.iter().find(|(k, _)| k.name == key.name) {
                     let (line, col) = self.source.line_col(first.span.start);
                     self.error(

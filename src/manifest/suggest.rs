@@ -6,12 +6,13 @@ pub(crate) fn did_you_mean<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let lower = word.to_lowercase();
-    let limit = (word.chars().count() / 3).max(1);
+    let limit = ((word.chars().count() + 2) / 3).max(1);
     candidates
         .into_iter()
         .filter_map(|c| {
             let d = strsim::damerau_levenshtein(&lower, &c.to_lowercase());
-            let close = d <= limit || c.starts_with(word) && word.len() >= 3;
+            let close =
+                (d <= limit && d < c.chars().count()) || (c.starts_with(word) && word.len() >= 3);
             close.then_some((d, c))
         })
         .min_by_key(|(d, _)| *d)

@@ -28,7 +28,13 @@ pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
     };
     let mut parser = Parser::new_from_str(source.text());
     if let Err(e) = parser.load(&mut builder, true) {
-        let at = e.marker().index();
+        let mut at = e.marker().index();
+        // The scanner marks where the token began; point at the tab itself.
+        if e.info().contains("tab") {
+            if let Some(i) = source.text().get(at..).and_then(|t| t.find('\t')) {
+                at += i;
+            }
+        }
         let d = Diagnostic::new(source, Span::new(at, at + 1), e.info().to_string())
             .maybe_hint(scan_hint(e.info()));
         return Err(vec![d]);
