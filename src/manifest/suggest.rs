@@ -6,7 +6,7 @@ pub(crate) fn did_you_mean<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let lower = word.to_lowercase();
-    let limit = ((word.chars().count() + 2) / 3).max(1);
+    let limit = word.chars().count().div_ceil(3).max(1);
     candidates
         .into_iter()
         .filter_map(|c| {

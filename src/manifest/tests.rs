@@ -114,7 +114,7 @@ fn loads_the_architecture_example() {
     assert_eq!(needs, ["tests", "code"]);
     assert_eq!(
         grade.timeout.as_ref().unwrap().value,
-        Duration::from_secs(60)
+        Duration::from_mins(1)
     );
     assert!(grade.allow_failure);
     assert!(
