@@ -225,7 +225,15 @@ impl std::fmt::Display for TemplateError {
 
 impl std::error::Error for TemplateError {}
 
-fn convert_error(e: &minijinja::Error, ctx: &Context) -> TemplateError {
+/// Where `path` is written in `text`: the occurrence nearest `near`.
+fn find_path(text: &str, path: &str, near: Option<&Range<usize>>) -> Option<Range<usize>> {
+    let target = near.map_or(0, |r| r.start);
+    text.match_indices(path)
+        .map(|(i, _)| i..i + path.len())
+        .min_by_key(|r| r.start.abs_diff(target))
+}
+
+fn convert_error(e: &minijinja::Error, ctx: &Context, text: &str) -> TemplateError {
     let detail = e.detail().unwrap_or("").to_string();
     let range = e.range();
     match e.kind() {
@@ -234,8 +242,8 @@ fn convert_error(e: &minijinja::Error, ctx: &Context) -> TemplateError {
             match path {
                 Some(path) => TemplateError {
                     hint: ctx.undefined_hint(&path),
+                    range: find_path(text, &path, range.as_ref()).or(range),
                     message: format!("undefined variable `{path}`"),
-                    range,
                 },
                 None => TemplateError {
                     message: format!(
@@ -281,7 +289,7 @@ pub fn render_str(template: &str, ctx: &Context) -> Result<String, TemplateError
     }
     environment()
         .render_str(template, ctx.to_minijinja())
-        .map_err(|e| convert_error(&e, ctx))
+        .map_err(|e| convert_error(&e, ctx, template))
 }
 
 /// The expression of a template that is exactly one `{{ … }}`, with its offset.
@@ -303,10 +311,10 @@ fn single_expression(template: &str) -> Option<(&str, usize)> {
 fn eval_expression(expr: &str, ctx: &Context) -> Result<minijinja::Value, TemplateError> {
     let compiled = environment()
         .compile_expression(expr)
-        .map_err(|e| convert_error(&e, ctx))?;
+        .map_err(|e| convert_error(&e, ctx, expr))?;
     let value = compiled
         .eval(ctx.to_minijinja())
-        .map_err(|e| convert_error(&e, ctx))?;
+        .map_err(|e| convert_error(&e, ctx, expr))?;
     if !value.is_undefined() {
         return Ok(value);
     }
@@ -316,7 +324,7 @@ fn eval_expression(expr: &str, ctx: &Context) -> Result<minijinja::Value, Templa
     Err(match missing {
         Some(path) => TemplateError {
             hint: ctx.undefined_hint(&path),
-            range: expr.find(&path).map(|i| i..i + path.len()),
+            range: find_path(expr, &path, None),
             message: format!("undefined variable `{path}`"),
         },
         None => TemplateError {
