@@ -20,6 +20,8 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod images;
+pub mod manifest;
+pub mod plan;
 pub mod project;
 pub mod record;
 pub mod report;

@@ -1,0 +1,387 @@
+//! KDL (v2) into marked [`Node`]s, so `job.kdl` decodes exactly like `job.yaml`.
+//!
+//! The mapping, documented for users in docs/manifest.md:
+//!
+//! - `sandbox "ID" …` and `step "ID" …` at the top level become entries of
+//!   `sandboxes` and `steps`; the rest of the node is the entry's body.
+//! - A node's body: properties and child nodes become map keys
+//!   (`mem="512m"` and `mem "512m"` mean the same); one argument is a
+//!   scalar; several arguments are a list; children all named `-` are a list.
+//! - `run "CMD" lang="python"` and `snapshot "IMAGE"` may mix one argument
+//!   with properties: the argument is `cmd` (or `image`).
+//! - Keys the manifest defines may be written kebab-case (`allow-failure`);
+//!   the decoder accepts them for the snake_case keys.
+
+use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
+
+use super::diagnostic::Diagnostic;
+use super::node::{Key, Node, NodeKind};
+use super::source::{Source, Span};
+
+/// Parse `source` as a KDL v2 document.
+pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
+    let doc = KdlDocument::parse_v2(source.text()).map_err(|e| {
+        e.diagnostics
+            .iter()
+            .map(|d| {
+                let span = Span::new(d.span.offset(), d.span.offset() + d.span.len());
+                let message = d
+                    .message
+                    .clone()
+                    .or_else(|| d.label.clone())
+                    .unwrap_or_else(|| "invalid KDL".into());
+                let word = source.text().get(span.start..).unwrap_or("");
+                let hint = d.help.clone().or_else(|| {
+                    ["true", "false", "null"]
+                        .iter()
+                        .any(|w| word.starts_with(w))
+                        .then(|| {
+                            "KDL 2 writes booleans and null as #true, #false and #null".to_string()
+                        })
+                });
+                Diagnostic::new(source, span, message).maybe_hint(hint)
+            })
+            .collect::<Vec<_>>()
+    })?;
+    let mut conv = Converter {
+        source,
+        diags: Vec::new(),
+    };
+    let root = conv.document(&doc);
+    if conv.diags.is_empty() {
+        Ok(root)
+    } else {
+        Err(conv.diags)
+    }
+}
+
+/// `sandbox "ID" …` or `step "ID" …` nodes, gathered into one map.
+struct Group {
+    node: &'static str,
+    plural: &'static str,
+    entries: Vec<(Key, Node)>,
+    first: Option<Span>,
+}
+
+impl Group {
+    fn new(node: &'static str, plural: &'static str) -> Group {
+        Group {
+            node,
+            plural,
+            entries: Vec::new(),
+            first: None,
+        }
+    }
+}
+
+struct Converter<'a> {
+    source: &'a Source,
+    diags: Vec<Diagnostic>,
+}
+
+fn span_of(s: miette::SourceSpan) -> Span {
+    Span::new(s.offset(), s.offset() + s.len())
+}
+
+impl Converter<'_> {
+    fn error(&mut self, span: Span, message: impl Into<String>, hint: Option<&str>) {
+        let d = Diagnostic::new(self.source, span, message).maybe_hint(hint.map(String::from));
+        self.diags.push(d);
+    }
+
+    fn document(&mut self, doc: &KdlDocument) -> Node {
+        let mut top: Vec<(Key, Node)> = Vec::new();
+        let mut groups = [
+            Group::new("sandbox", "sandboxes"),
+            Group::new("step", "steps"),
+        ];
+        for node in doc.nodes() {
+            let name = node.name().value();
+            let name_span = span_of(node.name().span());
+            if let Some(group) = groups.iter_mut().find(|g| g.node == name) {
+                group.first.get_or_insert(name_span);
+                let Some((id, rest)) = node
+                    .entries()
+                    .split_first()
+                    .filter(|(id, _)| id.name().is_none())
+                else {
+                    self.error(
+                        name_span,
+                        format!("`{name}` needs an id as its first argument"),
+                        Some(&format!("write `{name} \"ID\" …`")),
+                    );
+                    continue;
+                };
+                let KdlValue::String(id_str) = id.value() else {
+                    self.error(
+                        span_of(id.span()),
+                        format!("a {name} id must be a string"),
+                        None,
+                    );
+                    continue;
+                };
+                let key = Key {
+                    name: id_str.clone(),
+                    span: span_of(id.span()),
+                };
+                let body = if rest.is_empty() && node.children().is_none() {
+                    Node::new(NodeKind::Map(Vec::new()), name_span)
+                } else {
+                    self.body(node, rest, name_span, None)
+                };
+                if let Some((first, _)) = group.entries.iter().find(|(k, _)| k.name == key.name) {
+                    let (line, col) = self.source.line_col(first.span.start);
+                    self.error(
+                        key.span,
+                        format!("duplicate {name} `{}`", key.name),
+                        Some(&format!(
+                            "`{}` is already declared at line {line}, column {col}",
+                            key.name
+                        )),
+                    );
+                    continue;
+                }
+                group.entries.push((key, body));
+                continue;
+            }
+            if let Some(group) = groups.iter().find(|g| g.plural == name) {
+                self.error(
+                    name_span,
+                    format!(
+                        "in KDL, write one `{}` node per entry instead of `{name}`",
+                        group.node
+                    ),
+                    Some(&format!("e.g. `{} \"ID\" …`", group.node)),
+                );
+                continue;
+            }
+            let value = self.value(node);
+            self.push_entry(
+                &mut top,
+                Key {
+                    name: name.to_string(),
+                    span: name_span,
+                },
+                value,
+            );
+        }
+        for Group {
+            plural,
+            entries,
+            first,
+            ..
+        } in groups
+        {
+            if let Some(span) = first {
+                top.push((
+                    Key {
+                        name: plural.to_string(),
+                        span,
+                    },
+                    Node::new(NodeKind::Map(entries), span),
+                ));
+            }
+        }
+        let span = Span::new(0, self.source.line_end(0));
+        Node::new(NodeKind::Map(top), span)
+    }
+
+    fn push_entry(&mut self, entries: &mut Vec<(Key, Node)>, key: Key, value: Node) {
+        if let Some((first, _)) = entries.iter().find(|(k, _)| k.name == key.name) {
+            let (line, col) = self.source.line_col(first.span.start);
+            self.error(
+                key.span,
+                format!("duplicate key `{}`", key.name),
+                Some(&format!(
+                    "`{}` is already set at line {line}, column {col}; keep one of them",
+                    key.name
+                )),
+            );
+            return;
+        }
+        entries.push((key, value));
+    }
+
+    /// A node as a value: scalar, list or map (see the module docs).
+    fn value(&mut self, node: &KdlNode) -> Node {
+        let name = node.name().value();
+        let name_span = span_of(node.name().span());
+        let primary = match name {
+            "run" => Some("cmd"),
+            "snapshot" => Some("image"),
+            _ => None,
+        };
+        self.body(node, node.entries(), name_span, primary)
+    }
+
+    fn body(
+        &mut self,
+        node: &KdlNode,
+        entries: &[KdlEntry],
+        name_span: Span,
+        primary: Option<&str>,
+    ) -> Node {
+        let name = node.name().value();
+        let (args, props): (Vec<&KdlEntry>, Vec<&KdlEntry>) =
+            entries.iter().partition(|e| e.name().is_none());
+        let children = node.children().map(KdlDocument::nodes).unwrap_or_default();
+        let map_span = Span::new(name_span.start, self.source.line_end(name_span.start));
+
+        if !children.is_empty() && children.iter().all(|c| c.name().value() == "-") {
+            if !args.is_empty() || !props.is_empty() {
+                self.error(
+                    map_span,
+                    format!("`{name}` has both arguments and a `-` list"),
+                    Some("use one or the other"),
+                );
+            }
+            let items = children.iter().map(|c| self.value(c)).collect();
+            return Node::new(NodeKind::Seq(items), map_span);
+        }
+        if props.is_empty() && children.is_empty() {
+            return match args.as_slice() {
+                [] if node.children().is_some() => Node::new(NodeKind::Map(Vec::new()), map_span),
+                [] => {
+                    self.error(
+                        name_span,
+                        format!("`{name}` has no value"),
+                        Some(&format!(
+                            "write `{name} VALUE`, `{name} KEY=VALUE …` or `{name} {{ … }}`"
+                        )),
+                    );
+                    Node::new(NodeKind::Null, name_span)
+                }
+                [one] => scalar(one),
+                many => {
+                    let items: Vec<Node> = many.iter().map(|e| scalar(e)).collect();
+                    let span = items[0].span.to(items[items.len() - 1].span);
+                    Node::new(NodeKind::Seq(items), span)
+                }
+            };
+        }
+        let mut map: Vec<(Key, Node)> = Vec::new();
+        match (args.as_slice(), primary) {
+            ([], _) => {}
+            ([one], Some(key)) => map.push((
+                Key {
+                    name: key.to_string(),
+                    span: span_of(one.span()),
+                },
+                scalar(one),
+            )),
+            (some, _) => {
+                self.error(
+                    span_of(some[0].span()),
+                    format!("`{name}` mixes arguments with properties or children"),
+                    Some("give either values (`key 1 2`) or properties and children (`key a=1 { b 2 }`)"),
+                );
+            }
+        }
+        for p in props {
+            let id = p.name().expect("props have names");
+            let key = Key {
+                name: id.value().to_string(),
+                span: span_of(id.span()),
+            };
+            let mut value = scalar(p);
+            // The entry spans `key=value`: keep only the value.
+            let whole = span_of(p.span());
+            let eq = self.source.text()[key.span.end.min(whole.end)..whole.end].find('=');
+            value.span = Span::new(eq.map_or(whole.start, |i| key.span.end + i + 1), whole.end);
+            self.push_entry(&mut map, key, value);
+        }
+        for child in children {
+            let key = Key {
+                name: child.name().value().to_string(),
+                span: span_of(child.name().span()),
+            };
+            let value = self.value(child);
+            self.push_entry(&mut map, key, value);
+        }
+        Node::new(NodeKind::Map(map), map_span)
+    }
+}
+
+fn scalar(entry: &KdlEntry) -> Node {
+    let span = span_of(entry.span());
+    let kind = match entry.value() {
+        KdlValue::String(s) => NodeKind::Str(s.clone()),
+        KdlValue::Integer(i) => i64::try_from(*i).map_or(NodeKind::Float(*i as f64), NodeKind::Int),
+        KdlValue::Float(f) => NodeKind::Float(*f),
+        KdlValue::Bool(b) => NodeKind::Bool(*b),
+        KdlValue::Null => NodeKind::Null,
+    };
+    Node::new(kind, span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Node, Vec<Diagnostic>> {
+        parse(&Source::new("job.kdl", text))
+    }
+
+    #[test]
+    fn maps_the_kdl_shape_to_the_yaml_shape() {
+        let text = r#"version 1
+vars { students "alice" "bob"; one { - "x" } }
+sandbox "grader" mem="512m" network=#false {
+    matrix { student "{{ vars.students }}" }
+}
+step "grade" sandbox="grader" allow-failure=#true {
+    run "python3 -m unittest" lang="python"
+}
+"#;
+        let root = parse_str(text).unwrap();
+        let json = root.to_json();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "version": 1,
+                "vars": {"students": ["alice", "bob"], "one": ["x"]},
+                "sandboxes": {"grader": {"mem": "512m", "network": false,
+                    "matrix": {"student": "{{ vars.students }}"}}},
+                "steps": {"grade": {"sandbox": "grader", "allow-failure": true,
+                    "run": {"cmd": "python3 -m unittest", "lang": "python"}}}
+            })
+        );
+        // Property values point at the value, keys at the key.
+        let NodeKind::Map(top) = &root.kind else {
+            panic!()
+        };
+        let (_, sandboxes) = top.iter().find(|(k, _)| k.name == "sandboxes").unwrap();
+        let NodeKind::Map(sb) = &sandboxes.kind else {
+            panic!()
+        };
+        assert_eq!(&text[sb[0].0.span.start..sb[0].0.span.end], "\"grader\"");
+        let NodeKind::Map(fields) = &sb[0].1.kind else {
+            panic!()
+        };
+        assert_eq!(&text[fields[0].0.span.start..fields[0].0.span.end], "mem");
+        assert_eq!(
+            &text[fields[0].1.span.start..fields[0].1.span.end],
+            "\"512m\""
+        );
+    }
+
+    #[test]
+    fn duplicate_ids_and_keys_are_errors() {
+        let err = parse_str("step \"a\" { run \"x\" }\nstep \"a\" { run \"y\" }\n").unwrap_err();
+        assert_eq!(err[0].message, "duplicate step `a`");
+        assert_eq!(err[0].position(), "2:6");
+        let err = parse_str("sandbox \"s\" mem=\"1m\" { mem \"2m\" }\n").unwrap_err();
+        assert_eq!(err[0].message, "duplicate key `mem`");
+        assert_eq!(err[0].position(), "1:24");
+    }
+
+    #[test]
+    fn syntax_errors_have_positions_and_v1_hints() {
+        let err = parse_str("version 1\nsandbox \"s\" network=false\n").unwrap_err();
+        assert_eq!(err[0].line, 2);
+        assert!(
+            err[0].hint.as_deref().unwrap_or("").contains("#false"),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! Every key the manifest language has, with its description and its JSON
+//! Schema. One table feeds the decoder (what is known, what to suggest),
+//! the generated schema and the reference docs, so they cannot drift apart.
+
+use serde_json::{json, Value};
+
+/// One key of one kind of map in the manifest.
+#[derive(Debug)]
+pub(crate) struct KeyDoc {
+    /// The key as written in YAML.
+    pub name: &'static str,
+    /// What it means, for the schema and for humans.
+    pub doc: &'static str,
+    /// Its JSON Schema.
+    pub schema: fn() -> Value,
+    /// Reserved for a later version: parsed, and rejected as not supported yet.
+    pub reserved: bool,
+}
+
+const fn key(name: &'static str, doc: &'static str, schema: fn() -> Value) -> KeyDoc {
+    KeyDoc {
+        name,
+        doc,
+        schema,
+        reserved: false,
+    }
+}
+
+const fn reserved(name: &'static str, doc: &'static str) -> KeyDoc {
+    KeyDoc {
+        name,
+        doc,
+        schema: || json!({ "not": {} }),
+        reserved: true,
+    }
+}
+
+fn template() -> Value {
+    json!({ "type": "string" })
+}
+fn string_or_list() -> Value {
+    json!({ "oneOf": [ { "type": "string" }, { "type": "array", "items": { "type": "string" } } ] })
+}
+fn boolean() -> Value {
+    json!({ "type": "boolean" })
+}
+fn size() -> Value {
+    json!({ "oneOf": [
+        { "type": "string", "pattern": "^\\s*[0-9]+\\s*([kKmMgG][iI]?[bB]?|[bB])?\\s*$|\\{\\{" },
+        { "type": "integer", "minimum": 0 }
+    ] })
+}
+fn duration() -> Value {
+    json!({ "oneOf": [
+        { "type": "number", "exclusiveMinimum": 0 },
+        { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$" }
+    ] })
+}
+fn string_map() -> Value {
+    json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] } })
+}
+fn reference(def: &str) -> Value {
+    json!({ "$ref": format!("#/$defs/{def}") })
+}
+
+/// Top-level keys.
+pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
+    key(
+        "version",
+        "Manifest language version. Must be 1.",
+        || json!({ "const": 1 }),
+    ),
+    key(
+        "name",
+        "Job name (a template over `vars` and `env`). Default: the file's name without extension, or its directory's name for `job.*` and `pocketdock.*`.",
+        template,
+    ),
+    key(
+        "vars",
+        "Variables for templates (`{{ vars.NAME }}`), any YAML values. `--var NAME=VALUE` and `--vars-file FILE` override them.",
+        || json!({ "type": "object" }),
+    ),
+    key(
+        "env",
+        "Names of host environment variables that templates may read as `{{ env.NAME }}`. Nothing else from the host environment is visible.",
+        || json!({ "oneOf": [
+            { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+            { "type": "array", "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" } }
+        ] }),
+    ),
+    key(
+        "sandboxes",
+        "Containers the job uses, by id (lowercase letters, digits, `-`, `_`).",
+        || json!({ "type": "object", "propertyNames": { "pattern": "^[a-z0-9_][a-z0-9_-]*$" }, "additionalProperties": reference("sandbox") }),
+    ),
+    key(
+        "steps",
+        "What the job does, by id (lowercase letters, digits, `-`, `_`), in file order.",
+        || json!({ "type": "object", "propertyNames": { "pattern": "^[a-z0-9_][a-z0-9_-]*$" }, "additionalProperties": reference("step") }),
+    ),
+];
+
+/// Keys of one sandbox.
+pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
+    key(
+        "profile",
+        "Image profile shipped with pocketdock (`minimal`, ...). Default: `minimal` when `image` is not set either.",
+        template,
+    ),
+    key(
+        "image",
+        "Any local image reference instead of a profile (pocketdock never pulls).",
+        template,
+    ),
+    key(
+        "mem",
+        "Memory limit: bytes, or a number with k, m or g (powers of 1024), e.g. 512m. Default: 256m.",
+        size,
+    ),
+    key(
+        "cpu",
+        "CPU share in percent of one core (200 = two cores). Default: 50.",
+        || json!({ "type": "integer", "minimum": 1, "maximum": 100_000 }),
+    ),
+    key(
+        "network",
+        "Network on or off. Default: the profile's setting (`minimal` has none).",
+        boolean,
+    ),
+    key(
+        "env",
+        "Environment variables of the container (values are templates).",
+        string_map,
+    ),
+    key("workdir", "Working directory inside the container.", template),
+    key(
+        "ports",
+        "Published ports: `HOST:CONTAINER` or `CONTAINER`, optionally `/tcp` or `/udp`.",
+        string_or_list,
+    ),
+    key(
+        "volumes",
+        "Bind mounts: `HOST:CONTAINER` or `HOST:CONTAINER:ro`; a HOST starting with `.` is relative to the manifest's directory.",
+        string_or_list,
+    ),
+    key(
+        "devices",
+        "Host devices to expose, e.g. `/dev/ttyUSB0` or `/dev/x:/dev/y`.",
+        string_or_list,
+    ),
+    key(
+        "persist",
+        "Keep the container (stopped) after the job instead of removing it. Default: false.",
+        boolean,
+    ),
+    key(
+        "pids_limit",
+        "Maximum number of processes in the container. Default: no limit.",
+        || json!({ "type": "integer", "minimum": 1 }),
+    ),
+    key(
+        "matrix",
+        "Fan out: one container per combination of the axes' values. Each axis is a list, or a template that renders to a list (`\"{{ vars.students }}\"`).",
+        || json!({ "type": "object", "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }, "additionalProperties": {
+            "oneOf": [ { "type": "array", "minItems": 1 }, { "type": "string" } ]
+        } }),
+    ),
+];
+
+/// Keys of one step.
+pub(crate) const STEP_KEYS: &[KeyDoc] = &[
+    key(
+        "name",
+        "Display name (a template). Default: the step id.",
+        template,
+    ),
+    key(
+        "sandbox",
+        "Id of the sandbox the step runs on. May be left out when the manifest declares exactly one sandbox.",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "run",
+        "Action: run a command. A string (the command, run by `sh -c`) or a map with `cmd` and options.",
+        || json!({ "oneOf": [ { "type": "string" }, reference("run") ] }),
+    ),
+    key(
+        "push",
+        "Action: copy a host file or directory (relative to the manifest) into the sandbox.",
+        || reference("transfer"),
+    ),
+    key(
+        "pull",
+        "Action: copy a file or directory out of the sandbox to the host.",
+        || reference("transfer"),
+    ),
+    key(
+        "snapshot",
+        "Action: commit the sandbox's filesystem to an image. A string (the image name) or a map with `image`.",
+        || json!({ "oneOf": [ { "type": "string" }, reference("snapshot") ] }),
+    ),
+    reserved("session", "Reserved: persistent shell sessions (not supported yet)."),
+    reserved("python", "Reserved: persistent Python kernel (not supported yet)."),
+    reserved("uses", "Reserved: recipes (not supported yet)."),
+    key(
+        "needs",
+        "Step ids this step waits for (a string or a list). Without `needs`, a step waits for the previous step on the same sandbox.",
+        string_or_list,
+    ),
+    key(
+        "if",
+        "Condition (a template expression, e.g. `steps.grade.exit_code == 0`); the step is skipped when it is false.",
+        || json!({ "type": ["string", "boolean"] }),
+    ),
+    key(
+        "timeout",
+        "Time limit of the step: seconds, or a number with ms, s, m or h. Default for `run`: 30s.",
+        duration,
+    ),
+    key(
+        "retries",
+        "How many times to retry the step when it fails. Default: 0.",
+        || json!({ "type": "integer", "minimum": 0, "maximum": 100 }),
+    ),
+    key(
+        "allow_failure",
+        "A failure of this step does not fail the job, and steps that need it still run. Default: false.",
+        boolean,
+    ),
+];
+
+/// Keys of the map form of `run`.
+pub(crate) const RUN_KEYS: &[KeyDoc] = &[
+    key("cmd", "The command or script (a template).", template),
+    key(
+        "lang",
+        "Interpreter: sh (default), bash, python or node.",
+        || json!({ "enum": ["sh", "bash", "python", "python3", "node", "js", "javascript"] }),
+    ),
+    key(
+        "max_output",
+        "Keep at most this much output (stdout and stderr together), e.g. 1m. Default: 10m.",
+        size,
+    ),
+    key(
+        "env",
+        "Extra environment variables for this command (values are templates).",
+        string_map,
+    ),
+    key("workdir", "Working directory of this command.", template),
+    key(
+        "user",
+        "User to run as. Default: the image's user.",
+        template,
+    ),
+];
+
+/// Keys of `push` and `pull`.
+pub(crate) const TRANSFER_KEYS: &[KeyDoc] = &[
+    key(
+        "src",
+        "Source path (a template): on the host for `push` (relative to the manifest), in the sandbox for `pull`.",
+        template,
+    ),
+    key(
+        "dst",
+        "Destination path (a template): in the sandbox for `push`, on the host for `pull` (relative to the manifest).",
+        template,
+    ),
+];
+
+/// Keys of the map form of `snapshot`.
+pub(crate) const SNAPSHOT_KEYS: &[KeyDoc] = &[key(
+    "image",
+    "Image name (and optional tag) to commit to (a template).",
+    template,
+)];
+
+/// The required keys of each kind of map.
+pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
+    ("manifest", &["version"]),
+    ("run", &["cmd"]),
+    ("transfer", &["src", "dst"]),
+    ("snapshot", &["image"]),
+];

@@ -1,0 +1,139 @@
+//! The manifest language: YAML or KDL in, one checked model out.
+//!
+//! The pipeline reads top to bottom in the file list:
+//! [`yaml`] / [`kdl`] parse text into marked nodes (every value keeps its
+//! span), `decode` turns nodes into the model ([`Manifest`],
+//! [`SandboxDecl`], [`StepDecl`]) and checks everything that needs no
+//! container, [`template`] renders strings with minijinja, [`schema`]
+//! generates the JSON Schema from the same key table the decoder uses.
+//!
+//! Both syntaxes go through one tree and one decoder, so a mistake gets the
+//! same message, with `file:line:col`, whichever syntax it was made in.
+
+mod decode;
+mod diagnostic;
+mod kdl;
+mod keys;
+// One type per file, named after the type.
+#[allow(clippy::module_inception)]
+mod manifest;
+mod node;
+mod sandbox_decl;
+pub mod schema;
+mod source;
+mod step_decl;
+mod suggest;
+pub mod template;
+mod vars;
+mod yaml;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+pub use decode::{is_id, VERSION};
+pub use diagnostic::{Diagnostic, ManifestError};
+pub use manifest::Manifest;
+pub use sandbox_decl::{AxisValues, ImageSource, SandboxDecl, Tpl};
+pub use source::{Source, Span, Spanned};
+pub use step_decl::{Action, RunAction, SnapshotAction, StepDecl, Transfer};
+pub use template::{Context, StepResult};
+pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
+
+/// What the caller adds to a manifest: variable overrides and environment.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--var KEY=VALUE` overrides, applied last (values typed by [`parse_var_value`]).
+    pub vars: Vec<(String, String)>,
+    /// `--vars-file FILE` (YAML or JSON map), applied before `vars`.
+    pub vars_file: Option<PathBuf>,
+    /// Environment values passed explicitly; they are visible as `env.NAME`
+    /// even when the manifest does not list them.
+    pub env: Vec<(String, String)>,
+}
+
+/// The two syntaxes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// YAML (`.yaml`, `.yml`, and anything that is not `.kdl`).
+    Yaml,
+    /// KDL v2 (`.kdl`).
+    Kdl,
+}
+
+impl Format {
+    /// The syntax of a file, by its extension.
+    #[must_use]
+    pub fn of(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("kdl") => Format::Kdl,
+            _ => Format::Yaml,
+        }
+    }
+}
+
+/// Read and check the manifest at `path` (KDL for `.kdl`, YAML otherwise).
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Manifest, ManifestError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(path, &text, Format::of(path), opts)
+}
+
+/// Check a manifest given as text; `path` is used for positions and as the
+/// base for relative host paths.
+pub fn parse(
+    path: &Path,
+    text: &str,
+    format: Format,
+    opts: &LoadOptions,
+) -> Result<Manifest, ManifestError> {
+    let source = Source::new(path, text);
+    let root = match format {
+        Format::Yaml => yaml::parse(&source),
+        Format::Kdl => kdl::parse(&source),
+    }
+    .map_err(ManifestError::Invalid)?;
+    let decoded =
+        decode::decode(&source, &root, format == Format::Kdl).map_err(ManifestError::Invalid)?;
+
+    let mut vars = decoded.vars;
+    if let Some(file) = &opts.vars_file {
+        vars.extend(read_vars_file(file)?);
+    }
+    for (k, v) in &opts.vars {
+        vars.insert(k.clone(), parse_var_value(v));
+    }
+
+    let mut env = IndexMap::new();
+    for name in &decoded.env_names {
+        if let Ok(v) = std::env::var(&name.value) {
+            env.insert(name.value.clone(), v);
+        }
+    }
+    for (k, v) in &opts.env {
+        env.insert(k.clone(), v.clone());
+    }
+
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base_dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    Ok(Manifest {
+        source: Arc::new(source),
+        base_dir,
+        version: decoded.version,
+        name: decoded.name,
+        vars,
+        env_names: decoded.env_names,
+        env,
+        sandboxes: decoded.sandboxes,
+        steps: decoded.steps,
+    })
+}
+
+#[cfg(test)]
+mod tests;

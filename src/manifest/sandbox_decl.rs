@@ -1,0 +1,61 @@
+//! `sandboxes.<id>`: how to create one container (or one per matrix combination).
+
+use indexmap::IndexMap;
+
+use super::source::{Span, Spanned};
+
+/// A template string with its position (rendered by [`super::template`]).
+pub type Tpl = Spanned<String>;
+
+/// Where a sandbox's image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// Neither `profile` nor `image`: the default profile.
+    Default,
+    /// `profile:` (a template).
+    Profile(Tpl),
+    /// `image:` (a template).
+    Image(Tpl),
+}
+
+/// One matrix axis: its values, or a template that renders to them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AxisValues {
+    /// A literal list; string items are templates too.
+    List(Vec<Spanned<serde_json::Value>>),
+    /// A template that must render to a non-empty list.
+    Template(Tpl),
+}
+
+/// A declared sandbox, as written (templates unrendered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxDecl {
+    /// Its id (the key under `sandboxes`).
+    pub id: String,
+    /// Where the id is written.
+    pub id_span: Span,
+    /// Image or profile.
+    pub image: ImageSource,
+    /// Memory limit (size, template).
+    pub mem: Option<Tpl>,
+    /// CPU percent of one core.
+    pub cpu: Option<Spanned<u32>>,
+    /// Network on or off; the profile decides when unset.
+    pub network: Option<bool>,
+    /// Environment (values are templates).
+    pub env: IndexMap<String, Tpl>,
+    /// Working directory.
+    pub workdir: Option<Tpl>,
+    /// `HOST:CONTAINER` port mappings (templates).
+    pub ports: Vec<Tpl>,
+    /// `HOST:CONTAINER[:ro]` bind mounts (templates).
+    pub volumes: Vec<Tpl>,
+    /// Host devices (templates).
+    pub devices: Vec<Tpl>,
+    /// Keep the container after the job.
+    pub persist: bool,
+    /// Process limit.
+    pub pids_limit: Option<u32>,
+    /// Matrix axes in declared order; empty for a single container.
+    pub matrix: IndexMap<String, Spanned<AxisValues>>,
+}

@@ -1,0 +1,730 @@
+//! Manifest loading: accepted forms, and for each kind of mistake the
+//! message, the hint and the exact line:col.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::sandbox::Lang;
+
+fn yaml(text: &str) -> Result<Manifest, ManifestError> {
+    parse(
+        Path::new("job.yaml"),
+        text,
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+}
+
+fn kdl(text: &str) -> Result<Manifest, ManifestError> {
+    parse(
+        Path::new("job.kdl"),
+        text,
+        Format::Kdl,
+        &LoadOptions::default(),
+    )
+}
+
+fn diags(r: Result<Manifest, ManifestError>) -> Vec<Diagnostic> {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+/// The only diagnostic; checks its position and message, returns it for the hint.
+#[track_caller]
+fn only(r: Result<Manifest, ManifestError>, pos: &str, message: &str) -> Diagnostic {
+    let d = diags(r);
+    assert_eq!(d.len(), 1, "expected one diagnostic, got {d:#?}");
+    assert_eq!(d[0].message, message);
+    assert_eq!(d[0].position(), pos, "position of `{message}`");
+    d[0].clone()
+}
+
+const GRADING: &str = r#"version: 1
+name: grade-{{ vars.assignment }}
+vars:
+  assignment: fizzbuzz
+  students: [alice, bob, carol]
+env: [CI]
+sandboxes:
+  grader:
+    profile: minimal
+    mem: 512m
+    cpu: 100
+    network: false
+    env: { LANG: C.UTF-8, N: 3 }
+    matrix:
+      student: "{{ vars.students }}"
+steps:
+  tests:
+    sandbox: grader
+    push: { src: tests/, dst: /home/sandbox/tests/ }
+  code:
+    sandbox: grader
+    push: { src: "submissions/{{ matrix.student }}/", dst: /home/sandbox/src/ }
+  grade:
+    sandbox: grader
+    needs: [tests, code]
+    run: python3 -m unittest discover -s tests
+    timeout: 60
+    allow_failure: true
+  report:
+    sandbox: grader
+    pull: { src: /home/sandbox/report.txt, dst: "results/{{ matrix.student }}.txt" }
+"#;
+
+#[test]
+fn loads_the_architecture_example() {
+    let m = yaml(GRADING).unwrap();
+    assert_eq!(m.version, 1);
+    assert_eq!(
+        m.name.as_ref().unwrap().value,
+        "grade-{{ vars.assignment }}"
+    );
+    assert_eq!(m.vars["students"], json!(["alice", "bob", "carol"]));
+    assert_eq!(m.env_names[0].value, "CI");
+    let sb = &m.sandboxes["grader"];
+    assert!(matches!(&sb.image, ImageSource::Profile(p) if p.value == "minimal"));
+    assert_eq!(sb.mem.as_ref().unwrap().value, "512m");
+    assert_eq!(sb.cpu.as_ref().unwrap().value, 100);
+    assert_eq!(sb.network, Some(false));
+    assert_eq!(sb.env["N"].value, "3");
+    assert!(
+        matches!(&sb.matrix["student"].value, AxisValues::Template(t) if t.value == "{{ vars.students }}")
+    );
+    let ids: Vec<&str> = m.steps.keys().map(String::as_str).collect();
+    assert_eq!(
+        ids,
+        ["tests", "code", "grade", "report"],
+        "file order is kept"
+    );
+    let grade = &m.steps["grade"];
+    assert_eq!(grade.sandbox.value, "grader");
+    let needs: Vec<&str> = grade
+        .needs
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|n| n.value.as_str())
+        .collect();
+    assert_eq!(needs, ["tests", "code"]);
+    assert_eq!(
+        grade.timeout.as_ref().unwrap().value,
+        Duration::from_mins(1)
+    );
+    assert!(grade.allow_failure);
+    assert!(
+        matches!(&grade.action, Action::Run(r) if r.cmd.value == "python3 -m unittest discover -s tests" && r.lang == Lang::Sh)
+    );
+    assert!(m.steps["tests"].needs.is_none());
+    assert!(
+        matches!(&m.steps["report"].action, Action::Pull(t) if t.dst.value == "results/{{ matrix.student }}.txt")
+    );
+}
+
+#[test]
+fn run_map_form_and_step_options() {
+    let m = yaml(
+        "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run:\n      cmd: print(1)\n      lang: python\n      max_output: 1m\n      env: {X: '1'}\n      workdir: /tmp\n      user: nobody\n    timeout: 90s\n    retries: 2\n    if: steps.b.exit_code == 0\n    name: first {{ vars.x }}\n  b:\n    needs: a\n    snapshot: img:1\n  c:\n    needs: 'a b'\n    snapshot: {image: img:2}\n",
+    )
+    .unwrap();
+    let a = &m.steps["a"];
+    let Action::Run(run) = &a.action else {
+        panic!()
+    };
+    assert_eq!(run.lang, Lang::Python);
+    assert_eq!(run.max_output, Some(crate::ByteSize(1 << 20)));
+    assert_eq!(run.env["X"].value, "1");
+    assert_eq!(run.workdir.as_ref().unwrap().value, "/tmp");
+    assert_eq!(run.user.as_ref().unwrap().value, "nobody");
+    assert_eq!(a.timeout.as_ref().unwrap().value, Duration::from_secs(90));
+    assert_eq!(a.retries, 2);
+    assert_eq!(
+        a.condition.as_ref().unwrap().value,
+        "steps.b.exit_code == 0"
+    );
+    assert_eq!(a.sandbox.value, "s", "the only sandbox is the default");
+    let b_needs: Vec<&str> = m.steps["b"]
+        .needs
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|n| n.value.as_str())
+        .collect();
+    assert_eq!(b_needs, ["a"]);
+    let c_needs = m.steps["c"].needs.as_ref().unwrap();
+    assert_eq!(
+        c_needs.iter().map(|n| n.value.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    // Each word of `needs: 'a b'` has its own position.
+    let (_, col_b) = m.source.line_col(c_needs[1].span.start);
+    assert_eq!(col_b, 15);
+    assert!(matches!(&m.steps["c"].action, Action::Snapshot(s) if s.image.value == "img:2"));
+}
+
+#[test]
+fn durations() {
+    for (text, secs) in [
+        ("1", 1.0),
+        ("1.5", 1.5),
+        ("'90s'", 90.0),
+        ("2m", 120.0),
+        ("500ms", 0.5),
+        ("1h", 3600.0),
+    ] {
+        let m = yaml(&format!(
+            "version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a: {{run: x, timeout: {text}}}\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            m.steps["a"].timeout.as_ref().unwrap().value,
+            Duration::from_secs_f64(secs),
+            "{text}"
+        );
+    }
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x, timeout: 0}\n"),
+        "4:24",
+        "invalid `timeout`",
+    );
+    assert!(d.hint.unwrap().contains("90s"));
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x, timeout: soon}\n"),
+        "4:24",
+        "invalid `timeout`",
+    );
+}
+
+#[test]
+fn unknown_key_suggests_the_closest() {
+    let d = only(
+        yaml(
+            "version: 1\nsandboxes:\n  g: {}\n  h: {}\nsteps:\n  a:\n    sandboxx: g\n    run: x\n",
+        ),
+        "7:5",
+        "unknown key `sandboxx` in step `a`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `sandbox`?"));
+    // The misspelt key is not reported a second time as a missing `sandbox`.
+}
+
+#[test]
+fn unknown_key_lists_known_ones_when_nothing_is_close() {
+    let d = only(
+        yaml("version: 1\nflavour: x\n"),
+        "2:1",
+        "unknown key `flavour` in the manifest",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("known keys: version, name, vars, env, sandboxes, steps")
+    );
+    let d = only(
+        yaml("version: 1\nstep: {}\n"),
+        "2:1",
+        "unknown key `step` in the manifest",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `steps`?"));
+}
+
+#[test]
+fn wrong_types() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    network: 'false'\n"),
+        "4:14",
+        "`network` must be a boolean, found a string",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("write true or false without quotes")
+    );
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    cpu: '100'\n"),
+        "4:10",
+        "`cpu` must be an integer, found a string",
+    );
+    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    cpu: 0\n"),
+        "4:10",
+        "`cpu` must be between 1 and 100000, found 0",
+    );
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    ports: {a: 1}\n"),
+        "4:12",
+        "`ports` must be a string or a list of strings, found a map",
+    );
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    ports: [8080, '9090:90']\n"),
+        "4:13",
+        "items of `ports` must be strings, found an integer",
+    );
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: [x]}\n"),
+        "4:12",
+        "`run` must be a command string or a map with `cmd`, found a list",
+    );
+    only(
+        yaml("version: 1\nsteps: [a]\n"),
+        "2:8",
+        "`steps` must be a map of step id to step, found a list",
+    );
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: x\n"),
+        "4:6",
+        "`a` must be a map, found a string",
+    );
+}
+
+#[test]
+fn exactly_one_action() {
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    push: {src: a, dst: /b}\n"),
+        "6:5",
+        "step `a` has two actions, `run` and `push`",
+    );
+    assert!(d.hint.unwrap().contains("split it"));
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    timeout: 3\n"),
+        "4:3",
+        "step `a` has no action",
+    );
+    assert!(d
+        .hint
+        .unwrap()
+        .contains("`run`, `push`, `pull` or `snapshot`"));
+}
+
+#[test]
+fn reserved_actions_are_not_supported_yet() {
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    session: {}\n"),
+        "6:5",
+        "`session` is not supported yet",
+    );
+    assert!(d.hint.unwrap().contains("reserved"));
+    for key in ["python", "uses"] {
+        let text =
+            format!("version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a:\n    {key}: x\n    run: y\n");
+        only(yaml(&text), "5:5", &format!("`{key}` is not supported yet"));
+    }
+}
+
+#[test]
+fn misplaced_keys_say_where_they_belong() {
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    lang: python\n"),
+        "6:5",
+        "`lang` is not a key of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("inside `run`"));
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {cmd: x, timeout: 3}\n"),
+        "5:19",
+        "`timeout` is not a key of `run` of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("on the step, next to `run`"));
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {lang: sh}\n"),
+        "5:10",
+        "`run` of step `a` has no `cmd`",
+    );
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    push: {src: x}\n"),
+        "5:11",
+        "`push` of step `a` has no `dst`",
+    );
+}
+
+#[test]
+fn unknown_sandbox_suggests_a_declared_one() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  grader: {}\n  other: {}\nsteps:\n  a:\n    sandbox: gradr\n    run: x\n"),
+        "7:14",
+        "step `a` runs on unknown sandbox `gradr`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `grader`?"));
+    let d = only(
+        yaml("version: 1\nsteps:\n  a:\n    sandbox: g\n    run: x\n"),
+        "4:14",
+        "step `a` runs on unknown sandbox `g`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("declare it under `sandboxes:`"));
+    let d = only(
+        yaml("version: 1\nsandboxes: {x: {}, y: {}}\nsteps:\n  a:\n    run: x\n"),
+        "4:3",
+        "step `a` has no `sandbox`",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("add `sandbox: ID`; declared sandboxes: x, y")
+    );
+}
+
+#[test]
+fn unknown_needs_suggests_a_step() {
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  tests: {run: x}\n  grade:\n    needs: [tset]\n    run: y\n"),
+        "6:13",
+        "step `grade` needs unknown step `tset`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `tests`?"));
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b: {run: x, needs: zzz}\n"),
+        "5:22",
+        "step `b` needs unknown step `zzz`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("declared steps: a, b"));
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x, needs: a}\n"),
+        "4:22",
+        "step `a` needs itself",
+    );
+}
+
+#[test]
+fn sizes_ports_volumes_and_profiles_are_checked_at_load() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    mem: 12q\n"),
+        "4:10",
+        "invalid size `12q`",
+    );
+    assert!(d.hint.unwrap().contains("e.g. 512, 64k, 10m, 1g"));
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    ports: ['8080:80', 'x:80']\n"),
+        "4:24",
+        "invalid port mapping `x:80`",
+    );
+    assert!(d.hint.unwrap().contains("HOST:CONTAINER"));
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    volumes: [/a:b]\n"),
+        "4:15",
+        "invalid volume `/a:b`",
+    );
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    profile: minimall\n"),
+        "4:14",
+        "unknown profile `minimall`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `minimal`?"));
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    profile: minimal\n    image: debian\n"),
+        "5:5",
+        "sandbox `s` sets both `profile` and `image`",
+    );
+    assert!(d.hint.is_some());
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    run: {lang: klingon, cmd: x}\n"),
+        "4:5",
+        "unknown key `run` in sandbox `s`",
+    );
+    let d = only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: {cmd: x, lang: pyhton}}\n"),
+        "4:27",
+        "unknown language `pyhton`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `python`?"));
+    // Templated values are checked by the plan, once rendered.
+    yaml("version: 1\nsandboxes:\n  s:\n    mem: '{{ vars.mem }}'\n    profile: '{{ vars.p }}'\n")
+        .unwrap();
+}
+
+#[test]
+fn versions() {
+    let d = only(
+        yaml("version: 2\n"),
+        "1:10",
+        "unsupported manifest version 2",
+    );
+    assert_eq!(d.hint.as_deref(), Some("this pocketdock reads version 1"));
+    let d = only(yaml("name: x\n"), "1:1", "the manifest has no `version`");
+    assert!(d.hint.unwrap().contains("version: 1"));
+    only(
+        yaml("version: one\n"),
+        "1:10",
+        "`version` must be the integer 1, found a string",
+    );
+}
+
+#[test]
+fn duplicate_keys() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: x}\n  a: {run: y}\n"),
+        "6:3",
+        "duplicate key `a`",
+    );
+    assert!(d.hint.unwrap().contains("line 5, column 3"));
+}
+
+#[test]
+fn ids_are_checked() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  My Box: {}\n"),
+        "3:3",
+        "invalid sandbox id `My Box`",
+    );
+    assert!(d.hint.unwrap().contains("`my-box`"));
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  Build: {run: x}\n"),
+        "4:3",
+        "invalid step id `Build`",
+    );
+    assert!(is_id("a-b_1") && !is_id("-a") && !is_id("") && !is_id("a.b"));
+}
+
+#[test]
+fn matrix_axes_must_be_lists() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: []}\n"),
+        "4:18",
+        "matrix axis `py` has no values",
+    );
+    assert!(d.hint.is_some());
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: '3.12'}\n"),
+        "4:18",
+        "matrix axis `py` must be a list, found a string",
+    );
+    assert!(d.hint.unwrap().contains("[a, b]"));
+    only(
+        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py.v: [1]}\n"),
+        "4:14",
+        "invalid matrix axis name `py.v`",
+    );
+    let m = yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: ['3.11', '3.12'], os: [a]}\n")
+        .unwrap();
+    let axes: Vec<&str> = m.sandboxes["s"].matrix.keys().map(String::as_str).collect();
+    assert_eq!(axes, ["py", "os"]);
+}
+
+#[test]
+fn every_mistake_is_reported_in_file_order() {
+    let d = diags(yaml(
+        "version: 1\nsandboxes:\n  s:\n    mem: lots\n    cpu: x\nsteps:\n  a: {run: x, needs: [b, zz]}\n  b: {run: y, sandbox: t}\n",
+    ));
+    let got: Vec<(String, &str)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("4:10".to_string(), "invalid size `lots`"),
+            (
+                "5:10".to_string(),
+                "`cpu` must be an integer, found a string"
+            ),
+            ("7:26".to_string(), "step `a` needs unknown step `zz`"),
+            ("8:24".to_string(), "step `b` runs on unknown sandbox `t`"),
+        ]
+    );
+}
+
+#[test]
+fn yaml_syntax_errors() {
+    let d = diags(yaml("version: 1\nsteps:\n  a: [\n"));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].position(), "4:1");
+    assert!(
+        d[0].message.contains("did not find expected"),
+        "{}",
+        d[0].message
+    );
+    let d = diags(yaml("version: 1\n\tsteps: {}\n"));
+    assert_eq!(d[0].position(), "2:1", "{d:?}");
+}
+
+#[test]
+fn diagnostics_render_for_ci_logs() {
+    let e = yaml(
+        "version: 1\nsandboxes:\n  g: {}\n  h: {}\nsteps:\n  a:\n    sandboxx: g\n    run: x\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "job.yaml:7:5: error: unknown key `sandboxx` in step `a`\n  |\n7 |     sandboxx: g\n  |     ^^^^^^^^\n  = hint: did you mean `sandbox`?\n"
+    );
+    let e = yaml("version: 3\nfoo: 1\n").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("job.yaml:1:10: error: unsupported manifest version 3\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\njob.yaml:2:1: error: unknown key `foo` in the manifest\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n2 errors in job.yaml"), "{text}");
+}
+
+#[test]
+fn var_overrides_apply_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vars.yaml");
+    std::fs::write(&file, "students: [x, y]\nn: 1\n").unwrap();
+    let opts = LoadOptions {
+        vars: vec![("n".into(), "2".into()), ("extra".into(), "[a, b]".into())],
+        vars_file: Some(file),
+        env: vec![("TOKEN".into(), "t".into())],
+    };
+    let m = parse(
+        Path::new("job.yaml"),
+        "version: 1\nvars: {students: [a], n: 0, keep: k}\n",
+        Format::Yaml,
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(m.vars["students"], json!(["x", "y"]));
+    assert_eq!(m.vars["n"], json!(2));
+    assert_eq!(m.vars["keep"], json!("k"));
+    assert_eq!(m.vars["extra"], json!(["a", "b"]));
+    assert_eq!(m.env["TOKEN"], "t");
+}
+
+#[test]
+fn env_lists_host_variables_that_templates_may_read() {
+    // PATH is set in every test environment; the other name is not.
+    let m = yaml("version: 1\nenv: [PATH, POCKETDOCK_SURELY_UNSET_VAR]\n").unwrap();
+    assert_eq!(
+        m.env.get("PATH").map(String::as_str),
+        std::env::var("PATH").ok().as_deref()
+    );
+    assert!(!m.env.contains_key("POCKETDOCK_SURELY_UNSET_VAR"));
+    assert!(
+        !m.env.contains_key("HOME"),
+        "unlisted variables stay hidden"
+    );
+    only(
+        yaml("version: 1\nenv: [1X]\n"),
+        "2:7",
+        "invalid environment variable name `1X`",
+    );
+}
+
+#[test]
+fn default_names() {
+    let m = parse(
+        Path::new("/w/grading/job.yaml"),
+        "version: 1\n",
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(m.default_name(), "grading");
+    let m = parse(
+        Path::new("/w/grading/nightly.yaml"),
+        "version: 1\n",
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(m.default_name(), "nightly");
+    assert_eq!(m.host_path("tests/"), Path::new("/w/grading/tests/"));
+}
+
+const GRADING_KDL: &str = r#"version 1
+name "grade-{{ vars.assignment }}"
+vars {
+    assignment "fizzbuzz"
+    students "alice" "bob" "carol"
+}
+env "CI"
+sandbox "grader" profile="minimal" mem="512m" cpu=100 network=#false {
+    env { LANG "C.UTF-8"; N 3 }
+    matrix { student "{{ vars.students }}" }
+}
+step "tests" sandbox="grader" { push src="tests/" dst="/home/sandbox/tests/"; }
+step "code" sandbox="grader" {
+    push src="submissions/{{ matrix.student }}/" dst="/home/sandbox/src/"
+}
+step "grade" sandbox="grader" needs="tests code" timeout=60 allow-failure=#true {
+    run "python3 -m unittest discover -s tests"
+}
+step "report" sandbox="grader" {
+    pull src="/home/sandbox/report.txt" dst="results/{{ matrix.student }}.txt"
+}
+"#;
+
+#[test]
+fn kdl_loads_the_same_model_as_yaml() {
+    let y = yaml(GRADING).unwrap();
+    let k = kdl(GRADING_KDL).unwrap();
+    assert_eq!(k.vars, y.vars);
+    assert_eq!(
+        k.env_names.iter().map(|e| &e.value).collect::<Vec<_>>(),
+        ["CI"]
+    );
+    assert_eq!(
+        k.sandboxes.keys().collect::<Vec<_>>(),
+        y.sandboxes.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        k.steps.keys().collect::<Vec<_>>(),
+        y.steps.keys().collect::<Vec<_>>()
+    );
+    let (ks, ys) = (&k.sandboxes["grader"], &y.sandboxes["grader"]);
+    assert_eq!(
+        ks.mem.as_ref().unwrap().value,
+        ys.mem.as_ref().unwrap().value
+    );
+    assert_eq!(ks.cpu.as_ref().unwrap().value, 100);
+    assert_eq!(ks.network, ys.network);
+    assert_eq!(ks.env["N"].value, "3");
+    for id in ["tests", "code", "grade", "report"] {
+        let (a, b) = (&k.steps[id], &y.steps[id]);
+        assert_eq!(a.action.kind(), b.action.kind(), "{id}");
+        assert_eq!(a.allow_failure, b.allow_failure, "{id}");
+        assert_eq!(
+            a.timeout.as_ref().map(|t| t.value),
+            b.timeout.as_ref().map(|t| t.value),
+            "{id}"
+        );
+        let names = |s: &StepDecl| {
+            s.needs
+                .as_ref()
+                .map(|n| n.iter().map(|x| x.value.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(names(a), names(b), "{id}");
+    }
+}
+
+#[test]
+fn kdl_errors_have_positions_and_kebab_case_suggestions() {
+    let d = only(
+        kdl("version 1\nsandbox \"s\"\nstep \"a\" allow-failur=#true { run \"x\"; }\n"),
+        "3:10",
+        "unknown key `allow-failur` in step `a`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `allow-failure`?"));
+    let d = only(
+        kdl("version 1\nsandbox \"s\" network=\"no\"\n"),
+        "2:21",
+        "`network` must be a boolean, found a string",
+    );
+    assert!(d.hint.is_none());
+    only(
+        kdl("version 1\nsandbox \"s\"\nstep \"a\" needs=\"b\" { run \"x\"; }\n"),
+        "3:17",
+        "step `a` needs unknown step `b`",
+    );
+    only(
+        kdl("version 1\nsandbox \"s\"\nstep \"a\" { run \"x\"; push src=\"a\" dst=\"b\"; }\n"),
+        "3:21",
+        "step `a` has two actions, `run` and `push`",
+    );
+    only(
+        kdl("version 1\nsandboxes { }\n"),
+        "2:1",
+        "in KDL, write one `sandbox` node per entry instead of `sandboxes`",
+    );
+    only(
+        kdl("version 1\nsandbox \"s\" { matrix { py \"3\" } }\n"),
+        "2:27",
+        "matrix axis `py` must be a list, found a string",
+    );
+}

@@ -1,0 +1,372 @@
+//! YAML into marked [`Node`]s, from yaml-rust2's event stream.
+//!
+//! serde_yaml keeps no positions once a document is parsed, yet every
+//! semantic error (an unknown `needs` id, a bad size) must point at its node.
+//! yaml-rust2's parser emits each event with a byte offset, so this module
+//! builds its own tree from events: each scalar, key and collection keeps
+//! its span. Scalars resolve by the YAML 1.2 core schema (`no` is a string).
+
+use std::collections::HashMap;
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+use yaml_rust2::Yaml;
+
+use super::diagnostic::Diagnostic;
+use super::node::{Key, Node, NodeKind};
+use super::source::{Source, Span};
+
+/// Parse `source` as one YAML document.
+pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
+    let mut builder = Builder {
+        source,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+        documents: 0,
+        diags: Vec::new(),
+    };
+    let mut parser = Parser::new_from_str(source.text());
+    if let Err(e) = parser.load(&mut builder, true) {
+        let mut at = e.marker().index();
+        // The scanner marks where the token began; point at the tab itself.
+        if e.info().contains("tab") {
+            if let Some(i) = source.text().get(at..).and_then(|t| t.find('\t')) {
+                at += i;
+            }
+        }
+        let d = Diagnostic::new(source, Span::new(at, at + 1), e.info().to_string())
+            .maybe_hint(scan_hint(e.info()));
+        return Err(vec![d]);
+    }
+    if !builder.diags.is_empty() {
+        return Err(builder.diags);
+    }
+    match builder.root {
+        Some(root) if root.kind != NodeKind::Null => Ok(root),
+        _ => Err(vec![Diagnostic::new(
+            source,
+            Span::new(0, 0),
+            "the manifest is empty",
+        )
+        .hint("start with `version: 1`; see docs/manifest.md")]),
+    }
+}
+
+fn scan_hint(info: &str) -> Option<String> {
+    if info.contains("tab") {
+        Some("indent with spaces: YAML does not allow tabs for indentation".into())
+    } else if info.contains("mapping values are not allowed") {
+        Some("check this line's indentation against the line above, or quote a value that contains `: `".into())
+    } else if info.contains("did not find expected key")
+        || info.contains("expected <document start>")
+    {
+        Some("check the indentation of this line and the lines above".into())
+    } else {
+        None
+    }
+}
+
+/// In a map, what the next node is.
+enum Pending {
+    /// A key.
+    Key,
+    /// The value of this key.
+    Value(Key),
+    /// The value of a key that was a duplicate or unusable (already reported).
+    Drop,
+}
+
+enum Frame {
+    Seq {
+        start: usize,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: usize,
+        anchor: usize,
+        entries: Vec<(Key, Node)>,
+        /// What the next node is.
+        pending: Pending,
+    },
+}
+
+struct Builder<'a> {
+    source: &'a Source,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    root: Option<Node>,
+    documents: usize,
+    diags: Vec<Diagnostic>,
+}
+
+impl MarkedEventReceiver for Builder<'_> {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        let at = mark.index();
+        match ev {
+            Event::DocumentStart => {
+                self.documents += 1;
+                if self.documents == 2 {
+                    self.diags.push(
+                        Diagnostic::new(
+                            self.source,
+                            Span::new(at, at + 3),
+                            "a manifest is one YAML document, found a second one",
+                        )
+                        .hint("remove the `---` line, or split the documents into separate files"),
+                    );
+                }
+            }
+            Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
+                start: at,
+                anchor,
+                items: Vec::new(),
+            }),
+            Event::MappingStart(anchor, _) => self.stack.push(Frame::Map {
+                start: at,
+                anchor,
+                entries: Vec::new(),
+                pending: Pending::Key,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (kind, start, anchor) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        start,
+                        anchor,
+                        items,
+                    }) => {
+                        let start = items.first().map_or(start, |n| n.span.start.min(start));
+                        (NodeKind::Seq(items), start, anchor)
+                    }
+                    Some(Frame::Map {
+                        start,
+                        anchor,
+                        entries,
+                        ..
+                    }) => {
+                        // A block mapping's event is marked after its first key.
+                        let start = entries
+                            .first()
+                            .map_or(start, |(k, _)| k.span.start.min(start));
+                        (NodeKind::Map(entries), start, anchor)
+                    }
+                    None => return,
+                };
+                let span = Span::new(start, self.source.line_end(start));
+                self.insert(Node::new(kind, span), anchor);
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                let end = scalar_end(self.source.text(), at, style, &value);
+                let kind = resolve(value, style, tag.as_ref());
+                self.insert(Node::new(kind, Span::new(at, end)), anchor);
+            }
+            Event::Alias(id) => {
+                let node = match self.anchors.get(&id) {
+                    Some(n) => Node::new(n.kind.clone(), Span::new(at, self.source.line_end(at))),
+                    None => Node::new(NodeKind::Null, Span::new(at, at + 1)),
+                };
+                self.insert(node, 0);
+            }
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+        }
+    }
+}
+
+impl Builder<'_> {
+    fn insert(&mut self, node: Node, anchor: usize) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => {
+                if self.root.is_none() {
+                    self.root = Some(node);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries, pending, ..
+            }) => match std::mem::replace(pending, Pending::Key) {
+                Pending::Value(key) => entries.push((key, node)),
+                Pending::Drop => {}
+                Pending::Key => {
+                    let Some(key) = key_name(&node) else {
+                        self.diags.push(Diagnostic::new(
+                            self.source,
+                            node.span,
+                            format!("a key must be a plain string, found {}", node.type_name()),
+                        ));
+                        *pending = Pending::Drop;
+                        return;
+                    };
+                    if let Some((first, _)) = entries.iter().find(|(k, _)| k.name == key) {
+                        let (line, col) = self.source.line_col(first.span.start);
+                        self.diags.push(
+                            Diagnostic::new(self.source, node.span, format!("duplicate key `{key}`"))
+                                .hint(format!("`{key}` is already set at line {line}, column {col}; keep one of them")),
+                        );
+                        *pending = Pending::Drop;
+                        return;
+                    }
+                    *pending = Pending::Value(Key {
+                        name: key,
+                        span: node.span,
+                    });
+                }
+            },
+        }
+    }
+}
+
+fn key_name(node: &Node) -> Option<String> {
+    match &node.kind {
+        NodeKind::Str(s) => Some(s.clone()),
+        NodeKind::Int(i) => Some(i.to_string()),
+        NodeKind::Bool(b) => Some(b.to_string()),
+        NodeKind::Float(f) => Some(f.to_string()),
+        NodeKind::Null | NodeKind::Seq(_) | NodeKind::Map(_) => None,
+    }
+}
+
+/// The core schema: plain scalars may be null, booleans or numbers; quoted
+/// ones and `!!str` are strings.
+fn resolve(value: String, style: TScalarStyle, tag: Option<&Tag>) -> NodeKind {
+    if style != TScalarStyle::Plain
+        || tag.is_some_and(|t| t.handle == "tag:yaml.org,2002:" && t.suffix == "str")
+    {
+        return NodeKind::Str(value);
+    }
+    match Yaml::from_str(&value) {
+        Yaml::Null => NodeKind::Null,
+        Yaml::Boolean(b) => NodeKind::Bool(b),
+        Yaml::Integer(i) => NodeKind::Int(i),
+        Yaml::Real(r) => match r.parse::<f64>() {
+            Ok(f) => NodeKind::Float(f),
+            Err(_) => NodeKind::Str(value),
+        },
+        _ => NodeKind::Str(value),
+    }
+}
+
+/// Where a scalar's text ends (events carry only the start).
+fn scalar_end(text: &str, start: usize, style: TScalarStyle, value: &str) -> usize {
+    let start = start.min(text.len());
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let rest = &text[start..line_end];
+    let closing = |quote: char, escape: Option<char>| {
+        let mut chars = rest.char_indices().skip(1).peekable();
+        while let Some((i, c)) = chars.next() {
+            if Some(c) == escape {
+                chars.next();
+            } else if c == quote {
+                // In single quotes, '' is an escaped quote.
+                if escape.is_none() && chars.peek().is_some_and(|&(_, n)| n == quote) {
+                    chars.next();
+                    continue;
+                }
+                return start + i + 1;
+            }
+        }
+        line_end
+    };
+    match style {
+        TScalarStyle::Plain if !value.contains('\n') && rest.starts_with(value) => {
+            start + value.len()
+        }
+        TScalarStyle::SingleQuoted => closing('\'', None),
+        TScalarStyle::DoubleQuoted => closing('"', Some('\\')),
+        _ => start + rest.trim_end().len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Node, Vec<Diagnostic>> {
+        parse(&Source::new("t.yaml", text))
+    }
+
+    fn map(node: &Node) -> &[(Key, Node)] {
+        match &node.kind {
+            NodeKind::Map(m) => m,
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn scalars_keys_and_spans() {
+        let text = "version: 1\nname: 'it''s'\nrun: \"a \\\" b\"\nok: true\nno: no\nf: 1.5\nn:\n";
+        let root = parse_str(text).unwrap();
+        let m = map(&root);
+        let at = |i: usize| &text[m[i].1.span.start..m[i].1.span.end];
+        assert_eq!(m[0].1.kind, NodeKind::Int(1));
+        assert_eq!(at(0), "1");
+        assert_eq!(m[1].1.kind, NodeKind::Str("it's".into()));
+        assert_eq!(at(1), "'it''s'");
+        assert_eq!(at(2), "\"a \\\" b\"");
+        assert_eq!(m[3].1.kind, NodeKind::Bool(true));
+        assert_eq!(m[4].1.kind, NodeKind::Str("no".into()));
+        assert_eq!(m[5].1.kind, NodeKind::Float(1.5));
+        assert_eq!(m[6].1.kind, NodeKind::Null);
+        assert_eq!(&text[m[4].0.span.start..m[4].0.span.end], "no");
+        assert_eq!(root.span.start, 0);
+    }
+
+    #[test]
+    fn nested_collections_keep_order_and_positions() {
+        let text = "steps:\n  b: {run: x}\n  a:\n    needs: [x, y]\n";
+        let root = parse_str(text).unwrap();
+        let steps = map(&map(&root)[0].1);
+        assert_eq!(steps[0].0.name, "b");
+        assert_eq!(steps[1].0.name, "a");
+        let needs = &map(&steps[1].1)[0].1;
+        let NodeKind::Seq(items) = &needs.kind else {
+            panic!()
+        };
+        assert_eq!(&text[items[1].span.start..items[1].span.end], "y");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_at_the_second_key() {
+        let err = parse_str("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(err.len(), 1);
+        assert_eq!(err[0].message, "duplicate key `a`");
+        assert_eq!(err[0].position(), "3:1");
+        assert!(err[0].hint.as_deref().unwrap().contains("line 1, column 1"));
+    }
+
+    #[test]
+    fn syntax_errors_carry_the_scanner_position() {
+        let err = parse_str("a: 1\n  b: 2\n").unwrap_err();
+        assert_eq!(err[0].position(), "2:4");
+        assert!(
+            err[0].message.contains("mapping values"),
+            "{}",
+            err[0].message
+        );
+        assert!(err[0].hint.is_some());
+    }
+
+    #[test]
+    fn aliases_copy_the_anchored_node() {
+        let root = parse_str("a: &x [1, 2]\nb: *x\n").unwrap();
+        assert_eq!(map(&root)[1].1.to_json(), serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn empty_and_multi_document_files_are_errors() {
+        assert_eq!(
+            parse_str("").unwrap_err()[0].message,
+            "the manifest is empty"
+        );
+        assert_eq!(
+            parse_str("# only a comment\n").unwrap_err()[0].message,
+            "the manifest is empty"
+        );
+        let err = parse_str("a: 1\n---\nb: 2\n").unwrap_err();
+        assert!(err[0].message.contains("second"), "{}", err[0].message);
+        assert_eq!(err[0].position(), "2:1");
+    }
+}

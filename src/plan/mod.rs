@@ -1,0 +1,497 @@
+//! The plan: a manifest turned into the graph the runner executes.
+//!
+//! Planning fans sandboxes out over their matrix (one [`SandboxInstance`]
+//! per combination, with a fully rendered [`crate::SandboxSpec`]), makes one
+//! [`StepInstance`] per step and sandbox instance, and links them:
+//!
+//! - a step without `needs` waits for the previous step (file order) on the
+//!   same sandbox instance: a sandbox's steps run as a script;
+//! - a step with `needs` waits for exactly those steps: for a needed step on
+//!   the same sandbox, its instance on the same combination; for a needed
+//!   step on another sandbox, every instance of it (fan-in);
+//! - steps on different sandboxes are independent unless linked so.
+//!
+//! Cycles are found on the declared steps (before fan-out, so the message
+//! names steps, not instances) and reported with their path. Step fields
+//! stay unrendered: the runner renders each step just before it runs
+//! ([`Plan::render_step`]), when the results it may read exist.
+
+mod display;
+mod matrix;
+mod rendered_step;
+mod sandbox_instance;
+mod spec;
+mod step_instance;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::Value;
+
+use crate::manifest::template::{self, Context, StepResult};
+use crate::manifest::{Diagnostic, Manifest, ManifestError, Span, StepDecl};
+
+pub use rendered_step::{RenderedAction, RenderedStep};
+pub use sandbox_instance::SandboxInstance;
+pub use step_instance::StepInstance;
+
+/// What planning needs besides the manifest.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// The job instance id (`job.id` in templates); the job name when unset.
+    pub job_id: Option<String>,
+}
+
+/// The executable form of a manifest.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Rendered job name.
+    pub job_name: String,
+    /// Job instance id (`job.id`).
+    pub job_id: String,
+    /// The manifest this plan came from (sources for diagnostics, vars, env).
+    pub manifest: Arc<Manifest>,
+    /// Containers to create, grouped by declared sandbox in file order.
+    pub sandboxes: Vec<SandboxInstance>,
+    /// Steps to run, in file order, each step's instances in matrix order.
+    pub steps: Vec<StepInstance>,
+    /// Node `i` is step `i` (its weight is `i` too); an edge `a → b` means
+    /// `b` waits for `a`.
+    pub graph: DiGraph<usize, ()>,
+    /// Step indices on each sandbox instance, in topological order.
+    steps_by_sandbox: Vec<Vec<usize>>,
+    /// All step indices in a topological order (smallest index first among ready ones).
+    topo: Vec<usize>,
+    /// Wave (0-based) of each step: the length of its longest chain of needs.
+    wave_of: Vec<usize>,
+    /// Instances of each declared step, by the step's position in the manifest.
+    instances_of_step: Vec<Range<usize>>,
+}
+
+/// Why one declared step waits for another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    /// Listed in `needs` (at this span).
+    Needs(Span),
+    /// The previous step on the same sandbox (no `needs`).
+    Order,
+}
+
+/// Plan `manifest`: fan out, link, check for cycles, render sandbox specs.
+pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Plan, ManifestError> {
+    let manifest: Arc<Manifest> = manifest.into();
+    let source = &manifest.source;
+    let mut diags = Vec::new();
+
+    // Job name and base context.
+    let base = Context::new()
+        .with_vars(&manifest.vars)
+        .with_env(&manifest.env);
+    let job_name = match &manifest.name {
+        Some(tpl) => {
+            let ctx = base
+                .clone()
+                .with_job("", opts.job_id.as_deref().unwrap_or(""));
+            template::render(tpl, &ctx, source).unwrap_or_else(|d| {
+                diags.push(d);
+                manifest.default_name()
+            })
+        }
+        None => manifest.default_name(),
+    };
+    let job_id = opts.job_id.clone().unwrap_or_else(|| job_name.clone());
+    let base = base.with_job(&job_name, &job_id);
+
+    // Sandbox instances, contiguous per declared sandbox.
+    let mut sandboxes = Vec::new();
+    let mut instances_of_sandbox: Vec<Range<usize>> = Vec::with_capacity(manifest.sandboxes.len());
+    for decl in manifest.sandboxes.values() {
+        let start = sandboxes.len();
+        for combo in matrix::combinations(decl, &base, source, &mut diags) {
+            let ctx = base.clone().with_matrix(&combo);
+            let spec = spec::render_spec(&manifest, decl, &ctx, &mut diags);
+            sandboxes.push(SandboxInstance {
+                index: sandboxes.len(),
+                id: matrix::instance_id(&decl.id, &combo),
+                sandbox: decl.id.clone(),
+                matrix: combo,
+                persist: decl.persist,
+                spec,
+            });
+        }
+        instances_of_sandbox.push(start..sandboxes.len());
+    }
+
+    // The decoder checked sandbox references; a hand-built manifest may not have.
+    let mut step_sandbox = Vec::with_capacity(manifest.steps.len());
+    for decl in manifest.steps.values() {
+        if let Some(i) = manifest.sandboxes.get_index_of(&decl.sandbox.value) {
+            step_sandbox.push(i);
+        } else {
+            diags.push(Diagnostic::new(
+                source,
+                decl.sandbox.span,
+                format!(
+                    "step `{}` runs on unknown sandbox `{}`",
+                    decl.id, decl.sandbox.value
+                ),
+            ));
+        }
+    }
+
+    // Declared-step edges, then cycles.
+    let decl_edges = declared_edges(&manifest);
+    diags.extend(find_cycles(&manifest, &decl_edges));
+    if !diags.is_empty() {
+        diags.sort_by_key(|d| (d.line, d.col));
+        return Err(ManifestError::Invalid(diags));
+    }
+
+    // Step instances.
+    let mut steps = Vec::new();
+    let mut instances_of_step = Vec::with_capacity(manifest.steps.len());
+    for (decl, &sandbox_idx) in manifest.steps.values().zip(&step_sandbox) {
+        let shared = Arc::new(decl.clone());
+        let start = steps.len();
+        for sb in instances_of_sandbox[sandbox_idx].clone() {
+            steps.push(StepInstance {
+                index: steps.len(),
+                id: format!("{}@{}", decl.id, sandboxes[sb].id),
+                step: decl.id.clone(),
+                sandbox: sb,
+                matrix: sandboxes[sb].matrix.clone(),
+                needs: Vec::new(),
+                decl: Arc::clone(&shared),
+            });
+        }
+        instances_of_step.push(start..steps.len());
+    }
+
+    // Instance edges.
+    for (i, edges) in decl_edges.iter().enumerate() {
+        for &(j, _) in edges {
+            let same_sandbox = manifest.steps[i].sandbox.value == manifest.steps[j].sandbox.value;
+            if same_sandbox {
+                // Same sandbox, same combination: instance k waits for instance k.
+                for (a, b) in instances_of_step[i]
+                    .clone()
+                    .zip(instances_of_step[j].clone())
+                {
+                    steps[a].needs.push(b);
+                }
+            } else {
+                let all: Vec<usize> = instances_of_step[j].clone().collect();
+                for a in instances_of_step[i].clone() {
+                    steps[a].needs.extend_from_slice(&all);
+                }
+            }
+        }
+    }
+    let mut graph = DiGraph::with_capacity(steps.len(), 0);
+    for s in &mut steps {
+        s.needs.sort_unstable();
+        s.needs.dedup();
+        graph.add_node(s.index);
+    }
+    for s in &steps {
+        for &n in &s.needs {
+            graph.add_edge(NodeIndex::new(n), NodeIndex::new(s.index), ());
+        }
+    }
+
+    let (topo, wave_of) = topological_waves(&steps, &graph);
+    let mut steps_by_sandbox = vec![Vec::new(); sandboxes.len()];
+    for &s in &topo {
+        steps_by_sandbox[steps[s].sandbox].push(s);
+    }
+    Ok(Plan {
+        job_name,
+        job_id,
+        manifest,
+        sandboxes,
+        steps,
+        graph,
+        steps_by_sandbox,
+        topo,
+        wave_of,
+        instances_of_step,
+    })
+}
+
+/// For each declared step (by position), the declared steps it waits for.
+fn declared_edges(manifest: &Manifest) -> Vec<Vec<(usize, Edge)>> {
+    let mut last_on_sandbox: IndexMap<&str, usize> = IndexMap::new();
+    let mut edges = Vec::with_capacity(manifest.steps.len());
+    for (i, decl) in manifest.steps.values().enumerate() {
+        let mut mine = Vec::new();
+        match &decl.needs {
+            None => {
+                if let Some(&prev) = last_on_sandbox.get(decl.sandbox.value.as_str()) {
+                    mine.push((prev, Edge::Order));
+                }
+            }
+            Some(needs) => {
+                for n in needs {
+                    if let Some(j) = manifest.steps.get_index_of(&n.value) {
+                        if !mine.iter().any(|&(k, _)| k == j) {
+                            mine.push((j, Edge::Needs(n.span)));
+                        }
+                    }
+                }
+            }
+        }
+        last_on_sandbox.insert(&decl.sandbox.value, i);
+        edges.push(mine);
+    }
+    edges
+}
+
+/// One diagnostic per cycle among declared steps, at a `needs` entry on it.
+fn find_cycles(manifest: &Manifest, edges: &[Vec<(usize, Edge)>]) -> Vec<Diagnostic> {
+    let mut g: DiGraph<(), Edge> = DiGraph::with_capacity(edges.len(), 0);
+    for _ in edges {
+        g.add_node(());
+    }
+    for (i, mine) in edges.iter().enumerate() {
+        for &(j, e) in mine {
+            g.add_edge(NodeIndex::new(i), NodeIndex::new(j), e);
+        }
+    }
+    let mut diags = Vec::new();
+    let mut sccs: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&g)
+        .into_iter()
+        .filter(|c| c.len() > 1)
+        .map(|c| {
+            let mut c: Vec<usize> = c.into_iter().map(NodeIndex::index).collect();
+            c.sort_unstable();
+            c
+        })
+        .collect();
+    sccs.sort();
+    for scc in sccs {
+        let path = cycle_through(scc[0], &scc, edges);
+        let steps: Vec<&StepDecl> = path.iter().map(|&(i, _)| &manifest.steps[i]).collect();
+        let mut text: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
+        text.push(&steps[0].id);
+        // Every cycle has a `needs` edge: order edges only point back in the file.
+        let needs_span = path.iter().find_map(|&(_, e)| match e {
+            Edge::Needs(span) => Some(span),
+            Edge::Order => None,
+        });
+        let order_note: Vec<String> = path
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, e))| *e == Edge::Order)
+            .map(|(k, &(i, _))| {
+                let next = path[(k + 1) % path.len()].0;
+                format!(
+                    "`{}` waits for `{}` because it is the next step on sandbox `{}` and has no `needs`",
+                    manifest.steps[i].id, manifest.steps[next].id, manifest.steps[i].sandbox.value
+                )
+            })
+            .collect();
+        let mut hint = "`a -> b` means a waits for b; remove one of these `needs`".to_string();
+        for n in order_note {
+            hint.push_str("; ");
+            hint.push_str(&n);
+        }
+        let span = needs_span.unwrap_or(steps[0].id_span);
+        diags.push(
+            Diagnostic::new(
+                &manifest.source,
+                span,
+                format!(
+                    "steps wait for each other in a cycle: {}",
+                    text.join(" -> ")
+                ),
+            )
+            .hint(hint),
+        );
+    }
+    diags
+}
+
+/// A shortest cycle from `start` back to it inside `scc`; each entry is a
+/// step and the edge it leaves by.
+fn cycle_through(start: usize, scc: &[usize], edges: &[Vec<(usize, Edge)>]) -> Vec<(usize, Edge)> {
+    let mut prev: IndexMap<usize, (usize, Edge)> = IndexMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(n) = queue.pop_front() {
+        for &(m, e) in &edges[n] {
+            if scc.binary_search(&m).is_err() {
+                continue;
+            }
+            if m == start {
+                // Walk back from n to start.
+                let mut path = vec![(n, e)];
+                let mut cur = n;
+                while cur != start {
+                    let (p, pe) = prev[&cur];
+                    path.push((p, pe));
+                    cur = p;
+                }
+                path.reverse();
+                return path;
+            }
+            if m != start && !prev.contains_key(&m) {
+                prev.insert(m, (n, e));
+                queue.push_back(m);
+            }
+        }
+    }
+    vec![(start, Edge::Order)]
+}
+
+/// A topological order (ready steps by smallest index) and each step's wave.
+fn topological_waves(
+    steps: &[StepInstance],
+    graph: &DiGraph<usize, ()>,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut indegree: Vec<usize> = steps.iter().map(|s| s.needs.len()).collect();
+    let mut ready: BinaryHeap<Reverse<usize>> = indegree
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| d == 0)
+        .map(|(i, _)| Reverse(i))
+        .collect();
+    let mut order = Vec::with_capacity(steps.len());
+    let mut wave = vec![0usize; steps.len()];
+    while let Some(Reverse(n)) = ready.pop() {
+        order.push(n);
+        for m in graph.neighbors(NodeIndex::new(n)) {
+            let m = m.index();
+            wave[m] = wave[m].max(wave[n] + 1);
+            indegree[m] -= 1;
+            if indegree[m] == 0 {
+                ready.push(Reverse(m));
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), steps.len(), "cycles are rejected before");
+    (order, wave)
+}
+
+impl Plan {
+    /// Steps grouped by wave: each wave's steps can run once the earlier
+    /// waves are done (the runner starts steps as soon as their own needs
+    /// are met; waves are for display).
+    #[must_use]
+    pub fn waves(&self) -> Vec<Vec<usize>> {
+        let count = self.wave_of.iter().max().map_or(0, |m| m + 1);
+        let mut waves = vec![Vec::new(); count];
+        for (i, &w) in self.wave_of.iter().enumerate() {
+            waves[w].push(i);
+        }
+        waves
+    }
+
+    /// The 0-based wave of step `step`.
+    #[must_use]
+    pub fn wave_of(&self, step: usize) -> usize {
+        self.wave_of[step]
+    }
+
+    /// All steps in a topological order.
+    #[must_use]
+    pub fn topological_order(&self) -> &[usize] {
+        &self.topo
+    }
+
+    /// Steps that run on sandbox instance `sandbox`, in topological order.
+    #[must_use]
+    pub fn steps_on(&self, sandbox: usize) -> &[usize] {
+        &self.steps_by_sandbox[sandbox]
+    }
+
+    /// The first and last steps on `sandbox` in topological order: create the
+    /// container before the first starts, remove it when the last (and every
+    /// other step in [`Plan::steps_on`], which may finish out of order when
+    /// they use `needs`) has finished. `None` when no step uses it.
+    #[must_use]
+    pub fn first_and_last_step(&self, sandbox: usize) -> Option<(usize, usize)> {
+        let s = self.steps_by_sandbox.get(sandbox)?;
+        Some((*s.first()?, *s.last()?))
+    }
+
+    /// Steps that wait for `step`.
+    pub fn dependents(&self, step: usize) -> impl Iterator<Item = usize> + '_ {
+        self.graph
+            .neighbors(NodeIndex::new(step))
+            .map(NodeIndex::index)
+    }
+
+    /// The instances of declared step `id` (empty when there is no such step).
+    #[must_use]
+    pub fn instances_of(&self, id: &str) -> Range<usize> {
+        self.manifest
+            .steps
+            .get_index_of(id)
+            .map_or(0..0, |i| self.instances_of_step[i].clone())
+    }
+
+    /// The template context of `step` before any result is known: `vars`,
+    /// `env`, `job` and its `matrix`.
+    #[must_use]
+    pub fn context(&self, step: usize) -> Context {
+        Context::new()
+            .with_vars(&self.manifest.vars)
+            .with_env(&self.manifest.env)
+            .with_job(&self.job_name, &self.job_id)
+            .with_matrix(&self.steps[step].matrix)
+    }
+
+    /// The context of `step` with the results of finished steps under
+    /// `steps.<id>`: for a step on the same sandbox, the instance on the same
+    /// combination; for a step with one instance, that one; for a fanned-out
+    /// step seen from another sandbox, `{"instances": [...]}` with one entry
+    /// per finished instance (its result plus `sandbox` and `matrix`).
+    pub fn context_with_results<'r>(
+        &self,
+        step: usize,
+        result: impl Fn(usize) -> Option<&'r StepResult>,
+    ) -> Context {
+        let mut ctx = self.context(step);
+        let me = &self.steps[step];
+        let my_sandbox = &self.sandboxes[me.sandbox].sandbox;
+        for range in &self.instances_of_step {
+            let Some(first) = range.clone().next() else {
+                continue;
+            };
+            let id = &self.steps[first].step;
+            let same_sandbox = &self.sandboxes[self.steps[first].sandbox].sandbox == my_sandbox;
+            if same_sandbox || range.len() == 1 {
+                let instance = if same_sandbox {
+                    range.clone().find(|&i| self.steps[i].sandbox == me.sandbox)
+                } else {
+                    Some(first)
+                };
+                if let Some(r) = instance.and_then(&result) {
+                    ctx.set_step(id, r);
+                }
+            } else {
+                let instances: Vec<Value> = range
+                    .clone()
+                    .filter_map(|i| {
+                        let r = result(i)?;
+                        let mut v = serde_json::to_value(r).ok()?;
+                        v["sandbox"] =
+                            Value::String(self.sandboxes[self.steps[i].sandbox].id.clone());
+                        v["matrix"] = serde_json::to_value(&self.steps[i].matrix).ok()?;
+                        Some(v)
+                    })
+                    .collect();
+                if !instances.is_empty() {
+                    ctx.set_step_value(id, serde_json::json!({ "instances": instances }));
+                }
+            }
+        }
+        ctx
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,26 @@
+//! One container the job will create: a sandbox declaration with one matrix
+//! combination, rendered into a [`SandboxSpec`].
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::sandbox::SandboxSpec;
+
+/// A sandbox as the runner creates it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxInstance {
+    /// Position in [`super::Plan::sandboxes`].
+    pub index: usize,
+    /// Instance id: the sandbox id, plus `[axis=value,…]` for a matrix
+    /// combination, e.g. `grader[student=alice]`.
+    pub id: String,
+    /// The declared sandbox id.
+    pub sandbox: String,
+    /// This combination's matrix values (empty without a matrix).
+    pub matrix: IndexMap<String, Value>,
+    /// How to create the container, fully rendered (name, project and
+    /// instance labels are left for the runner to set).
+    pub spec: SandboxSpec,
+    /// Keep the container after the job (`persist: true`).
+    pub persist: bool,
+}

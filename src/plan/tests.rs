@@ -1,0 +1,470 @@
+//! Planning: fan-out, dependency rules, cycles, rendering, and the examples.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::manifest::{parse, Format, LoadOptions};
+
+fn manifest(text: &str) -> Manifest {
+    manifest_with(text, &LoadOptions::default())
+}
+
+fn manifest_with(text: &str, opts: &LoadOptions) -> Manifest {
+    parse(Path::new("/w/job.yaml"), text, Format::Yaml, opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn plan_of(text: &str) -> Plan {
+    plan(manifest(text), &PlanOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn plan_err(text: &str) -> Vec<Diagnostic> {
+    match plan(manifest(text), &PlanOptions::default()) {
+        Ok(_) => panic!("expected a planning error"),
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+/// `needs` of the instance with id `id`, as instance ids.
+fn needs_of<'p>(p: &'p Plan, id: &str) -> Vec<&'p str> {
+    let s = p
+        .steps
+        .iter()
+        .find(|s| s.id == id)
+        .unwrap_or_else(|| panic!("no step {id}"));
+    s.needs.iter().map(|&n| p.steps[n].id.as_str()).collect()
+}
+
+fn wave_ids(p: &Plan) -> Vec<Vec<&str>> {
+    p.waves()
+        .iter()
+        .map(|w| w.iter().map(|&s| p.steps[s].id.as_str()).collect())
+        .collect()
+}
+
+const GRADING: &str = r#"version: 1
+name: grade-{{ vars.assignment }}
+vars:
+  assignment: fizzbuzz
+  students: [alice, bob, carol]
+sandboxes:
+  grader:
+    mem: 512m
+    matrix:
+      student: "{{ vars.students }}"
+    env: {STUDENT: "{{ matrix.student }}"}
+  summary: {}
+steps:
+  tests:
+    sandbox: grader
+    push: { src: tests/, dst: /home/sandbox/tests/ }
+  code:
+    sandbox: grader
+    push: { src: "submissions/{{ matrix.student }}/", dst: /home/sandbox/src/ }
+  grade:
+    sandbox: grader
+    needs: [tests, code]
+    run: python3 -m unittest discover -s tests
+    timeout: 60
+    allow_failure: true
+  report:
+    sandbox: grader
+    pull: { src: /home/sandbox/report.txt, dst: "results/{{ matrix.student }}.txt" }
+  total:
+    sandbox: summary
+    needs: report
+    run: cat results/*
+"#;
+
+#[test]
+fn matrix_fans_sandboxes_and_steps_out() {
+    let p = plan_of(GRADING);
+    assert_eq!(p.job_name, "grade-fizzbuzz");
+    assert_eq!(p.job_id, "grade-fizzbuzz");
+    let ids: Vec<&str> = p.sandboxes.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "grader[student=alice]",
+            "grader[student=bob]",
+            "grader[student=carol]",
+            "summary"
+        ]
+    );
+    assert_eq!(p.sandboxes[1].matrix["student"], json!("bob"));
+    assert_eq!(
+        p.sandboxes[1].spec.env,
+        [("STUDENT".to_string(), "bob".to_string())]
+    );
+    assert_eq!(p.sandboxes[1].spec.mem.bytes(), 512 << 20);
+    assert_eq!(p.sandboxes[3].spec.profile.as_deref(), Some("minimal"));
+    assert_eq!(p.steps.len(), 13);
+    assert_eq!(p.steps[0].id, "tests@grader[student=alice]");
+    assert_eq!(p.steps[4].id, "code@grader[student=bob]");
+    assert_eq!(p.steps[4].matrix["student"], json!("bob"));
+    assert_eq!(p.instances_of("grade"), 6..9);
+    for (i, s) in p.steps.iter().enumerate() {
+        assert_eq!(s.index, i);
+        assert_eq!(p.graph[NodeIndex::new(i)], i);
+    }
+}
+
+#[test]
+fn script_order_same_instance_and_fan_in() {
+    let p = plan_of(GRADING);
+    // First step on a sandbox: waits for nothing.
+    assert!(needs_of(&p, "tests@grader[student=bob]").is_empty());
+    // No `needs`: the previous step on the same sandbox instance.
+    assert_eq!(
+        needs_of(&p, "code@grader[student=bob]"),
+        ["tests@grader[student=bob]"]
+    );
+    // `needs` on the same matrix sandbox: the same combination only.
+    assert_eq!(
+        needs_of(&p, "grade@grader[student=bob]"),
+        ["tests@grader[student=bob]", "code@grader[student=bob]"]
+    );
+    assert_eq!(
+        needs_of(&p, "report@grader[student=carol]"),
+        ["grade@grader[student=carol]"]
+    );
+    // `needs` on another sandbox's fanned-out step: all of its instances.
+    assert_eq!(
+        needs_of(&p, "total@summary"),
+        [
+            "report@grader[student=alice]",
+            "report@grader[student=bob]",
+            "report@grader[student=carol]"
+        ]
+    );
+    assert_eq!(
+        wave_ids(&p),
+        [
+            vec![
+                "tests@grader[student=alice]",
+                "tests@grader[student=bob]",
+                "tests@grader[student=carol]"
+            ],
+            vec![
+                "code@grader[student=alice]",
+                "code@grader[student=bob]",
+                "code@grader[student=carol]"
+            ],
+            vec![
+                "grade@grader[student=alice]",
+                "grade@grader[student=bob]",
+                "grade@grader[student=carol]"
+            ],
+            vec![
+                "report@grader[student=alice]",
+                "report@grader[student=bob]",
+                "report@grader[student=carol]"
+            ],
+            vec!["total@summary"],
+        ]
+    );
+    let dependents: Vec<usize> = p.dependents(9).collect();
+    assert_eq!(dependents, [12]);
+}
+
+#[test]
+fn several_axes_in_declared_order() {
+    let p = plan_of("version: 1\nsandboxes:\n  s:\n    matrix: {os: [debian, alpine], py: [3.11, 3.12]}\n    image: 'python:{{ matrix.py }}-{{ matrix.os }}'\nsteps:\n  t: {run: x}\n");
+    let ids: Vec<&str> = p.sandboxes.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "s[os=debian,py=3.11]",
+            "s[os=debian,py=3.12]",
+            "s[os=alpine,py=3.11]",
+            "s[os=alpine,py=3.12]"
+        ]
+    );
+    assert_eq!(
+        p.sandboxes[2].spec.image.as_deref(),
+        Some("python:3.11-alpine")
+    );
+    assert_eq!(p.sandboxes[2].spec.profile, None);
+    assert_eq!(
+        wave_ids(&p),
+        [vec![
+            "t@s[os=debian,py=3.11]",
+            "t@s[os=debian,py=3.12]",
+            "t@s[os=alpine,py=3.11]",
+            "t@s[os=alpine,py=3.12]"
+        ]]
+    );
+}
+
+#[test]
+fn different_sandboxes_run_in_parallel() {
+    let p = plan_of("version: 1\nsandboxes: {a: {}, b: {}}\nsteps:\n  a1: {sandbox: a, run: x}\n  b1: {sandbox: b, run: x}\n  a2: {sandbox: a, run: x}\n  b2: {sandbox: b, run: x}\n  join: {sandbox: a, needs: [a2, b2], run: x}\n");
+    assert_eq!(
+        wave_ids(&p),
+        [vec!["a1@a", "b1@b"], vec!["a2@a", "b2@b"], vec!["join@a"]]
+    );
+    assert_eq!(p.first_and_last_step(0), Some((0, 4)));
+    assert_eq!(p.first_and_last_step(1), Some((1, 3)));
+    assert_eq!(p.steps_on(1), [1, 3]);
+    assert_eq!(p.topological_order(), [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn needs_may_point_forward_and_break_script_order() {
+    // `b` has `needs`, so it no longer waits for `a` even on the same sandbox.
+    let p = plan_of("version: 1\nsandboxes: {s: {}, t: {}}\nsteps:\n  a: {sandbox: s, run: x}\n  b: {sandbox: s, run: x, needs: c}\n  c: {sandbox: t, run: x}\n");
+    assert_eq!(needs_of(&p, "b@s"), ["c@t"]);
+    assert_eq!(wave_ids(&p), [vec!["a@s", "c@t"], vec!["b@s"]]);
+    // An unused sandbox has no first and last step.
+    let p =
+        plan_of("version: 1\nsandboxes: {s: {}, idle: {}}\nsteps:\n  a: {sandbox: s, run: x}\n");
+    assert_eq!(p.first_and_last_step(1), None);
+}
+
+#[test]
+fn cycles_print_their_path_at_a_needs_entry() {
+    let d = plan_err("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    needs: [c]\n    run: x\n  b:\n    run: x\n  c:\n    needs: b\n    run: x\n");
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].message,
+        "steps wait for each other in a cycle: a -> c -> b -> a"
+    );
+    assert_eq!(d[0].position(), "5:13");
+    let hint = d[0].hint.as_deref().unwrap();
+    assert!(hint.contains("`a -> b` means a waits for b"), "{hint}");
+    assert!(
+        hint.contains("`b` waits for `a` because it is the next step on sandbox `s`"),
+        "{hint}"
+    );
+
+    let d = plan_err("version: 1\nsandboxes: {s: {}, t: {}}\nsteps:\n  x: {sandbox: s, run: a, needs: y}\n  y: {sandbox: t, run: a, needs: [x]}\n");
+    assert_eq!(
+        d[0].message,
+        "steps wait for each other in a cycle: x -> y -> x"
+    );
+    assert_eq!(d[0].position(), "4:34");
+}
+
+#[test]
+fn sandbox_templates_are_rendered_and_checked() {
+    let d = plan_err(
+        "version: 1\nvars: {image: debian}\nsandboxes:\n  s: {image: '{{ vars.imag }}:12'}\n",
+    );
+    assert_eq!(d[0].message, "undefined variable `vars.imag`");
+    assert_eq!(d[0].position(), "4:18");
+    assert_eq!(d[0].hint.as_deref(), Some("did you mean `vars.image`?"));
+
+    let d = plan_err("version: 1\nvars: {mem: lots}\nsandboxes:\n  s: {mem: '{{ vars.mem }}'}\n");
+    assert_eq!(
+        d[0].message,
+        "invalid size `lots` (rendered from `{{ vars.mem }}`)"
+    );
+    assert_eq!(d[0].position(), "4:12");
+
+    let d = plan_err("version: 1\nvars: {p: huge}\nsandboxes:\n  s: {profile: '{{ vars.p }}'}\n");
+    assert_eq!(d[0].message, "unknown profile `huge`");
+
+    let d = plan_err("version: 1\nsandboxes:\n  s: {ports: ['{{ 80 }}:x']}\n");
+    assert_eq!(
+        d[0].message,
+        "invalid port mapping `80:x` (rendered from `{{ 80 }}:x`)"
+    );
+}
+
+#[test]
+fn matrix_templates_must_render_to_lists() {
+    let d = plan_err("version: 1\nvars: {students: alice}\nsandboxes:\n  s:\n    matrix: {student: '{{ vars.students }}'}\n");
+    assert_eq!(
+        d[0].message,
+        "matrix axis `student` must render to a list, got the string \"alice\""
+    );
+    assert_eq!(d[0].position(), "5:23");
+    let d = plan_err("version: 1\nvars: {students: []}\nsandboxes:\n  s:\n    matrix: {student: '{{ vars.students }}'}\n");
+    assert_eq!(
+        d[0].message,
+        "matrix axis `student` rendered to an empty list"
+    );
+    let d =
+        plan_err("version: 1\nsandboxes:\n  s:\n    matrix: {student: '{{ vars.studnets }}'}\n");
+    assert_eq!(d[0].message, "undefined variable `vars.studnets`");
+    assert_eq!(d[0].position(), "4:27");
+    let d = plan_err("version: 1\nsandboxes:\n  s:\n    matrix: {n: [1, 2, 1]}\n");
+    assert_eq!(d[0].message, "matrix axis `n` lists `1` twice");
+}
+
+#[test]
+fn var_overrides_reach_the_matrix() {
+    let opts = LoadOptions {
+        vars: vec![("students".into(), "[dave, erin]".into())],
+        ..LoadOptions::default()
+    };
+    let p = plan(
+        manifest_with(GRADING, &opts),
+        &PlanOptions {
+            job_id: Some("j-42".into()),
+        },
+    )
+    .unwrap();
+    assert_eq!(p.sandboxes.len(), 3);
+    assert_eq!(p.sandboxes[1].id, "grader[student=erin]");
+    assert_eq!(p.job_id, "j-42");
+}
+
+#[test]
+fn specs_resolve_relative_volumes_against_the_manifest() {
+    let p = plan_of("version: 1\nsandboxes:\n  s:\n    volumes: ['./data:/data:ro', 'named:/cache']\n    ports: ['8080:80', 53/udp]\n    cpu: 200\n    network: true\n    persist: true\n    pids_limit: 64\n    workdir: /w\n    devices: [/dev/null]\n");
+    let s = &p.sandboxes[0];
+    assert_eq!(s.spec.volumes[0].host, "/w/./data");
+    assert!(s.spec.volumes[0].read_only);
+    assert_eq!(s.spec.volumes[1].host, "named");
+    assert_eq!(s.spec.ports.len(), 2);
+    assert_eq!(
+        (s.spec.cpu_percent, s.spec.network, s.spec.pids_limit),
+        (200, Some(true), Some(64))
+    );
+    assert!(s.persist && s.spec.persist);
+    assert_eq!(s.spec.workdir.as_deref(), Some("/w"));
+    assert_eq!(s.spec.devices, ["/dev/null"]);
+}
+
+#[test]
+fn steps_render_with_results_of_finished_steps() {
+    let p = plan_of(GRADING);
+    let bob_grade = p.instances_of("grade").nth(1).unwrap();
+    let ctx = p.context(bob_grade);
+    let r = p.render_step(bob_grade, &ctx).unwrap();
+    assert_eq!(r.name, "grade");
+    assert_eq!(r.timeout, Some(Duration::from_mins(1)));
+    assert!(r.allow_failure);
+    let RenderedAction::Run { cmd, options } = &r.action else {
+        panic!()
+    };
+    assert_eq!(cmd, "python3 -m unittest discover -s tests");
+    assert_eq!(options.timeout, Some(Duration::from_mins(1)));
+
+    let code = p.instances_of("code").nth(1).unwrap();
+    let r = p.render_step(code, &p.context(code)).unwrap();
+    let RenderedAction::Push { src, dst } = &r.action else {
+        panic!()
+    };
+    assert_eq!(src, &PathBuf::from("/w/submissions/bob/"));
+    assert_eq!(dst, "/home/sandbox/src/");
+
+    // Results: same combination on the same sandbox; all instances for a fan-in.
+    let results: Vec<StepResult> = (0..p.steps.len())
+        .map(|i| StepResult {
+            status: "success".into(),
+            exit_code: Some(i as i64),
+            ..StepResult::default()
+        })
+        .collect();
+    let report = p.instances_of("report").nth(1).unwrap();
+    let ctx = p.context_with_results(report, |i| results.get(i));
+    assert_eq!(
+        ctx.as_json()["steps"]["grade"]["exit_code"],
+        json!(bob_grade)
+    );
+    let total = p.instances_of("total").next().unwrap();
+    let ctx = p.context_with_results(total, |i| results.get(i));
+    let instances = ctx.as_json()["steps"]["report"]["instances"]
+        .as_array()
+        .unwrap();
+    assert_eq!(instances.len(), 3);
+    assert_eq!(instances[2]["matrix"], json!({"student": "carol"}));
+    assert_eq!(instances[2]["sandbox"], json!("grader[student=carol]"));
+}
+
+#[test]
+fn conditions_and_step_template_errors_point_into_the_file() {
+    let p = plan_of("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b:\n    if: steps.a.exit_code == 0\n    run: echo {{ steps.a.stdout }}{{ vars.nope }}\n");
+    let b = 1;
+    let mut results = [StepResult {
+        status: "success".into(),
+        exit_code: Some(0),
+        stdout: "hi".into(),
+        ..StepResult::default()
+    }];
+    let ctx = p.context_with_results(b, |i| results.get(i));
+    assert!(p.should_run(b, &ctx).unwrap());
+    let d = p.render_step(b, &ctx).unwrap_err();
+    assert_eq!(d.message, "undefined variable `vars.nope`");
+    assert_eq!(d.position(), "7:38");
+    results[0].exit_code = Some(1);
+    let ctx = p.context_with_results(b, |i| results.get(i));
+    assert!(!p.should_run(b, &ctx).unwrap());
+    let d = p.should_run(b, &p.context(b)).unwrap_err();
+    assert_eq!(d.message, "undefined variable `steps.a`");
+    assert_eq!(d.position(), "6:9");
+}
+
+#[test]
+fn job_names() {
+    let p = plan_of("version: 1\n");
+    assert_eq!(p.job_name, "w");
+    let d = plan_err("version: 1\nname: 'x-{{ vars.y }}'\n");
+    assert_eq!(d[0].message, "undefined variable `vars.y`");
+    assert_eq!(d[0].position(), "2:13");
+}
+
+#[test]
+fn text_json_and_dot() {
+    let p = plan_of(GRADING);
+    let text = p.to_text();
+    assert!(
+        text.starts_with("job grade-fizzbuzz: 4 sandboxes, 13 steps, 5 waves\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nwave 1: tests@grader[student=alice], tests@grader[student=bob], tests@grader[student=carol]\n"), "{text}");
+    assert!(text.ends_with("wave 5: total@summary\n"), "{text}");
+    let j = p.to_json();
+    assert_eq!(j["job"]["name"], json!("grade-fizzbuzz"));
+    assert_eq!(j["sandboxes"][0]["spec"]["mem"], json!(512 << 20));
+    assert_eq!(j["steps"][12]["needs"], json!([9, 10, 11]));
+    assert_eq!(j["steps"][12]["wave"], json!(5));
+    assert_eq!(j["steps"][6]["action"], json!("run"));
+    let dot = p.to_dot();
+    assert!(dot.starts_with("digraph \"grade-fizzbuzz\" {"), "{dot}");
+    assert!(dot.contains("label=\"grader[student=alice]\";"), "{dot}");
+    assert!(dot.contains("  s9 -> s12;\n"), "{dot}");
+}
+
+/// Every manifest under examples/ loads and plans (the runner runs them).
+#[test]
+fn examples_load_and_plan() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut found = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n == "job.yaml" || n == "job.kdl" || n == "pocketdock.yaml"
+            }) {
+                found.push(path);
+            }
+        }
+    }
+    assert!(found.len() >= 3, "examples: {found:?}");
+    for path in found {
+        let m =
+            crate::manifest::load(&path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let p = plan(m, &PlanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!p.steps.is_empty(), "{}", path.display());
+        // Every step renders, given results for the steps before it.
+        let done = StepResult {
+            status: "success".into(),
+            exit_code: Some(0),
+            ..StepResult::default()
+        };
+        for i in 0..p.steps.len() {
+            let ctx = p.context_with_results(i, |_| Some(&done));
+            p.should_run(i, &ctx).unwrap_or_else(|e| panic!("{e}"));
+            p.render_step(i, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
