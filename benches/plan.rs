@@ -81,7 +81,7 @@ fn measure(label: &str, text: &str) -> Duration {
         p.steps.len(),
         p.sandboxes.len(),
         loaded.as_secs_f64() * 1e3,
-        (total - loaded).as_secs_f64() * 1e3,
+        total.saturating_sub(loaded).as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e3,
     );
     total
