@@ -1,9 +1,11 @@
 //! pocketdock: sandbox-as-code on local Podman or Docker.
 //!
-//! The library is layered as the CLI is: [`engine`] speaks the
-//! Docker-compatible REST API over a Unix socket, [`sandbox`] runs commands
-//! in one container, [`images`] builds the shipped profiles, and [`cli`]
-//! turns arguments into calls. Everything is async (tokio).
+//! The library is layered as the CLI is: [`manifest`] reads a job (YAML or
+//! KDL) into a checked model, [`plan`] turns it into a graph of steps,
+//! [`engine`] speaks the Docker-compatible REST API over a Unix socket,
+//! [`sandbox`] runs commands in one container, [`images`] builds the shipped
+//! profiles, and [`cli`] turns arguments into calls. Everything that talks
+//! to the engine is async (tokio).
 //!
 //! ```no_run
 //! # async fn demo() -> pocketdock::Result<()> {

@@ -12,8 +12,10 @@ mod files;
 mod info;
 mod lifecycle;
 mod list;
+mod plan;
 mod run;
 mod table;
+mod validate;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -74,6 +76,10 @@ enum Command {
     Build(build::Args),
     /// Measure exec round-trip latency against the engine's own floor and CLI.
     Bench(bench::Args),
+    /// Check a manifest (YAML or KDL) without running anything; exit 2 on mistakes.
+    Validate(validate::Args),
+    /// Show the steps a manifest would run, wave by wave (or --json, --dot).
+    Plan(plan::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -143,6 +149,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     let socket = cli.socket;
     let engine = || Engine::connect_to(socket.as_deref());
     match cli.command {
+        // Manifest commands never touch the engine.
+        Command::Validate(a) => Ok(validate::run(&a)),
+        Command::Plan(a) => Ok(plan::run(&a)),
         Command::Create(a) => create::run(&engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.

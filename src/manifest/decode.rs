@@ -6,6 +6,7 @@
 //! literal sizes, ports, volumes and profiles. Values written as templates
 //! are checked by the plan once rendered.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -84,6 +85,19 @@ struct Decoder<'a> {
     src: &'a Source,
     kdl: bool,
     diags: Vec<Diagnostic>,
+}
+
+/// Declared ids, in file order for hints and hashed for look-ups.
+struct Ids<'a> {
+    list: Vec<&'a str>,
+    set: HashSet<&'a str>,
+}
+
+impl<'a> Ids<'a> {
+    fn new(list: Vec<&'a str>) -> Ids<'a> {
+        let set = list.iter().copied().collect();
+        Ids { list, set }
+    }
 }
 
 /// Keys that exist, but elsewhere: (key, where it belongs).
@@ -412,11 +426,12 @@ impl Decoder<'_> {
             match &node.kind {
                 NodeKind::Map(entries) => {
                     let sandbox_keys = match obj.value("sandboxes").map(|n| &n.kind) {
-                        Some(NodeKind::Map(e)) => e.iter().map(|(k, _)| k.name.as_str()).collect(),
-                        _ => Vec::new(),
+                        Some(NodeKind::Map(e)) => {
+                            Ids::new(e.iter().map(|(k, _)| k.name.as_str()).collect())
+                        }
+                        _ => Ids::new(Vec::new()),
                     };
-                    let step_ids: Vec<&str> =
-                        entries.iter().map(|(k, _)| k.name.as_str()).collect();
+                    let step_ids = Ids::new(entries.iter().map(|(k, _)| k.name.as_str()).collect());
                     for (key, body) in entries {
                         self.check_id(key, "step");
                         if let Some(step) = self.step(key, body, &sandbox_keys, &step_ids) {
@@ -625,8 +640,8 @@ impl Decoder<'_> {
         &mut self,
         id: &Key,
         node: &Node,
-        sandboxes: &[&str],
-        steps: &[&str],
+        sandboxes: &Ids<'_>,
+        steps: &Ids<'_>,
     ) -> Option<StepDecl> {
         let what = format!("step `{}`", id.name);
         let obj = self.obj(node, &what, &id.name, STEP_KEYS, STEP_MISPLACED)?;
@@ -635,8 +650,8 @@ impl Decoder<'_> {
             Some(n) => {
                 let s = self.string(n, "sandbox");
                 if let Some(s) = &s {
-                    if !sandboxes.contains(&s.value.as_str()) {
-                        let hint = hint_for(&s.value, "declared sandboxes", sandboxes)
+                    if !sandboxes.set.contains(s.value.as_str()) {
+                        let hint = hint_for(&s.value, "declared sandboxes", &sandboxes.list)
                             .or_else(|| Some("declare it under `sandboxes:`".into()));
                         self.error(
                             s.span,
@@ -647,16 +662,18 @@ impl Decoder<'_> {
                 }
                 s
             }
-            None if sandboxes.len() == 1 => Some(Spanned::new(sandboxes[0].to_string(), id.span)),
+            None if sandboxes.list.len() == 1 => {
+                Some(Spanned::new(sandboxes.list[0].to_string(), id.span))
+            }
             None if obj.misspelt("sandbox") => None,
             None => {
-                let hint = if sandboxes.is_empty() {
+                let hint = if sandboxes.list.is_empty() {
                     "declare a sandbox under `sandboxes:` and name it with `sandbox: ID`"
                         .to_string()
                 } else {
                     format!(
                         "add `sandbox: ID`; declared sandboxes: {}",
-                        sandboxes.join(", ")
+                        sandboxes.list.join(", ")
                     )
                 };
                 self.error(id.span, format!("{what} has no `sandbox`"), Some(hint));
@@ -712,10 +729,10 @@ impl Decoder<'_> {
                         format!("{what} needs itself"),
                         Some("remove it from `needs`".into()),
                     );
-                } else if !steps.contains(&need.value.as_str()) {
-                    let hint = did_you_mean(&need.value, steps.iter().copied())
+                } else if !steps.set.contains(need.value.as_str()) {
+                    let hint = did_you_mean(&need.value, steps.list.iter().copied())
                         .map(|s| format!("did you mean `{s}`?"))
-                        .or_else(|| Some(format!("declared steps: {}", steps.join(", "))));
+                        .or_else(|| Some(format!("declared steps: {}", steps.list.join(", "))));
                     self.error(
                         need.span,
                         format!("{what} needs unknown step `{}`", need.value),

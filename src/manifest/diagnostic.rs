@@ -114,7 +114,12 @@ impl fmt::Display for Diagnostic {
             )?;
         }
         if let Some(hint) = &self.hint {
-            writeln!(f, "  = hint: {hint}")?;
+            let pad = if self.underline > 0 {
+                " ".repeat(self.line.to_string().len())
+            } else {
+                String::new()
+            };
+            writeln!(f, "{pad} = hint: {hint}")?;
         }
         Ok(())
     }

@@ -60,6 +60,7 @@ struct Group {
     node: &'static str,
     plural: &'static str,
     entries: Vec<(Key, Node)>,
+    seen: std::collections::HashMap<String, Span>,
     first: Option<Span>,
 }
 
@@ -69,6 +70,7 @@ impl Group {
             node,
             plural,
             entries: Vec::new(),
+            seen: std::collections::HashMap::new(),
             first: None,
         }
     }
@@ -129,8 +131,8 @@ impl Converter<'_> {
                 } else {
                     self.body(node, rest, name_span, None)
                 };
-                if let Some((first, _)) = group.entries.iter().find(|(k, _)| k.name == key.name) {
-                    let (line, col) = self.source.line_col(first.span.start);
+                if let Some(first) = group.seen.get(&key.name) {
+                    let (line, col) = self.source.line_col(first.start);
                     self.error(
                         key.span,
                         format!("duplicate {name} `{}`", key.name),
@@ -141,6 +143,7 @@ impl Converter<'_> {
                     );
                     continue;
                 }
+                group.seen.insert(key.name.clone(), key.span);
                 group.entries.push((key, body));
                 continue;
             }

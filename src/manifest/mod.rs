@@ -1,7 +1,7 @@
 //! The manifest language: YAML or KDL in, one checked model out.
 //!
 //! The pipeline reads top to bottom in the file list:
-//! [`yaml`] / [`kdl`] parse text into marked nodes (every value keeps its
+//! `yaml` / `kdl` parse text into marked nodes (every value keeps its
 //! span), `decode` turns nodes into the model ([`Manifest`],
 //! [`SandboxDecl`], [`StepDecl`]) and checks everything that needs no
 //! container, [`template`] renders strings with minijinja, [`schema`]

@@ -117,6 +117,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reference_documents_every_key() {
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/manifest.md"),
+        )
+        .unwrap();
+        for table in [
+            MANIFEST_KEYS,
+            SANDBOX_KEYS,
+            STEP_KEYS,
+            RUN_KEYS,
+            TRANSFER_KEYS,
+            SNAPSHOT_KEYS,
+        ] {
+            for key in table {
+                assert!(
+                    doc.contains(&format!("`{}`", key.name)),
+                    "docs/manifest.md does not mention `{}`",
+                    key.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn every_key_has_a_description() {
         fn walk(v: &Value, path: &str) {
             if let Some(props) = v.get("properties").and_then(Value::as_object) {

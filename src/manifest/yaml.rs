@@ -87,6 +87,8 @@ enum Frame {
         start: usize,
         anchor: usize,
         entries: Vec<(Key, Node)>,
+        /// Where each key is, to find duplicates without a quadratic scan.
+        seen: HashMap<String, Span>,
         /// What the next node is.
         pending: Pending,
     },
@@ -127,6 +129,7 @@ impl MarkedEventReceiver for Builder<'_> {
                 start: at,
                 anchor,
                 entries: Vec::new(),
+                seen: HashMap::new(),
                 pending: Pending::Key,
             }),
             Event::SequenceEnd | Event::MappingEnd => {
@@ -186,7 +189,10 @@ impl Builder<'_> {
             }
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
-                entries, pending, ..
+                entries,
+                seen,
+                pending,
+                ..
             }) => match std::mem::replace(pending, Pending::Key) {
                 Pending::Value(key) => entries.push((key, node)),
                 Pending::Drop => {}
@@ -200,8 +206,8 @@ impl Builder<'_> {
                         *pending = Pending::Drop;
                         return;
                     };
-                    if let Some((first, _)) = entries.iter().find(|(k, _)| k.name == key) {
-                        let (line, col) = self.source.line_col(first.span.start);
+                    if let Some(first) = seen.get(&key) {
+                        let (line, col) = self.source.line_col(first.start);
                         self.diags.push(
                             Diagnostic::new(self.source, node.span, format!("duplicate key `{key}`"))
                                 .hint(format!("`{key}` is already set at line {line}, column {col}; keep one of them")),
@@ -209,6 +215,7 @@ impl Builder<'_> {
                         *pending = Pending::Drop;
                         return;
                     }
+                    seen.insert(key.clone(), node.span);
                     *pending = Pending::Value(Key {
                         name: key,
                         span: node.span,

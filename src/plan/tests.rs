@@ -468,3 +468,48 @@ fn examples_load_and_plan() {
         }
     }
 }
+
+/// The KDL twin of the grading example plans exactly like the YAML one.
+#[test]
+fn grading_example_yaml_and_kdl_plan_alike() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/grading");
+    let load = |name: &str| {
+        let m = crate::manifest::load(&dir.join(name), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut j = plan(m, &PlanOptions::default()).unwrap().to_json();
+        j["manifest"] = json!(null);
+        j
+    };
+    assert_eq!(load("job.yaml"), load("job.kdl"));
+    let p = plan(
+        crate::manifest::load(&dir.join("job.yaml"), &LoadOptions::default()).unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let dave_record = p
+        .steps
+        .iter()
+        .find(|s| s.id == "record@grader[student=dave]")
+        .unwrap()
+        .index;
+    let mut results = vec![None; p.steps.len()];
+    let grade = p
+        .steps
+        .iter()
+        .find(|s| s.id == "grade@grader[student=dave]")
+        .unwrap()
+        .index;
+    results[grade] = Some(StepResult {
+        status: "timed_out".into(),
+        exit_code: None,
+        ..StepResult::default()
+    });
+    let ctx = p.context_with_results(dave_record, |i| results[i].as_ref());
+    let RenderedAction::Run { cmd, .. } = p.render_step(dave_record, &ctx).unwrap().action else {
+        panic!()
+    };
+    assert_eq!(
+        cmd,
+        "echo \"dave fail (timed_out)\" > /home/sandbox/result.txt"
+    );
+}

@@ -1,0 +1,40 @@
+//! `pocketdock plan`: show what a manifest would run, without an engine.
+
+use std::path::PathBuf;
+
+use super::validate::{load_and_plan, VarArgs};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    pocketdock plan job.yaml\n  \
+    pocketdock plan job.yaml --json | jq '.steps[].id'\n  \
+    pocketdock plan job.yaml --dot | dot -Tsvg > plan.svg")]
+pub struct Args {
+    /// Manifest file (YAML, or KDL when it ends in .kdl).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    #[command(flatten)]
+    vars: VarArgs,
+    /// Print the plan as JSON (sandboxes with their specs, steps with their needs).
+    #[arg(long, conflicts_with = "dot")]
+    json: bool,
+    /// Print the step graph in Graphviz DOT.
+    #[arg(long)]
+    dot: bool,
+}
+
+pub fn run(args: &Args) -> u8 {
+    let plan = match load_and_plan(&args.file, &args.vars) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if args.json {
+        let text = serde_json::to_string_pretty(&plan.to_json()).unwrap_or_default();
+        println!("{text}");
+    } else if args.dot {
+        print!("{}", plan.to_dot());
+    } else {
+        print!("{}", plan.to_text());
+    }
+    0
+}

@@ -1,0 +1,79 @@
+//! `pocketdock validate`: load and plan a manifest without an engine.
+
+use std::path::{Path, PathBuf};
+
+use crate::manifest::{self, LoadOptions, ManifestError};
+use crate::plan::{self, Plan, PlanOptions};
+
+use super::EXIT_USAGE;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    pocketdock validate job.yaml\n  \
+    pocketdock validate job.kdl --var students='[alice, bob]' --vars-file class.yaml\n\n\
+    Exit status: 0 when the manifest is valid, 2 with its diagnostics when it is not.")]
+pub struct Args {
+    /// Manifest file (YAML, or KDL when it ends in .kdl).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    #[command(flatten)]
+    vars: VarArgs,
+}
+
+/// Variable overrides, shared by the commands that read a manifest.
+#[derive(Debug, clap::Args)]
+pub(super) struct VarArgs {
+    /// Set a variable, repeatable: numbers and true/false keep their type,
+    /// [a, b] is a list, anything else a string.
+    #[arg(long = "var", value_name = "KEY=VALUE", value_parser = manifest::parse_var_arg)]
+    vars: Vec<(String, String)>,
+    /// Read variables from a YAML or JSON file (applied before --var).
+    #[arg(long, value_name = "FILE")]
+    vars_file: Option<PathBuf>,
+}
+
+impl VarArgs {
+    pub(super) fn options(&self) -> LoadOptions {
+        LoadOptions {
+            vars: self.vars.clone(),
+            vars_file: self.vars_file.clone(),
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Load and plan `file`; on failure print the diagnostics and give the exit code.
+pub(super) fn load_and_plan(file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
+    let planned =
+        manifest::load(file, &vars.options()).and_then(|m| plan::plan(m, &PlanOptions::default()));
+    planned.map_err(|e: ManifestError| {
+        match e {
+            ManifestError::Read { .. } => eprintln!("error: {e}"),
+            ManifestError::Invalid(_) => eprintln!("{}", e.to_string().trim_end()),
+        }
+        EXIT_USAGE
+    })
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+pub fn run(args: &Args) -> u8 {
+    let plan = match load_and_plan(&args.file, &args.vars) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let m = &plan.manifest;
+    println!(
+        "{}: ok: job {}, {} from {} declared, {} from {} declared, {}",
+        args.file.display(),
+        plan.job_name,
+        plural(plan.sandboxes.len(), "sandbox", "sandboxes"),
+        m.sandboxes.len(),
+        plural(plan.steps.len(), "step", "steps"),
+        m.steps.len(),
+        plural(plan.waves().len(), "wave", "waves"),
+    );
+    0
+}
