@@ -18,6 +18,19 @@ pub struct Args {
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
+    /// List the current project's job records instead of sandboxes.
+    #[arg(long, conflicts_with_all = ["all", "project"])]
+    jobs: bool,
+}
+
+impl Args {
+    pub(super) fn jobs(&self) -> bool {
+        self.jobs
+    }
+
+    pub(super) fn json(&self) -> bool {
+        self.json
+    }
 }
 
 #[derive(serde::Serialize)]

@@ -5,6 +5,7 @@
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
 
+mod apply;
 mod bench;
 mod build;
 mod create;
@@ -12,6 +13,7 @@ mod files;
 mod info;
 mod lifecycle;
 mod list;
+mod logs;
 mod plan;
 mod run;
 mod table;
@@ -50,6 +52,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run a job: the sandboxes and steps a manifest declares, in parallel, recorded.
+    Apply(apply::Args),
+    /// Check a manifest (YAML or KDL) without running anything; exit 2 on mistakes.
+    Validate(validate::Args),
+    /// Show the steps a manifest would run, wave by wave (or --json, --dot).
+    Plan(plan::Args),
+    /// Show a job record's step logs (or the list of records).
+    Logs(logs::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
@@ -74,12 +84,8 @@ enum Command {
     Shutdown(lifecycle::ShutdownArgs),
     /// Build image profiles through the engine (never pulls).
     Build(build::Args),
-    /// Measure exec round-trip latency against the engine's own floor and CLI.
+    /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
-    /// Check a manifest (YAML or KDL) without running anything; exit 2 on mistakes.
-    Validate(validate::Args),
-    /// Show the steps a manifest would run, wave by wave (or --json, --dot).
-    Plan(plan::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -152,6 +158,12 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(&a)),
         Command::Plan(a) => Ok(plan::run(&a)),
+        Command::Apply(a) => apply::run(socket.as_deref(), a).await,
+        Command::Logs(a) => logs::run(&a),
+        Command::List(a) if a.jobs() => {
+            logs::list_jobs(a.json());
+            Ok(0)
+        }
         Command::Create(a) => create::run(&engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.

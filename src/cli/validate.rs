@@ -44,8 +44,19 @@ impl VarArgs {
 
 /// Load and plan `file`; on failure print the diagnostics and give the exit code.
 pub(super) fn load_and_plan(file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
-    let planned =
-        manifest::load(file, &vars.options()).and_then(|m| plan::plan(m, &PlanOptions::default()));
+    load_and_plan_with(file, vars, Vec::new(), &PlanOptions::default())
+}
+
+/// [`load_and_plan`] with explicit environment values and plan options.
+pub(super) fn load_and_plan_with(
+    file: &Path,
+    vars: &VarArgs,
+    env: Vec<(String, String)>,
+    opts: &PlanOptions,
+) -> Result<Plan, u8> {
+    let mut load = vars.options();
+    load.env = env;
+    let planned = manifest::load(file, &load).and_then(|m| plan::plan(m, opts));
     planned.map_err(|e: ManifestError| {
         match e {
             ManifestError::Read { .. } => eprintln!("error: {e}"),

@@ -108,6 +108,38 @@ impl Engine {
         Ok(id)
     }
 
+    /// `POST /commit`: save a container's filesystem as image `repo:tag`, with
+    /// `LABEL` changes (Podman ignores labels in the body, both honour `changes`;
+    /// Podman also needs a body, even an empty one). Returns the image id.
+    pub async fn commit(
+        &self,
+        container: &str,
+        repo: &str,
+        tag: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<String> {
+        let mut path = format!(
+            "/commit?container={}&repo={}&tag={}&pause=true",
+            encode(container),
+            encode(repo),
+            encode(tag)
+        );
+        for (k, v) in labels {
+            path.push_str("&changes=");
+            path.push_str(&encode(&format!("LABEL {k}={v}")));
+        }
+        let reply: super::api::IdReply = self
+            .transport()
+            .json(
+                "commit container",
+                Method::POST,
+                &path,
+                Some(full(&b"{}"[..])),
+            )
+            .await?;
+        Ok(reply.id)
+    }
+
     /// True when the engine has an image by this reference.
     pub async fn image_exists(&self, reference: &str) -> Result<bool> {
         let resp = self

@@ -34,43 +34,32 @@ pub fn instances_dir(project_root: &Path) -> PathBuf {
     project_root.join(".pocketdock").join("instances")
 }
 
-/// Writes one job's record as events arrive.
-pub struct Recorder {
+/// A record directory taken for a job that has not started.
+#[derive(Debug)]
+pub struct Reserved {
     dir: PathBuf,
-    record: InstanceRecord,
-    history: File,
-    logs: HashMap<String, StepLog>,
-    /// Step instance id -> log file name.
-    log_names: HashMap<String, String>,
-    failed: Option<String>,
 }
 
-impl std::fmt::Debug for Recorder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorder")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
+impl Reserved {
+    /// The instance id (`<job>-<NNNN>`).
+    #[must_use]
+    pub fn instance(&self) -> &str {
+        self.dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
     }
-}
 
-impl Recorder {
-    /// Create `<instances>/<job>-<NNNN>/` with the next free number, and write
-    /// the initial `instance.toml` (status `running`).
-    pub fn create(instances: &Path, mut record: InstanceRecord) -> Result<Recorder> {
-        let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
-        std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
-        let base = sanitize(&record.job);
-        let mut n = next_number(instances, &base);
-        let dir = loop {
-            let candidate = instances.join(format!("{base}-{n:04}"));
-            match std::fs::create_dir(&candidate) {
-                Ok(()) => break candidate,
-                // Another runner took this number first: take the next.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(io("create the job record", e)),
-            }
-        };
-        std::fs::create_dir(dir.join("logs")).map_err(|e| io("create logs/", e))?;
+    /// Give the directory back (the job did not start).
+    pub fn abandon(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+
+    /// Write the initial record and start recording.
+    pub fn start(self, mut record: InstanceRecord) -> Result<Recorder> {
+        let dir = self.dir;
+        let io = |what: &str, e| Error::io(format!("{what} in {}", dir.display()), e);
+        std::fs::create_dir_all(dir.join("logs")).map_err(|e| io("create logs/", e))?;
         record.instance = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -95,6 +84,51 @@ impl Recorder {
         };
         recorder.save()?;
         Ok(recorder)
+    }
+}
+
+/// Writes one job's record as events arrive.
+pub struct Recorder {
+    dir: PathBuf,
+    record: InstanceRecord,
+    history: File,
+    logs: HashMap<String, StepLog>,
+    /// Step instance id -> log file name.
+    log_names: HashMap<String, String>,
+    failed: Option<String>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// Create `<instances>/<job>-<NNNN>/` with the next free number, and write
+    /// the initial `instance.toml` (status `running`).
+    pub fn create(instances: &Path, record: InstanceRecord) -> Result<Recorder> {
+        Recorder::reserve(instances, &record.job)?.start(record)
+    }
+
+    /// Take the next free `<job>-<NNNN>` directory; the id is known before
+    /// the job is planned (it is `job.id` in templates).
+    pub fn reserve(instances: &Path, job: &str) -> Result<Reserved> {
+        let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
+        std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
+        let base = sanitize(job);
+        let mut n = next_number(instances, &base);
+        loop {
+            let candidate = instances.join(format!("{base}-{n:04}"));
+            match std::fs::create_dir(&candidate) {
+                Ok(()) => return Ok(Reserved { dir: candidate }),
+                // Another runner took this number first: take the next.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(io("create the job record", e)),
+            }
+        }
     }
 
     /// The record's directory.

@@ -1,0 +1,178 @@
+//! `pocketdock logs` and `pocketdock list --jobs`: read job records.
+
+use std::path::{Path, PathBuf};
+
+use time::OffsetDateTime;
+
+use super::table;
+use crate::error::Error;
+use crate::project::Project;
+use crate::record::{self, InstanceRecord};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    pocketdock logs                      # list job records, newest first\n  \
+    pocketdock logs last                 # every step log of the newest record\n  \
+    pocketdock logs grade-fizzbuzz-0002 --step grade\n  \
+    pocketdock logs last --history       # the event history, one JSON object per line")]
+pub struct Args {
+    /// Job record (`<job>-<NNNN>`, or `last`); without it, list the records.
+    #[arg(value_name = "INSTANCE")]
+    instance: Option<String>,
+    /// Only this step's logs (a step id, or a step instance id).
+    #[arg(long, value_name = "ID")]
+    step: Option<String>,
+    /// Print history.jsonl instead of the step logs.
+    #[arg(long, conflicts_with = "step")]
+    history: bool,
+    /// With no INSTANCE: print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: &Args) -> Result<u8, Error> {
+    let Some(instance) = &a.instance else {
+        list_jobs(a.json);
+        return Ok(0);
+    };
+    let dir = find(instance)?;
+    if a.history {
+        let text = std::fs::read_to_string(dir.join("history.jsonl"))
+            .map_err(|e| Error::io(format!("read {}", dir.join("history.jsonl").display()), e))?;
+        print!("{text}");
+        return Ok(0);
+    }
+    let rec = read_record(&dir)?;
+    let mut shown = 0;
+    for s in &rec.steps {
+        if let Some(want) = &a.step {
+            let step_id = s.id.split('@').next().unwrap_or(&s.id);
+            if want != &s.id && want != step_id {
+                continue;
+            }
+        }
+        let path = dir.join("logs").join(&s.log);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                println!("### {} ({})", s.id, s.status);
+                print!("{text}");
+                shown += 1;
+            }
+            Err(_) if a.step.is_some() => {
+                println!("### {} ({}): no log", s.id, s.status);
+                shown += 1;
+            }
+            Err(_) => {}
+        }
+    }
+    if shown == 0 {
+        if let Some(step) = &a.step {
+            let known: Vec<&str> = rec.steps.iter().map(|s| s.id.as_str()).collect();
+            return Err(Error::Invalid {
+                what: "step",
+                value: format!("{step} (this record has: {})", known.join(", ")),
+                expected: "a step id or step instance id of this record",
+            });
+        }
+    }
+    Ok(0)
+}
+
+/// The job records of the current project, newest first.
+pub fn list_jobs(json: bool) {
+    let project = Project::current();
+    let records = record::list(&record::instances_dir(&project.root));
+    if json {
+        let rows: Vec<_> = records.iter().filter_map(|(_, r)| r.as_ref()).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
+        return;
+    }
+    if records.is_empty() {
+        eprintln!(
+            "no job records in {}; run a job with `pocketdock apply FILE`",
+            project.root.display()
+        );
+        return;
+    }
+    let now = OffsetDateTime::now_utc();
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|(dir, r)| {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match r {
+                Some(r) => {
+                    let status = serde_json::to_value(r.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    let took = r.finished.map_or_else(
+                        || "-".into(),
+                        |f| format!("{:.1}s", (f - r.started).as_seconds_f64()),
+                    );
+                    let failed = r
+                        .steps
+                        .iter()
+                        .filter(|s| s.status == "failed" || s.status == "timed_out")
+                        .count();
+                    vec![
+                        name,
+                        status,
+                        format!(
+                            "{} ago",
+                            table::duration((now - r.started).whole_seconds().max(0) as u64)
+                        ),
+                        took,
+                        format!("{} ({} failed)", r.steps.len(), failed),
+                    ]
+                }
+                None => vec![
+                    name,
+                    "unreadable".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ],
+            }
+        })
+        .collect();
+    print!(
+        "{}",
+        table::render(&["INSTANCE", "STATUS", "STARTED", "TOOK", "STEPS"], &rows)
+    );
+}
+
+fn find(instance: &str) -> Result<PathBuf, Error> {
+    let project = Project::current();
+    let dir = record::instances_dir(&project.root);
+    let records = record::list(&dir);
+    let found = if instance == "last" || instance == "latest" {
+        records.first().map(|(p, _)| p.clone())
+    } else {
+        records
+            .iter()
+            .map(|(p, _)| p)
+            .find(|p| p.file_name().is_some_and(|n| n == instance))
+            .cloned()
+    };
+    found.ok_or_else(|| Error::Invalid {
+        what: "job record",
+        value: instance.to_string(),
+        expected: "a record listed by `pocketdock logs` (or `last`)",
+    })
+}
+
+fn read_record(dir: &Path) -> Result<InstanceRecord, Error> {
+    let path = dir.join("instance.toml");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+    toml::from_str(&text).map_err(|e| Error::Protocol {
+        op: "read a job record",
+        detail: format!("{}: {e}", path.display()),
+    })
+}

@@ -1,0 +1,769 @@
+//! The executor: runs a [`Plan`] on tokio and tells what happens as events.
+//!
+//! One scheduler loop owns all state. A step starts as soon as every step it
+//! needs has finished, up to `jobs` at a time; each runs on its own task and
+//! reports back through a channel. A sandbox is created when its first step
+//! is about to run and released (removed, unless persistent or `--keep`)
+//! when its last step is done. After a failure, no new step starts unless
+//! `keep_going`; running steps finish; steps that can no longer run are
+//! skipped, with the reason. Cancellation (Ctrl-C) kills what runs, skips
+//! the rest, and still releases every sandbox.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, OnceCell};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{Artifact, Event, EventKind, JobStatus, StepStatus};
+use crate::engine::demux::StreamKind;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::manifest::StepResult;
+use crate::plan::{Plan, RenderedAction, RenderedStep};
+use crate::sandbox::{labels, CappedOutput, Sandbox};
+
+/// Default number of steps running at once.
+pub const DEFAULT_JOBS: usize = 16;
+/// How much of a step's stdout templates can read as `steps.<id>.stdout`.
+pub const STDOUT_IN_CONTEXT: usize = 64 * 1024;
+/// Where a step writes `key=value` outputs, inside the sandbox.
+pub const OUTPUT_DIR: &str = "/tmp/pocketdock/outputs";
+
+/// How to execute.
+#[derive(Debug, Clone)]
+pub struct ExecuteOptions {
+    /// Steps running at once.
+    pub jobs: usize,
+    /// Run every branch that can run after a failure.
+    pub keep_going: bool,
+    /// Keep every sandbox after the job.
+    pub keep: bool,
+    /// Cancel the job (first Ctrl-C).
+    pub cancel: CancellationToken,
+    /// Project label for the sandboxes.
+    pub project: String,
+    /// Job instance id (record directory name), for labels and container names.
+    pub instance: String,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobOutcome {
+    /// Status.
+    pub status: JobStatus,
+    /// Exit code for `apply`: 0, 1, or 130.
+    pub exit_code: u8,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Pending,
+    Running,
+    /// Done; `ok` says whether dependents may run.
+    Done {
+        status: StepStatus,
+        ok: bool,
+    },
+}
+
+struct Shared {
+    engine: Engine,
+    plan: Arc<Plan>,
+    opts: ExecuteOptions,
+    events: mpsc::UnboundedSender<Event>,
+    sandboxes: Vec<OnceCell<Result<Sandbox, String>>>,
+    results: Mutex<Vec<Option<StepResult>>>,
+}
+
+impl Shared {
+    fn emit(&self, kind: EventKind) {
+        let _ = self.events.send(Event::now(kind));
+    }
+}
+
+/// What a step task reports back.
+struct Finished {
+    step: usize,
+    status: StepStatus,
+    /// Dependents may run (it succeeded, was allowed to fail, or its `if` was false).
+    ok: bool,
+    result: StepResult,
+}
+
+/// Run `plan` to the end. Events go to `events`; the caller consumes them.
+pub async fn execute(
+    engine: &Engine,
+    plan: Arc<Plan>,
+    opts: ExecuteOptions,
+    events: mpsc::UnboundedSender<Event>,
+    record: &str,
+) -> JobOutcome {
+    let started = Instant::now();
+    let n = plan.steps.len();
+    let shared = Arc::new(Shared {
+        engine: engine.clone(),
+        sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
+        results: Mutex::new(vec![None; n]),
+        plan: plan.clone(),
+        opts: opts.clone(),
+        events,
+    });
+    shared.emit(EventKind::JobStarted {
+        job: plan.job_name.clone(),
+        instance: opts.instance.clone(),
+        steps: n,
+        sandboxes: plan.sandboxes.len(),
+        record: record.to_string(),
+    });
+
+    let mut state = vec![State::Pending; n];
+    let mut waiting: Vec<usize> = plan.steps.iter().map(|s| s.needs.len()).collect();
+    let mut left_on_sandbox: Vec<usize> = (0..plan.sandboxes.len())
+        .map(|i| plan.steps_on(i).len())
+        .collect();
+    let mut ready: VecDeque<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut running: JoinSet<Finished> = JoinSet::new();
+    let mut releases: JoinSet<()> = JoinSet::new();
+    let mut stopping: Option<&'static str> = None;
+    let jobs = opts.jobs.max(1);
+
+    loop {
+        // Start what may start.
+        while running.len() < jobs {
+            let Some(i) = ready.pop_front() else { break };
+            let blocked = plan.steps[i]
+                .needs
+                .iter()
+                .find(|&&d| matches!(state[d], State::Done { ok: false, .. }))
+                .copied();
+            let skip_reason = if let Some(d) = blocked {
+                Some(format!("needs {}, which did not succeed", plan.steps[d].id))
+            } else {
+                stopping.map(str::to_string)
+            };
+            if let Some(reason) = skip_reason {
+                state[i] = State::Done {
+                    status: StepStatus::Skipped,
+                    ok: false,
+                };
+                shared.emit(skipped(&plan, i, &reason));
+                after_done(&plan, i, &mut waiting, &mut ready);
+                release_if_last(&shared, &plan, i, &mut left_on_sandbox, &mut releases);
+                continue;
+            }
+            state[i] = State::Running;
+            let s = shared.clone();
+            running.spawn(async move { run_step(s, i).await });
+        }
+        if running.is_empty() && ready.is_empty() {
+            break;
+        }
+        tokio::select! {
+            done = running.join_next() => {
+                let Some(done) = done else { continue };
+                let f = match done {
+                    Ok(f) => f,
+                    Err(e) => {
+                        // A step task panicked: nothing to do but stop.
+                        eprintln!("pocketdock: internal error in a step task: {e}");
+                        stopping = Some("the job stopped after an internal error");
+                        continue;
+                    }
+                };
+                let ok = f.ok;
+                if !ok && stopping.is_none() && !opts.keep_going && f.status != StepStatus::Cancelled {
+                    stopping = Some("the job stopped after a failure (use --keep-going to run independent steps)");
+                }
+                shared.results.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[f.step] = Some(f.result);
+                state[f.step] = State::Done { status: f.status, ok };
+                after_done(&plan, f.step, &mut waiting, &mut ready);
+                release_if_last(&shared, &plan, f.step, &mut left_on_sandbox, &mut releases);
+            }
+            () = opts.cancel.cancelled(), if stopping != Some(CANCELLED) => {
+                stopping = Some(CANCELLED);
+            }
+        }
+    }
+    // Every step is reached through its needs; this only guards the record.
+    for (i, st) in state.iter_mut().enumerate() {
+        if matches!(st, State::Pending) {
+            let reason = stopping.unwrap_or("a step it needs did not run");
+            *st = State::Done {
+                status: StepStatus::Skipped,
+                ok: false,
+            };
+            shared.emit(skipped(&plan, i, reason));
+            release_if_last(&shared, &plan, i, &mut left_on_sandbox, &mut releases);
+        }
+    }
+    while releases.join_next().await.is_some() {}
+
+    let count = |f: &dyn Fn(StepStatus) -> bool| {
+        state
+            .iter()
+            .filter(|s| matches!(s, State::Done { status, .. } if f(*status)))
+            .count()
+    };
+    let succeeded = count(&|s| s.is_ok());
+    let failed = count(&|s| matches!(s, StepStatus::Failed | StepStatus::TimedOut));
+    let skipped_n = count(&|s| matches!(s, StepStatus::Skipped | StepStatus::Cancelled));
+    let (status, exit_code) = if opts.cancel.is_cancelled() {
+        (JobStatus::Cancelled, 130)
+    } else if failed > 0 {
+        (JobStatus::Failed, 1)
+    } else {
+        (JobStatus::Succeeded, 0)
+    };
+    shared.emit(EventKind::JobFinished {
+        status,
+        exit_code,
+        duration_ms: started.elapsed().as_millis() as u64,
+        succeeded,
+        failed,
+        skipped: skipped_n,
+    });
+    JobOutcome { status, exit_code }
+}
+
+const CANCELLED: &str = "the job was cancelled";
+
+fn skipped(plan: &Plan, i: usize, reason: &str) -> EventKind {
+    EventKind::StepFinished {
+        step: plan.steps[i].id.clone(),
+        sandbox: plan.sandboxes[plan.steps[i].sandbox].id.clone(),
+        status: StepStatus::Skipped,
+        exit_code: None,
+        duration_ms: 0,
+        attempts: 0,
+        reason: Some(reason.to_string()),
+        artifacts: Vec::new(),
+    }
+}
+
+fn after_done(plan: &Plan, i: usize, waiting: &mut [usize], ready: &mut VecDeque<usize>) {
+    for d in plan.dependents(i) {
+        waiting[d] -= 1;
+        if waiting[d] == 0 {
+            ready.push_back(d);
+        }
+    }
+}
+
+fn release_if_last(
+    shared: &Arc<Shared>,
+    plan: &Plan,
+    i: usize,
+    left: &mut [usize],
+    releases: &mut JoinSet<()>,
+) {
+    let sb = plan.steps[i].sandbox;
+    left[sb] -= 1;
+    if left[sb] == 0 {
+        let s = shared.clone();
+        releases.spawn(async move { release(&s, sb).await });
+    }
+}
+
+async fn release(shared: &Shared, sb: usize) {
+    let Some(Ok(sandbox)) = shared.sandboxes[sb].get() else {
+        return;
+    };
+    let keep = shared.opts.keep || shared.plan.sandboxes[sb].persist;
+    let result = if keep {
+        sandbox.stop_background().await;
+        Ok(())
+    } else {
+        sandbox.shutdown(true, true).await.map(drop)
+    };
+    if let Err(e) = result {
+        eprintln!(
+            "pocketdock: could not remove sandbox {}: {e}",
+            sandbox.name()
+        );
+    }
+    shared.emit(EventKind::SandboxReleased {
+        sandbox: shared.plan.sandboxes[sb].id.clone(),
+        container: sandbox.name().to_string(),
+        kept: keep,
+    });
+}
+
+/// The container for sandbox instance `sb`, created on first use.
+async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
+    shared.sandboxes[sb]
+        .get_or_init(|| async {
+            let inst = &shared.plan.sandboxes[sb];
+            let mut spec = inst.spec.clone();
+            spec.name = Some(container_name(&shared.opts.instance, &inst.id));
+            spec.project = Some(shared.opts.project.clone());
+            spec.instance = Some(shared.opts.instance.clone());
+            spec.persist = inst.persist;
+            spec.labels
+                .insert("pocketdock.job".into(), shared.plan.job_name.clone());
+            spec.labels
+                .insert("pocketdock.sandbox".into(), inst.id.clone());
+            let created = Sandbox::create(&shared.engine, &spec)
+                .await
+                .map_err(|e| e.to_string())?;
+            let image = created
+                .inspect()
+                .await
+                .map(|i| i.config.image)
+                .unwrap_or_default();
+            shared.emit(EventKind::SandboxCreated {
+                sandbox: inst.id.clone(),
+                container: created.name().to_string(),
+                image,
+            });
+            Ok(created)
+        })
+        .await
+        .clone()
+}
+
+/// `pd-<instance>-<sandbox instance>` in the characters engines accept.
+fn container_name(instance: &str, sandbox: &str) -> String {
+    let raw = format!("pd-{instance}-{sandbox}");
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while name.contains("--") {
+        name = name.replace("--", "-");
+    }
+    let name = name.trim_end_matches('-');
+    if name.len() > 100 {
+        format!("{}-{:08x}", &name[..90], fastrand::u32(..))
+    } else {
+        name.to_string()
+    }
+}
+
+async fn run_step(shared: Arc<Shared>, i: usize) -> Finished {
+    let plan = &shared.plan;
+    let step = &plan.steps[i];
+    let sandbox_id = plan.sandboxes[step.sandbox].id.clone();
+    let finish = |status: StepStatus,
+                  exit_code,
+                  duration: Duration,
+                  attempts,
+                  reason: Option<String>,
+                  artifacts,
+                  result: StepResult| {
+        shared.emit(EventKind::StepFinished {
+            step: step.id.clone(),
+            sandbox: sandbox_id.clone(),
+            status,
+            exit_code,
+            duration_ms: duration.as_millis() as u64,
+            attempts,
+            reason,
+            artifacts,
+        });
+        let ok = status.is_ok() || result.status == "skipped";
+        Finished {
+            step: i,
+            status,
+            ok,
+            result,
+        }
+    };
+    let fail = |reason: String| {
+        let result = StepResult {
+            status: "failed".into(),
+            ..StepResult::default()
+        };
+        finish(
+            StepStatus::Failed,
+            None,
+            Duration::ZERO,
+            0,
+            Some(reason),
+            Vec::new(),
+            result,
+        )
+    };
+
+    let ctx = {
+        let results = shared
+            .results
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        plan.context_with_results(i, |d| results[d].as_ref())
+    };
+    match plan.should_run(i, &ctx) {
+        Ok(true) => {}
+        Ok(false) => {
+            let result = StepResult {
+                status: "skipped".into(),
+                ..StepResult::default()
+            };
+            return finish(
+                StepStatus::Skipped,
+                None,
+                Duration::ZERO,
+                0,
+                Some("its `if` is false".into()),
+                Vec::new(),
+                result,
+            );
+        }
+        Err(d) => return fail(d.to_string()),
+    }
+    let rendered = match plan.render_step(i, &ctx) {
+        Ok(r) => r,
+        Err(d) => return fail(d.to_string()),
+    };
+    let sandbox = match self::sandbox(&shared, step.sandbox).await {
+        Ok(s) => s,
+        Err(e) => return fail(format!("could not create sandbox {sandbox_id}: {e}")),
+    };
+
+    let attempts_allowed = rendered.retries + 1;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        shared.emit(EventKind::StepStarted {
+            step: step.id.clone(),
+            sandbox: sandbox_id.clone(),
+            attempt,
+            action: describe(&rendered.action),
+        });
+        let t = Instant::now();
+        let outcome = attempt_once(&shared, &sandbox, &step.id, &rendered).await;
+        let took = t.elapsed();
+        let retry = !outcome.status.is_ok()
+            && outcome.status != StepStatus::Cancelled
+            && attempt < attempts_allowed
+            && !shared.opts.cancel.is_cancelled();
+        if retry {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
+        let status = match outcome.status {
+            StepStatus::Failed | StepStatus::TimedOut if rendered.allow_failure => {
+                StepStatus::FailedAllowed
+            }
+            s => s,
+        };
+        let result = StepResult {
+            // What templates see is what the step itself did, allowed or not.
+            status: template_status(outcome.status).to_string(),
+            exit_code: outcome.exit_code,
+            stdout: outcome.stdout,
+            outputs: outcome.outputs,
+        };
+        return finish(
+            status,
+            outcome.exit_code,
+            took,
+            attempt,
+            outcome.reason,
+            outcome.artifacts,
+            result,
+        );
+    }
+}
+
+/// `steps.<id>.status` in templates (docs/manifest.md).
+fn template_status(s: StepStatus) -> &'static str {
+    match s {
+        StepStatus::Succeeded => "success",
+        StepStatus::Failed | StepStatus::FailedAllowed => "failed",
+        StepStatus::TimedOut => "timed_out",
+        StepStatus::Skipped => "skipped",
+        StepStatus::Cancelled => "cancelled",
+    }
+}
+
+struct Attempt {
+    status: StepStatus,
+    exit_code: Option<i64>,
+    reason: Option<String>,
+    stdout: String,
+    outputs: indexmap::IndexMap<String, String>,
+    artifacts: Vec<Artifact>,
+}
+
+impl Attempt {
+    fn from_result(r: Result<Vec<Artifact>, Error>, cancel: &CancellationToken) -> Attempt {
+        let (status, reason, artifacts) = match r {
+            Ok(a) => (StepStatus::Succeeded, None, a),
+            Err(Error::Cancelled) => (StepStatus::Cancelled, None, Vec::new()),
+            Err(_) if cancel.is_cancelled() => (StepStatus::Cancelled, None, Vec::new()),
+            Err(e) => (StepStatus::Failed, Some(e.to_string()), Vec::new()),
+        };
+        Attempt {
+            status,
+            exit_code: None,
+            reason,
+            stdout: String::new(),
+            outputs: indexmap::IndexMap::new(),
+            artifacts,
+        }
+    }
+}
+
+async fn attempt_once(
+    shared: &Shared,
+    sandbox: &Sandbox,
+    step_id: &str,
+    rendered: &RenderedStep,
+) -> Attempt {
+    let cancel = &shared.opts.cancel;
+    // A step `timeout` bounds every action; a run also enforces it itself.
+    let limit = rendered.timeout;
+    match &rendered.action {
+        RenderedAction::Run { cmd, options } => {
+            run_action(shared, sandbox, step_id, cmd, options.clone()).await
+        }
+        RenderedAction::Push { src, dst } => {
+            let r = tokio::select! {
+                r = bounded(limit, async { sandbox.push(src, dst).await.map(|_| Vec::new()) }) => r,
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            };
+            Attempt::from_result(r, cancel)
+        }
+        RenderedAction::Pull { src, dst } => {
+            let r = tokio::select! {
+                r = bounded(limit, async {
+                    sandbox.pull(src, dst).await?;
+                    artifacts(dst).await
+                }) => r,
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            };
+            Attempt::from_result(r, cancel)
+        }
+        RenderedAction::Snapshot { image } => {
+            let (repo, tag) = split_image(image);
+            let labels = BTreeMap::from([
+                (labels::MANAGED.to_string(), "true".to_string()),
+                (
+                    "pocketdock.snapshot-of".to_string(),
+                    sandbox.name().to_string(),
+                ),
+            ]);
+            let r = bounded(limit, async {
+                shared
+                    .engine
+                    .commit(sandbox.name(), repo, tag, &labels)
+                    .await
+                    .map(|_| Vec::new())
+            })
+            .await;
+            Attempt::from_result(r, cancel)
+        }
+    }
+}
+
+/// `fut`, failed when it takes longer than `limit`.
+async fn bounded<F>(limit: Option<Duration>, fut: F) -> Result<Vec<Artifact>, Error>
+where
+    F: std::future::Future<Output = Result<Vec<Artifact>, Error>>,
+{
+    match limit {
+        Some(t) => tokio::time::timeout(t, fut).await.unwrap_or_else(|_| {
+            Err(Error::Protocol {
+                op: "run a step",
+                detail: format!("timed out after {}s", t.as_secs()),
+            })
+        }),
+        None => fut.await,
+    }
+}
+
+async fn run_action(
+    shared: &Shared,
+    sandbox: &Sandbox,
+    step_id: &str,
+    cmd: &str,
+    mut options: crate::sandbox::RunOptions,
+) -> Attempt {
+    let outputs_file = format!("{OUTPUT_DIR}/{:016x}", fastrand::u64(..));
+    options
+        .env
+        .push(("POCKETDOCK_OUTPUT".into(), outputs_file.clone()));
+    options.cancel = Some(shared.opts.cancel.clone());
+    let setup = format!("mkdir -p {OUTPUT_DIR} && : > {outputs_file}; ");
+    let full = match options.lang {
+        crate::sandbox::Lang::Sh | crate::sandbox::Lang::Bash => format!("{setup}{cmd}"),
+        _ => cmd.to_string(),
+    };
+    let mut stdout = Vec::new();
+    let mut cap = CappedOutput::new(options.max_output.bytes());
+    let mut sink = |k: StreamKind, d: &[u8]| {
+        if k == StreamKind::Stdout && stdout.len() < STDOUT_IN_CONTEXT {
+            let room = STDOUT_IN_CONTEXT - stdout.len();
+            stdout.extend_from_slice(&d[..d.len().min(room)]);
+        }
+        shared.emit(EventKind::Output {
+            step: step_id.to_string(),
+            stream: k,
+            data: String::from_utf8_lossy(d).into_owned(),
+        });
+    };
+    let outcome = sandbox
+        .run_streaming(&full, &options, &mut cap, &mut sink)
+        .await;
+    if cap.truncated() {
+        shared.emit(EventKind::Output {
+            step: step_id.to_string(),
+            stream: StreamKind::Stderr,
+            data: cap.notice(),
+        });
+    }
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    match outcome {
+        Ok(o) => {
+            let outputs = match sandbox.read_file(&outputs_file).await {
+                Ok(bytes) => parse_outputs(&String::from_utf8_lossy(&bytes)),
+                Err(_) => indexmap::IndexMap::new(),
+            };
+            let (status, reason) = if o.timed_out {
+                (
+                    StepStatus::TimedOut,
+                    Some(format!(
+                        "timed out after {}s",
+                        options.timeout.map_or(0, |t| t.as_secs())
+                    )),
+                )
+            } else if o.exit_code == 0 {
+                (StepStatus::Succeeded, None)
+            } else if o.oom_killed {
+                (
+                    StepStatus::Failed,
+                    Some("killed: it exceeded the sandbox's memory limit".into()),
+                )
+            } else {
+                (StepStatus::Failed, None)
+            };
+            Attempt {
+                status,
+                exit_code: Some(o.exit_code),
+                reason,
+                stdout,
+                outputs,
+                artifacts: Vec::new(),
+            }
+        }
+        Err(e) => {
+            let mut a = Attempt::from_result(Err(e), &shared.opts.cancel);
+            a.stdout = stdout;
+            a
+        }
+    }
+}
+
+/// `key=value` lines; later lines win; other lines are ignored.
+fn parse_outputs(text: &str) -> indexmap::IndexMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            let k = k.trim();
+            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// Size and SHA-256 of every file at `dst` (a file, or a directory's files).
+async fn artifacts(dst: &Path) -> Result<Vec<Artifact>, Error> {
+    let dst = dst.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        let mut stack: Vec<PathBuf> = vec![dst];
+        while let Some(p) = stack.pop() {
+            let meta = std::fs::symlink_metadata(&p)
+                .map_err(|e| Error::io(format!("read {}", p.display()), e))?;
+            if meta.is_dir() {
+                let mut children: Vec<PathBuf> = std::fs::read_dir(&p)
+                    .map_err(|e| Error::io(format!("read {}", p.display()), e))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .collect();
+                children.sort();
+                stack.extend(children.into_iter().rev());
+            } else if meta.is_file() {
+                let mut hasher = Sha256::new();
+                let mut f = std::fs::File::open(&p)
+                    .map_err(|e| Error::io(format!("read {}", p.display()), e))?;
+                std::io::copy(&mut f, &mut hasher)
+                    .map_err(|e| Error::io(format!("read {}", p.display()), e))?;
+                out.push(Artifact {
+                    path: p.display().to_string(),
+                    size: meta.len(),
+                    sha256: format!("{:x}", hasher.finalize()),
+                });
+            }
+        }
+        Ok(out)
+    })
+    .await
+    .map_err(|e| Error::Protocol {
+        op: "hash artifacts",
+        detail: e.to_string(),
+    })?
+}
+
+fn describe(action: &RenderedAction) -> String {
+    match action {
+        RenderedAction::Run { cmd, options } => match options.lang {
+            crate::sandbox::Lang::Sh => format!("run: {cmd}"),
+            lang => format!("run ({lang}): {cmd}"),
+        },
+        RenderedAction::Push { src, dst } => format!("push: {} -> {dst}", src.display()),
+        RenderedAction::Pull { src, dst } => format!("pull: {src} -> {}", dst.display()),
+        RenderedAction::Snapshot { image } => format!("snapshot: {image}"),
+    }
+}
+
+/// `repo[:tag]` (a `:` inside a registry host:port is not a tag).
+fn split_image(image: &str) -> (&str, &str) {
+    match image.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (image, "latest"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_names_are_engine_safe() {
+        assert_eq!(
+            container_name("grade-0003", "grader[student=alice]"),
+            "pd-grade-0003-grader-student-alice"
+        );
+        assert_eq!(container_name("j-0001", "box"), "pd-j-0001-box");
+        let long = container_name("j", &"x".repeat(300));
+        assert!(long.len() <= 100, "{}", long.len());
+    }
+
+    #[test]
+    fn outputs_are_key_value_lines() {
+        let o = parse_outputs("a=1\nnot a pair\nb = two=2\na=3\n=x\n");
+        assert_eq!(o.get("a").map(String::as_str), Some("3"));
+        assert_eq!(o.get("b").map(String::as_str), Some(" two=2"));
+        assert_eq!(o.len(), 2);
+    }
+
+    #[test]
+    fn images_split_into_repo_and_tag() {
+        assert_eq!(split_image("snap/x:v1"), ("snap/x", "v1"));
+        assert_eq!(split_image("snap/x"), ("snap/x", "latest"));
+        assert_eq!(
+            split_image("localhost:5000/x"),
+            ("localhost:5000/x", "latest")
+        );
+    }
+}
