@@ -134,3 +134,80 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Run the binary in `dir` with args and extra environment.
+pub fn pocketdock_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run pocketdock")
+}
+
+/// Copy a directory tree (files and directories only).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The repository's root (where Cargo.toml is).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Containers (running or not) carrying `label` (`key=value`).
+pub async fn containers_with(engine: &Engine, label: &str) -> Vec<String> {
+    engine
+        .list_containers(true, &[label.to_string()])
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect()
+}
+
+/// Removes every container carrying a label when dropped.
+pub struct LabelCleanup {
+    engine: Engine,
+    label: String,
+}
+
+impl LabelCleanup {
+    pub fn new(engine: &Engine, label: impl Into<String>) -> Self {
+        LabelCleanup {
+            engine: engine.clone(),
+            label: label.into(),
+        }
+    }
+}
+
+impl Drop for LabelCleanup {
+    fn drop(&mut self) {
+        let socket = self.engine.info().socket.clone();
+        let label = self.label.clone();
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                if let Ok(engine) = Engine::connect_to(Some(&socket)).await {
+                    for n in containers_with(&engine, &label).await {
+                        let _ = engine.remove_container(&n, true).await;
+                    }
+                }
+            });
+        })
+        .join();
+    }
+}
