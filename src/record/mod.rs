@@ -241,7 +241,7 @@ impl Recorder {
                     log.end(*status, *exit_code, *duration_ms, reason.as_deref(), ts)?;
                 }
                 if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
-                    s.status = serde_plain(status);
+                    s.status = status.as_str().to_string();
                     s.exit_code = *exit_code;
                     s.duration_ms = Some(*duration_ms);
                     s.attempts = *attempts;
@@ -332,13 +332,6 @@ pub fn sanitize(s: &str) -> String {
             }
         })
         .collect()
-}
-
-fn serde_plain<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn next_number(instances: &Path, base: &str) -> u32 {
