@@ -95,7 +95,7 @@ pkg_installed() {
 }
 
 install_packages() {
-  local pkgs=(curl ca-certificates procps debootstrap busybox-static)
+  local pkgs=(curl ca-certificates procps debootstrap busybox-static tmux)
   ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
   ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
   local missing=() p

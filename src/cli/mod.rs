@@ -16,6 +16,7 @@ mod list;
 mod logs;
 mod plan;
 mod run;
+mod shell;
 mod table;
 mod validate;
 
@@ -64,6 +65,8 @@ enum Command {
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
     Run(run::Args),
+    /// Attach this terminal to a shell (or COMMAND) in a sandbox.
+    Shell(shell::Args),
     /// Copy a host file or directory into a sandbox.
     Push(files::PushArgs),
     /// Copy a file or directory out of a sandbox.
@@ -137,7 +140,10 @@ fn run_main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli)) {
+    let outcome = runtime.block_on(dispatch(cli));
+    // A blocked read of stdin (shell) must not hold the exit.
+    runtime.shutdown_background();
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             report(&e);
@@ -170,6 +176,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
             let opts = a.options()?;
             run::run(&engine().await?, a, opts).await
         }
+        Command::Shell(a) => shell::run(&engine().await?, a).await,
         Command::Push(a) => files::push(&engine().await?, a).await,
         Command::Pull(a) => files::pull(&engine().await?, a).await,
         Command::List(a) => list::run(&engine().await?, a).await,

@@ -326,6 +326,14 @@ impl Sandbox {
         matches!((nums.next(), nums.next()), (Some(prev), Some(now)) if now > prev)
     }
 
+    /// `exec_create` with a failure explained (gone, not running).
+    pub async fn exec_create_explained(&self, spec: &ExecSpec) -> Result<String> {
+        match self.engine.exec_create(&self.name, spec).await {
+            Ok(id) => Ok(id),
+            Err(e) => Err(self.explain(e).await),
+        }
+    }
+
     /// Run a short housekeeping command (bounded to 10 s); its stdout.
     pub(crate) async fn housekeeping(
         &self,
@@ -459,9 +467,10 @@ pub(crate) fn sh(script: &str) -> Vec<String> {
     vec!["sh".into(), "-c".into(), script.into()]
 }
 
-/// Exec inspect right after the stream ends may still say running (Docker
-/// sets the exit code a moment later): poll briefly with backoff.
-pub(crate) async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
+/// An exec's exit code, once it has one. Exec inspect right after the
+/// stream ends may still say running (Docker sets the exit code a moment
+/// later): poll briefly with backoff.
+pub async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
     let mut delay = Duration::from_millis(1);
     let give_up = Instant::now() + Duration::from_secs(10);
     loop {
