@@ -41,7 +41,7 @@ for engine in "${engines[@]}"; do
   fi
   step "$engine: unit, integration, CLI and doc tests"
   # With CI=true a missing engine fails the tests instead of skipping them.
-  CI=true cargo test --locked || failed+=("$engine: tests")
+  CI=true cargo test --locked --no-fail-fast || failed+=("$engine: tests")
 done
 unset POCKETDOCK_SOCKET
 
