@@ -11,11 +11,17 @@ use common::{containers_with, copy_dir, pocketdock_in, repo, stderr, stdout, Lab
 
 /// A fresh project directory; its name is the project label of its sandboxes.
 fn project() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("pdt-apply-").tempdir().unwrap()
+    tempfile::Builder::new()
+        .prefix("pdt-apply-")
+        .tempdir()
+        .unwrap()
 }
 
 fn project_label(dir: &Path) -> String {
-    format!("pocketdock.project={}", dir.file_name().unwrap().to_string_lossy())
+    format!(
+        "pocketdock.project={}",
+        dir.file_name().unwrap().to_string_lossy()
+    )
 }
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
@@ -61,34 +67,60 @@ async fn the_grading_example_grades_every_submission() {
     let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     // dave loops forever and is stopped by the 10 s timeout, not waited for.
-    assert!(started.elapsed() < Duration::from_secs(60));
-    let result = |s: &str| std::fs::read_to_string(dir.path().join(format!("results/{s}.txt"))).unwrap();
+    assert!(started.elapsed() < Duration::from_mins(1));
+    let result =
+        |s: &str| std::fs::read_to_string(dir.path().join(format!("results/{s}.txt"))).unwrap();
     assert_eq!(result("alice"), "alice pass (success)\n");
     assert_eq!(result("bob"), "bob pass (success)\n");
     assert_eq!(result("carol"), "carol fail (failed)\n");
     assert_eq!(result("dave"), "dave fail (timed_out)\n");
-    assert!(stdout(&o).contains("[show@summary] dave fail (timed_out)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("[show@summary] dave fail (timed_out)"),
+        "{}",
+        stdout(&o)
+    );
 
     let record = only_record(dir.path());
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("succeeded"));
     assert_eq!(rec["exit_code"].as_integer(), Some(0));
-    assert_eq!(step_status(&rec, "grade@grader[student=carol]"), "failed_allowed");
-    assert_eq!(step_status(&rec, "grade@grader[student=dave]"), "failed_allowed");
-    assert_eq!(step_status(&rec, "grade@grader[student=alice]"), "succeeded");
+    assert_eq!(
+        step_status(&rec, "grade@grader[student=carol]"),
+        "failed_allowed"
+    );
+    assert_eq!(
+        step_status(&rec, "grade@grader[student=dave]"),
+        "failed_allowed"
+    );
+    assert_eq!(
+        step_status(&rec, "grade@grader[student=alice]"),
+        "succeeded"
+    );
     assert_eq!(rec["artifacts"].as_array().unwrap().len(), 4);
     assert_eq!(rec["sandboxes"].as_array().unwrap().len(), 5);
-    assert!(rec["sandboxes"].as_array().unwrap().iter().all(|s| s["state"].as_str() == Some("removed")));
+    assert!(rec["sandboxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["state"].as_str() == Some("removed")));
     let events = history(&record);
     assert_eq!(events.first().unwrap()["event"], "job_started");
     assert_eq!(events.last().unwrap()["event"], "job_finished");
     let log = std::fs::read_to_string(record.join("logs/grade[student=dave].log")).unwrap();
     assert!(log.starts_with("=== pocketdock run log ==="), "{log}");
-    assert!(log.contains("status: timed_out") || log.contains("status: failed_allowed"), "{log}");
+    assert!(
+        log.contains("status: timed_out") || log.contains("status: failed_allowed"),
+        "{log}"
+    );
     let log = std::fs::read_to_string(record.join("logs/grade[student=carol].log")).unwrap();
     assert!(log.contains("[stderr "), "{log}");
 
-    assert!(containers_with(&engine, &project_label(dir.path())).await.is_empty(), "sandboxes left behind");
+    assert!(
+        containers_with(&engine, &project_label(dir.path()))
+            .await
+            .is_empty(),
+        "sandboxes left behind"
+    );
 }
 
 #[tokio::test]
@@ -125,15 +157,37 @@ steps:
     assert_eq!(rec["status"].as_str(), Some("failed"));
     assert_eq!(step_status(&rec, "boom@a"), "failed");
     assert_eq!(step_status(&rec, "after-boom@a"), "skipped");
-    assert_eq!(step_status(&rec, "slow@b"), "succeeded", "a running step finishes");
-    assert_eq!(step_status(&rec, "after-slow@b"), "skipped", "fail-fast starts nothing new");
+    assert_eq!(
+        step_status(&rec, "slow@b"),
+        "succeeded",
+        "a running step finishes"
+    );
+    assert_eq!(
+        step_status(&rec, "after-slow@b"),
+        "skipped",
+        "fail-fast starts nothing new"
+    );
     assert!(stdout(&o).contains("✗ boom@a exit 3"), "{}", stdout(&o));
 
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain", "--keep-going"], &[]);
+    let o = pocketdock_in(
+        dir.path(),
+        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("[after-slow@b] after slow"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("- after-boom@a skipped: needs boom@a, which did not succeed"), "{}", stdout(&o));
-    assert!(containers_with(&engine, &project_label(dir.path())).await.is_empty());
+    assert!(
+        stdout(&o).contains("[after-slow@b] after slow"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("- after-boom@a skipped: needs boom@a, which did not succeed"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(containers_with(&engine, &project_label(dir.path()))
+        .await
+        .is_empty());
 }
 
 #[tokio::test]
@@ -160,9 +214,18 @@ step "last" { run "echo after the skipped one" }
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     let record = only_record(dir.path());
     let instance = record.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(out.contains(&format!("[produce@box] hi {instance}")), "job.id is the record: {out}");
-    assert!(out.contains(&format!("[consume@box] got 42 and hi {instance}")), "{out}");
-    assert!(out.contains("✓ flaky@box") && out.contains("2 attempts"), "{out}");
+    assert!(
+        out.contains(&format!("[produce@box] hi {instance}")),
+        "job.id is the record: {out}"
+    );
+    assert!(
+        out.contains(&format!("[consume@box] got 42 and hi {instance}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("✓ flaky@box") && out.contains("2 attempts"),
+        "{out}"
+    );
     assert!(!out.contains("should not run"));
     assert!(out.contains("[last@box] after the skipped one"), "{out}");
     let rec = instance_toml(&record);
@@ -189,13 +252,21 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
         let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{what}: {err}");
-        assert!(err.contains(location) && err.contains("error:"), "{what}: expected {location} in:\n{err}");
+        assert!(
+            err.contains(location) && err.contains("error:"),
+            "{what}: expected {location} in:\n{err}"
+        );
         assert!(!err.contains("panicked"), "{what}: {err}");
         assert!(
-            containers_with(&engine, &project_label(dir.path())).await.is_empty(),
+            containers_with(&engine, &project_label(dir.path()))
+                .await
+                .is_empty(),
             "{what}: a container was created"
         );
-        assert!(!dir.path().join(".pocketdock").exists(), "{what}: a record was created");
+        assert!(
+            !dir.path().join(".pocketdock").exists(),
+            "{what}: a record was created"
+        );
     }
 }
 
@@ -206,7 +277,7 @@ fn start_long_job(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
         "version: 1\nname: long\nsandboxes:\n  box: {}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120 & sleep 120\n    timeout: 300\n",
     )
     .unwrap();
-    let child = Command::new(common::bin())
+    let mut child = Command::new(common::bin())
         .current_dir(dir)
         .args(["apply", "job.yaml", "-o", "ndjson"])
         .stdin(Stdio::null())
@@ -215,18 +286,20 @@ fn start_long_job(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        assert!(Instant::now() < deadline, "the long step never started");
+    while Instant::now() < deadline {
         if let Ok(entries) = std::fs::read_dir(dir.join(".pocketdock/instances")) {
             if let Some(record) = entries.flatten().map(|e| e.path()).next() {
                 let h = std::fs::read_to_string(record.join("history.jsonl")).unwrap_or_default();
-                if h.contains(r#""step":"wait@box","attempt":1"#) || h.contains(r#""event":"step_started","step":"wait@box""#) {
+                if h.contains(r#""event":"step_started","step":"wait@box""#) {
                     return (child, record);
                 }
             }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the long step never started");
 }
 
 #[tokio::test]
@@ -238,7 +311,9 @@ async fn sigkill_mid_job_leaves_a_readable_record() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let events = history(&record);
-    assert!(events.iter().any(|e| e["event"] == "step_finished" && e["step"] == "hello@box"));
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "step_finished" && e["step"] == "hello@box"));
     assert_eq!(events.last().unwrap()["event"], "step_started");
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("running"));
@@ -254,16 +329,33 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     let (child, record) = start_long_job(dir.path());
     let started = Instant::now();
-    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(sent.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("cancelled"));
     assert_eq!(step_status(&rec, "wait@box"), "cancelled");
     assert_eq!(history(&record).last().unwrap()["event"], "job_finished");
-    assert!(containers_with(&engine, &project_label(dir.path())).await.is_empty(), "sandbox left behind");
+    assert!(
+        containers_with(&engine, &project_label(dir.path()))
+            .await
+            .is_empty(),
+        "sandbox left behind"
+    );
 }
 
 #[tokio::test]
@@ -272,24 +364,51 @@ async fn ndjson_output_and_the_record_commands() {
     let dir = project();
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     copy_dir(&repo().join("examples/hello"), dir.path());
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "ndjson", "--var", "greeting=Bonjour"], &[]);
+    let o = pocketdock_in(
+        dir.path(),
+        &[
+            "apply",
+            "job.yaml",
+            "--output",
+            "ndjson",
+            "--var",
+            "greeting=Bonjour",
+        ],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let events: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(events[0]["event"], "job_started");
     assert_eq!(events.last().unwrap()["event"], "job_finished");
     assert!(events.iter().all(|e| e["ts"].is_string()));
     assert!(events
         .iter()
         .any(|e| e["event"] == "output" && e["data"].as_str().unwrap_or("").contains("Bonjour")));
-    assert!(std::fs::read_to_string(dir.path().join("out/greeting.txt")).unwrap().starts_with("Bonjour"));
+    assert!(std::fs::read_to_string(dir.path().join("out/greeting.txt"))
+        .unwrap()
+        .starts_with("Bonjour"));
 
     let o = pocketdock_in(dir.path(), &["logs", "last", "--step", "greet"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("=== pocketdock run log ===") && stdout(&o).contains("Bonjour"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("=== pocketdock run log ===") && stdout(&o).contains("Bonjour"),
+        "{}",
+        stdout(&o)
+    );
     let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
-    assert!(stdout(&o).contains("hello-0001") && stdout(&o).contains("succeeded"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("hello-0001") && stdout(&o).contains("succeeded"),
+        "{}",
+        stdout(&o)
+    );
     let o = pocketdock_in(dir.path(), &["logs", "last", "--history"], &[]);
-    assert_eq!(stdout(&o).lines().count(), history(&only_record(dir.path())).len());
+    assert_eq!(
+        stdout(&o).lines().count(),
+        history(&only_record(dir.path())).len()
+    );
 }
 
 #[test]
@@ -306,7 +425,11 @@ fn validate_and_plan_need_no_engine() {
     let o = pocketdock_in(&grading, &["plan", "job.yaml", "--dot"], &env);
     assert!(stdout(&o).starts_with("digraph"), "{}", stdout(&o));
     let o = pocketdock_in(&grading, &["plan", "job.yaml"], &env);
-    assert!(stdout(&o).contains("grade@grader[student=dave]"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("grade@grader[student=dave]"),
+        "{}",
+        stdout(&o)
+    );
     let o = pocketdock_in(&grading, &["validate", "missing.yaml"], &env);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -139,3 +139,36 @@ async fn list_filters_by_label() {
         .unwrap();
     assert_eq!(all.len(), 1);
 }
+
+#[tokio::test]
+async fn stdin_reaches_the_process_over_the_hijacked_connection() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let sb = sandbox(&engine, &mut c, &spec("stdin")).await;
+    let spec = ExecSpec {
+        cmd: vec!["sh".into(), "-c".into(), "tr a-z A-Z; echo done >&2".into()],
+        attach_stdin: true,
+        ..ExecSpec::default()
+    };
+    let id = engine.exec_create(sb.name(), &spec).await.unwrap();
+    let (mut out, mut input) = engine.exec_start_attached(&id, false).await.unwrap();
+    input.write(b"hello ").await.unwrap();
+    input.write(b"stdin\n").await.unwrap();
+    input.close().await.unwrap();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let read = async {
+        while out
+            .next(&mut |k, d| match k {
+                StreamKind::Stdout => stdout.extend_from_slice(d),
+                _ => stderr.extend_from_slice(d),
+            })
+            .await
+            .unwrap()
+        {}
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("the stream ended after stdin closed");
+    assert_eq!(String::from_utf8_lossy(&stdout), "HELLO STDIN\n");
+    assert_eq!(String::from_utf8_lossy(&stderr), "done\n");
+}

@@ -46,12 +46,7 @@ pub async fn resume(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
 pub async fn shutdown(engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(engine, &a.name);
     let inspect = sandbox.inspect().await?;
-    let persist = inspect
-        .config
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(labels::PERSIST))
-        .is_some_and(|v| v == "true");
+    let persist = inspect.label(labels::PERSIST) == Some("true");
     let removes = !persist || a.remove;
     if removes && !a.yes && !confirm(&a.name)? {
         eprintln!("kept {}", a.name);

@@ -107,10 +107,7 @@ pub fn list_jobs(json: bool) {
                 .unwrap_or_default();
             match r {
                 Some(r) => {
-                    let status = serde_json::to_value(r.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
+                    let status = r.status.as_str().to_string();
                     let took = r.finished.map_or_else(
                         || "-".into(),
                         |f| format!("{:.1}s", (f - r.started).as_seconds_f64()),

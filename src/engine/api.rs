@@ -148,6 +148,12 @@ pub struct ContainerInspect {
 }
 
 impl ContainerInspect {
+    /// A label's value.
+    #[must_use]
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.config.labels.as_ref()?.get(key).map(String::as_str)
+    }
+
     /// The name without Docker's leading slash.
     #[must_use]
     pub fn short_name(&self) -> &str {

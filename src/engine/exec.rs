@@ -37,19 +37,83 @@ pub struct ExecSpec {
     pub attach_stderr: bool,
 }
 
+type Upgraded = hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>;
+
 /// The output of a started exec, read frame by frame.
 #[derive(Debug)]
 pub struct ExecOutput {
-    body: Incoming,
+    source: Source,
     demux: Demuxer,
+}
+
+#[derive(Debug)]
+enum Source {
+    /// A plain response body (no stdin).
+    Body(Incoming),
+    /// The read half of a hijacked connection (stdin attached).
+    Raw(tokio::io::ReadHalf<Upgraded>, Box<[u8]>),
+}
+
+/// The stdin of an attached exec: the write half of the hijacked connection.
+#[derive(Debug)]
+pub struct ExecInput {
+    inner: tokio::io::WriteHalf<Upgraded>,
+}
+
+impl ExecInput {
+    /// Write all of `data` to the process's stdin.
+    pub async fn write(&mut self, data: &[u8]) -> Result<()> {
+        use tokio::io::AsyncWriteExt;
+        self.inner
+            .write_all(data)
+            .await
+            .and(self.inner.flush().await)
+            .map_err(|e| Error::Protocol {
+                op: "write to exec stdin",
+                detail: e.to_string(),
+            })
+    }
+
+    /// Close stdin (the process reads end of file).
+    pub async fn close(&mut self) -> Result<()> {
+        use tokio::io::AsyncWriteExt;
+        self.inner.shutdown().await.map_err(|e| Error::Protocol {
+            op: "close exec stdin",
+            detail: e.to_string(),
+        })
+    }
 }
 
 impl ExecOutput {
     /// Read the next piece of the stream and hand its payload to `sink`.
     /// Returns `false` once the stream has ended.
     pub async fn next(&mut self, sink: &mut impl FnMut(StreamKind, &[u8])) -> Result<bool> {
+        let body = match &mut self.source {
+            Source::Body(body) => body,
+            Source::Raw(reader, buf) => {
+                use tokio::io::AsyncReadExt;
+                let n = reader.read(buf).await.map_err(|e| Error::Protocol {
+                    op: "read exec output",
+                    detail: e.to_string(),
+                })?;
+                if n == 0 {
+                    self.demux.finish().map_err(|e| Error::Protocol {
+                        op: "read exec output",
+                        detail: e.to_string(),
+                    })?;
+                    return Ok(false);
+                }
+                self.demux
+                    .feed(&buf[..n], |k, d| sink(k, d))
+                    .map_err(|e| Error::Protocol {
+                        op: "read exec output",
+                        detail: e.to_string(),
+                    })?;
+                return Ok(true);
+            }
+        };
         loop {
-            match self.body.frame().await {
+            match body.frame().await {
                 None => {
                     self.demux.finish().map_err(|e| Error::Protocol {
                         op: "read exec output",
@@ -117,13 +181,76 @@ impl Engine {
             .await?;
         let resp = check("start exec", resp).await?;
         Ok(ExecOutput {
-            body: resp.into_body(),
+            source: Source::Body(resp.into_body()),
             demux: if tty {
                 Demuxer::raw()
             } else {
                 Demuxer::multiplexed()
             },
         })
+    }
+
+    /// `POST /exec/{id}/start` on a hijacked connection (`Upgrade: tcp`):
+    /// stdin one way, output the other. The exec must have been created
+    /// with `attach_stdin`.
+    pub async fn exec_start_attached(
+        &self,
+        exec_id: &str,
+        tty: bool,
+    ) -> Result<(ExecOutput, ExecInput)> {
+        let body = if tty {
+            r#"{"Detach":false,"Tty":true}"#
+        } else {
+            r#"{"Detach":false,"Tty":false}"#
+        };
+        let resp = self
+            .transport()
+            .send(
+                "start exec",
+                Method::POST,
+                &format!("/exec/{}/start", encode(exec_id)),
+                Some(full(Bytes::from_static(body.as_bytes()))),
+                &[("Connection", "Upgrade"), ("Upgrade", "tcp")],
+            )
+            .await?;
+        let resp = check("start exec", resp).await?;
+        if resp.status() != hyper::StatusCode::SWITCHING_PROTOCOLS {
+            return Err(Error::Protocol {
+                op: "start exec",
+                detail: format!("expected 101 Switching Protocols, got {}", resp.status()),
+            });
+        }
+        let upgraded = hyper::upgrade::on(resp)
+            .await
+            .map_err(|e| Error::Protocol {
+                op: "start exec",
+                detail: format!("upgrading the connection: {e}"),
+            })?;
+        let (reader, writer) = tokio::io::split(hyper_util::rt::TokioIo::new(upgraded));
+        let demux = if tty {
+            Demuxer::raw()
+        } else {
+            Demuxer::multiplexed()
+        };
+        Ok((
+            ExecOutput {
+                source: Source::Raw(reader, vec![0u8; 64 * 1024].into_boxed_slice()),
+                demux,
+            },
+            ExecInput { inner: writer },
+        ))
+    }
+
+    /// `POST /exec/{id}/resize`: the TTY's size.
+    pub async fn exec_resize(&self, exec_id: &str, height: u16, width: u16) -> Result<()> {
+        self.transport()
+            .unit(
+                "resize exec",
+                Method::POST,
+                &format!("/exec/{}/resize?h={height}&w={width}", encode(exec_id)),
+                None,
+            )
+            .await
     }
 
     /// `POST /exec/{id}/start` with `Detach: true`: the process runs unattached.

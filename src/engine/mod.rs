@@ -24,7 +24,7 @@ use hyper::Method;
 pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
-pub use exec::{ExecOutput, ExecSpec};
+pub use exec::{ExecInput, ExecOutput, ExecSpec};
 pub use image::BuildLine;
 
 use crate::error::{Error, Result, SocketAttempt};

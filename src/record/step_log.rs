@@ -98,14 +98,7 @@ impl StepLog {
     ) -> std::io::Result<()> {
         self.flush_partial(ts)?;
         writeln!(self.out, "---")?;
-        writeln!(
-            self.out,
-            "status: {}",
-            serde_json::to_value(status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        )?;
+        writeln!(self.out, "status: {}", status.as_str())?;
         if let Some(code) = exit_code {
             writeln!(self.out, "exit_code: {code}")?;
         }

@@ -29,6 +29,19 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
+    /// The name used in events and records (`succeeded`, `failed_allowed`, ...).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Succeeded => "succeeded",
+            StepStatus::Failed => "failed",
+            StepStatus::FailedAllowed => "failed_allowed",
+            StepStatus::TimedOut => "timed_out",
+            StepStatus::Skipped => "skipped",
+            StepStatus::Cancelled => "cancelled",
+        }
+    }
+
     /// True when the job may go on as if it succeeded.
     #[must_use]
     pub fn is_ok(self) -> bool {
@@ -48,6 +61,19 @@ pub enum JobStatus {
     Failed,
     /// Interrupted.
     Cancelled,
+}
+
+impl JobStatus {
+    /// The name used in events and records.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// A file a `pull` brought back.

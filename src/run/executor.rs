@@ -31,8 +31,8 @@ use crate::sandbox::{labels, CappedOutput, Sandbox};
 pub const DEFAULT_JOBS: usize = 16;
 /// How much of a step's stdout templates can read as `steps.<id>.stdout`.
 pub const STDOUT_IN_CONTEXT: usize = 64 * 1024;
-/// Where a step writes `key=value` outputs, inside the sandbox.
-pub const OUTPUT_DIR: &str = "/tmp/pocketdock/outputs";
+/// Where a step's `key=value` outputs file goes, inside the sandbox.
+pub const OUTPUT_DIR: &str = "/tmp";
 
 /// How to execute.
 #[derive(Debug, Clone)]
@@ -590,16 +590,16 @@ async fn run_action(
     cmd: &str,
     mut options: crate::sandbox::RunOptions,
 ) -> Attempt {
-    let outputs_file = format!("{OUTPUT_DIR}/{:016x}", fastrand::u64(..));
+    // Not created up front: a step that writes no outputs costs one cheap
+    // "no such file" on reading them back, instead of a real archive read.
+    let outputs_file = format!(
+        "{OUTPUT_DIR}/.pocketdock-outputs-{:016x}",
+        fastrand::u64(..)
+    );
     options
         .env
         .push(("POCKETDOCK_OUTPUT".into(), outputs_file.clone()));
     options.cancel = Some(shared.opts.cancel.clone());
-    let setup = format!("mkdir -p {OUTPUT_DIR} && : > {outputs_file}; ");
-    let full = match options.lang {
-        crate::sandbox::Lang::Sh | crate::sandbox::Lang::Bash => format!("{setup}{cmd}"),
-        _ => cmd.to_string(),
-    };
     let mut stdout = Vec::new();
     let mut cap = CappedOutput::new(options.max_output.bytes());
     let mut sink = |k: StreamKind, d: &[u8]| {
@@ -614,7 +614,7 @@ async fn run_action(
         });
     };
     let outcome = sandbox
-        .run_streaming(&full, &options, &mut cap, &mut sink)
+        .run_streaming(cmd, &options, &mut cap, &mut sink)
         .await;
     if cap.truncated() {
         shared.emit(EventKind::Output {
@@ -627,7 +627,15 @@ async fn run_action(
     match outcome {
         Ok(o) => {
             let outputs = match sandbox.read_file(&outputs_file).await {
-                Ok(bytes) => parse_outputs(&String::from_utf8_lossy(&bytes)),
+                Ok(bytes) => {
+                    let _ = sandbox
+                        .housekeeping(
+                            vec!["rm".into(), "-f".into(), outputs_file.clone()],
+                            options.user.as_deref(),
+                        )
+                        .await;
+                    parse_outputs(&String::from_utf8_lossy(&bytes))
+                }
                 Err(_) => indexmap::IndexMap::new(),
             };
             let (status, reason) = if o.timed_out {

@@ -165,12 +165,7 @@ impl Sandbox {
     pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
         let inspect = self.inspect().await?;
         self.stop_background().await;
-        let persist = inspect
-            .config
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::PERSIST))
-            .is_some_and(|v| v == "true");
+        let persist = inspect.label(labels::PERSIST) == Some("true");
         if persist && !remove {
             if force && inspect.state.running {
                 self.engine

@@ -78,25 +78,35 @@ impl Cleanup {
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        // Drop cannot await, and the test's runtime may be shutting down:
-        // remove on a fresh runtime in a thread of its own.
-        let socket = self.engine.info().socket.clone();
         let names = std::mem::take(&mut self.names);
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                if let Ok(engine) = Engine::connect_to(Some(&socket)).await {
-                    for n in names {
-                        let _ = engine.remove_container(&n, true).await;
-                    }
-                }
-            });
-        })
-        .join();
+        on_fresh_runtime(&self.engine, |engine| async move {
+            for n in names {
+                let _ = engine.remove_container(&n, true).await;
+            }
+        });
     }
+}
+
+/// Run `f` against the same engine on a runtime of its own, in a thread of
+/// its own: Drop cannot await, and the test's runtime may be shutting down.
+fn on_fresh_runtime<F, Fut>(engine: &Engine, f: F)
+where
+    F: FnOnce(Engine) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let socket = engine.info().socket.clone();
+    let _ = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            if let Ok(engine) = Engine::connect_to(Some(&socket)).await {
+                f(engine).await;
+            }
+        });
+    })
+    .join();
 }
 
 /// Create a sandbox from `spec` and register it for cleanup.
@@ -193,21 +203,11 @@ impl LabelCleanup {
 
 impl Drop for LabelCleanup {
     fn drop(&mut self) {
-        let socket = self.engine.info().socket.clone();
         let label = self.label.clone();
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                if let Ok(engine) = Engine::connect_to(Some(&socket)).await {
-                    for n in containers_with(&engine, &label).await {
-                        let _ = engine.remove_container(&n, true).await;
-                    }
-                }
-            });
-        })
-        .join();
+        on_fresh_runtime(&self.engine, |engine| async move {
+            for n in containers_with(&engine, &label).await {
+                let _ = engine.remove_container(&n, true).await;
+            }
+        });
     }
 }

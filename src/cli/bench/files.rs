@@ -69,7 +69,9 @@ async fn measure(
     let name = sandbox.name().to_string();
     let dst = "/home/sandbox/bench/x";
     let reset = "rm -rf /home/sandbox/bench && mkdir -p /home/sandbox/bench";
+    // As root: `docker cp` leaves root-owned files the sandbox user cannot delete.
     let quiet = RunOptions {
+        user: Some("0".into()),
         timeout: Some(Duration::from_mins(2)),
         ..RunOptions::default()
     };

@@ -1,6 +1,7 @@
 //! `pocketdock bench`: performance measured, never asserted. Each suite
 //! prints its figures and the target they are held against.
 
+mod apply;
 mod exec;
 mod files;
 mod memory;
@@ -22,6 +23,8 @@ pub enum Suite {
     Files,
     /// Peak memory of pulling a 1 GB file and of streaming 1 GB of output.
     Memory,
+    /// `apply` end to end: 8 parallel `sleep 3` sandboxes; 200 `true` steps on 4.
+    Apply,
 }
 
 #[derive(Debug, clap::Args)]
@@ -77,6 +80,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         Suite::Exec => exec::run(engine, a).await,
         Suite::Files => files::run(engine, a).await,
         Suite::Memory => memory::run(engine, a).await,
+        Suite::Apply => apply::run(engine, a).await,
     }
 }
 
@@ -95,8 +99,22 @@ async fn bench_sandbox(engine: &Engine, a: &Args) -> Result<Sandbox, Error> {
 
 /// Run a program to completion (output discarded); its wall time.
 async fn time_cmd(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Duration, Error> {
+    time_cmd_in(None, program, args, env).await
+}
+
+/// [`time_cmd`] in a working directory.
+async fn time_cmd_in(
+    cwd: Option<&Path>,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Duration, Error> {
     let t = Instant::now();
-    let status = tokio::process::Command::new(program)
+    let mut cmd = tokio::process::Command::new(program);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let status = cmd
         .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
