@@ -18,11 +18,12 @@ mod keys;
 #[allow(clippy::module_inception)]
 mod manifest;
 mod node;
+pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
 mod source;
 mod step_decl;
-mod suggest;
+pub(crate) mod suggest;
 pub mod template;
 mod vars;
 mod yaml;

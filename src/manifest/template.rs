@@ -10,6 +10,9 @@
 //! `env` (only names the manifest lists, or passed explicitly) and `steps`
 //! (`steps.<id>.exit_code`, `.stdout`, `.outputs.<key>`, `.status`, filled
 //! by the runner as steps finish).
+//!
+//! Step templates render late, but `crate::plan` checks what they read
+//! first, with the crate-private `manifest::references`.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -185,7 +188,7 @@ impl Context {
     }
 }
 
-fn environment() -> &'static Environment<'static> {
+pub(crate) fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
@@ -233,7 +236,7 @@ fn find_path(text: &str, path: &str, near: Option<&Range<usize>>) -> Option<Rang
         .min_by_key(|r| r.start.abs_diff(target))
 }
 
-fn convert_error(e: &minijinja::Error, ctx: &Context, text: &str) -> TemplateError {
+pub(crate) fn convert_error(e: &minijinja::Error, ctx: &Context, text: &str) -> TemplateError {
     let detail = e.detail().unwrap_or("").to_string();
     let range = e.range();
     match e.kind() {
@@ -293,7 +296,7 @@ pub fn render_str(template: &str, ctx: &Context) -> Result<String, TemplateError
 }
 
 /// The expression of a template that is exactly one `{{ … }}`, with its offset.
-fn single_expression(template: &str) -> Option<(&str, usize)> {
+pub(crate) fn single_expression(template: &str) -> Option<(&str, usize)> {
     let lead = template.len() - template.trim_start().len();
     let t = template.trim();
     let inner = t.strip_prefix("{{")?.strip_suffix("}}")?;
@@ -393,9 +396,30 @@ pub fn locate(e: &TemplateError, tpl: &Tpl, source: &Source) -> Diagnostic {
     let span = e
         .range
         .as_ref()
-        .and_then(|r| find_in_source(&tpl.value, r, tpl.span, source))
+        .and_then(|r| {
+            find_in_source(&tpl.value, r, tpl.span, source)
+                .or_else(|| find_snippet(&tpl.value, r, tpl.span, source))
+        })
         .unwrap_or(tpl.span);
     Diagnostic::new(source, span, e.message.clone()).maybe_hint(e.hint.clone())
+}
+
+/// Where the text of `range` is written after `span.start`, when the
+/// template's lines are not the manifest's (a folded YAML block, a string
+/// with escapes): the same occurrence of the same text, not far away.
+fn find_snippet(template: &str, range: &Range<usize>, span: Span, source: &Source) -> Option<Span> {
+    let snippet = template.get(range.clone())?;
+    if snippet.trim().is_empty() || snippet.contains('\n') {
+        return None;
+    }
+    let nth = template[..range.start].matches(snippet).count();
+    let text = source.text();
+    // Folding and escapes add indentation and backslashes, not much more.
+    let end = text.len().min(span.start + 2 * template.len() + 256);
+    let window = text.get(span.start..end)?;
+    let (at, _) = window.match_indices(snippet).nth(nth)?;
+    let start = span.start + at;
+    Some(Span::new(start, start + snippet.len()))
 }
 
 /// Map a byte range of the template text to the manifest text, line by line.

@@ -14,8 +14,12 @@
 //! Cycles are found on the declared steps (before fan-out, so the message
 //! names steps, not instances) and reported with their path. Step fields
 //! stay unrendered: the runner renders each step just before it runs
-//! ([`Plan::render_step`]), when the results it may read exist.
+//! ([`Plan::render_step`]), when the results it may read exist. What they
+//! read is checked now, once per declared step: every variable must be one
+//! that will be defined when the step runs (see `check`), so a typo fails
+//! planning with its position instead of a step after containers exist.
 
+mod check;
 mod display;
 mod matrix;
 mod rendered_step;
@@ -146,8 +150,17 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
     // Declared-step edges, then cycles.
     let decl_edges = declared_edges(&manifest);
     diags.extend(find_cycles(&manifest, &decl_edges));
+    // Step templates render when their step runs; what they read is checked now.
+    diags.extend(check::check_steps(
+        &manifest,
+        &decl_edges,
+        &instances_of_sandbox,
+    ));
     if !diags.is_empty() {
-        diags.sort_by_key(|d| (d.line, d.col));
+        // A sandbox template is rendered once per matrix combination: say
+        // each mistake once.
+        diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
+        diags.dedup();
         return Err(ManifestError::Invalid(diags));
     }
 

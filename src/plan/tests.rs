@@ -378,7 +378,7 @@ fn steps_render_with_results_of_finished_steps() {
 
 #[test]
 fn conditions_and_step_template_errors_point_into_the_file() {
-    let p = plan_of("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b:\n    if: steps.a.exit_code == 0\n    run: echo {{ steps.a.stdout }}{{ vars.nope }}\n");
+    let p = plan_of("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b:\n    if: steps.a.exit_code == 0\n    run: echo {{ vars.v }}{{ steps.a.stdout }}\nvars: {v: 1}\n");
     let b = 1;
     let mut results = [StepResult {
         status: "success".into(),
@@ -388,15 +388,20 @@ fn conditions_and_step_template_errors_point_into_the_file() {
     }];
     let ctx = p.context_with_results(b, |i| results.get(i));
     assert!(p.should_run(b, &ctx).unwrap());
-    let d = p.render_step(b, &ctx).unwrap_err();
-    assert_eq!(d.message, "undefined variable `vars.nope`");
-    assert_eq!(d.position(), "7:38");
+    let RenderedAction::Run { cmd, .. } = p.render_step(b, &ctx).unwrap().action else {
+        panic!()
+    };
+    assert_eq!(cmd, "echo 1hi");
     results[0].exit_code = Some(1);
     let ctx = p.context_with_results(b, |i| results.get(i));
     assert!(!p.should_run(b, &ctx).unwrap());
+    // A result that is missing at run time (planning checked the name).
     let d = p.should_run(b, &p.context(b)).unwrap_err();
     assert_eq!(d.message, "undefined variable `steps.a`");
     assert_eq!(d.position(), "6:9");
+    let d = p.render_step(b, &p.context(b)).unwrap_err();
+    assert_eq!(d.message, "undefined variable `steps.a`");
+    assert_eq!(d.position(), "7:30");
 }
 
 #[test]
@@ -512,4 +517,410 @@ fn grading_example_yaml_and_kdl_plan_alike() {
         cmd,
         "echo \"dave fail (timed_out)\" > /home/sandbox/result.txt"
     );
+}
+
+// Step templates are checked when the job is planned.
+
+/// `line:col message` of each planning error.
+fn problems(text: &str) -> Vec<String> {
+    problems_with(text, &LoadOptions::default())
+}
+
+fn problems_with(text: &str, opts: &LoadOptions) -> Vec<String> {
+    match plan(manifest_with(text, opts), &PlanOptions::default()) {
+        Ok(_) => Vec::new(),
+        Err(e) => e
+            .diagnostics()
+            .iter()
+            .map(|d| {
+                assert_underlines_the_variable(d);
+                format!("{} {}", d.position(), d.message)
+            })
+            .collect(),
+    }
+}
+
+/// The caret is under the variable the message names, as written.
+fn assert_underlines_the_variable(d: &Diagnostic) {
+    let under: String = d
+        .line_text
+        .chars()
+        .skip(d.col - 1)
+        .take(d.underline)
+        .collect();
+    if !d.message.contains("syntax error") {
+        assert!(d.message.contains(&format!("`{under}`")), "{d}");
+    }
+}
+
+/// The one planning error of `text`.
+fn only_problem(text: &str) -> Diagnostic {
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    d.into_iter().next().unwrap()
+}
+
+#[test]
+fn undefined_variables_in_steps_fail_planning() {
+    let text = "version: 1\nsandboxes:\n  box: {}\nsteps:\n  a:\n    run: echo {{ vars.nope }}\n";
+    let d = only_problem(text);
+    assert_eq!(
+        d.to_string(),
+        "/w/job.yaml:6:18: error: undefined variable `vars.nope`\n  \
+         |\n\
+         6 |     run: echo {{ vars.nope }}\n  \
+         |                  ^^^^^^^^^\n  \
+         = hint: define `nope` under `vars:`, or pass `--var nope=VALUE`\n"
+    );
+    // A close name is suggested; `--var` defines one.
+    let text = "version: 1\nvars: {students: [a]}\nsandboxes: {box: {}}\nsteps:\n  a:\n    run: |\n      echo start\n      echo {{ vars.studnets | join(' ') }} {{ vars.extra }}\n";
+    assert_eq!(
+        problems(text),
+        [
+            "8:15 undefined variable `vars.studnets`",
+            "8:47 undefined variable `vars.extra`"
+        ]
+    );
+    assert_eq!(
+        plan_err(text)[0].hint.as_deref(),
+        Some("did you mean `vars.students`?")
+    );
+    let opts = LoadOptions {
+        vars: vec![
+            ("studnets".into(), "x".into()),
+            ("extra".into(), "1".into()),
+        ],
+        ..LoadOptions::default()
+    };
+    assert!(problems_with(text, &opts).is_empty());
+}
+
+#[test]
+fn every_step_field_is_checked() {
+    let text = r#"version: 1
+sandboxes: {box: {}}
+steps:
+  a:
+    name: "a {{ vars.n1 }}"
+    if: vars.n2 == 1
+    run:
+      cmd: echo {{ vars.n3 }}
+      env: {X: "{{ vars.n4 }}"}
+      workdir: "/{{ vars.n5 }}"
+      user: "{{ vars.n6 }}"
+  b:
+    push: {src: "{{ vars.n7 }}", dst: "/{{ vars.n8 }}"}
+  c:
+    pull: {src: "/{{ vars.n9 }}", dst: "{{ vars.n10 }}"}
+  d:
+    snapshot: "img:{{ vars.n11 }}"
+    if: "{{ vars.n12 }}"
+"#;
+    assert_eq!(
+        problems(text),
+        [
+            "5:17 undefined variable `vars.n1`",
+            "6:9 undefined variable `vars.n2`",
+            "8:20 undefined variable `vars.n3`",
+            "9:20 undefined variable `vars.n4`",
+            "10:21 undefined variable `vars.n5`",
+            "11:17 undefined variable `vars.n6`",
+            "13:21 undefined variable `vars.n7`",
+            "13:44 undefined variable `vars.n8`",
+            "15:22 undefined variable `vars.n9`",
+            "15:44 undefined variable `vars.n10`",
+            "17:23 undefined variable `vars.n11`",
+            "18:13 undefined variable `vars.n12`",
+        ]
+    );
+}
+
+#[test]
+fn matrix_job_env_and_unknown_roots() {
+    let text = r#"version: 1
+vars: {students: [a, b]}
+env: [POCKETDOCK_TEST_LISTED]
+sandboxes:
+  grader: {matrix: {student: "{{ vars.students }}"}}
+  plain: {}
+steps:
+  a:
+    sandbox: grader
+    run: echo {{ matrix.studnet }} {{ matrix.student }} {{ job.nme }} {{ job.id }}
+  b:
+    sandbox: plain
+    run: echo {{ matrix.student }} {{ env.HOME }} {{ env.POCKETDOCK_TEST_LISTED }} {{ env.GIVEN }}
+  c:
+    sandbox: grader
+    run: echo {{ students }} {{ var.students }} {{ student }} {{ nope.x }} {{ job.name.x }}
+"#;
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    let got: Vec<(String, &str, Option<&str>)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "10:18".into(),
+                "undefined variable `matrix.studnet`",
+                Some("did you mean `matrix.student`?")
+            ),
+            (
+                "10:60".into(),
+                "undefined variable `job.nme`",
+                Some("did you mean `job.name`?")
+            ),
+            (
+                "13:18".into(),
+                "undefined variable `matrix.student`",
+                Some("step `b` runs on sandbox `plain`, which has no `matrix`")
+            ),
+            (
+                "13:39".into(),
+                "undefined variable `env.HOME`",
+                Some("list `HOME` under `env:` to read it from the host environment")
+            ),
+            (
+                "13:87".into(),
+                "undefined variable `env.GIVEN`",
+                Some("list `GIVEN` under `env:` to read it from the host environment")
+            ),
+            (
+                "16:18".into(),
+                "undefined variable `students`",
+                Some("did you mean `vars.students`?")
+            ),
+            (
+                "16:33".into(),
+                "undefined variable `var`",
+                Some("did you mean `vars.students`?")
+            ),
+            (
+                "16:52".into(),
+                "undefined variable `student`",
+                Some("did you mean `matrix.student`?")
+            ),
+            (
+                "16:66".into(),
+                "undefined variable `nope`",
+                Some("templates can read `vars`, `matrix`, `job`, `env` and `steps`")
+            ),
+            (
+                "16:79".into(),
+                "undefined variable `job.name.x`",
+                Some("`job.name` is a string, it has no `x`")
+            ),
+        ]
+    );
+    // Values passed explicitly are readable without being listed.
+    let opts = LoadOptions {
+        env: vec![("GIVEN".into(), "1".into()), ("HOME".into(), "/h".into())],
+        ..LoadOptions::default()
+    };
+    assert_eq!(problems_with(text, &opts).len(), 8);
+}
+
+#[test]
+fn steps_must_be_waited_for() {
+    let text = r#"version: 1
+sandboxes: {box: {}, other: {}}
+steps:
+  build: {sandbox: box, run: make}
+  test:
+    sandbox: box
+    run: echo {{ steps.build.exit_code }} {{ steps.biuld.status }}
+  deploy:
+    sandbox: other
+    needs: [test]
+    if: steps.build.status == 'success' and steps.lint.exit_code == 0
+    run: echo {{ steps.deploy.stdout }}
+  lint:
+    sandbox: other
+    run: echo {{ steps.test.stdout }} {{ steps.late.stdout }}
+  late:
+    sandbox: box
+    run: echo {{ steps["build"].outputs.x }}
+"#;
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    let got: Vec<(String, &str, Option<&str>)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("7:46".into(), "undefined variable `steps.biuld`", Some("did you mean `steps.build`?")),
+            ("11:45".into(), "step `deploy` reads `steps.lint` but does not wait for step `lint`", Some("step `lint` waits for `deploy`, so `deploy` runs first and cannot read its result")),
+            ("12:18".into(), "step `deploy` reads its own result `steps.deploy`", Some("`steps.deploy` is set once step `deploy` has finished; a step sees the results of the steps it waits for")),
+            ("15:42".into(), "step `lint` reads `steps.late` but does not wait for step `late`", Some("write `needs: [deploy, late]` in step `lint`: a step sees the results of the steps it waits for")),
+        ]
+    );
+    // `deploy` waits for `build` through `test`; `late` through script order.
+    let text = "version: 1\nsandboxes: {box: {}}\nsteps:\n  a: {run: x}\n  b:\n    needs: []\n    run: echo {{ steps.a.stdout }}\n";
+    let d = only_problem(text);
+    assert_eq!(
+        d.hint.as_deref(),
+        Some(
+            "add `a` to the `needs` of step `b`: a step sees the results of the steps it waits for"
+        )
+    );
+    let text = "version: 1\nsandboxes: {box: {}, o: {}}\nsteps:\n  a: {sandbox: box, run: x}\n  b:\n    sandbox: o\n    run: echo {{ steps.a.stdout }}\n";
+    assert_eq!(
+        only_problem(text).hint.as_deref(),
+        Some("write `needs: [a]` in step `b`: a step sees the results of the steps it waits for")
+    );
+}
+
+#[test]
+fn step_result_fields_follow_what_the_step_sees() {
+    let text = r#"version: 1
+vars: {students: [a, b]}
+sandboxes:
+  grader: {matrix: {student: "{{ vars.students }}"}}
+  one: {matrix: {os: [debian]}}
+  summary: {}
+steps:
+  grade: {sandbox: grader, run: x}
+  record:
+    sandbox: grader
+    run: echo {{ steps.grade.exit_code }} {{ steps.grade.exitcode }} {{ steps.grade.instances }}
+  solo: {sandbox: one, run: x}
+  report:
+    sandbox: summary
+    needs: [record, solo]
+    run: echo {{ steps.grade.instances | length }} {{ steps.grade.exit_code }} {{ steps.solo.outputs.k }} {{ steps.solo.instances }}
+"#;
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    let got: Vec<(String, &str, Option<&str>)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("11:46".into(), "undefined variable `steps.grade.exitcode`", Some("did you mean `steps.grade.exit_code`?")),
+            ("11:73".into(), "undefined variable `steps.grade.instances`", Some("step `grade` runs on the same sandbox as `record`, so `steps.grade` is the result of the same matrix combination, with `status`, `exit_code`, `stdout` and `outputs`")),
+            ("16:55".into(), "undefined variable `steps.grade.exit_code`", Some("step `grade` runs on each of the 2 instances of sandbox `grader`, so step `report` reads `steps.grade.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`")),
+            ("16:110".into(), "undefined variable `steps.solo.instances`", Some("step `solo` runs on one sandbox instance, so `steps.solo` is its result, with `status`, `exit_code`, `stdout` and `outputs`")),
+        ]
+    );
+}
+
+#[test]
+fn valid_templates_are_not_reported() {
+    let text = r#"version: 1
+vars: {students: [a, b], opts: {x: 1}, n: 3}
+env: [POCKETDOCK_TEST_NEVER_SET]
+sandboxes:
+  grader: {matrix: {student: "{{ vars.students }}"}}
+steps:
+  grade:
+    sandbox: grader
+    run: |
+      {% for s in vars.students if s != matrix.student %}{{ s | upper }} {{ loop.index }}{% endfor %}
+      {% set total = vars.n * 2 %}{{ total }} {{ range(vars.n) | join(',') }}
+      {% if vars.optional is defined %}{{ vars.optional }}{% endif %} {{ vars.other | default('x') }}
+      {{ vars.opts.x }} {{ job.id }} {{ job.name | lower }}
+      {{ env.POCKETDOCK_TEST_NEVER_SET | default('') }} {{ namespace(a=1).a }} {# {{ nope }} #}
+      {% raw %}{{ nope }}{% endraw %} {{ '{{ nope }}' }} {{ vars.students[0] }} {{ vars['n'] }}
+  record:
+    sandbox: grader
+    if: steps.grade.exit_code == 0 or steps.grade.status == 'timed_out'
+    run: echo {{ 'pass' if steps.grade.exit_code == 0 else 'fail' }} {{ steps.grade.outputs.score }}
+  notes:
+    sandbox: grader
+    name: notes for {{ matrix.student }}
+    if: "{{ steps.record is defined and steps['grade'].stdout }}"
+    run: echo {{ steps.grade.stdout | trim }}
+"#;
+    assert_eq!(problems(text), Vec::<String>::new());
+}
+
+#[test]
+fn each_mistake_once_per_template_and_syntax_errors_too() {
+    let text = "version: 1\nsandboxes: {box: {}}\nsteps:\n  a:\n    run: echo {{ vars.x }} {{ vars.x }}\n    if: steps.a ==\n  b:\n    run: echo {{ vars.x }} {% if %}\n";
+    let d = plan_err(text);
+    let got: Vec<String> = d
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    // A template that does not parse is reported as such, and only that.
+    assert_eq!(
+        got,
+        [
+            "5:18 undefined variable `vars.x`",
+            "6:17 template syntax error: unexpected end of input, expected expression",
+            "8:34 template syntax error: unexpected end of block",
+        ]
+    );
+}
+
+#[test]
+fn kdl_step_templates_are_checked_too() {
+    let text = "version 1\nsandbox \"box\"\nstep \"a\" sandbox=\"box\" {\n    run \"echo {{ vars.nope }}\"\n}\nstep \"b\" sandbox=\"box\" {\n    run \"echo {{ steps.a.stdout }}\"\n}\nsandbox \"o\"\nstep \"c\" sandbox=\"o\" {\n    run \"echo {{ steps.b.stdout }}\"\n}\n";
+    let m = parse(
+        Path::new("/w/job.kdl"),
+        text,
+        Format::Kdl,
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = plan(m, &PlanOptions::default()).unwrap_err();
+    let d = d.diagnostics();
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert_eq!(d[0].position(), "4:18");
+    assert_eq!(d[0].message, "undefined variable `vars.nope`");
+    // `b` waits for `a` (script order); `c`, on another sandbox, waits for nothing.
+    assert_eq!(d[1].position(), "11:18");
+    assert_eq!(
+        d[1].message,
+        "step `c` reads `steps.b` but does not wait for step `b`"
+    );
+    assert_eq!(
+        d[1].hint.as_deref(),
+        Some("write `needs=\"b\"` in step `c`: a step sees the results of the steps it waits for")
+    );
+}
+
+#[test]
+fn folded_blocks_and_escaped_strings_still_point_at_the_variable() {
+    let text = "version: 1\nsandboxes: {box: {}}\nsteps:\n  a:\n    run: >-\n      echo one\n      {{ vars.two }} \"three\"\n      {{ vars.two }} {{ vars.four }}\n  b:\n    run: \"echo \\\"{{ vars.five }}\\\"\"\n";
+    assert_eq!(
+        problems(text),
+        [
+            "7:10 undefined variable `vars.two`",
+            "8:25 undefined variable `vars.four`",
+            "10:21 undefined variable `vars.five`",
+        ]
+    );
+    let text = "version 1\nsandbox \"box\"\nstep \"a\" {\n    run \"echo \\\"{{ vars.x }}\\\" {{ vars.y }}\"\n}\n";
+    let m = parse(
+        Path::new("/w/job.kdl"),
+        text,
+        Format::Kdl,
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let d = plan(m, &PlanOptions::default()).unwrap_err();
+    let got: Vec<String> = d
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            assert_underlines_the_variable(d);
+            d.position()
+        })
+        .collect();
+    assert_eq!(got, ["4:20", "4:35"]);
+}
+
+#[test]
+fn a_sandbox_mistake_is_reported_once_whatever_its_matrix() {
+    let text = "version: 1\nsandboxes:\n  box:\n    image: \"x:{{ vars.nope }}\"\n    matrix: {a: [1, 2, 3]}\nsteps:\n  s: {run: \"echo {{ matrix.a }} é {{ 'ü' }}\"}\n";
+    assert_eq!(problems(text), ["4:18 undefined variable `vars.nope`"]);
 }

@@ -1,0 +1,424 @@
+//! Step templates, checked before anything runs.
+//!
+//! A step's fields are rendered just before it runs, when the results it
+//! may read exist; but every name they can read is known when the job is
+//! planned. So each template of each declared step (once, not per matrix
+//! instance) is parsed and every variable path it reads is checked:
+//!
+//! - `vars.X`: `X` is a variable (after `--vars-file` and `--var`);
+//! - `matrix.X`: `X` is an axis of the step's sandbox;
+//! - `job.X`: `X` is `name` or `id`;
+//! - `env.X`: `X` is listed under `env:` or passed explicitly;
+//! - `steps.X`: `X` is a step this one waits for (through `needs` or script
+//!   order, directly or not), and `steps.X.F` is a field of what the step
+//!   will see: `status`, `exit_code`, `stdout`, `outputs`, or `instances`
+//!   for a fanned-out step on another sandbox (the same rule as
+//!   [`super::Plan::context_with_results`]);
+//! - any other root is an error.
+//!
+//! Only the first level under `vars`, `matrix`, `job` and `env` is checked:
+//! deeper values are data. A path read under `is defined`, `is undefined`
+//! or `| default(…)` anywhere in the same template may be missing.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use super::Edge;
+use crate::manifest::references::{path_text, references, Reference, Syntax};
+use crate::manifest::suggest::did_you_mean;
+use crate::manifest::template::{self, is_template, single_expression, TemplateError};
+use crate::manifest::{Action, Diagnostic, Format, Manifest, StepDecl, Tpl};
+
+/// The names templates read.
+const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
+/// What `job` has.
+const JOB_KEYS: [&str; 2] = ["name", "id"];
+/// What a step result has (see [`crate::manifest::StepResult`]).
+const RESULT_KEYS: [&str; 4] = ["status", "exit_code", "stdout", "outputs"];
+/// How [`RESULT_KEYS`] read in a hint.
+const RESULT_KEYS_TEXT: &str = "`status`, `exit_code`, `stdout` and `outputs`";
+
+/// Check every template of every declared step; one diagnostic per problem.
+pub(super) fn check_steps(
+    manifest: &Manifest,
+    edges: &[Vec<(usize, Edge)>],
+    instances_of_sandbox: &[Range<usize>],
+) -> Vec<Diagnostic> {
+    let mut checker = Checker {
+        manifest,
+        edges,
+        instances: instances_of_sandbox
+            .iter()
+            .map(ExactSizeIterator::len)
+            .collect(),
+        env_names: manifest
+            .env_names
+            .iter()
+            .map(|n| n.value.as_str())
+            .chain(manifest.env.keys().map(String::as_str))
+            .collect(),
+        seen: vec![0; manifest.steps.len()],
+        generation: 0,
+        stack: Vec::new(),
+        waits: HashMap::new(),
+        diags: Vec::new(),
+    };
+    for (i, decl) in manifest.steps.values().enumerate() {
+        checker.step(i, decl);
+    }
+    checker.diags
+}
+
+/// What is wrong with a path, at which segment.
+struct Problem {
+    /// The segment that is undefined (0 for the root).
+    upto: usize,
+    message: String,
+    hint: Option<String>,
+}
+
+impl Problem {
+    fn undefined(r: &Reference, upto: usize, hint: impl Into<Option<String>>) -> Problem {
+        Problem {
+            upto,
+            message: format!("undefined variable `{}`", r.text(upto)),
+            hint: hint.into(),
+        }
+    }
+}
+
+struct Checker<'a> {
+    manifest: &'a Manifest,
+    edges: &'a [Vec<(usize, Edge)>],
+    /// Instances of each declared sandbox.
+    instances: Vec<usize>,
+    /// `env.X` names a template may read.
+    env_names: HashSet<&'a str>,
+    /// Depth-first search state: `seen[s] == generation` when visited.
+    seen: Vec<u32>,
+    generation: u32,
+    stack: Vec<usize>,
+    /// `(a, b)` → whether `a` waits for `b`.
+    waits: HashMap<(usize, usize), bool>,
+    diags: Vec<Diagnostic>,
+}
+
+impl Checker<'_> {
+    fn step(&mut self, i: usize, decl: &StepDecl) {
+        if let Some(name) = &decl.name {
+            self.template(i, name, Syntax::Template);
+        }
+        if let Some(cond) = &decl.condition {
+            // The way `eval_bool_str` reads it.
+            if !matches!(cond.value.trim(), "true" | "false") {
+                let syntax = if single_expression(&cond.value).is_some() {
+                    Syntax::Template
+                } else {
+                    Syntax::Expression
+                };
+                self.template(i, cond, syntax);
+            }
+        }
+        match &decl.action {
+            Action::Run(run) => {
+                self.template(i, &run.cmd, Syntax::Template);
+                for v in run.env.values() {
+                    self.template(i, v, Syntax::Template);
+                }
+                for t in run.workdir.iter().chain(&run.user) {
+                    self.template(i, t, Syntax::Template);
+                }
+            }
+            Action::Push(t) | Action::Pull(t) => {
+                self.template(i, &t.src, Syntax::Template);
+                self.template(i, &t.dst, Syntax::Template);
+            }
+            Action::Snapshot(s) => self.template(i, &s.image, Syntax::Template),
+        }
+    }
+
+    fn template(&mut self, step: usize, tpl: &Tpl, syntax: Syntax) {
+        if syntax == Syntax::Template && !is_template(&tpl.value) {
+            return;
+        }
+        let source = &self.manifest.source;
+        let refs = match references(&tpl.value, syntax) {
+            Ok(refs) => refs,
+            Err(e) => {
+                self.diags.push(template::locate(&e, tpl, source));
+                return;
+            }
+        };
+        let guarded: HashSet<String> = refs
+            .iter()
+            .filter(|r| r.guarded)
+            .map(|r| r.text(r.path.len() - 1))
+            .collect();
+        let mut reported = HashSet::new();
+        for r in &refs {
+            let Some(p) = self.problem(step, r) else {
+                continue;
+            };
+            let text = r.text(p.upto);
+            if guarded.contains(&text) || !reported.insert(text) {
+                continue;
+            }
+            let e = TemplateError {
+                message: p.message,
+                hint: p.hint,
+                range: r.located.then(|| r.range(p.upto)),
+            };
+            self.diags.push(template::locate(&e, tpl, source));
+        }
+    }
+
+    fn problem(&mut self, step: usize, r: &Reference) -> Option<Problem> {
+        let decl = &self.manifest.steps[step];
+        let key = r.path.get(1).map(|s| s.name.as_str());
+        let suggest = |root: &str, word: &str, candidates: &[&str]| {
+            did_you_mean(word, candidates.iter().copied())
+                .map(|s| format!("did you mean `{}`?", path_text([root, s].into_iter())))
+        };
+        match r.path[0].name.as_str() {
+            "vars" => {
+                let k = key?;
+                if self.manifest.vars.contains_key(k) {
+                    return None;
+                }
+                let names: Vec<&str> = self.manifest.vars.keys().map(String::as_str).collect();
+                let hint = suggest("vars", k, &names).unwrap_or_else(|| {
+                    format!("define `{k}` under `vars:`, or pass `--var {k}=VALUE`")
+                });
+                Some(Problem::undefined(r, 1, hint))
+            }
+            "matrix" => {
+                let k = key?;
+                let sandbox = self.manifest.sandboxes.get(&decl.sandbox.value)?;
+                if sandbox.matrix.contains_key(k) {
+                    return None;
+                }
+                let axes: Vec<&str> = sandbox.matrix.keys().map(String::as_str).collect();
+                let hint = if axes.is_empty() {
+                    format!(
+                        "step `{}` runs on sandbox `{}`, which has no `matrix`",
+                        decl.id, sandbox.id
+                    )
+                } else {
+                    suggest("matrix", k, &axes).unwrap_or_else(|| {
+                        format!(
+                            "the axes of sandbox `{}` are: {}",
+                            sandbox.id,
+                            quoted(&axes)
+                        )
+                    })
+                };
+                Some(Problem::undefined(r, 1, hint))
+            }
+            "job" => {
+                let k = key?;
+                if !JOB_KEYS.contains(&k) {
+                    let hint = suggest("job", k, &JOB_KEYS)
+                        .unwrap_or_else(|| "`job` has `name` and `id`".into());
+                    return Some(Problem::undefined(r, 1, hint));
+                }
+                scalar_attribute(r, "a string")
+            }
+            "env" => {
+                let k = key?;
+                if !self.env_names.contains(k) {
+                    let mut names: Vec<&str> = self.env_names.iter().copied().collect();
+                    names.sort_unstable();
+                    let hint = suggest("env", k, &names).unwrap_or_else(|| {
+                        format!("list `{k}` under `env:` to read it from the host environment")
+                    });
+                    return Some(Problem::undefined(r, 1, hint));
+                }
+                scalar_attribute(r, "a string")
+            }
+            "steps" => self.step_problem(step, r),
+            root => {
+                let rest: Vec<&str> = r.path[1..].iter().map(|s| s.name.as_str()).collect();
+                let fixed = |prefix: &[&str]| {
+                    let path = path_text(prefix.iter().chain(&rest).copied());
+                    format!("did you mean `{path}`?")
+                };
+                let axes = self
+                    .manifest
+                    .sandboxes
+                    .get(&decl.sandbox.value)
+                    .map(|s| &s.matrix);
+                let hint = if self.manifest.vars.contains_key(root) {
+                    fixed(&["vars", root])
+                } else if axes.is_some_and(|a| a.contains_key(root)) {
+                    fixed(&["matrix", root])
+                } else if let Some(s) = did_you_mean(root, ROOTS) {
+                    fixed(&[s])
+                } else {
+                    "templates can read `vars`, `matrix`, `job`, `env` and `steps`".into()
+                };
+                Some(Problem::undefined(r, 0, hint))
+            }
+        }
+    }
+
+    /// `steps.X…` read by step `step`.
+    fn step_problem(&mut self, step: usize, r: &Reference) -> Option<Problem> {
+        let steps = &self.manifest.steps;
+        let me = &steps[step];
+        let k = r.path.get(1)?.name.as_str();
+        let Some(j) = steps.get_index_of(k) else {
+            let ids: Vec<&str> = steps.keys().map(String::as_str).collect();
+            let hint = did_you_mean(k, ids.iter().copied()).map_or_else(
+                || format!("no step `{k}` is declared"),
+                |s| format!("did you mean `{}`?", path_text(["steps", s].into_iter())),
+            );
+            return Some(Problem::undefined(r, 1, hint));
+        };
+        let text = r.text(1);
+        if j == step {
+            return Some(Problem {
+                upto: 1,
+                message: format!("step `{k}` reads its own result `{text}`"),
+                hint: Some(format!(
+                    "`{text}` is set once step `{k}` has finished; a step sees the results of the steps it waits for"
+                )),
+            });
+        }
+        if !self.waits_for(step, j) {
+            let hint = if self.waits_for(j, step) {
+                format!(
+                    "step `{k}` waits for `{}`, so `{}` runs first and cannot read its result",
+                    me.id, me.id
+                )
+            } else {
+                self.needs_hint(step, k)
+            };
+            return Some(Problem {
+                upto: 1,
+                message: format!(
+                    "step `{}` reads `{text}` but does not wait for step `{k}`",
+                    me.id
+                ),
+                hint: Some(hint),
+            });
+        }
+        let field = r.path.get(2)?.name.as_str();
+        let other = &steps[j];
+        let same_sandbox = other.sandbox.value == me.sandbox.value;
+        let count = self
+            .manifest
+            .sandboxes
+            .get_index_of(&other.sandbox.value)
+            .map_or(0, |s| self.instances[s]);
+        if count == 0 {
+            // The sandbox did not plan; that error is reported already.
+            return None;
+        }
+        if !same_sandbox && count > 1 {
+            if field == "instances" {
+                return None;
+            }
+            return Some(Problem::undefined(
+                r,
+                2,
+                format!(
+                    "step `{k}` runs on each of the {count} instances of sandbox `{}`, so step `{}` reads `{text}.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`",
+                    other.sandbox.value, me.id
+                ),
+            ));
+        }
+        if RESULT_KEYS.contains(&field) {
+            return None;
+        }
+        let hint = if field == "instances" {
+            let why = if same_sandbox {
+                format!(
+                    "step `{k}` runs on the same sandbox as `{}`, so `{text}` is the result of the same matrix combination",
+                    me.id
+                )
+            } else {
+                format!("step `{k}` runs on one sandbox instance, so `{text}` is its result")
+            };
+            format!("{why}, with {RESULT_KEYS_TEXT}")
+        } else {
+            did_you_mean(field, RESULT_KEYS).map_or_else(
+                || format!("`{text}` has {RESULT_KEYS_TEXT}"),
+                |s| format!("did you mean `{text}.{s}`?"),
+            )
+        };
+        Some(Problem::undefined(r, 2, hint))
+    }
+
+    /// How to make step `step` wait for step `k`.
+    fn needs_hint(&self, step: usize, k: &str) -> String {
+        let me = &self.manifest.steps[step];
+        if me.needs.is_some() {
+            return format!(
+                "add `{k}` to the `needs` of step `{}`: a step sees the results of the steps it waits for",
+                me.id
+            );
+        }
+        // Without `needs` it waits for the previous step on its sandbox; keep that.
+        let previous = self.edges[step]
+            .iter()
+            .find_map(|&(p, e)| (e == Edge::Order).then(|| self.manifest.steps[p].id.as_str()));
+        let ids: Vec<&str> = previous.into_iter().chain([k]).collect();
+        let needs = if Format::of(self.manifest.path()) == Format::Kdl {
+            format!("needs=\"{}\"", ids.join(" "))
+        } else {
+            format!("needs: [{}]", ids.join(", "))
+        };
+        format!(
+            "write `{needs}` in step `{}`: a step sees the results of the steps it waits for",
+            me.id
+        )
+    }
+
+    /// Whether declared step `a` waits for `b`, directly or through others.
+    fn waits_for(&mut self, a: usize, b: usize) -> bool {
+        if let Some(&w) = self.waits.get(&(a, b)) {
+            return w;
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        self.stack.clear();
+        self.stack.push(a);
+        self.seen[a] = generation;
+        let mut found = false;
+        while let Some(s) = self.stack.pop() {
+            for &(t, _) in &self.edges[s] {
+                if t == b {
+                    found = true;
+                    break;
+                }
+                if self.seen[t] != generation {
+                    self.seen[t] = generation;
+                    self.stack.push(t);
+                }
+            }
+            if found {
+                break;
+            }
+        }
+        self.waits.insert((a, b), found);
+        found
+    }
+}
+
+/// `job.name.x`, `env.HOME.x`: a string has no attributes.
+fn scalar_attribute(r: &Reference, kind: &str) -> Option<Problem> {
+    r.path.get(2)?;
+    Some(Problem::undefined(
+        r,
+        2,
+        format!("`{}` is {kind}, it has no `{}`", r.text(1), r.path[2].name),
+    ))
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
