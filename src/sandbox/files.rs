@@ -383,6 +383,7 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
             .map_err(io)?;
     }
     let mut top = Vec::new();
+    let mut dir_source = None;
     match source {
         Source::Bytes(data) => {
             let mut h = tar::Header::new_gnu();
@@ -411,12 +412,17 @@ fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, V
         }
         Source::Path { path, is_dir: true } => {
             add_tree(&mut b, &path, rel, &mut report).map_err(io)?;
+            dir_source = Some(path);
         }
     }
     if let Some(first) = rel.components().next() {
         top.push(first.as_os_str().to_string_lossy().into_owned());
-    } else if let Some(names) = b.get_ref().top.as_ref() {
-        top.clone_from(names);
+    } else if let Some(dir) = dir_source {
+        // A directory's contents went straight into the anchor: each is top-level.
+        top = std::fs::read_dir(dir)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
     }
     let mut out = b.into_inner().map_err(io)?;
     out.flush().map_err(io)?;
@@ -434,12 +440,6 @@ fn add_tree(
     for child in children {
         let path = child.path();
         let name = rel.join(child.file_name());
-        if rel.as_os_str().is_empty() {
-            b.get_mut()
-                .top
-                .get_or_insert_with(Vec::new)
-                .push(child.file_name().to_string_lossy().into_owned());
-        }
         let meta = std::fs::symlink_metadata(&path)?;
         if meta.is_dir() {
             b.append_dir(&name, &path)?;
@@ -460,8 +460,6 @@ fn add_tree(
 struct ChannelWriter {
     tx: mpsc::Sender<Bytes>,
     buf: Vec<u8>,
-    /// Top-level names written when packing a directory's contents.
-    top: Option<Vec<String>>,
 }
 
 impl ChannelWriter {
@@ -469,7 +467,6 @@ impl ChannelWriter {
         ChannelWriter {
             tx,
             buf: Vec::with_capacity(CHUNK),
-            top: None,
         }
     }
 
