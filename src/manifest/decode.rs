@@ -13,12 +13,16 @@ use indexmap::IndexMap;
 
 use super::diagnostic::Diagnostic;
 use super::keys::{
-    KeyDoc, MANIFEST_KEYS, RUN_KEYS, SANDBOX_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
+    KeyDoc, ACTIONS, MANIFEST_KEYS, PYTHON_KEYS, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS,
+    SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 use super::node::{Key, Node, NodeKind};
 use super::sandbox_decl::{AxisValues, ImageSource, SandboxDecl, Tpl};
 use super::source::{Source, Span, Spanned};
-use super::step_decl::{Action, RunAction, SnapshotAction, StepDecl, Transfer};
+use super::step_decl::{
+    is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,
+    Transfer, SESSION_NAME_FORM,
+};
 use super::suggest::{did_you_mean, hint_for};
 use super::template::is_template;
 use crate::images;
@@ -112,6 +116,9 @@ const STEP_MISPLACED: Misplaced = &[
     ("max_output", "inside `run`"),
     ("src", "inside `push` or `pull`"),
     ("dst", "inside `push` or `pull`"),
+    ("send", "inside `session`"),
+    ("expect_exit", "inside `session`"),
+    ("code", "inside `python`"),
 ];
 const RUN_MISPLACED: Misplaced = &[
     ("timeout", "on the step, next to `run`"),
@@ -120,6 +127,26 @@ const RUN_MISPLACED: Misplaced = &[
     ("needs", "on the step, next to `run`"),
     ("if", "on the step, next to `run`"),
     ("sandbox", "on the step, next to `run`"),
+];
+const SESSION_MISPLACED: Misplaced = &[
+    ("retries", "on the step, next to `session`"),
+    ("allow_failure", "on the step, next to `session`"),
+    ("needs", "on the step, next to `session`"),
+    ("if", "on the step, next to `session`"),
+    ("sandbox", "on the step, next to `session`"),
+    ("cmd", "to `run`; write the command as `send`"),
+];
+const PYTHON_MISPLACED: Misplaced = &[
+    ("retries", "on the step, next to `python`"),
+    ("allow_failure", "on the step, next to `python`"),
+    ("needs", "on the step, next to `python`"),
+    ("if", "on the step, next to `python`"),
+    ("sandbox", "on the step, next to `python`"),
+    (
+        "name",
+        "on the step, next to `python` (there is one Python kernel per sandbox)",
+    ),
+    ("cmd", "to `run`; write the code as `code`"),
 ];
 
 impl Decoder<'_> {
@@ -683,7 +710,7 @@ impl Decoder<'_> {
 
         let mut action: Option<(Action, Span)> = None;
         let mut first_action: Option<&str> = None;
-        for kind in ["run", "push", "pull", "snapshot"] {
+        for &kind in ACTIONS {
             let Some((key, value)) = obj.get(kind) else {
                 continue;
             };
@@ -700,18 +727,21 @@ impl Decoder<'_> {
                 "run" => self.run(value, &what).map(Action::Run),
                 "push" => self.transfer(value, "push", &what).map(Action::Push),
                 "pull" => self.transfer(value, "pull", &what).map(Action::Pull),
+                "session" => self.session(value, &what).map(Action::Session),
+                "python" => self.python(value, &what).map(Action::Python),
                 _ => self.snapshot(value, &what).map(Action::Snapshot),
             };
             action = decoded.map(|a| (a, key.span));
         }
-        let misspelt_action = ["run", "push", "pull", "snapshot"]
-            .iter()
-            .any(|a| obj.misspelt(a));
+        let misspelt_action = ACTIONS.iter().any(|a| obj.misspelt(a));
         if first_action.is_none() && !misspelt_action {
             self.error(
                 id.span,
                 format!("{what} has no action"),
-                Some("give it one of `run`, `push`, `pull` or `snapshot`".into()),
+                Some(
+                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`"
+                        .into(),
+                ),
             );
         }
 
@@ -902,6 +932,114 @@ impl Decoder<'_> {
         None
     }
 
+    fn session(&mut self, node: &Node, what: &str) -> Option<SessionAction> {
+        if let NodeKind::Str(send) = &node.kind {
+            return Some(SessionAction {
+                name: None,
+                send: Spanned::new(send.clone(), node.span),
+                timeout: None,
+                expect_exit: 0,
+            });
+        }
+        if !matches!(node.kind, NodeKind::Map(_)) {
+            self.type_error(node, "session", "a command string or a map with `send`");
+            return None;
+        }
+        let obj = self.obj(
+            node,
+            &format!("`session` of {what}"),
+            "session",
+            SESSION_KEYS,
+            SESSION_MISPLACED,
+        )?;
+        let send = match obj.value("send") {
+            Some(n) => self.string(n, "send"),
+            // A misspelt `send`, or `cmd` for it, is reported already.
+            None if obj.misspelt("send") || has_key(node, "cmd") => None,
+            None => {
+                let form = if self.kdl {
+                    "session \"COMMAND\" name=\"NAME\""
+                } else {
+                    "session: COMMAND`, or `session: {send: COMMAND, name: NAME}"
+                };
+                self.error(
+                    node.span,
+                    format!("`session` of {what} has no `send`"),
+                    Some(format!("write `{form}`")),
+                );
+                None
+            }
+        };
+        let name = obj.value("name").and_then(|n| self.string(n, "name"));
+        if let Some(n) = &name {
+            if !is_template(&n.value) && !is_session_name(&n.value) {
+                self.error(
+                    n.span,
+                    format!("invalid session name `{}`", n.value),
+                    Some(SESSION_NAME_FORM.into()),
+                );
+            }
+        }
+        let timeout = obj
+            .value("timeout")
+            .and_then(|n| self.duration(n, "timeout"));
+        let expect_exit = obj
+            .value("expect_exit")
+            .and_then(|n| self.int(n, "expect_exit", 0, 255))
+            .map_or(0, |v| v.value);
+        Some(SessionAction {
+            name,
+            send: send?,
+            timeout,
+            expect_exit,
+        })
+    }
+
+    fn python(&mut self, node: &Node, what: &str) -> Option<PythonAction> {
+        if let NodeKind::Str(code) = &node.kind {
+            return Some(PythonAction {
+                code: Spanned::new(code.clone(), node.span),
+                timeout: None,
+            });
+        }
+        if !matches!(node.kind, NodeKind::Map(_)) {
+            self.type_error(node, "python", "a code string or a map with `code`");
+            return None;
+        }
+        let obj = self.obj(
+            node,
+            &format!("`python` of {what}"),
+            "python",
+            PYTHON_KEYS,
+            PYTHON_MISPLACED,
+        )?;
+        let code = match obj.value("code") {
+            Some(n) => self.string(n, "code"),
+            // A misspelt `code`, or `cmd` for it, is reported already.
+            None if obj.misspelt("code") || has_key(node, "cmd") => None,
+            None => {
+                let form = if self.kdl {
+                    "python \"CODE\" timeout=60"
+                } else {
+                    "python: CODE`, or `python: {code: CODE, timeout: 60}"
+                };
+                self.error(
+                    node.span,
+                    format!("`python` of {what} has no `code`"),
+                    Some(format!("write `{form}`")),
+                );
+                None
+            }
+        };
+        let timeout = obj
+            .value("timeout")
+            .and_then(|n| self.duration(n, "timeout"));
+        Some(PythonAction {
+            code: code?,
+            timeout,
+        })
+    }
+
     fn duration(&mut self, node: &Node, key: &str) -> Option<Spanned<Duration>> {
         let secs = match &node.kind {
             NodeKind::Int(i) => Some(*i as f64),
@@ -927,6 +1065,11 @@ impl Decoder<'_> {
             }
         }
     }
+}
+
+/// Whether the map `node` has the key `name`, known or not.
+fn has_key(node: &Node, name: &str) -> bool {
+    matches!(&node.kind, NodeKind::Map(entries) if entries.iter().any(|(k, _)| k.name == name))
 }
 
 /// Seconds in `90s`, `1.5m`, `500ms`, `2h` or a bare number.

@@ -7,8 +7,9 @@
 //! - A node's body: properties and child nodes become map keys
 //!   (`mem="512m"` and `mem "512m"` mean the same); one argument is a
 //!   scalar; several arguments are a list; children all named `-` are a list.
-//! - `run "CMD" lang="python"` and `snapshot "IMAGE"` may mix one argument
-//!   with properties: the argument is `cmd` (or `image`).
+//! - `run "CMD" lang="python"`, `snapshot "IMAGE"`, `session "CMD" name="b"`
+//!   and `python "CODE" timeout=5` may mix one argument with properties:
+//!   the argument is `cmd` (`image`, `send`, `code`).
 //! - Keys the manifest defines may be written kebab-case (`allow-failure`);
 //!   the decoder accepts them for the snake_case keys.
 
@@ -212,6 +213,8 @@ impl Converter<'_> {
         let primary = match name {
             "run" => Some("cmd"),
             "snapshot" => Some("image"),
+            "session" => Some("send"),
+            "python" => Some("code"),
             _ => None,
         };
         self.body(node, node.entries(), name_span, primary)

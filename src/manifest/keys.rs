@@ -167,6 +167,9 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// The step keys that are actions, in the order the decoder and the schema list them.
+pub(crate) const ACTIONS: &[&str] = &["run", "push", "pull", "snapshot", "session", "python"];
+
 /// Keys of one step.
 pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     key(
@@ -199,8 +202,16 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
         "Action: commit the sandbox's filesystem to an image. A string (the image name) or a map with `image`.",
         || json!({ "oneOf": [ { "type": "string" }, reference("snapshot") ] }),
     ),
-    reserved("session", "Reserved: persistent shell sessions (not supported yet)."),
-    reserved("python", "Reserved: persistent Python kernel (not supported yet)."),
+    key(
+        "session",
+        "Action: send a command to a persistent bash session of the sandbox (cwd and variables persist between steps that name the same session). A string (the command) or a map with `send` and options.",
+        || json!({ "oneOf": [ { "type": "string" }, reference("session") ] }),
+    ),
+    key(
+        "python",
+        "Action: run code in the sandbox's persistent Python kernel (variables persist across `python` steps). A string (the code) or a map with `code`.",
+        || json!({ "oneOf": [ { "type": "string" }, reference("python") ] }),
+    ),
     reserved("uses", "Reserved: recipes (not supported yet)."),
     key(
         "needs",
@@ -214,7 +225,7 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     ),
     key(
         "timeout",
-        "Time limit of the step: seconds, or a number with ms, s, m or h. Default for `run`: 30s.",
+        "Time limit of the step: seconds, or a number with ms, s, m or h. Default for `run` and `session`: 30s.",
         duration,
     ),
     key(
@@ -276,10 +287,46 @@ pub(crate) const SNAPSHOT_KEYS: &[KeyDoc] = &[key(
     template,
 )];
 
+/// Keys of the map form of `session`.
+pub(crate) const SESSION_KEYS: &[KeyDoc] = &[
+    key(
+        "name",
+        "Which session (a template): steps naming the same session on the same sandbox instance share one shell, in order. Letters, digits, `-`, `_` and `.`. Default: `default`.",
+        template,
+    ),
+    key(
+        "send",
+        "The command line or script to send (a template).",
+        template,
+    ),
+    key(
+        "timeout",
+        "Time limit of the command: seconds, or a number with ms, s, m or h. Default: the step's `timeout`, else 30s.",
+        duration,
+    ),
+    key(
+        "expect_exit",
+        "The exit code that counts as success. Default: 0.",
+        || json!({ "type": "integer", "minimum": 0, "maximum": 255 }),
+    ),
+];
+
+/// Keys of the map form of `python`.
+pub(crate) const PYTHON_KEYS: &[KeyDoc] = &[
+    key("code", "The Python code to run (a template).", template),
+    key(
+        "timeout",
+        "Time limit of the call: seconds, or a number with ms, s, m or h. Default: the step's `timeout`.",
+        duration,
+    ),
+];
+
 /// The required keys of each kind of map.
 pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
     ("manifest", &["version"]),
     ("run", &["cmd"]),
     ("transfer", &["src", "dst"]),
     ("snapshot", &["image"]),
+    ("session", &["send"]),
+    ("python", &["code"]),
 ];

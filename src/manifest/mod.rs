@@ -38,8 +38,12 @@ pub use diagnostic::{Diagnostic, ManifestError};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, ImageSource, SandboxDecl, Tpl};
 pub use source::{Source, Span, Spanned};
-pub use step_decl::{Action, RunAction, SnapshotAction, StepDecl, Transfer};
-pub use template::{Context, StepResult};
+pub(crate) use step_decl::SESSION_NAME_FORM;
+pub use step_decl::{
+    is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,
+    Transfer, DEFAULT_SESSION,
+};
+pub use template::{Context, PythonResult, StepResult};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
 /// What the caller adds to a manifest: variable overrides and environment.

@@ -8,8 +8,8 @@
 use serde_json::{json, Map, Value};
 
 use super::keys::{
-    KeyDoc, MANIFEST_KEYS, REQUIRED, RUN_KEYS, SANDBOX_KEYS, SNAPSHOT_KEYS, STEP_KEYS,
-    TRANSFER_KEYS,
+    KeyDoc, ACTIONS, MANIFEST_KEYS, PYTHON_KEYS, REQUIRED, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS,
+    SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 
 /// Where the checked-in schema lives, relative to the crate root.
@@ -45,11 +45,11 @@ pub fn json_schema() -> Value {
         "manifest",
     );
     let mut step = object(
-        "One step: exactly one action (`run`, `push`, `pull` or `snapshot`) on one sandbox.",
+        "One step: exactly one action (`run`, `push`, `pull`, `snapshot`, `session` or `python`) on one sandbox.",
         STEP_KEYS,
         "step",
     );
-    step["oneOf"] = json!(["run", "push", "pull", "snapshot"]
+    step["oneOf"] = json!(ACTIONS
         .iter()
         .map(|a| json!({ "required": [a] }))
         .collect::<Vec<_>>());
@@ -65,6 +65,8 @@ pub fn json_schema() -> Value {
         "run": object("A command and how to run it.", RUN_KEYS, "run"),
         "transfer": object("A copy between the host and the sandbox.", TRANSFER_KEYS, "transfer"),
         "snapshot": object("Commit the sandbox to an image.", SNAPSHOT_KEYS, "snapshot"),
+        "session": object("A command sent to a persistent shell session.", SESSION_KEYS, "session"),
+        "python": object("Code run in the sandbox's persistent Python kernel.", PYTHON_KEYS, "python"),
     });
     let Value::Object(obj) = &mut root else {
         unreachable!()
@@ -129,6 +131,8 @@ mod tests {
             RUN_KEYS,
             TRANSFER_KEYS,
             SNAPSHOT_KEYS,
+            SESSION_KEYS,
+            PYTHON_KEYS,
         ] {
             for key in table {
                 assert!(

@@ -48,6 +48,10 @@ pub enum Action {
     Pull(Transfer),
     /// Commit the container to an image.
     Snapshot(SnapshotAction),
+    /// Send a command to a persistent shell session.
+    Session(SessionAction),
+    /// Run code in the sandbox's persistent Python kernel.
+    Python(PythonAction),
 }
 
 impl Action {
@@ -59,6 +63,8 @@ impl Action {
             Action::Push(_) => "push",
             Action::Pull(_) => "pull",
             Action::Snapshot(_) => "snapshot",
+            Action::Session(_) => "session",
+            Action::Python(_) => "python",
         }
     }
 }
@@ -94,4 +100,49 @@ pub struct Transfer {
 pub struct SnapshotAction {
     /// Image name and optional tag.
     pub image: Tpl,
+}
+
+/// The session a `session` step uses when it names none.
+pub const DEFAULT_SESSION: &str = "default";
+
+/// Session names: 1 to 64 ASCII letters, digits, `-`, `_` and `.`, so a
+/// runner can use one in a file name or a process title as it is.
+#[must_use]
+pub fn is_session_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && s != "."
+        && s != ".."
+}
+
+/// What a session name may be, as a hint (see [`is_session_name`]).
+pub(crate) const SESSION_NAME_FORM: &str =
+    "session names use 1 to 64 letters, digits, `-`, `_` and `.`, e.g. `build`";
+
+/// `session:` — a command sent to a persistent bash session.
+///
+/// Steps naming the same session in the same sandbox instance share one
+/// shell, in order: the working directory, variables and functions one
+/// leaves are there for the next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionAction {
+    /// The session's name (template); [`DEFAULT_SESSION`] when unset.
+    pub name: Option<Tpl>,
+    /// The command line or script to send (template).
+    pub send: Tpl,
+    /// Time limit of the command; the step's `timeout`, else 30s, when unset.
+    pub timeout: Option<Spanned<Duration>>,
+    /// The exit code that counts as success.
+    pub expect_exit: i64,
+}
+
+/// `python:` — code run in the sandbox's persistent Python kernel (one per
+/// sandbox instance; variables persist across `python` steps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PythonAction {
+    /// The code (template).
+    pub code: Tpl,
+    /// Time limit of the call; the step's `timeout` when unset.
+    pub timeout: Option<Spanned<Duration>>,
 }

@@ -8,8 +8,9 @@
 //!
 //! The context has five roots: `vars`, `matrix`, `job` (`name`, `id`),
 //! `env` (only names the manifest lists, or passed explicitly) and `steps`
-//! (`steps.<id>.exit_code`, `.stdout`, `.outputs.<key>`, `.status`, filled
-//! by the runner as steps finish).
+//! (`steps.<id>.exit_code`, `.stdout`, `.outputs.<key>`, `.status`, and for
+//! `python` steps `.vars.<name>`, `.result` and `.error`, filled by the
+//! runner as steps finish).
 //!
 //! Step templates render late, but `crate::plan` checks what they read
 //! first, with the crate-private `manifest::references`.
@@ -60,6 +61,28 @@ pub struct StepResult {
     pub stdout: String,
     /// Named outputs the step produced.
     pub outputs: IndexMap<String, String>,
+    /// What a `python` step adds (`vars`, `result`, `error`), flattened
+    /// into `steps.<id>`; `None` for other actions, which then serialize
+    /// exactly as before.
+    #[serde(flatten)]
+    pub python: Option<PythonResult>,
+}
+
+/// The part of a `python` step's result that other actions do not have.
+///
+/// `result` and `error` are serialized as null when absent (not left out),
+/// so `{% if steps.x.error %}` works without `is defined` even though
+/// templates treat undefined names as errors.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PythonResult {
+    /// Variables the call created or changed: name → short summary
+    /// (type and a truncated repr), in the order the kernel reports them.
+    pub vars: IndexMap<String, String>,
+    /// `repr` of the value of the code's last expression, if it ends with one
+    /// that is not `None`.
+    pub result: Option<String>,
+    /// The traceback, when the code raised.
+    pub error: Option<String>,
 }
 
 impl Context {
@@ -542,6 +565,42 @@ mod tests {
         assert_eq!(
             e.hint.as_deref(),
             Some("`steps.test` is set once step `test` has finished: add it to `needs`")
+        );
+    }
+
+    #[test]
+    fn python_fields_appear_only_for_python_steps() {
+        let run = StepResult {
+            status: "success".into(),
+            exit_code: Some(0),
+            ..StepResult::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&run).unwrap(),
+            json!({"status": "success", "exit_code": 0, "stdout": "", "outputs": {}})
+        );
+        let python = StepResult {
+            python: Some(PythonResult {
+                vars: [("x".to_string(), "int: 41".to_string())].into(),
+                result: Some("41".into()),
+                error: None,
+            }),
+            ..run
+        };
+        assert_eq!(
+            serde_json::to_value(&python).unwrap(),
+            json!({"status": "success", "exit_code": 0, "stdout": "", "outputs": {},
+                   "vars": {"x": "int: 41"}, "result": "41", "error": null})
+        );
+        let mut c = ctx();
+        c.set_step("calc", &python);
+        assert_eq!(
+            render_str(
+                "{{ steps.calc.vars.x }} {{ steps.calc.result }}{% if steps.calc.error %}!{% endif %}",
+                &c
+            )
+            .unwrap(),
+            "int: 41 41"
         );
     }
 

@@ -297,22 +297,306 @@ fn exactly_one_action() {
     assert!(d
         .hint
         .unwrap()
-        .contains("`run`, `push`, `pull` or `snapshot`"));
+        .contains("`run`, `push`, `pull`, `snapshot`, `session` or `python`"));
 }
 
 #[test]
-fn reserved_actions_are_not_supported_yet() {
+fn uses_is_reserved() {
     let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    session: {}\n"),
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    uses: {}\n"),
         "6:5",
-        "`session` is not supported yet",
+        "`uses` is not supported yet",
     );
     assert!(d.hint.unwrap().contains("reserved"));
-    for key in ["python", "uses"] {
-        let text =
-            format!("version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a:\n    {key}: x\n    run: y\n");
-        only(yaml(&text), "5:5", &format!("`{key}` is not supported yet"));
+    only(
+        kdl("version 1\nsandbox \"s\"\nstep \"a\" { uses \"r\"; run \"x\"; }\n"),
+        "3:12",
+        "`uses` is not supported yet",
+    );
+}
+
+const SESSIONS: &str = r"version: 1
+sandboxes: {s: {}}
+steps:
+  cd:
+    session: cd /tmp && export A=1
+  build:
+    session:
+      name: build
+      send: |
+        make
+        make test
+      timeout: 2m
+      expect_exit: 2
+    timeout: 5m
+  calc:
+    python: x = 41
+  more:
+    python:
+      code: |
+        x += 1
+        x
+      timeout: 5
+";
+
+#[test]
+fn session_and_python_actions() {
+    let m = yaml(SESSIONS).unwrap();
+    let kinds: Vec<&str> = m.steps.values().map(|s| s.action.kind()).collect();
+    assert_eq!(kinds, ["session", "session", "python", "python"]);
+    let Action::Session(cd) = &m.steps["cd"].action else {
+        panic!()
+    };
+    assert_eq!(cd.send.value, "cd /tmp && export A=1");
+    assert_eq!(m.source.line_col(cd.send.span.start), (5, 14));
+    assert!(cd.name.is_none() && cd.timeout.is_none());
+    assert_eq!(cd.expect_exit, 0);
+    let Action::Session(build) = &m.steps["build"].action else {
+        panic!()
+    };
+    assert_eq!(build.name.as_ref().unwrap().value, "build");
+    assert_eq!(build.send.value, "make\nmake test\n");
+    assert_eq!(
+        build.timeout.as_ref().unwrap().value,
+        Duration::from_mins(2)
+    );
+    assert_eq!(build.expect_exit, 2);
+    assert_eq!(
+        m.steps["build"].timeout.as_ref().unwrap().value,
+        Duration::from_mins(5),
+        "the step keeps its own timeout"
+    );
+    let Action::Python(calc) = &m.steps["calc"].action else {
+        panic!()
+    };
+    assert_eq!(calc.code.value, "x = 41");
+    assert!(calc.timeout.is_none());
+    let Action::Python(more) = &m.steps["more"].action else {
+        panic!()
+    };
+    assert_eq!(more.code.value, "x += 1\nx\n");
+    assert_eq!(more.timeout.as_ref().unwrap().value, Duration::from_secs(5));
+    // Templated names are checked once rendered.
+    yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {session: {send: x, name: 'b-{{ vars.n }}'}}\n")
+        .unwrap();
+}
+
+#[test]
+fn session_and_python_in_kdl() {
+    let text = r##"version 1
+sandbox "s"
+step "cd" { session "cd /tmp && export A=1"; }
+step "build" {
+    session "make" name="build" timeout=60 expect-exit=2
+}
+step "calc" { python "x = 41"; }
+step "more" {
+    python #"""
+        x += 1
+        print(f"{x} {{y}}")
+        """# timeout="1.5s"
+}
+step "long" {
+    session {
+        name "build"
+        send """
+            cd /src
+            make
+            """
     }
+}
+"##;
+    let m = kdl(text).unwrap();
+    let Action::Session(cd) = &m.steps["cd"].action else {
+        panic!()
+    };
+    assert_eq!(cd.send.value, "cd /tmp && export A=1");
+    assert!(cd.name.is_none());
+    let Action::Session(build) = &m.steps["build"].action else {
+        panic!()
+    };
+    assert_eq!(build.send.value, "make");
+    assert_eq!(build.name.as_ref().unwrap().value, "build");
+    assert_eq!(
+        build.timeout.as_ref().unwrap().value,
+        Duration::from_mins(1)
+    );
+    assert_eq!(build.expect_exit, 2);
+    let Action::Python(calc) = &m.steps["calc"].action else {
+        panic!()
+    };
+    assert_eq!(calc.code.value, "x = 41");
+    let Action::Python(more) = &m.steps["more"].action else {
+        panic!()
+    };
+    assert_eq!(more.code.value, "x += 1\nprint(f\"{x} {{y}}\")");
+    assert_eq!(
+        more.timeout.as_ref().unwrap().value,
+        Duration::from_millis(1500)
+    );
+    let Action::Session(long) = &m.steps["long"].action else {
+        panic!()
+    };
+    assert_eq!(long.send.value, "cd /src\nmake");
+    assert_eq!(long.name.as_ref().unwrap().value, "build");
+}
+
+#[test]
+fn session_and_python_mistakes() {
+    let step =
+        |body: &str| format!("version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a:\n    {body}\n");
+    only(
+        yaml(&step("session: [x]")),
+        "5:14",
+        "`session` must be a command string or a map with `send`, found a list",
+    );
+    only(
+        yaml(&step("python: 41")),
+        "5:13",
+        "`python` must be a code string or a map with `code`, found an integer",
+    );
+    let d = only(
+        yaml(&step("session: {send: x, expect_exit: '1'}")),
+        "5:37",
+        "`expect_exit` must be an integer, found a string",
+    );
+    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
+    only(
+        yaml(&step("session: {send: x, expect_exit: 256}")),
+        "5:37",
+        "`expect_exit` must be between 0 and 255, found 256",
+    );
+    only(
+        yaml(&step("session: {send: [x]}")),
+        "5:21",
+        "`send` must be a string, found a list",
+    );
+    only(
+        yaml(&step("session: {send: x, timeout: soon}")),
+        "5:33",
+        "invalid `timeout`",
+    );
+    let d = only(
+        yaml(&step("session: {send: x, shell: bash}")),
+        "5:24",
+        "unknown key `shell` in `session` of step `a`",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("known keys: name, send, timeout, expect_exit")
+    );
+    // A misspelt `send` is not reported a second time as missing.
+    let d = only(
+        yaml(&step("session: {sned: x}")),
+        "5:15",
+        "unknown key `sned` in `session` of step `a`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `send`?"));
+    let d = only(
+        yaml(&step("session: {name: b}")),
+        "5:14",
+        "`session` of step `a` has no `send`",
+    );
+    assert!(d
+        .hint
+        .unwrap()
+        .contains("session: {send: COMMAND, name: NAME}"));
+    let d = only(
+        yaml(&step("session: {send: x, name: 'my shell'}")),
+        "5:30",
+        "invalid session name `my shell`",
+    );
+    assert!(d.hint.unwrap().contains("letters, digits"));
+    let d = only(
+        yaml(&step("session: {send: x, retries: 2}")),
+        "5:24",
+        "`retries` is not a key of `session` of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("on the step, next to `session`"));
+    let d = only(
+        yaml(&step("session: {cmd: x}")),
+        "5:15",
+        "`cmd` is not a key of `session` of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("write the command as `send`"));
+    only(
+        yaml(&step("python: {cmd: x}")),
+        "5:14",
+        "`cmd` is not a key of `python` of step `a`",
+    );
+    let d = only(
+        yaml(&step("python: {code: x, name: k}")),
+        "5:23",
+        "`name` is not a key of `python` of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("one Python kernel per sandbox"));
+    only(
+        yaml(&step("python: {code: x, lang: py}")),
+        "5:23",
+        "unknown key `lang` in `python` of step `a`",
+    );
+    only(
+        yaml(&step("python: {timeout: 3}")),
+        "5:13",
+        "`python` of step `a` has no `code`",
+    );
+    only(
+        yaml(&step("python: {code: 1}")),
+        "5:20",
+        "`code` must be a string, found an integer",
+    );
+    let d = only(
+        yaml(&step("session: y\n    send: x")),
+        "6:5",
+        "`send` is not a key of step `a`",
+    );
+    assert!(d.hint.unwrap().contains("inside `session`"));
+    only(
+        yaml(&step("python: x\n    session: y")),
+        "5:5",
+        "step `a` has two actions, `session` and `python`",
+    );
+}
+
+#[test]
+fn session_and_python_mistakes_in_kdl() {
+    let step = |body: &str| format!("version 1\nsandbox \"s\"\nstep \"a\" {{\n    {body}\n}}\n");
+    let d = only(
+        kdl(&step("session \"x\" expect-exit=\"1\"")),
+        "4:29",
+        "`expect-exit` must be an integer, found a string",
+    );
+    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
+    let d = only(
+        kdl(&step("session \"x\" nme=\"b\"")),
+        "4:17",
+        "unknown key `nme` in `session` of step `a`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `name`?"));
+    only(
+        kdl(&step("python \"x\" name=\"k\"")),
+        "4:16",
+        "`name` is not a key of `python` of step `a`",
+    );
+    only(
+        kdl(&step("python \"x\" timeout=#true")),
+        "4:24",
+        "`timeout` must be a number of seconds or a duration like 90s, found a boolean",
+    );
+    let d = only(
+        kdl(&step("session name=\"b\"")),
+        "4:5",
+        "`session` of step `a` has no `send`",
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("write `session \"COMMAND\" name=\"NAME\"`")
+    );
+    only(
+        kdl(&step("python 1")),
+        "4:12",
+        "`python` must be a code string or a map with `code`, found an integer",
+    );
 }
 
 #[test]

@@ -11,8 +11,9 @@
 //! - `env.X`: `X` is listed under `env:` or passed explicitly;
 //! - `steps.X`: `X` is a step this one waits for (through `needs` or script
 //!   order, directly or not), and `steps.X.F` is a field of what the step
-//!   will see: `status`, `exit_code`, `stdout`, `outputs`, or `instances`
-//!   for a fanned-out step on another sandbox (the same rule as
+//!   will see: `status`, `exit_code`, `stdout`, `outputs` (and `vars`,
+//!   `result`, `error` when `X` is a `python` step), or `instances` for a
+//!   fanned-out step on another sandbox (the same rule as
 //!   [`super::Plan::context_with_results`]);
 //! - any other root is an error.
 //!
@@ -35,8 +36,31 @@ const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
 const JOB_KEYS: [&str; 2] = ["name", "id"];
 /// What a step result has (see [`crate::manifest::StepResult`]).
 const RESULT_KEYS: [&str; 4] = ["status", "exit_code", "stdout", "outputs"];
-/// How [`RESULT_KEYS`] read in a hint.
-const RESULT_KEYS_TEXT: &str = "`status`, `exit_code`, `stdout` and `outputs`";
+/// What a `python` step's result has (see [`crate::manifest::PythonResult`]).
+const PYTHON_RESULT_KEYS: [&str; 7] = [
+    "status",
+    "exit_code",
+    "stdout",
+    "outputs",
+    "vars",
+    "result",
+    "error",
+];
+
+/// The fields of the result of `decl`, and how they read in a hint.
+fn result_keys(decl: &StepDecl) -> (&'static [&'static str], &'static str) {
+    if matches!(decl.action, Action::Python(_)) {
+        (
+            &PYTHON_RESULT_KEYS,
+            "`status`, `exit_code`, `stdout`, `outputs`, `vars`, `result` and `error`",
+        )
+    } else {
+        (
+            &RESULT_KEYS,
+            "`status`, `exit_code`, `stdout` and `outputs`",
+        )
+    }
+}
 
 /// Check every template of every declared step; one diagnostic per problem.
 pub(super) fn check_steps(
@@ -134,6 +158,13 @@ impl Checker<'_> {
                 self.template(i, &t.dst, Syntax::Template);
             }
             Action::Snapshot(s) => self.template(i, &s.image, Syntax::Template),
+            Action::Session(s) => {
+                if let Some(name) = &s.name {
+                    self.template(i, name, Syntax::Template);
+                }
+                self.template(i, &s.send, Syntax::Template);
+            }
+            Action::Python(p) => self.template(i, &p.code, Syntax::Template),
         }
     }
 
@@ -304,6 +335,7 @@ impl Checker<'_> {
         }
         let field = r.path.get(2)?.name.as_str();
         let other = &steps[j];
+        let (keys, keys_text) = result_keys(other);
         let same_sandbox = other.sandbox.value == me.sandbox.value;
         let count = self
             .manifest
@@ -322,12 +354,12 @@ impl Checker<'_> {
                 r,
                 2,
                 format!(
-                    "step `{k}` runs on each of the {count} instances of sandbox `{}`, so step `{}` reads `{text}.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`",
-                    other.sandbox.value, me.id
+                    "step `{k}` runs on each of the {count} instances of sandbox `{}`, so step `{}` reads `{text}.instances`: a list with one result per instance, each with {}, `sandbox` and `matrix`",
+                    other.sandbox.value, me.id, keys_text.replace(" and ", ", ")
                 ),
             ));
         }
-        if RESULT_KEYS.contains(&field) {
+        if keys.contains(&field) {
             return None;
         }
         let hint = if field == "instances" {
@@ -339,10 +371,15 @@ impl Checker<'_> {
             } else {
                 format!("step `{k}` runs on one sandbox instance, so `{text}` is its result")
             };
-            format!("{why}, with {RESULT_KEYS_TEXT}")
+            format!("{why}, with {keys_text}")
+        } else if PYTHON_RESULT_KEYS.contains(&field) {
+            format!(
+                "only `python` steps have `vars`, `result` and `error`; step `{k}` is a `{}` step, whose result has {keys_text}",
+                other.action.kind()
+            )
         } else {
-            did_you_mean(field, RESULT_KEYS).map_or_else(
-                || format!("`{text}` has {RESULT_KEYS_TEXT}"),
+            did_you_mean(field, keys.iter().copied()).map_or_else(
+                || format!("`{text}` has {keys_text}"),
                 |s| format!("did you mean `{text}.{s}`?"),
             )
         };

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::Plan;
 use crate::manifest::template::{self, Context};
-use crate::manifest::{Action, Diagnostic, Tpl};
+use crate::manifest::{
+    is_session_name, Action, Diagnostic, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
+};
 use crate::sandbox::{RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 
 /// A step with its templates rendered.
@@ -53,6 +55,28 @@ pub enum RenderedAction {
     Snapshot {
         /// Image name and optional tag.
         image: String,
+    },
+    /// Send `send` to the bash session `name` of the step's sandbox
+    /// instance (started on first use; steps naming the same session share
+    /// its shell, one command at a time).
+    Session {
+        /// The session's name ([`DEFAULT_SESSION`] unless the step names one).
+        name: String,
+        /// The command line or script.
+        send: String,
+        /// Time limit of the command: the session's `timeout`, else the
+        /// step's, else [`DEFAULT_TIMEOUT`].
+        timeout: Duration,
+        /// The exit code that counts as success.
+        expect_exit: i64,
+    },
+    /// Run `code` in the Python kernel of the step's sandbox instance.
+    Python {
+        /// The code.
+        code: String,
+        /// Time limit of the call: the `python` map's `timeout`, else the
+        /// step's; `None` leaves it to the kernel's default.
+        timeout: Option<Duration>,
     },
 }
 
@@ -105,6 +129,38 @@ impl Plan {
             },
             Action::Snapshot(s) => RenderedAction::Snapshot {
                 image: r(&s.image)?,
+            },
+            Action::Session(s) => {
+                let name = match &s.name {
+                    Some(n) => {
+                        let name = r(n)?;
+                        if !is_session_name(&name) {
+                            return Err(Diagnostic::new(
+                                source,
+                                n.span,
+                                format!("invalid session name `{name}`"),
+                            )
+                            .hint(SESSION_NAME_FORM));
+                        }
+                        name
+                    }
+                    None => DEFAULT_SESSION.to_string(),
+                };
+                RenderedAction::Session {
+                    name,
+                    send: r(&s.send)?,
+                    timeout: s
+                        .timeout
+                        .as_ref()
+                        .map(|t| t.value)
+                        .or(timeout)
+                        .unwrap_or(DEFAULT_TIMEOUT),
+                    expect_exit: s.expect_exit,
+                }
+            }
+            Action::Python(p) => RenderedAction::Python {
+                code: r(&p.code)?,
+                timeout: p.timeout.as_ref().map(|t| t.value).or(timeout),
             },
         };
         Ok(RenderedStep {

@@ -924,3 +924,137 @@ fn a_sandbox_mistake_is_reported_once_whatever_its_matrix() {
     let text = "version: 1\nsandboxes:\n  box:\n    image: \"x:{{ vars.nope }}\"\n    matrix: {a: [1, 2, 3]}\nsteps:\n  s: {run: \"echo {{ matrix.a }} é {{ 'ü' }}\"}\n";
     assert_eq!(problems(text), ["4:18 undefined variable `vars.nope`"]);
 }
+
+#[test]
+fn session_and_python_steps_render() {
+    let p = plan_of(
+        r#"version: 1
+vars: {dir: /src}
+sandboxes: {s: {}}
+steps:
+  cd:
+    session: cd {{ vars.dir }}
+  build:
+    session: {name: "b{{ vars.dir | length }}", send: make, timeout: 2m, expect_exit: 2}
+    timeout: 5m
+  stepwide:
+    session: {send: make}
+    timeout: 90
+  calc:
+    python: "x = {{ 40 + 1 }}"
+  more:
+    python: {code: "x\n", timeout: 5}
+    timeout: 60
+  plain:
+    python: x
+    timeout: 7
+  bad:
+    session: {send: x, name: "{{ vars.dir }}"}
+"#,
+    );
+    let render = |id: &str| {
+        let i = p.instances_of(id).next().unwrap();
+        p.render_step(i, &p.context(i))
+    };
+    let session = |id: &str| match render(id).unwrap().action {
+        RenderedAction::Session {
+            name,
+            send,
+            timeout,
+            expect_exit,
+        } => (name, send, timeout, expect_exit),
+        other => panic!("{other:?}"),
+    };
+    let python = |id: &str| match render(id).unwrap().action {
+        RenderedAction::Python { code, timeout } => (code, timeout),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        session("cd"),
+        (
+            "default".into(),
+            "cd /src".into(),
+            Duration::from_secs(30),
+            0
+        )
+    );
+    assert_eq!(
+        session("build"),
+        ("b4".into(), "make".into(), Duration::from_mins(2), 2)
+    );
+    assert_eq!(
+        render("build").unwrap().timeout,
+        Some(Duration::from_mins(5))
+    );
+    assert_eq!(session("stepwide").2, Duration::from_secs(90));
+    assert_eq!(python("calc"), ("x = 41".into(), None));
+    assert_eq!(python("more"), ("x\n".into(), Some(Duration::from_secs(5))));
+    assert_eq!(python("plain").1, Some(Duration::from_secs(7)));
+    let d = render("bad").unwrap_err();
+    assert_eq!(d.message, "invalid session name `/src`");
+    assert_eq!(d.position(), "22:30");
+    assert!(d.hint.unwrap().contains("letters, digits"));
+}
+
+#[test]
+fn python_results_are_readable_by_later_steps() {
+    let text = r#"version: 1
+sandboxes: {s: {}}
+steps:
+  calc: {python: "x = 41"}
+  use:
+    if: not steps.calc.error
+    session: echo {{ steps.calc.vars.x }} {{ steps.calc.result }} {{ steps.calc.exit_code }}
+"#;
+    let p = plan_of(text);
+    let mut done = StepResult {
+        status: "success".into(),
+        exit_code: Some(0),
+        python: Some(crate::manifest::PythonResult {
+            vars: [("x".to_string(), "int: 41".to_string())].into(),
+            result: None,
+            error: None,
+        }),
+        ..StepResult::default()
+    };
+    let ctx = p.context_with_results(1, |_| Some(&done));
+    assert!(p.should_run(1, &ctx).unwrap());
+    let RenderedAction::Session { send, .. } = p.render_step(1, &ctx).unwrap().action else {
+        panic!()
+    };
+    assert_eq!(send, "echo int: 41 None 0");
+    done.python.as_mut().unwrap().error = Some("Traceback …".into());
+    let ctx = p.context_with_results(1, |_| Some(&done));
+    assert!(!p.should_run(1, &ctx).unwrap());
+}
+
+#[test]
+fn python_result_fields_are_checked() {
+    let text = r#"version: 1
+sandboxes: {s: {}}
+steps:
+  calc: {python: "x = {{ vars.nope }}"}
+  sh: {run: echo}
+  use:
+    needs: [calc, sh]
+    session:
+      name: "{{ vars.n }}"
+      send: echo {{ steps.calc.vars.x }} {{ steps.calc.result }} {{ steps.calc.error }} {{ steps.sh.vars.x }} {{ steps.calc.varz }} {{ steps.sh.error }}
+"#;
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    let got: Vec<(String, &str, Option<&str>)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("4:26".into(), "undefined variable `vars.nope`", Some("define `nope` under `vars:`, or pass `--var nope=VALUE`")),
+            ("9:17".into(), "undefined variable `vars.n`", Some("define `n` under `vars:`, or pass `--var n=VALUE`")),
+            ("10:92".into(), "undefined variable `steps.sh.vars`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+            ("10:114".into(), "undefined variable `steps.calc.varz`", Some("did you mean `steps.calc.vars`?")),
+            ("10:136".into(), "undefined variable `steps.sh.error`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+        ]
+    );
+}

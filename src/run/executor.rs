@@ -463,6 +463,9 @@ async fn run_step(shared: Arc<Shared>, i: usize) -> Finished {
             exit_code: outcome.exit_code,
             stdout: outcome.stdout,
             outputs: outcome.outputs,
+            // TODO(session/python wiring): `Some(PythonResult { vars, result, error })`
+            // for `python` steps.
+            python: None,
         };
         return finish(
             status,
@@ -564,6 +567,22 @@ async fn attempt_once(
             .await;
             Attempt::from_result(r, cancel)
         }
+        // TODO(session/python wiring): not wired to the session and kernel APIs yet.
+        RenderedAction::Session { .. } | RenderedAction::Python { .. } => Attempt {
+            status: StepStatus::Failed,
+            exit_code: None,
+            reason: Some(format!(
+                "`{}` steps are not wired to the runner yet",
+                if matches!(rendered.action, RenderedAction::Session { .. }) {
+                    "session"
+                } else {
+                    "python"
+                }
+            )),
+            stdout: String::new(),
+            outputs: indexmap::IndexMap::new(),
+            artifacts: Vec::new(),
+        },
     }
 }
 
@@ -731,6 +750,8 @@ fn describe(action: &RenderedAction) -> String {
         RenderedAction::Push { src, dst } => format!("push: {} -> {dst}", src.display()),
         RenderedAction::Pull { src, dst } => format!("pull: {src} -> {}", dst.display()),
         RenderedAction::Snapshot { image } => format!("snapshot: {image}"),
+        RenderedAction::Session { name, send, .. } => format!("session {name}: {send}"),
+        RenderedAction::Python { code, .. } => format!("python: {code}"),
     }
 }
 
