@@ -435,14 +435,21 @@ impl Session {
     /// keep running. Closing a closed session is fine.
     pub async fn close(&self) -> Result<()> {
         let inner = &self.inner;
-        if let Some(mut input) = inner.input.lock().await.take() {
-            let _ = input.close().await;
+        if let Some(input) = inner.input.lock().await.as_mut() {
+            // A terminal's end of input is Ctrl-D on an empty line (Ctrl-U
+            // empties it); Docker would end the whole stream on a half-close.
+            let _ = if inner.tty {
+                input.write(b"\x15\x04").await
+            } else {
+                input.close().await
+            };
         }
         if !self.ended_within(CLOSE_GRACE).await {
             // The reader task kills the marked processes and ends.
             inner.token.cancel();
             self.ended_within(Duration::from_secs(10)).await;
         }
+        inner.input.lock().await.take();
         Ok(())
     }
 
@@ -532,9 +539,14 @@ async fn pump(inner: Arc<Inner>, mut output: ExecOutput) {
             r = output.next(&mut sink) => match r {
                 Ok(true) => {}
                 Ok(false) => {
-                    break wait_exit(&inner.sandbox.engine, &inner.exec_id)
-                        .await
-                        .map_err(|e| e.to_string());
+                    let exited = wait_exit(&inner.sandbox.engine, &inner.exec_id);
+                    break tokio::select! {
+                        r = exited => r.map_err(|e| e.to_string()),
+                        () = inner.token.cancelled() => {
+                            inner.sandbox.kill_marked(&inner.marker, inner.user.as_deref(), "KILL").await;
+                            Err("it was closed".to_string())
+                        }
+                    };
                 }
                 Err(e) => break Err(e.to_string()),
             }
