@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{sandbox, spec, Cleanup};
+use pocketdock::engine::demux::StreamKind;
 use pocketdock::sandbox::{Session, SessionOptions};
 use pocketdock::{Error, RunOptions, Sandbox};
 
@@ -310,7 +311,11 @@ async fn options_user_workdir_env_and_callbacks() {
         .unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    s.on_output(move |_, d| sink.lock().unwrap().extend_from_slice(d));
+    s.on_output(move |kind, d| {
+        if kind == StreamKind::Stdout {
+            sink.lock().unwrap().extend_from_slice(d);
+        }
+    });
     let r = wait(&s, "id -un; pwd; echo \"$GREETING\"").await;
     assert_eq!(r.output, "root\n/etc\nhi there\n");
     let raw = String::from_utf8(seen.lock().unwrap().clone()).unwrap();
