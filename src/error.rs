@@ -171,6 +171,27 @@ pub enum Error {
         dest: PathBuf,
     },
 
+    /// A session needs `bash` and the sandbox's image has none.
+    #[error(
+        "cannot open a session in sandbox {name}: bash is not available there ({detail})\n\
+         hint: sessions need bash in the image (every shipped profile has it); install bash in a custom image, or use `run` (sh -c) instead"
+    )]
+    ShellMissing {
+        /// Sandbox name.
+        name: String,
+        /// What the engine or the exec said.
+        detail: String,
+    },
+
+    /// The session's shell has ended (closed, exited, or its sandbox stopped).
+    #[error("the session in sandbox {name} has ended: {reason}\nhint: open a new session")]
+    SessionClosed {
+        /// Sandbox name.
+        name: String,
+        /// Why it ended.
+        reason: String,
+    },
+
     /// The operation was cancelled (Ctrl-C, or the caller's token).
     #[error("cancelled")]
     Cancelled,

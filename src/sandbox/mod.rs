@@ -11,6 +11,7 @@ mod info;
 mod output;
 mod process;
 mod run;
+mod session;
 pub mod spec;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,9 @@ pub use process::{
 pub use run::wait_exit as wait_exec_exit;
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
 pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+pub use session::{
+    Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
+};
 pub use spec::{PortMap, SandboxSpec, VolumeMount};
 
 use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
