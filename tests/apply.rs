@@ -433,3 +433,40 @@ fn validate_and_plan_need_no_engine() {
     let o = pocketdock_in(&grading, &["validate", "missing.yaml"], &env);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn session_steps_share_a_shell_by_name() {
+    let engine = engine_or_skip!();
+    let dir = project();
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        r#"version: 1
+name: sessions
+sandboxes:
+  box: {}
+steps:
+  enter:
+    session: cd /tmp && export A=1 && mkdir -p here
+  check:
+    session: pwd; echo "A=$A"
+  other:
+    session: { name: second, send: pwd }
+  expected-three:
+    session: { send: "(exit 3)", expect_exit: 3 }
+  use-it:
+    run: echo "check said {{ steps.check.stdout | trim }}"
+"#,
+    )
+    .unwrap();
+    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("[check@box] /tmp\n[check@box] A=1\n"), "{out}");
+    assert!(out.contains("[other@box] /home/sandbox"), "{out}");
+    assert!(out.contains("✓ expected-three@box"), "{out}");
+    assert!(out.contains("[use-it@box] check said /tmp"), "{out}");
+    assert!(containers_with(&engine, &project_label(dir.path()))
+        .await
+        .is_empty());
+}

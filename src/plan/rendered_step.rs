@@ -80,6 +80,21 @@ pub enum RenderedAction {
     },
 }
 
+impl RenderedAction {
+    /// The action's key: `run`, `push`, `pull`, `snapshot`, `session`, `python`.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RenderedAction::Run { .. } => "run",
+            RenderedAction::Push { .. } => "push",
+            RenderedAction::Pull { .. } => "pull",
+            RenderedAction::Snapshot { .. } => "snapshot",
+            RenderedAction::Session { .. } => "session",
+            RenderedAction::Python { .. } => "python",
+        }
+    }
+}
+
 impl Plan {
     /// Whether step `step` should run: its `if:` evaluated with `ctx`
     /// (true when it has none).

@@ -200,6 +200,7 @@ impl Recorder {
                 step,
                 sandbox,
                 attempt,
+                kind,
                 action,
             } => {
                 let container = self
@@ -220,7 +221,7 @@ impl Recorder {
                     None => StepLog::create(&path)?,
                 };
                 let mut log = log;
-                log.begin(&container, action, *attempt, ts)?;
+                log.begin(kind, &container, action, *attempt, ts)?;
                 self.logs.insert(step.clone(), log);
                 if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
                     s.status = "running".into();

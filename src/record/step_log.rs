@@ -32,34 +32,57 @@ const MAX_LINE: usize = 64 * 1024;
 
 pub(super) struct StepLog {
     out: BufWriter<File>,
+    /// Session and kernel transcripts label output `recv`, as the session log does.
+    dialogue: bool,
     partial: [(Vec<u8>, Option<OffsetDateTime>); 2],
 }
 
 impl StepLog {
+    fn label(&self, stream: StreamKind) -> &'static str {
+        if self.dialogue {
+            "recv"
+        } else {
+            stream_name(stream)
+        }
+    }
+
     pub fn create(path: &Path) -> std::io::Result<StepLog> {
         Ok(StepLog {
             out: BufWriter::new(File::create(path)?),
+            dialogue: false,
             partial: [(Vec::new(), None), (Vec::new(), None)],
         })
     }
 
     pub fn begin(
         &mut self,
+        kind: &str,
         container: &str,
         action: &str,
         attempt: u32,
         ts: OffsetDateTime,
     ) -> std::io::Result<()> {
-        writeln!(self.out, "=== pocketdock run log ===")?;
-        writeln!(self.out, "container: {container}")?;
-        writeln!(self.out, "command: {}", action.replace('\n', "\n  "))?;
-        writeln!(
-            self.out,
-            "started: {}",
-            ts.format(&Rfc3339).unwrap_or_default()
-        )?;
-        writeln!(self.out, "attempt: {attempt}")?;
-        writeln!(self.out, "---")?;
+        let started = ts.format(&Rfc3339).unwrap_or_default();
+        self.dialogue = matches!(kind, "session" | "python");
+        if self.dialogue {
+            // The session-log format: what was sent, then what came back.
+            writeln!(self.out, "=== pocketdock session log ===")?;
+            writeln!(self.out, "container: {container}")?;
+            writeln!(self.out, "started: {started}")?;
+            writeln!(self.out, "attempt: {attempt}")?;
+            writeln!(self.out, "---")?;
+            let sent = action.split_once(": ").map_or(action, |(_, s)| s);
+            for line in sent.lines() {
+                write_stamped(&mut self.out, "send", ts, line)?;
+            }
+        } else {
+            writeln!(self.out, "=== pocketdock run log ===")?;
+            writeln!(self.out, "container: {container}")?;
+            writeln!(self.out, "command: {}", action.replace('\n', "\n  "))?;
+            writeln!(self.out, "started: {started}")?;
+            writeln!(self.out, "attempt: {attempt}")?;
+            writeln!(self.out, "---")?;
+        }
         self.out.flush()
     }
 
@@ -69,6 +92,7 @@ impl StepLog {
         data: &str,
         ts: OffsetDateTime,
     ) -> std::io::Result<()> {
+        let label = self.label(stream);
         let i = usize::from(stream != StreamKind::Stdout);
         let (buf, first) = &mut self.partial[i];
         if first.is_none() {
@@ -82,7 +106,7 @@ impl StepLog {
         {
             let line: Vec<u8> = buf.drain(..=pos.min(buf.len() - 1)).collect();
             let stamp = first.unwrap_or(ts);
-            write_line(&mut self.out, stream, stamp, &line)?;
+            write_line(&mut self.out, label, stamp, &line)?;
             *first = if buf.is_empty() { None } else { Some(ts) };
         }
         Ok(())
@@ -122,24 +146,45 @@ impl StepLog {
             let (buf, first) = &mut self.partial[i];
             if !buf.is_empty() {
                 let line = std::mem::take(buf);
-                write_line(&mut self.out, stream, first.take().unwrap_or(ts), &line)?;
+                let label = if self.dialogue {
+                    "recv"
+                } else {
+                    stream_name(stream)
+                };
+                write_line(&mut self.out, label, first.take().unwrap_or(ts), &line)?;
             }
         }
         Ok(())
     }
 }
 
+fn stream_name(stream: StreamKind) -> &'static str {
+    match stream {
+        StreamKind::Stdout => "stdout",
+        StreamKind::Stderr => "stderr",
+        StreamKind::System => "system",
+    }
+}
+
 fn write_line(
     out: &mut impl Write,
-    stream: StreamKind,
+    label: &str,
     ts: OffsetDateTime,
     line: &[u8],
 ) -> std::io::Result<()> {
     let text = String::from_utf8_lossy(line);
-    let text = text.strip_suffix('\n').unwrap_or(&text);
+    write_stamped(out, label, ts, text.strip_suffix('\n').unwrap_or(&text))
+}
+
+fn write_stamped(
+    out: &mut impl Write,
+    label: &str,
+    ts: OffsetDateTime,
+    text: &str,
+) -> std::io::Result<()> {
     writeln!(
         out,
-        "[{stream} {:02}:{:02}:{:02}.{:03}] {text}",
+        "[{label} {:02}:{:02}:{:02}.{:03}] {text}",
         ts.hour(),
         ts.minute(),
         ts.second(),

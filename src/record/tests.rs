@@ -78,6 +78,7 @@ fn events_become_history_logs_and_status() {
         step: "t@g[s=a]".into(),
         sandbox: "g[s=a]".into(),
         attempt: 1,
+        kind: "run".into(),
         action: "run: make".into(),
     }));
     for piece in ["hel", "lo\nwor", "ld\n", "no newline"] {

@@ -148,6 +148,7 @@ mod tests {
                     step: "a@box".into(),
                     sandbox: "box".into(),
                     attempt: 1,
+                    kind: "run".into(),
                     action: "run: make".into(),
                 },
                 EventKind::Output {

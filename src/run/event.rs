@@ -141,6 +141,8 @@ pub enum EventKind {
         sandbox: String,
         /// 1 for the first attempt.
         attempt: u32,
+        /// The action's kind: `run`, `push`, `pull`, `snapshot`, `session`, `python`.
+        kind: String,
         /// What it does, rendered (`run: make`, `push: a -> b`).
         action: String,
     },

@@ -25,7 +25,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::manifest::StepResult;
 use crate::plan::{Plan, RenderedAction, RenderedStep};
-use crate::sandbox::{labels, CappedOutput, Sandbox};
+use crate::sandbox::{labels, CappedOutput, Sandbox, Session, SessionOptions};
 
 /// Default number of steps running at once.
 pub const DEFAULT_JOBS: usize = 16;
@@ -71,8 +71,13 @@ enum State {
     },
 }
 
+/// One session's shell, used by one step at a time.
+type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
+
 struct Shared {
     engine: Engine,
+    /// Sessions by (sandbox instance, name), opened on first use.
+    sessions: Mutex<std::collections::HashMap<(usize, String), SessionSlot>>,
     plan: Arc<Plan>,
     opts: ExecuteOptions,
     events: mpsc::UnboundedSender<Event>,
@@ -107,6 +112,7 @@ pub async fn execute(
     let n = plan.steps.len();
     let shared = Arc::new(Shared {
         engine: engine.clone(),
+        sessions: Mutex::new(std::collections::HashMap::new()),
         sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
         results: Mutex::new(vec![None; n]),
         plan: plan.clone(),
@@ -438,10 +444,11 @@ async fn run_step(shared: Arc<Shared>, i: usize) -> Finished {
             step: step.id.clone(),
             sandbox: sandbox_id.clone(),
             attempt,
+            kind: rendered.action.kind().to_string(),
             action: describe(&rendered.action),
         });
         let t = Instant::now();
-        let outcome = attempt_once(&shared, &sandbox, &step.id, &rendered).await;
+        let outcome = attempt_once(&shared, &sandbox, step.sandbox, &step.id, &rendered).await;
         let took = t.elapsed();
         let retry = !outcome.status.is_ok()
             && outcome.status != StepStatus::Cancelled
@@ -521,6 +528,7 @@ impl Attempt {
 async fn attempt_once(
     shared: &Shared,
     sandbox: &Sandbox,
+    sb: usize,
     step_id: &str,
     rendered: &RenderedStep,
 ) -> Attempt {
@@ -567,22 +575,113 @@ async fn attempt_once(
             .await;
             Attempt::from_result(r, cancel)
         }
-        // TODO(session/python wiring): not wired to the session and kernel APIs yet.
-        RenderedAction::Session { .. } | RenderedAction::Python { .. } => Attempt {
+        RenderedAction::Session {
+            name,
+            send,
+            timeout,
+            expect_exit,
+        } => {
+            session_action(
+                shared,
+                sandbox,
+                sb,
+                step_id,
+                name,
+                send,
+                *timeout,
+                *expect_exit,
+            )
+            .await
+        }
+        RenderedAction::Python { .. } => Attempt {
             status: StepStatus::Failed,
             exit_code: None,
-            reason: Some(format!(
-                "`{}` steps are not wired to the runner yet",
-                if matches!(rendered.action, RenderedAction::Session { .. }) {
-                    "session"
-                } else {
-                    "python"
-                }
-            )),
+            reason: Some(
+                "`python` steps need the Python kernel, which this build does not have yet".into(),
+            ),
             stdout: String::new(),
             outputs: indexmap::IndexMap::new(),
             artifacts: Vec::new(),
         },
+    }
+}
+
+/// Send `send` to the session `name` of sandbox instance `sb` (opened on first
+/// use; steps naming the same session share its shell, one at a time).
+#[allow(clippy::too_many_arguments)]
+async fn session_action(
+    shared: &Shared,
+    sandbox: &Sandbox,
+    sb: usize,
+    step_id: &str,
+    name: &str,
+    send: &str,
+    timeout: Duration,
+    expect_exit: i64,
+) -> Attempt {
+    let cancel = &shared.opts.cancel;
+    let slot = shared
+        .sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry((sb, name.to_string()))
+        .or_default()
+        .clone();
+    let mut guard = slot.lock().await;
+    if guard.as_ref().is_none_or(|s| !s.is_alive()) {
+        match sandbox.session(SessionOptions::default()).await {
+            Ok(s) => *guard = Some(s),
+            Err(e) => return Attempt::from_result(Err(e), cancel),
+        }
+    }
+    let session = guard.as_ref().expect("opened above").clone();
+    let result = tokio::select! {
+        r = session.send_and_wait(send, timeout) => r,
+        () = cancel.cancelled() => {
+            let _ = session.interrupt().await;
+            Err(Error::Cancelled)
+        }
+    };
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => return Attempt::from_result(Err(e), cancel),
+    };
+    for (stream, text) in [
+        (StreamKind::Stdout, &r.stdout),
+        (StreamKind::Stderr, &r.stderr),
+    ] {
+        if !text.is_empty() {
+            shared.emit(EventKind::Output {
+                step: step_id.to_string(),
+                stream,
+                data: text.clone(),
+            });
+        }
+    }
+    let (status, reason) = if r.timed_out {
+        // Leave the shell usable for the steps after this one.
+        let _ = session.interrupt().await;
+        (
+            StepStatus::TimedOut,
+            Some(format!("timed out after {}s", timeout.as_secs())),
+        )
+    } else if r.exit_code == expect_exit {
+        (StepStatus::Succeeded, None)
+    } else {
+        (
+            StepStatus::Failed,
+            Some(format!("exit code {}, expected {expect_exit}", r.exit_code)),
+        )
+    };
+    let mut stdout = r.output;
+    stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+    Attempt {
+        status,
+        exit_code: Some(r.exit_code),
+        reason,
+        stdout,
+        outputs: indexmap::IndexMap::new(),
+        artifacts: Vec::new(),
     }
 }
 
