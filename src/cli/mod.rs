@@ -15,6 +15,7 @@ mod lifecycle;
 mod list;
 mod logs;
 mod plan;
+mod python;
 mod run;
 mod table;
 mod validate;
@@ -64,6 +65,8 @@ enum Command {
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
     Run(run::Args),
+    /// Run Python code in a sandbox's persistent kernel (state survives between calls).
+    Python(python::Args),
     /// Copy a host file or directory into a sandbox.
     Push(files::PushArgs),
     /// Copy a file or directory out of a sandbox.
@@ -170,6 +173,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
             let opts = a.options()?;
             run::run(&engine().await?, a, opts).await
         }
+        Command::Python(a) => python::run(&engine().await?, a).await,
         Command::Push(a) => files::push(&engine().await?, a).await,
         Command::Pull(a) => files::pull(&engine().await?, a).await,
         Command::List(a) => list::run(&engine().await?, a).await,

@@ -346,7 +346,7 @@ impl Sandbox {
         }
     }
 
-    fn register(&self, parent: Option<&CancellationToken>) -> (u64, CancellationToken) {
+    pub(super) fn register(&self, parent: Option<&CancellationToken>) -> (u64, CancellationToken) {
         let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
         let id = self
             .shared
@@ -356,7 +356,7 @@ impl Sandbox {
         (id, token)
     }
 
-    fn unregister(&self, id: u64) {
+    pub(super) fn unregister(&self, id: u64) {
         lock(&self.shared.active).retain(|(i, _)| *i != id);
     }
 
