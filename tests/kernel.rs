@@ -325,3 +325,48 @@ async fn cli_python_keeps_state_between_invocations() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("NameError"), "{}", stderr(&o));
 }
+
+#[tokio::test]
+async fn round_trips_are_quick_and_dropped_handles_leave_no_relays() {
+    let engine = engine_or_skip!();
+    let mut guard = Cleanup::new(&engine);
+    let sb = sandbox(&engine, &mut guard, &spec("kernel-rtt")).await;
+    let t = Instant::now();
+    let k = sb.kernel().await.unwrap();
+    let first = t.elapsed();
+    let mut times = Vec::new();
+    for i in 0..50 {
+        let t = Instant::now();
+        let r = k.exec(&format!("{i} * 2"), None).await.unwrap();
+        times.push(t.elapsed());
+        assert_eq!(r.result, Some((i * 2).to_string()));
+    }
+    times.sort();
+    let t = Instant::now();
+    drop(sb.kernel().await.unwrap());
+    let attach = t.elapsed();
+    eprintln!(
+        "kernel start {first:?}, attach {attach:?}, exec round trip median {:?}, p90 {:?}",
+        times[25], times[45]
+    );
+    assert!(times[25] < Duration::from_millis(200), "{times:?}");
+
+    for _ in 0..3 {
+        let k = sb.kernel().await.unwrap();
+        k.exec("1", None).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let ps = sb
+        .run(
+            "ps -eo args | grep -c '[k]ernel-.*client'",
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ps.stdout.trim(),
+        "1",
+        "only the live handle's relay is left"
+    );
+    drop(k);
+}
