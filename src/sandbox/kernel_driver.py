@@ -171,7 +171,8 @@ class KernelTimeout(BaseException):
 class State:
     running = False  # user code (or a user __repr__) is on the main thread
     timed_out = False
-    generation = 0
+    generation = 0  # one per call
+    fired = None  # the generation the watchdog last signalled for
 
 
 STATE = State()
@@ -180,8 +181,12 @@ STATE = State()
 def on_sigint(signum, frame):
     if not STATE.running:
         return
-    if STATE.timed_out:
-        raise KernelTimeout()
+    if STATE.fired is not None:
+        if STATE.fired == STATE.generation and STATE.timed_out:
+            raise KernelTimeout()
+        # A watchdog signal for a call that has already ended: not ours.
+        STATE.fired = None
+        return
     raise KeyboardInterrupt()
 
 
@@ -388,10 +393,11 @@ class Server:
         gen = STATE.generation
 
         def watch():
-            if done.wait(timeout):
+            if done.wait(timeout) or STATE.generation != gen:
                 return
             STATE.timed_out = True
             while STATE.generation == gen and STATE.running:
+                STATE.fired = gen
                 try:
                     os.kill(os.getpid(), signal.SIGINT)
                 except OSError:
@@ -405,6 +411,7 @@ class Server:
     def begin(self, timeout):
         STATE.generation += 1
         STATE.timed_out = False
+        STATE.fired = None
         done = self.start_watchdog(timeout)
         STATE.running = True
         return done
