@@ -192,6 +192,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// The sandbox's Python kernel cannot serve the call.
+    #[error("python kernel in sandbox {sandbox}: {detail}")]
+    Kernel {
+        /// Sandbox name.
+        sandbox: String,
+        /// What went wrong, and what to do.
+        detail: String,
+    },
+
     /// The operation was cancelled (Ctrl-C, or the caller's token).
     #[error("cancelled")]
     Cancelled,

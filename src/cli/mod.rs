@@ -15,6 +15,7 @@ mod lifecycle;
 mod list;
 mod logs;
 mod plan;
+mod python;
 mod run;
 mod shell;
 mod table;
@@ -67,6 +68,8 @@ enum Command {
     Run(run::Args),
     /// Attach this terminal to a shell (or COMMAND) in a sandbox.
     Shell(shell::Args),
+    /// Run Python code in a sandbox's persistent kernel (state survives between calls).
+    Python(python::Args),
     /// Copy a host file or directory into a sandbox.
     Push(files::PushArgs),
     /// Copy a file or directory out of a sandbox.
@@ -177,6 +180,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
             run::run(&engine().await?, a, opts).await
         }
         Command::Shell(a) => shell::run(&engine().await?, a).await,
+        Command::Python(a) => python::run(&engine().await?, a).await,
         Command::Push(a) => files::push(&engine().await?, a).await,
         Command::Pull(a) => files::pull(&engine().await?, a).await,
         Command::List(a) => list::run(&engine().await?, a).await,

@@ -8,6 +8,7 @@
 mod buffer;
 mod files;
 mod info;
+mod kernel;
 mod output;
 mod process;
 mod run;
@@ -22,6 +23,7 @@ use time::OffsetDateTime;
 pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
+pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use output::CappedOutput;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,

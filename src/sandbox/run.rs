@@ -315,7 +315,7 @@ impl Sandbox {
     /// cgroup (v2 `memory.events`, v1 `memory.oom_control`); the last value
     /// seen is kept inside the container, so any number of handles and CLI
     /// invocations agree on what is new.
-    async fn oom_kill_happened(&self) -> bool {
+    pub(super) async fn oom_kill_happened(&self) -> bool {
         const SCRIPT: &str = "n=0; for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do \
              [ -r \"$f\" ] && while read -r k v; do [ \"$k\" = oom_kill ] && n=$v; done < \"$f\"; done; \
              s=/tmp/.pocketdock-oom-kills; p=$(cat \"$s\" 2>/dev/null || echo 0); echo \"$n\" > \"$s\" 2>/dev/null; echo \"$p $n\"";
