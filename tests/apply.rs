@@ -470,3 +470,51 @@ steps:
         .await
         .is_empty());
 }
+
+#[tokio::test]
+async fn python_steps_share_a_kernel_and_expose_results() {
+    let engine = engine_or_skip!();
+    let dir = project();
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        r#"version: 1
+name: kernel
+sandboxes:
+  box: {}
+steps:
+  define:
+    python: |
+      x = 41
+      print("defined")
+  use:
+    python: x + 1
+  report:
+    run: echo "result={{ steps.use.result }} vars={{ steps.define.vars | list | join(',') }}"
+  broken:
+    python: 1 / 0
+    allow_failure: true
+  after:
+    run: echo "division error reported {{ 'ZeroDivisionError' in steps.broken.error }}"
+"#,
+    )
+    .unwrap();
+    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("[define@box] defined"), "{out}");
+    assert!(out.contains("[report@box] result=42 vars=x"), "{out}");
+    assert!(out.contains("~ broken@box failed, allowed"), "{out}");
+    assert!(
+        out.contains("[after@box] division error reported True"),
+        "{out}"
+    );
+    let log = std::fs::read_to_string(only_record(dir.path()).join("logs/define.log")).unwrap();
+    assert!(
+        log.starts_with("=== pocketdock session log ===") && log.contains("] x = 41\n"),
+        "{log}"
+    );
+    assert!(containers_with(&engine, &project_label(dir.path()))
+        .await
+        .is_empty());
+}

@@ -23,9 +23,10 @@ use super::event::{Artifact, Event, EventKind, JobStatus, StepStatus};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::manifest::template::PythonResult;
 use crate::manifest::StepResult;
 use crate::plan::{Plan, RenderedAction, RenderedStep};
-use crate::sandbox::{labels, CappedOutput, Sandbox, Session, SessionOptions};
+use crate::sandbox::{labels, CappedOutput, Kernel, Sandbox, Session, SessionOptions};
 
 /// Default number of steps running at once.
 pub const DEFAULT_JOBS: usize = 16;
@@ -76,6 +77,8 @@ type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 
 struct Shared {
     engine: Engine,
+    /// Each sandbox instance's Python kernel, started on first use.
+    kernels: Vec<tokio::sync::Mutex<Option<Kernel>>>,
     /// Sessions by (sandbox instance, name), opened on first use.
     sessions: Mutex<std::collections::HashMap<(usize, String), SessionSlot>>,
     plan: Arc<Plan>,
@@ -113,6 +116,9 @@ pub async fn execute(
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         sessions: Mutex::new(std::collections::HashMap::new()),
+        kernels: (0..plan.sandboxes.len())
+            .map(|_| tokio::sync::Mutex::new(None))
+            .collect(),
         sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
         results: Mutex::new(vec![None; n]),
         plan: plan.clone(),
@@ -470,9 +476,7 @@ async fn run_step(shared: Arc<Shared>, i: usize) -> Finished {
             exit_code: outcome.exit_code,
             stdout: outcome.stdout,
             outputs: outcome.outputs,
-            // TODO(session/python wiring): `Some(PythonResult { vars, result, error })`
-            // for `python` steps.
-            python: None,
+            python: outcome.python,
         };
         return finish(
             status,
@@ -504,6 +508,7 @@ struct Attempt {
     stdout: String,
     outputs: indexmap::IndexMap<String, String>,
     artifacts: Vec<Artifact>,
+    python: Option<PythonResult>,
 }
 
 impl Attempt {
@@ -521,6 +526,7 @@ impl Attempt {
             stdout: String::new(),
             outputs: indexmap::IndexMap::new(),
             artifacts,
+            python: None,
         }
     }
 }
@@ -593,16 +599,9 @@ async fn attempt_once(
             )
             .await
         }
-        RenderedAction::Python { .. } => Attempt {
-            status: StepStatus::Failed,
-            exit_code: None,
-            reason: Some(
-                "`python` steps need the Python kernel, which this build does not have yet".into(),
-            ),
-            stdout: String::new(),
-            outputs: indexmap::IndexMap::new(),
-            artifacts: Vec::new(),
-        },
+        RenderedAction::Python { code, timeout } => {
+            python_action(shared, sandbox, sb, step_id, code, *timeout).await
+        }
     }
 }
 
@@ -682,6 +681,108 @@ async fn session_action(
         stdout,
         outputs: indexmap::IndexMap::new(),
         artifacts: Vec::new(),
+        python: None,
+    }
+}
+
+/// Run `code` in sandbox instance `sb`'s kernel (started on first use; python
+/// steps on one sandbox share its namespace, one at a time).
+async fn python_action(
+    shared: &Shared,
+    sandbox: &Sandbox,
+    sb: usize,
+    step_id: &str,
+    code: &str,
+    timeout: Option<Duration>,
+) -> Attempt {
+    let cancel = &shared.opts.cancel;
+    let mut guard = shared.kernels[sb].lock().await;
+    if guard.is_none() {
+        match sandbox.kernel().await {
+            Ok(k) => *guard = Some(k),
+            Err(e) => return Attempt::from_result(Err(e), cancel),
+        }
+    }
+    let kernel = guard.as_ref().expect("started above").clone();
+    let result = tokio::select! {
+        r = kernel.exec(code, timeout) => r,
+        () = cancel.cancelled() => {
+            let _ = kernel.interrupt().await;
+            Err(Error::Cancelled)
+        }
+    };
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // A kernel that died is started afresh by the next python step.
+            *guard = None;
+            return Attempt::from_result(Err(e), cancel);
+        }
+    };
+    let mut stderr = r.stderr.clone();
+    if let Some(tb) = &r.error {
+        stderr.push_str(tb);
+    }
+    for (stream, text) in [
+        (StreamKind::Stdout, &r.output),
+        (StreamKind::Stderr, &stderr),
+    ] {
+        if !text.is_empty() {
+            shared.emit(EventKind::Output {
+                step: step_id.to_string(),
+                stream,
+                data: text.clone(),
+            });
+        }
+    }
+    let summaries: std::collections::HashMap<String, String> = if r.vars.is_empty() {
+        std::collections::HashMap::new()
+    } else {
+        kernel
+            .vars()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| (v.name, format!("{}: {}", v.type_name, v.summary)))
+            .collect()
+    };
+    let vars = r
+        .vars
+        .iter()
+        .map(|n| (n.clone(), summaries.get(n).cloned().unwrap_or_default()))
+        .collect();
+    let (status, exit_code, reason) = if r.timed_out {
+        (
+            StepStatus::TimedOut,
+            1,
+            Some("timed out (the kernel's state is kept)".to_string()),
+        )
+    } else if r.error.is_some() {
+        (
+            StepStatus::Failed,
+            1,
+            r.error
+                .as_deref()
+                .and_then(|e| e.lines().last())
+                .map(str::to_string),
+        )
+    } else {
+        (StepStatus::Succeeded, 0, None)
+    };
+    let mut stdout = r.output;
+    stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+    Attempt {
+        status,
+        exit_code: Some(exit_code),
+        reason,
+        stdout,
+        outputs: indexmap::IndexMap::new(),
+        artifacts: Vec::new(),
+        python: Some(PythonResult {
+            vars,
+            result: r.result,
+            error: r.error,
+        }),
     }
 }
 
@@ -781,6 +882,7 @@ async fn run_action(
                 stdout,
                 outputs,
                 artifacts: Vec::new(),
+                python: None,
             }
         }
         Err(e) => {

@@ -138,6 +138,16 @@ struct Conn {
 }
 
 impl Conn {
+    /// Everything the relay printed that was not protocol.
+    fn said(&self) -> String {
+        format!(
+            "{} {} {}",
+            String::from_utf8_lossy(&self.noise).trim(),
+            String::from_utf8_lossy(&self.buf).trim(),
+            self.stderr_text()
+        )
+    }
+
     /// The next protocol message; `None` once the relay has ended.
     /// Cancel-safe: partial input stays in `buf`.
     async fn message(&mut self) -> Result<Option<Value>> {
@@ -277,7 +287,10 @@ impl Sandbox {
                 }
                 Ok(Ok(Some(m))) if m["event"] == "hello" => break m,
                 Ok(Ok(Some(_))) => {}
-                Ok(Ok(None)) => return self.start_failed(&exec_id, &conn).await,
+                Ok(Ok(None)) => {
+                    let said = conn.said();
+                    return self.start_failed(&exec_id, said).await;
+                }
             }
         };
         let pid = hello["pid"].as_u64().unwrap_or(0) as u32;
@@ -321,18 +334,14 @@ impl Sandbox {
         }))
     }
 
-    /// The relay ended before greeting: say why.
-    async fn start_failed(&self, exec_id: &str, conn: &Conn) -> Result<Start> {
+    /// The relay ended before greeting (having said `said`): say why.
+    /// Takes the text, not the connection: the connection is not `Sync`, and
+    /// this future must stay `Send` across the wait.
+    async fn start_failed(&self, exec_id: &str, said: String) -> Result<Start> {
         let code = super::run::wait_exit(&self.engine, exec_id)
             .await
             .unwrap_or(-1);
-        let text = format!(
-            "{} {} {}",
-            String::from_utf8_lossy(&conn.noise).trim(),
-            String::from_utf8_lossy(&conn.buf).trim(),
-            conn.stderr_text()
-        );
-        let text = text.trim();
+        let text = said.trim();
         if text.contains("can't open file") {
             return Ok(Start::DriverMissing);
         }
@@ -502,7 +511,7 @@ impl Kernel {
         let mut line = serde_json::to_vec(&req).map_err(|e| self.error(e.to_string()))?;
         line.push(b'\n');
         if conn.input.write(&line).await.is_err() {
-            return Err(self.died(&conn).await);
+            return Err(self.died(conn.stderr_text()).await);
         }
         let mut deadline: Option<Instant> = None;
         loop {
@@ -524,7 +533,7 @@ impl Kernel {
                 conn.message().await
             };
             let Ok(Some(message)) = message else {
-                return Err(self.died(&conn).await);
+                return Err(self.died(conn.stderr_text()).await);
             };
             if message["id"] != id {
                 continue;
@@ -537,8 +546,9 @@ impl Kernel {
         }
     }
 
-    /// The connection ended: work out why, remember it, and say so.
-    async fn died(&self, conn: &Conn) -> Error {
+    /// The connection ended (its relay having said `stderr`): work out why,
+    /// remember it, and say so. Takes text, not the (non-`Sync`) connection.
+    async fn died(&self, stderr: String) -> Error {
         let sandbox = &self.inner.sandbox;
         let known = self
             .inner
@@ -567,7 +577,6 @@ impl Kernel {
                  (raise it with --mem); its variables are lost"
                     .to_string()
             } else {
-                let stderr = conn.stderr_text();
                 format!(
                     "the kernel process ended (or the connection to it was lost){}",
                     if stderr.is_empty() {
