@@ -144,6 +144,15 @@ impl ExecOutput {
     }
 }
 
+/// TTY output is raw; without a TTY it is multiplexed.
+fn demuxer(tty: bool) -> Demuxer {
+    if tty {
+        Demuxer::raw()
+    } else {
+        Demuxer::multiplexed()
+    }
+}
+
 impl Engine {
     /// `POST /containers/{id}/exec`; returns the exec id.
     pub async fn exec_create(&self, container: &str, spec: &ExecSpec) -> Result<String> {
@@ -164,29 +173,10 @@ impl Engine {
 
     /// `POST /exec/{id}/start`, attached: returns the output stream.
     pub async fn exec_start(&self, exec_id: &str, tty: bool) -> Result<ExecOutput> {
-        let body = if tty {
-            r#"{"Detach":false,"Tty":true}"#
-        } else {
-            r#"{"Detach":false,"Tty":false}"#
-        };
-        let resp = self
-            .transport()
-            .send(
-                "start exec",
-                Method::POST,
-                &format!("/exec/{}/start", encode(exec_id)),
-                Some(full(Bytes::from_static(body.as_bytes()))),
-                &[],
-            )
-            .await?;
-        let resp = check("start exec", resp).await?;
+        let resp = self.start_request(exec_id, tty, &[]).await?;
         Ok(ExecOutput {
             source: Source::Body(resp.into_body()),
-            demux: if tty {
-                Demuxer::raw()
-            } else {
-                Demuxer::multiplexed()
-            },
+            demux: demuxer(tty),
         })
     }
 
@@ -198,22 +188,13 @@ impl Engine {
         exec_id: &str,
         tty: bool,
     ) -> Result<(ExecOutput, ExecInput)> {
-        let body = if tty {
-            r#"{"Detach":false,"Tty":true}"#
-        } else {
-            r#"{"Detach":false,"Tty":false}"#
-        };
         let resp = self
-            .transport()
-            .send(
-                "start exec",
-                Method::POST,
-                &format!("/exec/{}/start", encode(exec_id)),
-                Some(full(Bytes::from_static(body.as_bytes()))),
+            .start_request(
+                exec_id,
+                tty,
                 &[("Connection", "Upgrade"), ("Upgrade", "tcp")],
             )
             .await?;
-        let resp = check("start exec", resp).await?;
         if resp.status() != hyper::StatusCode::SWITCHING_PROTOCOLS {
             return Err(Error::Protocol {
                 op: "start exec",
@@ -227,18 +208,38 @@ impl Engine {
                 detail: format!("upgrading the connection: {e}"),
             })?;
         let (reader, writer) = tokio::io::split(hyper_util::rt::TokioIo::new(upgraded));
-        let demux = if tty {
-            Demuxer::raw()
-        } else {
-            Demuxer::multiplexed()
-        };
         Ok((
             ExecOutput {
                 source: Source::Raw(reader, vec![0u8; 64 * 1024].into_boxed_slice()),
-                demux,
+                demux: demuxer(tty),
             },
             ExecInput { inner: writer },
         ))
+    }
+
+    /// The start request both ways of attaching share.
+    async fn start_request(
+        &self,
+        exec_id: &str,
+        tty: bool,
+        headers: &[(&str, &str)],
+    ) -> Result<hyper::Response<Incoming>> {
+        let body = if tty {
+            r#"{"Detach":false,"Tty":true}"#
+        } else {
+            r#"{"Detach":false,"Tty":false}"#
+        };
+        let resp = self
+            .transport()
+            .send(
+                "start exec",
+                Method::POST,
+                &format!("/exec/{}/start", encode(exec_id)),
+                Some(full(Bytes::from_static(body.as_bytes()))),
+                headers,
+            )
+            .await?;
+        check("start exec", resp).await
     }
 
     /// `POST /exec/{id}/resize`: the TTY's size.
