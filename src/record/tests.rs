@@ -117,6 +117,7 @@ fn events_become_history_logs_and_status() {
         exit_code: 1,
         duration_ms: 20,
         succeeded: 0,
+        allowed: 0,
         failed: 1,
         skipped: 0,
     }));

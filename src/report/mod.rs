@@ -127,6 +127,7 @@ pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
         status,
         duration_ms,
         succeeded,
+        allowed,
         failed,
         skipped,
         ..
@@ -140,8 +141,13 @@ pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
         JobStatus::Cancelled => "cancelled",
         JobStatus::Running => "stopped",
     };
+    let allowed = if *allowed > 0 {
+        format!(", {allowed} failed (allowed)")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "job {word} in {:.1}s: {succeeded} succeeded, {failed} failed, {skipped} skipped; record: {record}",
+        "job {word} in {:.1}s: {succeeded} succeeded{allowed}, {failed} failed, {skipped} skipped; record: {record}",
         *duration_ms as f64 / 1000.0
     ))
 }

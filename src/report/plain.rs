@@ -176,6 +176,7 @@ mod tests {
                     exit_code: 1,
                     duration_ms: 2000,
                     succeeded: 0,
+                    allowed: 0,
                     failed: 1,
                     skipped: 1,
                 },

@@ -185,8 +185,10 @@ pub enum EventKind {
         exit_code: u8,
         /// Wall time.
         duration_ms: u64,
-        /// Steps by outcome.
+        /// Steps that succeeded.
         succeeded: usize,
+        /// Steps that failed with `allow_failure` set.
+        allowed: usize,
         /// Steps that failed (allowed failures not included).
         failed: usize,
         /// Steps not run.

@@ -221,7 +221,8 @@ pub async fn execute(
             .filter(|s| matches!(s, State::Done { status, .. } if f(*status)))
             .count()
     };
-    let succeeded = count(&|s| s.is_ok());
+    let succeeded = count(&|s| s == StepStatus::Succeeded);
+    let allowed = count(&|s| s == StepStatus::FailedAllowed);
     let failed = count(&|s| matches!(s, StepStatus::Failed | StepStatus::TimedOut));
     let skipped_n = count(&|s| matches!(s, StepStatus::Skipped | StepStatus::Cancelled));
     let (status, exit_code) = if opts.cancel.is_cancelled() {
@@ -236,6 +237,7 @@ pub async fn execute(
         exit_code,
         duration_ms: started.elapsed().as_millis() as u64,
         succeeded,
+        allowed,
         failed,
         skipped: skipped_n,
     });
