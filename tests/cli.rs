@@ -203,6 +203,7 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         &["push", "x", "Cargo.toml", "/tmp"],
         &["pull", "x", "/etc/hostname", "/tmp/x"],
         &["reboot", "x"],
+        &["snapshot", "x", "pdt-img"],
         &["kill", "x", "abc"],
     ];
     for args in commands {
@@ -288,7 +289,7 @@ fn bad_arguments_are_usage_errors_that_say_what_is_accepted() {
 #[test]
 fn help_is_there_for_every_command() {
     for cmd in [
-        "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench",
+        "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench", "snapshot",
     ] {
         let o = pocketdock(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");

@@ -2,11 +2,11 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::{BuildLine, Engine};
 use crate::error::Error;
-use crate::images::{self, PROFILES};
+use crate::images::{self, BuildOutcome, PROFILES};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = build_help())]
@@ -17,6 +17,9 @@ pub struct Args {
     /// Print only the summary line of each build.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Build even when the image is up to date (its build context is unchanged).
+    #[arg(long, short = 'f')]
+    force: bool,
 }
 
 fn build_help() -> String {
@@ -24,7 +27,11 @@ fn build_help() -> String {
     for p in PROFILES {
         let _ = writeln!(s, "  {:<10} {} ({})", p.name, p.about, p.image);
     }
-    s.push_str("\nBase images are never pulled: `FROM` images must already be on the engine.");
+    s.push_str(
+        "\nAn image whose label pocketdock.context-sha256 matches the profile's build \
+         context is up to date and not rebuilt (--force rebuilds).\n\
+         Base images are never pulled: `FROM` images must already be on the engine.",
+    );
     s
 }
 
@@ -38,26 +45,67 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             .collect::<Result<Vec<_>, _>>()?
     };
     for p in selected {
-        eprintln!(
-            "building {} ({}) on {}",
-            p.image,
-            p.name,
-            engine.info().kind.cli()
-        );
         let started = Instant::now();
         let quiet = a.quiet;
-        images::build(engine, p, |line| {
+        let mut announced = false;
+        let announce = |announced: &mut bool| {
+            if !*announced {
+                *announced = true;
+                eprintln!(
+                    "building {} ({}) on {}",
+                    p.image,
+                    p.name,
+                    engine.info().kind.cli()
+                );
+            }
+        };
+        if a.force {
+            announce(&mut announced);
+        }
+        let outcome = images::build(engine, p, a.force, |line| {
+            announce(&mut announced);
             if let (BuildLine::Log(text), false) = (line, quiet) {
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
             }
         })
         .await?;
-        println!(
-            "built {} in {:.1}s",
-            p.image,
-            started.elapsed().as_secs_f64()
-        );
+        println!("{}", summary(p.image, &outcome, started.elapsed()));
     }
     Ok(0)
+}
+
+/// The line printed for one profile.
+fn summary(image: &str, outcome: &BuildOutcome, elapsed: Duration) -> String {
+    if outcome.built {
+        format!("built {image} in {:.1}s", elapsed.as_secs_f64())
+    } else {
+        format!(
+            "{image} is up to date (context sha256 {}…); --force rebuilds",
+            &outcome.digest[..outcome.digest.len().min(12)]
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_says_built_or_up_to_date() {
+        let mut o = BuildOutcome {
+            built: true,
+            digest: "abcdef0123456789".repeat(4),
+            image_id: None,
+        };
+        assert_eq!(
+            summary("pocketdock/minimal", &o, Duration::from_millis(1500)),
+            "built pocketdock/minimal in 1.5s"
+        );
+        o.built = false;
+        assert_eq!(
+            summary("pocketdock/minimal", &o, Duration::ZERO),
+            "pocketdock/minimal is up to date (context sha256 abcdef012345…); --force rebuilds"
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! `pocketdock stop`, `resume` and `shutdown`.
+//! `pocketdock stop`, `resume`, `shutdown` and `snapshot`.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -26,6 +26,27 @@ pub struct ShutdownArgs {
     /// Remove even a persistent sandbox.
     #[arg(long)]
     remove: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SnapshotArgs {
+    /// Sandbox name or id.
+    name: String,
+    /// Image to save it as: REPO[:TAG] (tag `latest` by default).
+    image: String,
+}
+
+pub async fn snapshot(engine: &Engine, a: SnapshotArgs) -> Result<u8, Error> {
+    let id = Sandbox::attach(engine, &a.name).snapshot(&a.image).await?;
+    let short = id.strip_prefix("sha256:").unwrap_or(&id);
+    println!(
+        "saved {} as {} (image {}); `pocketdock create --image {}` starts from it",
+        a.name,
+        a.image,
+        &short[..short.len().min(12)],
+        a.image
+    );
+    Ok(0)
 }
 
 pub async fn stop(engine: &Engine, a: NameArgs) -> Result<u8, Error> {

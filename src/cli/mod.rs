@@ -88,7 +88,9 @@ enum Command {
     Kill(lifecycle::KillArgs),
     /// Stop and remove a sandbox (a persistent one is only stopped).
     Shutdown(lifecycle::ShutdownArgs),
-    /// Build image profiles through the engine (never pulls).
+    /// Save a sandbox's filesystem as an image (`create --image IMAGE` starts from it).
+    Snapshot(lifecycle::SnapshotArgs),
+    /// Build image profiles through the engine (never pulls; skips up-to-date images).
     Build(build::Args),
     /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
@@ -190,6 +192,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Reboot(a) => lifecycle::reboot(&engine().await?, a).await,
         Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
         Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
+        Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
     }

@@ -1,4 +1,4 @@
-//! Image endpoints: build from a tar context, inspect.
+//! Image endpoints: build from a tar context, commit, inspect, remove.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +27,18 @@ struct Message {
     error: Option<String>,
     #[serde(default)]
     aux: Option<Aux>,
+}
+
+#[derive(serde::Deserialize)]
+struct ImageInspect {
+    #[serde(rename = "Config", default)]
+    config: Option<ImageConfig>,
+}
+
+#[derive(serde::Deserialize)]
+struct ImageConfig {
+    #[serde(rename = "Labels", default)]
+    labels: Option<BTreeMap<String, String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -142,6 +154,13 @@ impl Engine {
 
     /// True when the engine has an image by this reference.
     pub async fn image_exists(&self, reference: &str) -> Result<bool> {
+        Ok(self.image_labels(reference).await?.is_some())
+    }
+
+    /// The labels of image `reference` (`GET /images/{name}/json`), or `None`
+    /// when the engine has no such image. An image without labels gives an
+    /// empty map.
+    pub async fn image_labels(&self, reference: &str) -> Result<Option<BTreeMap<String, String>>> {
         let resp = self
             .transport()
             .send(
@@ -153,8 +172,43 @@ impl Engine {
             )
             .await?;
         if resp.status() == hyper::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body = check("inspect image", resp)
+            .await?
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| Error::Protocol {
+                op: "inspect image",
+                detail: e.to_string(),
+            })?
+            .to_bytes();
+        let inspect: ImageInspect = serde_json::from_slice(&body).map_err(|e| Error::Protocol {
+            op: "inspect image",
+            detail: e.to_string(),
+        })?;
+        Ok(Some(
+            inspect.config.and_then(|c| c.labels).unwrap_or_default(),
+        ))
+    }
+
+    /// `DELETE /images/{name}`: remove an image (untag it; with `force`, even
+    /// when containers use it). Returns false when there was no such image.
+    pub async fn remove_image(&self, reference: &str, force: bool) -> Result<bool> {
+        let resp = self
+            .transport()
+            .send(
+                "remove image",
+                Method::DELETE,
+                &format!("/images/{}?force={force}", encode_ref(reference)),
+                None,
+                &[],
+            )
+            .await?;
+        if resp.status() == hyper::StatusCode::NOT_FOUND {
             return Ok(false);
         }
-        check("inspect image", resp).await.map(|_| true)
+        check("remove image", resp).await.map(|_| true)
     }
 }

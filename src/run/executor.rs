@@ -9,7 +9,7 @@
 //! skipped, with the reason. Cancellation (Ctrl-C) kills what runs, skips
 //! the rest, and still releases every sandbox.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::manifest::template::PythonResult;
 use crate::manifest::StepResult;
 use crate::plan::{Plan, RenderedAction, RenderedStep};
-use crate::sandbox::{labels, CappedOutput, Kernel, Sandbox, Session, SessionOptions};
+use crate::sandbox::{CappedOutput, Kernel, Sandbox, Session, SessionOptions};
 
 /// Default number of steps running at once.
 pub const DEFAULT_JOBS: usize = 16;
@@ -565,20 +565,8 @@ async fn attempt_once(
             Attempt::from_result(r, cancel)
         }
         RenderedAction::Snapshot { image } => {
-            let (repo, tag) = split_image(image);
-            let labels = BTreeMap::from([
-                (labels::MANAGED.to_string(), "true".to_string()),
-                (
-                    "pocketdock.snapshot-of".to_string(),
-                    sandbox.name().to_string(),
-                ),
-            ]);
             let r = bounded(limit, async {
-                shared
-                    .engine
-                    .commit(sandbox.name(), repo, tag, &labels)
-                    .await
-                    .map(|_| Vec::new())
+                sandbox.snapshot(image).await.map(|_| Vec::new())
             })
             .await;
             Attempt::from_result(r, cancel)
@@ -959,13 +947,6 @@ fn describe(action: &RenderedAction) -> String {
 }
 
 /// `repo[:tag]` (a `:` inside a registry host:port is not a tag).
-fn split_image(image: &str) -> (&str, &str) {
-    match image.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (image, "latest"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -987,15 +968,5 @@ mod tests {
         assert_eq!(o.get("a").map(String::as_str), Some("3"));
         assert_eq!(o.get("b").map(String::as_str), Some(" two=2"));
         assert_eq!(o.len(), 2);
-    }
-
-    #[test]
-    fn images_split_into_repo_and_tag() {
-        assert_eq!(split_image("snap/x:v1"), ("snap/x", "v1"));
-        assert_eq!(split_image("snap/x"), ("snap/x", "latest"));
-        assert_eq!(
-            split_image("localhost:5000/x"),
-            ("localhost:5000/x", "latest")
-        );
     }
 }

@@ -55,6 +55,8 @@ pub mod labels {
     pub const CREATED_AT: &str = "pocketdock.created-at";
     /// `true` when the sandbox survives shutdown.
     pub const PERSIST: &str = "pocketdock.persist";
+    /// On a snapshot image: the sandbox it was committed from.
+    pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
 }
 
 /// A handle on one sandbox container.
@@ -219,6 +221,24 @@ impl Sandbox {
         }
         self.id = id;
         Ok(())
+    }
+
+    /// Save this sandbox's filesystem as image `image` (`repo[:tag]`, tag
+    /// `latest` by default), labelled `pocketdock.managed=true` and
+    /// `pocketdock.snapshot-of=<name>`. Returns the image id. The image is
+    /// then usable by the same name on this engine (`create --image IMAGE`);
+    /// Podman stores a short name as `docker.io/[library/]IMAGE` and resolves
+    /// the short name to it.
+    pub async fn snapshot(&self, image: &str) -> Result<String> {
+        let (repo, tag) = split_image(image);
+        let labels = BTreeMap::from([
+            (labels::MANAGED.to_string(), "true".to_string()),
+            (labels::SNAPSHOT_OF.to_string(), self.name.clone()),
+        ]);
+        self.engine
+            .commit(&self.name, repo, tag, &labels)
+            .await
+            .map_err(|e| self.gone_on_404(e))
     }
 
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
@@ -396,9 +416,28 @@ fn create_body(
     }
 }
 
+/// Split `repo[:tag]` into repo and tag (`latest` when absent; a `:` in a
+/// registry host's port is not a tag).
+pub(crate) fn split_image(image: &str) -> (&str, &str) {
+    match image.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (image, "latest"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_split_into_repo_and_tag() {
+        assert_eq!(split_image("snap/x:v1"), ("snap/x", "v1"));
+        assert_eq!(split_image("snap/x"), ("snap/x", "latest"));
+        assert_eq!(
+            split_image("localhost:5000/x"),
+            ("localhost:5000/x", "latest")
+        );
+    }
 
     #[test]
     fn create_body_carries_limits_labels_and_mounts() {

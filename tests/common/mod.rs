@@ -211,3 +211,33 @@ impl Drop for LabelCleanup {
         });
     }
 }
+
+/// Removes the named images (forced) when dropped, whatever happened.
+pub struct ImageCleanup {
+    engine: Engine,
+    names: Vec<String>,
+}
+
+impl ImageCleanup {
+    pub fn new(engine: &Engine) -> Self {
+        ImageCleanup {
+            engine: engine.clone(),
+            names: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, name: impl Into<String>) {
+        self.names.push(name.into());
+    }
+}
+
+impl Drop for ImageCleanup {
+    fn drop(&mut self) {
+        let names = std::mem::take(&mut self.names);
+        on_fresh_runtime(&self.engine, |engine| async move {
+            for n in names {
+                let _ = engine.remove_image(&n, true).await;
+            }
+        });
+    }
+}
