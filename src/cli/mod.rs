@@ -9,6 +9,7 @@ mod apply;
 mod bench;
 mod build;
 mod create;
+mod doctor;
 mod files;
 mod info;
 mod lifecycle;
@@ -62,6 +63,8 @@ enum Command {
     Plan(plan::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
+    /// Find job records left running by a dead runner, and orphaned job containers; --fix repairs.
+    Doctor(doctor::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
@@ -175,6 +178,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
             logs::list_jobs(a.json());
             Ok(0)
         }
+        Command::Doctor(a) => doctor::run(&engine().await?, &a).await,
         Command::Create(a) => create::run(&engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.

@@ -13,6 +13,7 @@
 //! always a whole file, old or new.
 
 mod instance;
+pub mod reconcile;
 mod step_log;
 
 use std::collections::HashMap;

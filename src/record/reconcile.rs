@@ -1,0 +1,486 @@
+//! Reconciling job records with the engine, for `pocketdock doctor`.
+//!
+//! A record stays `running` when its runner is killed (SIGKILL, a crash, a
+//! reboot). Whether the runner is gone is a question about this host's
+//! processes ([`runner_alive`]); what the record should become is a question
+//! about the job's containers ([`decide`], pure). [`close`] writes the
+//! verdict into the record the way the runner would have.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::{write_atomic, InstanceRecord};
+use crate::error::{Error, Result};
+use crate::run::event::JobStatus;
+
+/// What the engine says about one of a job's containers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Observed {
+    /// Container name.
+    pub name: String,
+    /// Engine state: `running`, `exited`, `paused`, `created`, `removing`, ...
+    pub state: String,
+    /// Exit code of the main process, for an exited container.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// Labelled `pocketdock.persist=true`: never removed by doctor.
+    pub persistent: bool,
+}
+
+/// How a container's state reads for a job whose runner is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContainerVerdict {
+    /// Still running with nobody driving it: abandoned.
+    Abandoned,
+    /// Exited 0 ("silent completion").
+    Completed,
+    /// Exited non-zero ("silent failure").
+    Crashed,
+    /// Paused, being removed, or otherwise stopped ("unexpected stop").
+    Stopped,
+}
+
+/// The reconciliation table for one container.
+#[must_use]
+pub fn classify(c: &Observed) -> ContainerVerdict {
+    match c.state.as_str() {
+        // `created`: the runner died between creating and starting it.
+        "running" | "restarting" | "created" => ContainerVerdict::Abandoned,
+        "exited" | "dead" | "stopped" => match c.exit_code {
+            Some(0) => ContainerVerdict::Completed,
+            _ => ContainerVerdict::Crashed,
+        },
+        _ => ContainerVerdict::Stopped,
+    }
+}
+
+/// What a record left `running` by a dead runner should become.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Final job status.
+    pub status: JobStatus,
+    /// Exit code `apply` would have returned.
+    pub exit_code: u8,
+    /// Why, in words.
+    pub reason: String,
+    /// Status for steps left `running`.
+    pub running_steps: &'static str,
+    /// Containers `--fix` removes (the job's non-persistent leftovers).
+    pub remove: Vec<String>,
+}
+
+/// Decide the fate of a record whose runner is gone, from its containers.
+///
+/// * no container left: `failed` ("zombie": the runner died, its sandboxes
+///   are gone);
+/// * any container still running: `failed`, the job was abandoned;
+/// * any paused / removing / otherwise stopped: `cancelled` (unexpected stop);
+/// * any exited non-zero: `failed` (silent failure);
+/// * all exited 0: `succeeded` if every step had finished well, else `failed`
+///   (a runner that died mid-job did not complete it).
+///
+/// Every non-persistent container left is removed by `--fix`: no runner is
+/// left to release it.
+#[must_use]
+pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
+    let remove = containers
+        .iter()
+        .filter(|c| !c.persistent)
+        .map(|c| c.name.clone())
+        .collect();
+    let verdicts: Vec<ContainerVerdict> = containers.iter().map(classify).collect();
+    let has = |v| verdicts.contains(&v);
+    let failed = |reason: String| Decision {
+        status: JobStatus::Failed,
+        exit_code: 1,
+        reason,
+        running_steps: "failed",
+        remove: Vec::new(),
+    };
+    let mut d = if containers.is_empty() {
+        failed("runner died; its sandboxes are gone".into())
+    } else if has(ContainerVerdict::Abandoned) {
+        failed("runner died; its sandboxes were still running (abandoned)".into())
+    } else if has(ContainerVerdict::Stopped) {
+        Decision {
+            status: JobStatus::Cancelled,
+            exit_code: 130,
+            reason: "runner died; its sandboxes were stopped unexpectedly".into(),
+            running_steps: "cancelled",
+            remove: Vec::new(),
+        }
+    } else if let Some(c) = containers
+        .iter()
+        .find(|c| classify(c) == ContainerVerdict::Crashed)
+    {
+        failed(format!(
+            "runner died; sandbox {} exited with code {}",
+            c.name,
+            c.exit_code.map_or_else(|| "?".into(), |e| e.to_string())
+        ))
+    } else if steps_all_ok(record) {
+        Decision {
+            status: JobStatus::Succeeded,
+            exit_code: 0,
+            reason: "runner died after every step finished; its sandboxes exited 0".into(),
+            running_steps: "failed",
+            remove: Vec::new(),
+        }
+    } else {
+        failed("runner died before the job finished; its sandboxes exited 0".into())
+    };
+    d.remove = remove;
+    d
+}
+
+fn steps_all_ok(record: &InstanceRecord) -> bool {
+    record
+        .steps
+        .iter()
+        .all(|s| matches!(s.status.as_str(), "succeeded" | "failed_allowed"))
+}
+
+/// Is the runner of a record still alive? True when `/proc/<pid>` exists,
+/// its command line mentions pocketdock, and the process is not younger than
+/// the record (a younger one is a reused pid).
+#[must_use]
+pub fn runner_alive(record: &InstanceRecord) -> bool {
+    let proc = Path::new("/proc").join(record.runner_pid.to_string());
+    let Ok(cmdline) = std::fs::read(proc.join("cmdline")) else {
+        return false;
+    };
+    if !cmdline_is_pocketdock(&cmdline) {
+        return false;
+    }
+    match process_start(&proc) {
+        Some(started) => !started_after(started, record.started),
+        None => true,
+    }
+}
+
+/// Does a `/proc/<pid>/cmdline` (NUL-separated) belong to pocketdock?
+#[must_use]
+pub fn cmdline_is_pocketdock(cmdline: &[u8]) -> bool {
+    String::from_utf8_lossy(cmdline).contains("pocketdock")
+}
+
+/// True when a process that started at `process` cannot have written a
+/// record started at `record` (with a slack for clock granularity).
+#[must_use]
+pub fn started_after(process: OffsetDateTime, record: OffsetDateTime) -> bool {
+    process > record + time::Duration::seconds(2)
+}
+
+/// When the process of `/proc/<pid>` started (Linux, 100 clock ticks/s).
+fn process_start(proc: &Path) -> Option<OffsetDateTime> {
+    let stat = std::fs::read_to_string(proc.join("stat")).ok()?;
+    let boot = std::fs::read_to_string("/proc/stat").ok()?;
+    let btime: i64 = boot
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let ticks = start_ticks(&stat)?;
+    OffsetDateTime::from_unix_timestamp(btime + (ticks / 100) as i64).ok()
+}
+
+/// Field 22 (`starttime`) of `/proc/<pid>/stat`; the command name (field 2)
+/// may hold spaces and parentheses, so fields are counted after its last `)`.
+#[must_use]
+pub fn start_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // rest starts at field 3 (state): starttime is the 20th field from there.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Close a record the runner left `running`: rewrite `instance.toml`
+/// atomically with the decision, mark steps left `running` (and `pending`
+/// ones skipped), note removed sandboxes, and append a `job_finished` line
+/// to `history.jsonl` saying doctor closed it.
+pub fn close(
+    dir: &Path,
+    record: &mut InstanceRecord,
+    d: &Decision,
+    removed: &[String],
+) -> Result<()> {
+    let now = OffsetDateTime::now_utc();
+    apply_decision(record, d, removed, now);
+    let text = toml::to_string_pretty(&*record).map_err(|e| Error::Protocol {
+        op: "write instance.toml",
+        detail: e.to_string(),
+    })?;
+    let path = dir.join("instance.toml");
+    write_atomic(&path, text.as_bytes())
+        .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+    let count = |pred: &dyn Fn(&str) -> bool| {
+        record
+            .steps
+            .iter()
+            .filter(|s| pred(s.status.as_str()))
+            .count()
+    };
+    let line = serde_json::json!({
+        "ts": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "event": "job_finished",
+        "status": d.status,
+        "exit_code": d.exit_code,
+        "duration_ms": u64::try_from((now - record.started).whole_milliseconds()).unwrap_or(0),
+        "succeeded": count(&|s| s == "succeeded"),
+        "failed": count(&|s| matches!(s, "failed" | "timed_out")),
+        "skipped": count(&|s| matches!(s, "skipped" | "cancelled")),
+        "closed_by": "doctor",
+        "reason": d.reason,
+    });
+    let path = dir.join("history.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io(format!("open {}", path.display()), e))?;
+    // A killed runner may have left a torn last line: start on a fresh one.
+    let torn = std::fs::read(&path)
+        .ok()
+        .is_some_and(|b| b.last().is_some_and(|&c| c != b'\n'));
+    let mut bytes = if torn { b"\n".to_vec() } else { Vec::new() };
+    bytes.extend_from_slice(line.to_string().as_bytes());
+    bytes.push(b'\n');
+    f.write_all(&bytes)
+        .map_err(|e| Error::io(format!("append to {}", path.display()), e))
+}
+
+/// The in-memory half of [`close`].
+pub fn apply_decision(
+    record: &mut InstanceRecord,
+    d: &Decision,
+    removed: &[String],
+    now: OffsetDateTime,
+) {
+    record.status = d.status;
+    record.exit_code = Some(d.exit_code);
+    record.finished = Some(now);
+    for s in &mut record.steps {
+        match s.status.as_str() {
+            "running" => {
+                s.status = d.running_steps.into();
+                s.reason = Some(format!("{} (closed by pocketdock doctor)", d.reason));
+            }
+            "pending" => {
+                s.status = "skipped".into();
+                s.reason =
+                    Some("the runner died before it ran (closed by pocketdock doctor)".into());
+            }
+            _ => {}
+        }
+    }
+    for s in &mut record.sandboxes {
+        if s.container.as_ref().is_some_and(|c| removed.contains(c)) {
+            s.state = "removed".into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{EngineRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
+
+    fn step(id: &str, status: &str) -> StepRecord {
+        StepRecord {
+            id: id.into(),
+            sandbox: "box".into(),
+            needs: vec![],
+            status: status.into(),
+            exit_code: None,
+            duration_ms: None,
+            attempts: 0,
+            reason: None,
+            log: format!("{id}.log"),
+        }
+    }
+
+    fn record(steps: &[(&str, &str)]) -> InstanceRecord {
+        InstanceRecord {
+            format_version: FORMAT_VERSION,
+            job: "long".into(),
+            instance: "long-0001".into(),
+            status: JobStatus::Running,
+            exit_code: None,
+            manifest: "/p/job.yaml".into(),
+            manifest_sha256: "ab".into(),
+            started: OffsetDateTime::now_utc(),
+            finished: None,
+            runner_pid: 42,
+            engine: EngineRecord {
+                kind: "podman".into(),
+                version: "5".into(),
+                socket: "/run/podman/podman.sock".into(),
+            },
+            sandboxes: vec![SandboxRecord {
+                id: "box".into(),
+                container: Some("c1".into()),
+                image: None,
+                state: "created".into(),
+            }],
+            steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
+            artifacts: vec![],
+        }
+    }
+
+    fn c(name: &str, state: &str, exit: Option<i64>, persistent: bool) -> Observed {
+        Observed {
+            name: name.into(),
+            state: state.into(),
+            exit_code: exit,
+            persistent,
+        }
+    }
+
+    #[test]
+    fn the_table_per_container() {
+        assert_eq!(
+            classify(&c("a", "running", None, false)),
+            ContainerVerdict::Abandoned
+        );
+        assert_eq!(
+            classify(&c("a", "exited", Some(0), false)),
+            ContainerVerdict::Completed
+        );
+        assert_eq!(
+            classify(&c("a", "exited", Some(137), false)),
+            ContainerVerdict::Crashed
+        );
+        assert_eq!(
+            classify(&c("a", "exited", None, false)),
+            ContainerVerdict::Crashed
+        );
+        assert_eq!(
+            classify(&c("a", "paused", None, false)),
+            ContainerVerdict::Stopped
+        );
+        assert_eq!(
+            classify(&c("a", "removing", None, false)),
+            ContainerVerdict::Stopped
+        );
+    }
+
+    #[test]
+    fn zombie_fails() {
+        let d = decide(&record(&[("w", "running")]), &[]);
+        assert_eq!((d.status, d.exit_code), (JobStatus::Failed, 1));
+        assert!(d.reason.contains("sandboxes are gone"), "{}", d.reason);
+        assert!(d.remove.is_empty());
+    }
+
+    #[test]
+    fn abandoned_fails_and_removes_all_but_persistent() {
+        let d = decide(
+            &record(&[("w", "running")]),
+            &[
+                c("a", "running", None, false),
+                c("p", "running", None, true),
+                c("b", "exited", Some(0), false),
+            ],
+        );
+        assert_eq!(d.status, JobStatus::Failed);
+        assert!(d.reason.contains("abandoned"), "{}", d.reason);
+        assert_eq!(d.remove, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(d.running_steps, "failed");
+    }
+
+    #[test]
+    fn unexpected_stop_cancels() {
+        let d = decide(
+            &record(&[("w", "running")]),
+            &[
+                c("a", "paused", None, false),
+                c("b", "exited", Some(1), false),
+            ],
+        );
+        assert_eq!((d.status, d.exit_code), (JobStatus::Cancelled, 130));
+        assert_eq!(d.running_steps, "cancelled");
+    }
+
+    #[test]
+    fn silent_failure_fails_with_the_code() {
+        let d = decide(
+            &record(&[("w", "running")]),
+            &[
+                c("a", "exited", Some(0), false),
+                c("b", "exited", Some(3), false),
+            ],
+        );
+        assert_eq!(d.status, JobStatus::Failed);
+        assert!(d.reason.contains("b exited with code 3"), "{}", d.reason);
+    }
+
+    #[test]
+    fn silent_completion_succeeds_only_when_every_step_finished_well() {
+        let exited = [c("a", "exited", Some(0), false)];
+        let done = record(&[("h", "succeeded"), ("w", "failed_allowed")]);
+        let d = decide(&done, &exited);
+        assert_eq!((d.status, d.exit_code), (JobStatus::Succeeded, 0));
+        let midway = record(&[("h", "succeeded"), ("w", "running")]);
+        assert_eq!(decide(&midway, &exited).status, JobStatus::Failed);
+    }
+
+    #[test]
+    fn applying_closes_steps_and_sandboxes() {
+        let mut r = record(&[("h", "succeeded"), ("w", "running"), ("x", "pending")]);
+        let d = decide(&r, &[c("c1", "running", None, false)]);
+        apply_decision(&mut r, &d, &d.remove.clone(), OffsetDateTime::now_utc());
+        assert_eq!(r.status, JobStatus::Failed);
+        assert_eq!(r.exit_code, Some(1));
+        assert!(r.finished.is_some());
+        let st: Vec<&str> = r.steps.iter().map(|s| s.status.as_str()).collect();
+        assert_eq!(st, ["succeeded", "failed", "skipped"]);
+        assert!(r.steps[1].reason.as_deref().unwrap().contains("doctor"));
+        assert_eq!(r.sandboxes[0].state, "removed");
+    }
+
+    #[test]
+    fn close_writes_the_record_and_a_history_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("history.jsonl"), "{\"event\":\"step_sta").unwrap();
+        let mut r = record(&[("w", "running")]);
+        let d = decide(&r, &[]);
+        close(tmp.path(), &mut r, &d, &[]).unwrap();
+        let back: InstanceRecord =
+            toml::from_str(&std::fs::read_to_string(tmp.path().join("instance.toml")).unwrap())
+                .unwrap();
+        assert_eq!(back.status, JobStatus::Failed);
+        assert_eq!(back.steps[0].status, "failed");
+        let h = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
+        let last: serde_json::Value = serde_json::from_str(h.lines().last().unwrap()).unwrap();
+        assert_eq!(last["event"], "job_finished");
+        assert_eq!(last["closed_by"], "doctor");
+        assert_eq!(last["status"], "failed");
+    }
+
+    #[test]
+    fn proc_helpers() {
+        assert!(cmdline_is_pocketdock(
+            b"/usr/bin/pocketdock\0apply\0job.yaml\0"
+        ));
+        assert!(!cmdline_is_pocketdock(b"sleep\x00100\x00"));
+        let stat = "1234 (we ird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10";
+        assert_eq!(start_ticks(stat), Some(98765));
+        let t = OffsetDateTime::now_utc();
+        assert!(started_after(t + time::Duration::seconds(10), t));
+        assert!(!started_after(t - time::Duration::seconds(10), t));
+        assert!(!started_after(t + time::Duration::seconds(1), t));
+    }
+
+    #[test]
+    fn this_process_is_not_a_younger_runner() {
+        // The test binary is alive but its cmdline may not say pocketdock;
+        // a dead pid is never alive.
+        let mut r = record(&[]);
+        r.runner_pid = u32::MAX - 1;
+        assert!(!runner_alive(&r));
+    }
+}
