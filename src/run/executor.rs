@@ -77,6 +77,8 @@ type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 
 struct Shared {
     engine: Engine,
+    /// Random per job, in container names.
+    tag: String,
     /// Each sandbox instance's Python kernel, started on first use.
     kernels: Vec<tokio::sync::Mutex<Option<Kernel>>>,
     /// Sessions by (sandbox instance, name), opened on first use.
@@ -115,6 +117,7 @@ pub async fn execute(
     let n = plan.steps.len();
     let shared = Arc::new(Shared {
         engine: engine.clone(),
+        tag: format!("{:06x}", fastrand::u32(..0x0100_0000)),
         sessions: Mutex::new(std::collections::HashMap::new()),
         kernels: (0..plan.sandboxes.len())
             .map(|_| tokio::sync::Mutex::new(None))
@@ -313,7 +316,7 @@ async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
         .get_or_init(|| async {
             let inst = &shared.plan.sandboxes[sb];
             let mut spec = inst.spec.clone();
-            spec.name = Some(container_name(&shared.opts.instance, &inst.id));
+            spec.name = Some(container_name(&shared.opts.instance, &inst.id, &shared.tag));
             spec.project = Some(shared.opts.project.clone());
             spec.instance = Some(shared.opts.instance.clone());
             spec.persist = inst.persist;
@@ -341,7 +344,7 @@ async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
 }
 
 /// `pd-<instance>-<sandbox instance>` in the characters engines accept.
-fn container_name(instance: &str, sandbox: &str) -> String {
+fn container_name(instance: &str, sandbox: &str, tag: &str) -> String {
     let raw = format!("pd-{instance}-{sandbox}");
     let mut name: String = raw
         .chars()
@@ -357,11 +360,9 @@ fn container_name(instance: &str, sandbox: &str) -> String {
         name = name.replace("--", "-");
     }
     let name = name.trim_end_matches('-');
-    if name.len() > 100 {
-        format!("{}-{:08x}", &name[..90], fastrand::u32(..))
-    } else {
-        name.to_string()
-    }
+    // Instance numbers are per project: the tag keeps two projects' jobs of
+    // the same name from colliding on the engine.
+    format!("{}-{tag}", &name[..name.len().min(90)])
 }
 
 async fn run_step(shared: Arc<Shared>, i: usize) -> Finished {
@@ -954,12 +955,15 @@ mod tests {
     #[test]
     fn container_names_are_engine_safe() {
         assert_eq!(
-            container_name("grade-0003", "grader[student=alice]"),
-            "pd-grade-0003-grader-student-alice"
+            container_name("grade-0003", "grader[student=alice]", "a1b2c3"),
+            "pd-grade-0003-grader-student-alice-a1b2c3"
         );
-        assert_eq!(container_name("j-0001", "box"), "pd-j-0001-box");
-        let long = container_name("j", &"x".repeat(300));
-        assert!(long.len() <= 100, "{}", long.len());
+        assert_eq!(
+            container_name("j-0001", "box", "000001"),
+            "pd-j-0001-box-000001"
+        );
+        let long = container_name("j", &"x".repeat(300), "abcdef");
+        assert!(long.len() <= 100 && long.ends_with("-abcdef"), "{long}");
     }
 
     #[test]
