@@ -4,25 +4,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{containers_with, copy_dir, pocketdock_in, repo, stderr, stdout, LabelCleanup};
-
-/// A fresh project directory; its name is the project label of its sandboxes.
-fn project() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("pdt-apply-")
-        .tempdir()
-        .unwrap()
-}
-
-fn project_label(dir: &Path) -> String {
-    format!(
-        "pocketdock.project={}",
-        dir.file_name().unwrap().to_string_lossy()
-    )
-}
+use common::{
+    containers_with, copy_dir, pocketdock_in, project, project_label, repo, start_long_job, stderr,
+    stdout, LabelCleanup,
+};
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
     let records: Vec<_> = std::fs::read_dir(dir.join(".pocketdock/instances"))
@@ -59,7 +47,7 @@ fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
 #[tokio::test]
 async fn the_grading_example_grades_every_submission() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     copy_dir(&repo().join("examples/grading"), dir.path());
 
@@ -126,7 +114,7 @@ async fn the_grading_example_grades_every_submission() {
 #[tokio::test]
 async fn a_failure_stops_new_steps_unless_keep_going() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::write(
         dir.path().join("job.yaml"),
@@ -193,7 +181,7 @@ steps:
 #[tokio::test]
 async fn outputs_conditions_retries_and_templates_between_steps() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::write(
         dir.path().join("job.kdl"),
@@ -246,7 +234,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
         ("undefined variable", "version: 1\nsandboxes:\n  box: {}\nsteps:\n  a:\n    run: echo {{ vars.nope }}\n", "job.yaml:6:"),
     ];
     for (what, text, location) in cases {
-        let dir = project();
+        let dir = project("apply");
         let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
         std::fs::write(dir.path().join("job.yaml"), text).unwrap();
         let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
@@ -270,44 +258,12 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
     }
 }
 
-/// Start `apply` in the background and wait until a step is running.
-fn start_long_job(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
-    std::fs::write(
-        dir.join("job.yaml"),
-        "version: 1\nname: long\nsandboxes:\n  box: {}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120 & sleep 120\n    timeout: 300\n",
-    )
-    .unwrap();
-    let mut child = Command::new(common::bin())
-        .current_dir(dir)
-        .args(["apply", "job.yaml", "-o", "ndjson"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(entries) = std::fs::read_dir(dir.join(".pocketdock/instances")) {
-            if let Some(record) = entries.flatten().map(|e| e.path()).next() {
-                let h = std::fs::read_to_string(record.join("history.jsonl")).unwrap_or_default();
-                if h.contains(r#""event":"step_started","step":"wait@box""#) {
-                    return (child, record);
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the long step never started");
-}
-
 #[tokio::test]
 async fn sigkill_mid_job_leaves_a_readable_record() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
-    let (mut child, record) = start_long_job(dir.path());
+    let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let events = history(&record);
@@ -325,9 +281,9 @@ async fn sigkill_mid_job_leaves_a_readable_record() {
 #[tokio::test]
 async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
-    let (child, record) = start_long_job(dir.path());
+    let (child, record) = start_long_job(dir.path(), "long");
     let started = Instant::now();
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -361,7 +317,7 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
 #[tokio::test]
 async fn ndjson_output_and_the_record_commands() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     copy_dir(&repo().join("examples/hello"), dir.path());
     let o = pocketdock_in(
@@ -437,7 +393,7 @@ fn validate_and_plan_need_no_engine() {
 #[tokio::test]
 async fn session_steps_share_a_shell_by_name() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::write(
         dir.path().join("job.yaml"),
@@ -474,7 +430,7 @@ steps:
 #[tokio::test]
 async fn python_steps_share_a_kernel_and_expose_results() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::write(
         dir.path().join("job.yaml"),

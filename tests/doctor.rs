@@ -4,25 +4,15 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{containers_with, pocketdock_in, stdout, LabelCleanup};
+use common::{
+    containers_with, pocketdock_in, project, project_label, start_long_job, stdout, LabelCleanup,
+};
 use pocketdock::SandboxSpec;
-
-fn project() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("pdt-doctor-")
-        .tempdir()
-        .unwrap()
-}
 
 fn project_name(dir: &Path) -> String {
     dir.file_name().unwrap().to_string_lossy().into_owned()
-}
-
-fn project_label(dir: &Path) -> String {
-    format!("pocketdock.project={}", project_name(dir))
 }
 
 fn instance_toml(record: &Path) -> toml::Value {
@@ -40,46 +30,10 @@ fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
         .unwrap()
 }
 
-/// Start a job named `name` whose second step sleeps; return once it runs.
-/// (Container names derive from the instance id, not the project: jobs
-/// running at once, here or in other test runs on the engine, need distinct
-/// names.)
-fn start_long_job(dir: &Path, name: &str) -> (std::process::Child, std::path::PathBuf) {
-    let name = format!("{name}{:06x}", fastrand::u32(..1 << 24));
-    std::fs::write(
-        dir.join("job.yaml"),
-        format!("version: 1\nname: {name}\nsandboxes:\n  box: {{}}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120 & sleep 120\n    timeout: 300\n"),
-    )
-    .unwrap();
-    let mut child = Command::new(common::bin())
-        .current_dir(dir)
-        .args(["apply", "job.yaml", "-o", "ndjson"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(entries) = std::fs::read_dir(dir.join(".pocketdock/instances")) {
-            if let Some(record) = entries.flatten().map(|e| e.path()).next() {
-                let h = std::fs::read_to_string(record.join("history.jsonl")).unwrap_or_default();
-                if h.contains(r#""event":"step_started","step":"wait@box""#) {
-                    return (child, record);
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the long step never started");
-}
-
 #[tokio::test]
 async fn doctor_reports_then_fixes_a_killed_runner() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("doctor");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
@@ -144,7 +98,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
 #[tokio::test]
 async fn doctor_removes_orphaned_job_containers() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("doctor");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::create_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
     let mut spec = SandboxSpec {
@@ -192,7 +146,7 @@ async fn doctor_removes_orphaned_job_containers() {
 #[tokio::test]
 async fn doctor_reads_exited_and_vanished_sandboxes() {
     let engine = engine_or_skip!();
-    let dir = project();
+    let dir = project("doctor");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     let (mut child, record) = start_long_job(dir.path(), "vanish");
     child.kill().unwrap(); // SIGKILL

@@ -241,3 +241,53 @@ impl Drop for ImageCleanup {
         });
     }
 }
+
+/// A fresh project directory; its name is the project label of its sandboxes.
+pub fn project(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pdt-{prefix}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// The label selecting the sandboxes of the project in `dir`.
+pub fn project_label(dir: &std::path::Path) -> String {
+    format!(
+        "pocketdock.project={}",
+        dir.file_name().unwrap().to_string_lossy()
+    )
+}
+
+/// Start `apply` of a job `name` with a long step in the background, and
+/// wait until that step runs; the child and the record directory.
+pub fn start_long_job(dir: &std::path::Path, name: &str) -> (std::process::Child, PathBuf) {
+    use std::time::{Duration, Instant};
+    std::fs::write(
+        dir.join("job.yaml"),
+        format!("version: 1\nname: {name}\nsandboxes:\n  box: {{}}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120 & sleep 120\n    timeout: 300\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args(["apply", "job.yaml", "-o", "ndjson"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(entries) = std::fs::read_dir(dir.join(".pocketdock/instances")) {
+            if let Some(record) = entries.flatten().map(|e| e.path()).next() {
+                let h = std::fs::read_to_string(record.join("history.jsonl")).unwrap_or_default();
+                if h.contains(r#""event":"step_started","step":"wait@box""#) {
+                    return (child, record);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the long step never started");
+}
