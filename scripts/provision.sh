@@ -165,7 +165,8 @@ wait_for() {
 start_daemon() {
   local name=$1 logfile=$2; shift 2
   printf '\n===== %s starting %s: %s\n' "$(date -Is)" "$name" "$*" >>"$logfile"
-  setsid nohup "$@" </dev/null >>"$logfile" 2>&1 &
+  # From /: a daemon's working directory collects its droppings (conmon writes `oom` files there).
+  (cd / && exec setsid nohup "$@" </dev/null >>"$logfile" 2>&1) &
   echo $! >"$RUN_DIR/$name.pid"
   log "$name: started (pid $!, log $logfile)"
 }
