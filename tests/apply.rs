@@ -8,8 +8,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{
-    containers_with, copy_dir, pocketdock_in, project, project_label, repo, start_long_job, stderr,
-    stdout, LabelCleanup,
+    containers_with, copy_dir, instance_toml, pocketdock_in, project, project_label, repo,
+    start_long_job, stderr, stdout, step_status, LabelCleanup,
 };
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
@@ -21,27 +21,12 @@ fn only_record(dir: &Path) -> std::path::PathBuf {
     records[0].clone()
 }
 
-fn instance_toml(record: &Path) -> toml::Value {
-    toml::from_str(&std::fs::read_to_string(record.join("instance.toml")).unwrap()).unwrap()
-}
-
 fn history(record: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(record.join("history.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad history line {l:?}: {e}")))
         .collect()
-}
-
-fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
-    rec["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"].as_str() == Some(id))
-        .unwrap_or_else(|| panic!("no step {id}"))["status"]
-        .as_str()
-        .unwrap()
 }
 
 #[tokio::test]

@@ -7,27 +7,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{
-    containers_with, pocketdock_in, project, project_label, start_long_job, stdout, LabelCleanup,
+    containers_with, instance_toml, pocketdock_in, project, project_label, start_long_job, stdout,
+    step_status, LabelCleanup,
 };
 use pocketdock::SandboxSpec;
 
 fn project_name(dir: &Path) -> String {
     dir.file_name().unwrap().to_string_lossy().into_owned()
-}
-
-fn instance_toml(record: &Path) -> toml::Value {
-    toml::from_str(&std::fs::read_to_string(record.join("instance.toml")).unwrap()).unwrap()
-}
-
-fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
-    rec["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"].as_str() == Some(id))
-        .unwrap_or_else(|| panic!("no step {id}"))["status"]
-        .as_str()
-        .unwrap()
 }
 
 #[tokio::test]

@@ -249,17 +249,12 @@ async fn an_oom_killed_kernel_says_so() {
 #[tokio::test]
 async fn a_sandbox_without_python_fails_clearly() {
     let engine = engine_or_skip!();
-    if !engine
-        .image_exists("pocketdock-test/busybox:latest")
-        .await
-        .unwrap()
-    {
-        eprintln!("skipped: no pocketdock-test/busybox image");
+    let Some(busybox) = common::busybox_image(&engine).await else {
         return;
-    }
+    };
     let mut guard = Cleanup::new(&engine);
     let mut s = spec("kernel-nopy");
-    s.image = Some("pocketdock-test/busybox:latest".into());
+    s.image = Some(busybox.into());
     let sb = sandbox(&engine, &mut guard, &s).await;
     let e = sb.kernel().await.unwrap_err().to_string();
     assert!(e.contains("python3 is not available"), "{e}");

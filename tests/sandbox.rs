@@ -433,21 +433,12 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
 #[tokio::test]
 async fn other_images_work_without_bash_or_python() {
     let engine = engine_or_skip!();
-    if !engine
-        .image_exists("pocketdock-test/busybox:latest")
-        .await
-        .unwrap()
-    {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must provide pocketdock-test/busybox"
-        );
-        eprintln!("skipped: no pocketdock-test/busybox image");
+    let Some(busybox) = common::busybox_image(&engine).await else {
         return;
-    }
+    };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("busybox");
-    s.image = Some("pocketdock-test/busybox:latest".into());
+    s.image = Some(busybox.into());
     // busybox's CMD is a bare `sh`: the sandbox must keep it alive anyway.
     let sb = sandbox(&engine, &mut c, &s).await;
     let r = sb.run("echo $((6*7))", &opts()).await;

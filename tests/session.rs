@@ -415,17 +415,12 @@ async fn sessions_coexist_with_runs_and_processes_and_shutdown_ends_them() {
 #[tokio::test]
 async fn an_image_without_bash_fails_clearly() {
     let engine = engine_or_skip!();
-    if !engine
-        .image_exists("pocketdock-test/busybox:latest")
-        .await
-        .unwrap()
-    {
-        eprintln!("skipped: no pocketdock-test/busybox image");
+    let Some(busybox) = common::busybox_image(&engine).await else {
         return;
-    }
+    };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("sess-nobash");
-    s.image = Some("pocketdock-test/busybox:latest".into());
+    s.image = Some(busybox.into());
     let sb = sandbox(&engine, &mut c, &s).await;
     let t = Instant::now();
     match sb.session(plain()).await {

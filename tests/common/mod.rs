@@ -291,3 +291,35 @@ pub fn start_long_job(dir: &std::path::Path, name: &str) -> (std::process::Child
     let _ = child.wait();
     panic!("the long step never started");
 }
+
+/// The small busybox test image (no bash, no python), or `None` to skip;
+/// under `CI=true` its absence is a failure, since CI provisions it.
+pub async fn busybox_image(engine: &Engine) -> Option<&'static str> {
+    const IMAGE: &str = "pocketdock-test/busybox:latest";
+    if engine.image_exists(IMAGE).await.unwrap() {
+        return Some(IMAGE);
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "CI must provide {IMAGE} (scripts/provision.sh)"
+    );
+    eprintln!("skipped: no {IMAGE} image");
+    None
+}
+
+/// A job record's `instance.toml`.
+pub fn instance_toml(record: &std::path::Path) -> toml::Value {
+    toml::from_str(&std::fs::read_to_string(record.join("instance.toml")).unwrap()).unwrap()
+}
+
+/// The status of step instance `id` in a record.
+pub fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
+    rec["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("no step {id}"))["status"]
+        .as_str()
+        .unwrap()
+}
