@@ -266,7 +266,10 @@ impl Error {
     /// True for errors the user caused with a bad argument, not the engine.
     #[must_use]
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Invalid { .. } | Error::UnknownProfile { .. })
+        matches!(
+            self,
+            Error::Invalid { .. } | Error::UnknownProfile { .. } | Error::Settings(_)
+        )
     }
 
     pub(crate) fn io(op: impl fmt::Display, source: std::io::Error) -> Self {

@@ -5,6 +5,7 @@ use time::OffsetDateTime;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::Project;
 use crate::sandbox::labels;
 
 #[derive(Debug, clap::Args)]
@@ -12,14 +13,17 @@ pub struct Args {
     /// Include stopped sandboxes.
     #[arg(long, short = 'a')]
     all: bool,
-    /// Only sandboxes of this project.
-    #[arg(long, value_name = "NAME")]
+    /// Sandboxes of this project [default: the current project].
+    #[arg(long, value_name = "NAME", conflicts_with = "all_projects")]
     project: Option<String>,
+    /// Sandboxes of every project on this engine.
+    #[arg(long)]
+    all_projects: bool,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
     /// List the current project's job records instead of sandboxes.
-    #[arg(long, conflicts_with_all = ["all", "project"])]
+    #[arg(long, conflicts_with_all = ["all", "project", "all_projects"])]
     jobs: bool,
 }
 
@@ -47,8 +51,16 @@ struct Row {
 }
 
 pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    let project = if a.all_projects {
+        None
+    } else {
+        match &a.project {
+            Some(p) => Some(p.clone()),
+            None => Some(Project::load_current()?.name),
+        }
+    };
     let mut filters = vec![format!("{}=true", labels::MANAGED)];
-    if let Some(p) = &a.project {
+    if let Some(p) = &project {
         filters.push(format!("{}={p}", labels::PROJECT));
     }
     let mut found = engine.list_containers(a.all, &filters).await?;
@@ -78,9 +90,15 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         return Ok(0);
     }
     if rows.is_empty() {
+        let scope = project.map_or_else(String::new, |p| format!(" in project {p}"));
         eprintln!(
-            "no {}sandboxes; create one with `pocketdock create`",
-            if a.all { "" } else { "running " }
+            "no {}sandboxes{scope}; create one with `pocketdock create`{}",
+            if a.all { "" } else { "running " },
+            if a.all_projects {
+                ""
+            } else {
+                ", or look at every project's with `--all-projects`"
+            }
         );
         return Ok(0);
     }

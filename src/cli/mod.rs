@@ -12,13 +12,16 @@ mod create;
 mod doctor;
 mod files;
 mod info;
+mod init;
 mod lifecycle;
 mod list;
 mod logs;
 mod plan;
+mod prune;
 mod python;
 mod run;
 mod shell;
+mod status;
 mod table;
 mod validate;
 
@@ -65,6 +68,12 @@ enum Command {
     Logs(logs::Args),
     /// Find job records left running by a dead runner, and orphaned job containers; --fix repairs.
     Doctor(doctor::Args),
+    /// Make this directory a project: pocketdock.yaml with a `project:` section, and .pocketdock/.
+    Init(init::Args),
+    /// Summarise the project: its sandboxes by state, disk used by .pocketdock/, job records.
+    Status(status::Args),
+    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images.
+    Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
@@ -166,9 +175,16 @@ fn run_main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
-    let socket = cli.socket;
+    let socket = match cli.socket {
+        Some(s) => Some(s),
+        None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => None,
+        None => configured_socket()?,
+    };
     let engine = || Engine::connect_to(socket.as_deref());
     match cli.command {
+        Command::Init(a) => init::run(&a),
+        Command::Status(a) => status::run(&engine().await?, &a).await,
+        Command::Prune(a) => prune::run(&engine().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(&a)),
         Command::Plan(a) => Ok(plan::run(&a)),
@@ -200,6 +216,17 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Build(a) => build::run(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
     }
+}
+
+/// The install-level `socket` setting.
+fn configured_socket() -> Result<Option<PathBuf>, Error> {
+    let Some(file) = crate::project::config::install_file() else {
+        return Ok(None);
+    };
+    let layer = crate::project::config::read_layer(&file, true).map_err(Error::Settings)?;
+    let mut config = crate::project::Config::default();
+    config.apply(layer);
+    Ok(config.socket)
 }
 
 fn report(e: &Error) {

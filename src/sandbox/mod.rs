@@ -206,6 +206,7 @@ impl Sandbox {
                     .cloned()
                     .unwrap_or_default(),
                 persist: true,
+                engine: self.engine.info().kind.cli().to_string(),
             },
             resources: instance::Resources {
                 mem_limit: spec.mem.to_string(),
@@ -530,7 +531,7 @@ fn create_body(
 
 /// Remove a persistent sandbox's instance directory, but only if it still
 /// describes container `id` (a newer sandbox of the same name may own it).
-pub(crate) fn remove_instance_dir(dir: &std::path::Path, id: &str) {
+pub fn remove_instance_dir(dir: &std::path::Path, id: &str) {
     if instance::read(dir).is_some_and(|m| m.container.id == id) {
         let _ = std::fs::remove_dir_all(dir);
     }
