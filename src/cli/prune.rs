@@ -144,6 +144,11 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
                 freed += i.size.max(0) as u64;
             }
             Ok(false) => {}
+            // In use after all: a build in progress, or a container of
+            // another tool (Podman's "external" build containers).
+            Err(Error::Api { status: 409, .. }) => {
+                eprintln!("kept image {}: in use", short_id(&i.id));
+            }
             Err(e) => failures.push(format!("image {}: {e}", short_id(&i.id))),
         }
     }
