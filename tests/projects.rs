@@ -219,10 +219,10 @@ async fn ephemeral_sandboxes_leave_no_trace_and_settings_decide_the_default() {
 async fn list_and_status_are_scoped_to_the_project() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
-    let a = init("lista", "pdt-list-a");
-    let b = init("listb", "pdt-list-b");
-    let in_a = create(a.path(), &mut c, "la", &[]);
-    let in_b = create(b.path(), &mut c, "lb", &["--persist"]);
+    let first = init("lista", "pdt-list-a");
+    let second = init("listb", "pdt-list-b");
+    let in_a = create(first.path(), &mut c, "la", &[]);
+    let in_b = create(second.path(), &mut c, "lb", &["--persist"]);
     let names = |o: &std::process::Output| -> Vec<String> {
         json(o)
             .as_array()
@@ -231,28 +231,28 @@ async fn list_and_status_are_scoped_to_the_project() {
             .map(|r| r["name"].as_str().unwrap().to_string())
             .collect()
     };
-    let o = pocketdock_in(a.path(), &["list", "--json"], &[]);
+    let o = pocketdock_in(first.path(), &["list", "--json"], &[]);
     assert_eq!(names(&o), vec![in_a.clone()]);
     let o = pocketdock_in(
-        a.path(),
+        first.path(),
         &["list", "--json", "--project", "pdt-list-b"],
         &[],
     );
     assert_eq!(names(&o), vec![in_b.clone()]);
-    let o = pocketdock_in(a.path(), &["list", "--json", "--all-projects"], &[]);
+    let o = pocketdock_in(first.path(), &["list", "--json", "--all-projects"], &[]);
     let all = names(&o);
     assert!(all.contains(&in_a) && all.contains(&in_b), "{all:?}");
 
-    let o = pocketdock_in(b.path(), &["stop", &in_b], &[]);
+    let o = pocketdock_in(second.path(), &["stop", &in_b], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(b.path(), &["status", "--json"], &[]);
+    let o = pocketdock_in(second.path(), &["status", "--json"], &[]);
     let s = json(&o);
     assert_eq!(s["project"], "pdt-list-b");
     assert_eq!(s["sandboxes"]["exited"], 1, "{s}");
     assert_eq!(s["persistent"], 1);
     assert_eq!(s["disk"]["instance_dirs"], 1);
     assert!(s["disk"]["total"].as_u64().unwrap() > 0);
-    let o = pocketdock_in(b.path(), &["status"], &[]);
+    let o = pocketdock_in(second.path(), &["status"], &[]);
     assert!(
         stdout(&o).contains("project pdt-list-b") && stdout(&o).contains("1 exited"),
         "{}",
