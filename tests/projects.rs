@@ -153,6 +153,24 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         "home\ndata\n"
     );
 
+    // A fresh reboot starts the filesystem over but keeps data/, and the
+    // instance directory follows the new container.
+    let o = pocketdock_in(dir.path(), &["reboot", &name, "--fresh"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        run_in(
+            dir.path(),
+            &name,
+            "cat /home/sandbox/data/d; test -e /home/sandbox/f || echo fresh"
+        ),
+        "data\nfresh\n"
+    );
+    let meta: toml::Value =
+        toml::from_str(&std::fs::read_to_string(inst.join("instance.toml")).unwrap()).unwrap();
+    let new_id = engine.inspect_container(&name, false).await.unwrap().id;
+    assert_ne!(new_id, id);
+    assert_eq!(meta["container"]["id"].as_str(), Some(new_id.as_str()));
+
     // Every run is logged and in the history.
     let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = history
@@ -161,7 +179,8 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         .collect();
     assert_eq!(lines[0]["type"], "create");
     let runs: Vec<_> = lines.iter().filter(|l| l["type"] == "run").collect();
-    assert_eq!(runs.len(), 2, "{history}");
+    assert_eq!(runs.len(), 3, "{history}");
+    assert!(lines.iter().any(|l| l["type"] == "reboot"), "{history}");
     assert_eq!(runs[1]["exit"], 0);
     let log =
         std::fs::read_to_string(inst.join("logs").join(runs[1]["log"].as_str().unwrap())).unwrap();

@@ -338,6 +338,25 @@ impl Sandbox {
             let _ = self.engine.remove_container(&id, true).await;
             return Err(e);
         }
+        // A persistent sandbox's instance directory follows it to the new id.
+        if let Some(dir) = raw
+            .pointer("/Config/Labels")
+            .and_then(|l| l.get(labels::DATA_PATH))
+            .and_then(serde_json::Value::as_str)
+        {
+            let dir = std::path::Path::new(dir);
+            if let Some(mut meta) = instance::read(dir) {
+                let old = std::mem::replace(&mut meta.container.id, id.clone());
+                let _ = instance::write(dir, &meta);
+                let _ = instance::append_history(
+                    dir,
+                    &serde_json::json!({
+                        "ts": now_rfc3339(), "type": "reboot", "fresh": true,
+                        "id": id, "previous_id": old,
+                    }),
+                );
+            }
+        }
         self.id = id;
         Ok(())
     }
