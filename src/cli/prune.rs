@@ -1,16 +1,14 @@
 //! `pocketdock prune`: remove stopped sandboxes, their instance
 //! directories, and (with `--images`) superseded pocketdock images.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 
-use crate::engine::api::ContainerSummary;
 use crate::engine::{Engine, ImageSummary};
 use crate::error::Error;
-use crate::images::CONTEXT_LABEL;
 use crate::project::Project;
-use crate::sandbox::{labels, remove_instance_dir};
+use crate::sandbox::labels;
+use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
@@ -36,40 +34,38 @@ pub struct Args {
     yes: bool,
 }
 
-pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let project = if a.all_projects {
-        None
+/// The scope of `--project P` / `--all-projects` / the current project.
+pub(super) fn scope(project: Option<&String>, all_projects: bool) -> Result<Scope, Error> {
+    Ok(if all_projects {
+        Scope::All
     } else {
-        match &a.project {
-            Some(p) => Some(p.clone()),
-            None => Some(Project::load_current()?.name),
-        }
-    };
-    let mut filters = vec![format!("{}=true", labels::MANAGED)];
-    if let Some(p) = &project {
-        filters.push(format!("{}={p}", labels::PROJECT));
-    }
-    let mut sandboxes: Vec<ContainerSummary> = engine
-        .list_containers(true, &filters)
+        Scope::Project(match project {
+            Some(p) => p.clone(),
+            None => Project::load_current()?.name,
+        })
+    })
+}
+
+pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
+    let scope = scope(a.project.as_ref(), a.all_projects)?;
+    let sandboxes: Vec<_> = manage::list_sandboxes(engine, &scope, true)
         .await?
         .into_iter()
-        .filter(|c| !matches!(c.state.as_str(), "running" | "paused" | "restarting"))
+        .filter(manage::SandboxSummary::is_stopped)
         .collect();
-    sandboxes.sort_by(|x, y| x.name().cmp(y.name()));
-
     let images = if a.images {
-        superseded_images(engine, &sandboxes).await?
+        manage::superseded_images(engine, &sandboxes).await?
     } else {
         Vec::new()
     };
 
-    let scope = project.as_ref().map_or_else(
-        || "in any project".to_string(),
-        |p| format!("in project {p}"),
-    );
+    let where_ = match &scope {
+        Scope::All => "in any project".to_string(),
+        Scope::Project(p) => format!("in project {p}"),
+    };
     if sandboxes.is_empty() && images.is_empty() {
         println!(
-            "nothing to prune: no stopped sandboxes {scope}{}",
+            "nothing to prune: no stopped sandboxes {where_}{}",
             if a.images {
                 " and no superseded pocketdock images"
             } else {
@@ -80,13 +76,12 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     }
     let mut plan = String::new();
     for c in &sandboxes {
-        let persist = label(c, labels::PERSIST) == Some("true");
         let _ = writeln!(
             plan,
             "  sandbox {} ({}{})",
-            c.name(),
+            c.name,
             c.state,
-            if persist {
+            if c.persist {
                 ", persistent: its instance directory goes too"
             } else {
                 ""
@@ -103,7 +98,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         );
     }
     eprint!(
-        "pocketdock prune will remove {} {scope}{}:\n{plan}",
+        "pocketdock prune will remove {} {where_}{}:\n{plan}",
         plural(sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
         if a.images {
             format!(" and {}", plural(images.len(), "image", "images"))
@@ -116,63 +111,38 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         return Ok(1);
     }
 
-    let mut failures = Vec::new();
-    let mut removed = 0;
-    let mut dirs = 0;
-    for c in &sandboxes {
-        match engine.remove_container(&c.id, true).await {
-            Ok(()) => {
-                removed += 1;
-                if let Some(dir) = label(c, labels::DATA_PATH) {
-                    let dir = std::path::Path::new(dir);
-                    remove_instance_dir(dir, &c.id);
-                    if !dir.exists() {
-                        dirs += 1;
-                    }
-                }
-            }
-            Err(Error::Api { status: 404, .. }) => {}
-            Err(e) => failures.push(format!("sandbox {}: {e}", c.name())),
-        }
+    let report = manage::prune(engine, &sandboxes, &images).await;
+    for id in &report.in_use {
+        eprintln!("kept image {}: in use", short_id(id));
     }
-    let mut images_removed = 0;
-    let mut freed = 0u64;
-    for i in &images {
-        match engine.remove_image(&i.id, false).await {
-            Ok(true) => {
-                images_removed += 1;
-                freed += i.size.max(0) as u64;
-            }
-            Ok(false) => {}
-            // In use after all: a build in progress, or a container of
-            // another tool (Podman's "external" build containers).
-            Err(Error::Api { status: 409, .. }) => {
-                eprintln!("kept image {}: in use", short_id(&i.id));
-            }
-            Err(e) => failures.push(format!("image {}: {e}", short_id(&i.id))),
-        }
-    }
-    let mut summary = format!("removed {}", plural(removed, "sandbox", "sandboxes"));
-    if dirs > 0 {
+    let mut summary = format!(
+        "removed {}",
+        plural(report.sandboxes, "sandbox", "sandboxes")
+    );
+    if report.instance_dirs > 0 {
         let _ = write!(
             summary,
             " ({})",
-            plural(dirs, "instance directory", "instance directories")
+            plural(
+                report.instance_dirs,
+                "instance directory",
+                "instance directories"
+            )
         );
     }
     if a.images {
         let _ = write!(
             summary,
             " and {}, {} freed",
-            plural(images_removed, "image", "images"),
-            ByteSize(freed)
+            plural(report.images, "image", "images"),
+            ByteSize(report.freed)
         );
     }
     println!("{summary}");
-    if failures.is_empty() {
+    if report.failures.is_empty() {
         Ok(0)
     } else {
-        for f in &failures {
+        for f in &report.failures {
             eprintln!("error: could not remove {f}");
         }
         Ok(1)
@@ -183,46 +153,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn label<'c>(c: &'c ContainerSummary, key: &str) -> Option<&'c str> {
-    c.labels.as_ref()?.get(key).map(String::as_str)
-}
-
-/// Untagged images pocketdock built or committed, that no container uses
-/// (sandboxes about to be pruned aside).
-async fn superseded_images(
-    engine: &Engine,
-    pruned: &[ContainerSummary],
-) -> Result<Vec<ImageSummary>, Error> {
-    let going: HashSet<&str> = pruned.iter().map(|c| c.id.as_str()).collect();
-    let used: HashSet<String> = engine
-        .list_containers(true, &[])
-        .await?
-        .into_iter()
-        .filter(|c| !going.contains(c.id.as_str()))
-        .map(|c| c.image_id)
-        .collect();
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for key in [CONTEXT_LABEL, labels::SNAPSHOT_OF] {
-        for image in engine.list_images(key).await? {
-            if image.tags().is_empty()
-                && !used.contains(&image.id)
-                && !used.contains(image.id.trim_start_matches("sha256:"))
-                && seen.insert(image.id.clone())
-            {
-                out.push(image);
-            }
-        }
-    }
-    out.sort_by_key(|i| i.created);
-    Ok(out)
-}
-
 fn describe(i: &ImageSummary) -> String {
     let l = i.labels.as_ref();
     if let Some(of) = l.and_then(|l| l.get(labels::SNAPSHOT_OF)) {
         format!("old snapshot of {of}")
-    } else if let Some(p) = l.and_then(|l| l.get("pocketdock.profile")) {
+    } else if let Some(p) = l.and_then(|l| l.get(labels::PROFILE)) {
         format!("old build of profile {p}")
     } else {
         "old pocketdock build".into()

@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::project::{instance, Project};
 use crate::record;
-use crate::sandbox::labels;
+use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
@@ -65,29 +65,17 @@ struct LatestJob {
 
 pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     let project = Project::load_current()?;
-    let mut found = engine
-        .list_containers(
-            true,
-            &[
-                format!("{}=true", labels::MANAGED),
-                format!("{}={}", labels::PROJECT, project.name),
-            ],
-        )
-        .await?;
-    found.sort_by(|x, y| x.name().cmp(y.name()));
-    let containers: Vec<Sandbox> = found
-        .iter()
-        .map(|c| Sandbox {
-            name: c.name().to_string(),
-            state: c.state.clone(),
-            persist: c
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(labels::PERSIST))
-                .is_some_and(|v| v == "true"),
-            image: c.image.clone(),
-        })
-        .collect();
+    let containers: Vec<Sandbox> =
+        manage::list_sandboxes(engine, &Scope::Project(project.name.clone()), true)
+            .await?
+            .into_iter()
+            .map(|c| Sandbox {
+                name: c.name,
+                state: c.state,
+                persist: c.persist,
+                image: c.image,
+            })
+            .collect();
     let mut sandboxes = BTreeMap::new();
     for c in &containers {
         *sandboxes.entry(c.state.clone()).or_insert(0) += 1;

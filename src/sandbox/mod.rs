@@ -9,6 +9,7 @@ mod buffer;
 mod files;
 mod info;
 mod kernel;
+pub mod manage;
 mod output;
 mod process;
 mod run;
