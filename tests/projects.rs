@@ -190,6 +190,15 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         "{log}"
     );
 
+    let o = pocketdock_in(dir.path(), &["logs", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let newest =
+        std::fs::read_to_string(inst.join("logs").join(runs[2]["log"].as_str().unwrap())).unwrap();
+    assert!(newest.contains("] fresh\n"), "{newest}");
+    assert_eq!(stdout(&o), newest, "`logs NAME` shows the newest run log");
+    let o = pocketdock_in(dir.path(), &["logs", &name, "--history"], &[]);
+    assert_eq!(stdout(&o), history);
+
     let o = pocketdock_in(dir.path(), &["shutdown", &name, "--remove", "-y"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!inst.exists(), "removing it removes its instance directory");
