@@ -124,7 +124,7 @@ fn project_section(name: &str, profile: &str) -> String {
 project:
   # Label of this project's sandboxes; `pocketdock list` shows only these.
   name: {name}
-  # Profile of `pocketdock create` and `shell --profile` when none is given.
+  # Profile of `pocketdock create` without --profile or --image.
   default_profile: {profile}
   # true: `create` keeps sandboxes (stopped) on shutdown; --no-persist overrides.
   default_persist: false

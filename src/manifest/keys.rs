@@ -121,7 +121,7 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     ),
     key(
         "default_profile",
-        "Profile `create` and `shell --profile` use when none is given. Default: `minimal`.",
+        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
         || json!({ "type": "string" }),
     ),
     key(
@@ -145,7 +145,7 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     ),
     key(
         "default_profile",
-        "Profile `create` and `shell --profile` use when none is given. Default: `minimal`.",
+        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
         || json!({ "type": "string" }),
     ),
     key(

@@ -12,7 +12,7 @@ use crate::size::ByteSize;
 pub struct Config {
     /// Project name (labels, `list` scope); the root directory's name when unset.
     pub name: Option<String>,
-    /// Profile for `create` and `shell` when none is given.
+    /// Profile of `create` without `--profile` or `--image`.
     pub default_profile: Option<String>,
     /// `create` makes persistent sandboxes unless told otherwise.
     pub default_persist: bool,
