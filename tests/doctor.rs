@@ -419,3 +419,63 @@ async fn doctor_reports_ports_held_by_others() {
     drop(listener);
     assert_clean(dir.path());
 }
+
+/// What doctor's `on_start` says is what the engine does: Podman refuses to
+/// start without the bind source; Docker creates it root-owned, and doctor
+/// then finds the rest missing and hands data/ to the sandbox user.
+#[tokio::test]
+async fn starting_without_the_data_dir_is_what_doctor_says() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-start");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-start", &[]);
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let inst = dir.path().join(".pocketdock/instances").join(&name);
+    std::fs::remove_dir_all(&inst).unwrap();
+    let (_, v) = doctor_json(dir.path(), false);
+    let on_start = findings_of(&v, "missing_instance_dir")[0]["on_start"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    match engine.info().kind {
+        pocketdock::EngineKind::Podman => {
+            assert!(!o.status.success(), "podman started it");
+            assert!(on_start.contains("refuses to start"), "{on_start}");
+            assert!(!inst.exists());
+        }
+        pocketdock::EngineKind::Docker => {
+            assert!(o.status.success(), "{}", common::stderr(&o));
+            assert!(on_start.contains("creates"), "{on_start}");
+            assert!(inst.join("data").is_dir() && !inst.join("instance.toml").exists());
+            let (code, v) = doctor_json(dir.path(), false);
+            assert_eq!(code, Some(1), "{v}");
+            let f = findings_of(&v, "missing_instance_dir");
+            assert_eq!(
+                f[0]["missing"],
+                serde_json::json!(["instance.toml", "logs/"])
+            );
+        }
+    }
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(0), "{v}");
+    assert_clean(dir.path());
+    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = pocketdock_in(
+        dir.path(),
+        &[
+            "run",
+            &name,
+            "touch /home/sandbox/data/mine && test -O /home/sandbox/data",
+        ],
+        &[],
+    );
+    assert!(
+        o.status.success(),
+        "data/ not the sandbox user's: {}",
+        common::stderr(&o)
+    );
+}

@@ -153,7 +153,10 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
         .map(PathBuf::from)
         .find(|b| b.starts_with(&dir))
         .unwrap_or_else(|| dir.join("data"));
-    let data_was_missing = !data.is_dir();
+    // Docker recreates a missing bind source root-owned on start, so data/
+    // can exist yet be the engine's: hand it over whenever the directory
+    // was not pocketdock's (no instance.toml) or data/ is gone.
+    let hand_over = !data.is_dir() || missing.iter().any(|m| m != "logs/");
     let mut notes = Vec::new();
     let mut errors = Vec::new();
     let mut fixed = false;
@@ -162,7 +165,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
             Ok(()) => fixed = true,
             Err(e) => errors.push(e.to_string()),
         }
-        if fixed && data_was_missing {
+        if fixed && hand_over {
             match give_data(engine, s).await {
                 Ok(Some(note)) => notes.push(note),
                 Ok(None) => {}
