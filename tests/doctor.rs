@@ -479,3 +479,36 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
         common::stderr(&o)
     );
 }
+
+#[tokio::test]
+async fn doctor_reports_a_renamed_project_it_cannot_fix() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-rename");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-rename", &[]);
+    let old = project_name(dir.path());
+    let yaml = dir.path().join("pocketdock.yaml");
+    std::fs::write(
+        &yaml,
+        format!("version: 1\nproject:\n  name: {old}-renamed\n"),
+    )
+    .unwrap();
+
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "mismatch");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["container"], name.as_str());
+    assert_eq!(f[0]["labelled_project"], old.as_str());
+    assert_eq!(f[0]["fields"], serde_json::json!([]));
+    assert_eq!(f[0]["fixed"], false);
+    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    assert!(
+        stdout(&o).contains(&format!("project.name: {old}")),
+        "{}",
+        stdout(&o)
+    );
+
+    std::fs::remove_file(&yaml).unwrap();
+    assert_clean(dir.path());
+}

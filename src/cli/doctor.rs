@@ -92,8 +92,8 @@ enum Finding {
         container: String,
         instance_dir: String,
         fields: Vec<instances::FieldMismatch>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        notes: Vec<String>,
+        /// Set when the container is labelled for another project (renamed).
+        labelled_project: Option<String>,
         fixed: bool,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
@@ -153,7 +153,7 @@ impl Finding {
             ),
             Finding::Mismatch { .. } => (
                 "instance.toml out of step with the engine",
-                "`pocketdock doctor --fix` rewrites instance.toml from the container's labels and inspect",
+                "`pocketdock doctor --fix` rewrites instance.toml from the container's labels and inspect; a container labelled for another project needs `project.name` set back, or a recreate",
             ),
             Finding::PortConflict { .. } => (
                 "Port conflicts (doctor does not fix these)",
@@ -432,8 +432,8 @@ fn describe(f: &Finding, fix: bool) -> String {
             container,
             instance_dir,
             fields,
-            notes,
-            fixed,
+            labelled_project,
+            errors,
             ..
         } => {
             let mut l = format!("{container}: {instance_dir}/instance.toml");
@@ -444,16 +444,19 @@ fn describe(f: &Finding, fix: bool) -> String {
                     m.field, m.recorded, m.engine
                 );
             }
-            for n in notes {
-                let _ = write!(l, "\n  note: {n}");
+            if !fields.is_empty() && !(fix && !errors.is_empty()) {
+                l.push_str(if fix {
+                    "\n  did: rewrite instance.toml from the engine"
+                } else {
+                    "\n  --fix would: rewrite instance.toml from the engine"
+                });
             }
-            l.push_str(if *fixed {
-                "\n  did: rewrite instance.toml from the engine"
-            } else if fix {
-                ""
-            } else {
-                "\n  --fix would: rewrite instance.toml from the engine"
-            });
+            if let Some(p) = labelled_project {
+                let _ = write!(
+                    l,
+                    "\n  the container is labelled for project `{p}`, so this project's `list` misses it; labels cannot change: set `project.name: {p}` in pocketdock.yaml, or recreate the sandbox"
+                );
+            }
             l
         }
         Finding::PortConflict {

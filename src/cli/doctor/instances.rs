@@ -327,26 +327,21 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, fix: bool) -> Option<Finding> {
             );
         }
     }
-    if fields.is_empty() {
+    // A renamed project: the container keeps its old label, so `list` and
+    // the project's other checks no longer see it. Labels cannot change.
+    let labelled_project =
+        (truth.container.project != project).then(|| truth.container.project.clone());
+    if fields.is_empty() && labelled_project.is_none() {
         return None;
-    }
-    let mut notes = Vec::new();
-    if truth.container.project != project {
-        notes.push(format!(
-            "the container is labelled for project `{}`, this project is `{project}`; labels cannot change: set `project.name: {}` in pocketdock.yaml, or recreate the sandbox",
-            truth.container.project, truth.container.project
-        ));
     }
     let mut errors = Vec::new();
     let mut fixed = false;
-    if fix {
+    if fix && !fields.is_empty() {
         let mut truth = truth;
-        if old.is_some() {
-            // Keep the image as written when only its spelling differs.
-            if let Some(o) = &old {
-                if normal_image(&o.container.image) == normal_image(&truth.container.image) {
-                    truth.container.image.clone_from(&o.container.image);
-                }
+        // Keep the image as written when only its spelling differs.
+        if let Some(o) = &old {
+            if normal_image(&o.container.image) == normal_image(&truth.container.image) {
+                truth.container.image.clone_from(&o.container.image);
             }
         }
         let done = instance::write(dir, &truth).and_then(|()| {
@@ -361,7 +356,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, fix: bool) -> Option<Finding> {
             )
         });
         match done {
-            Ok(()) => fixed = true,
+            Ok(()) => fixed = labelled_project.is_none(),
             Err(e) => errors.push(e.to_string()),
         }
     }
@@ -369,7 +364,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, fix: bool) -> Option<Finding> {
         container: s.name().to_string(),
         instance_dir: dir.display().to_string(),
         fields,
-        notes,
+        labelled_project,
         fixed,
         errors,
     })
