@@ -444,7 +444,7 @@ fn describe(f: &Finding, fix: bool) -> String {
                     m.field, m.recorded, m.engine
                 );
             }
-            if !fields.is_empty() && !(fix && !errors.is_empty()) {
+            if !fields.is_empty() && (!fix || errors.is_empty()) {
                 l.push_str(if fix {
                     "\n  did: rewrite instance.toml from the engine"
                 } else {
