@@ -421,7 +421,8 @@ fn describe(f: &Finding, fix: bool) -> String {
             } else if *data_entries > 0 {
                 let _ = write!(
                     l,
-                    "; data/ holds {data_entries} entries, so doctor leaves it: once they are safe, remove it with `{remove_command}`"
+                    "; data/ holds {data_entries} {}, so doctor leaves it: once that is safe, remove it with `{remove_command}`",
+                    if *data_entries == 1 { "entry" } else { "entries" }
                 );
             } else if !fix {
                 l.push_str("; --fix would: remove it (data/ is empty)");
