@@ -22,6 +22,7 @@ mod python;
 mod run;
 mod shell;
 mod status;
+mod systemd;
 mod table;
 mod validate;
 
@@ -66,7 +67,7 @@ enum Command {
     Plan(plan::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
-    /// Find job records left running by a dead runner, and orphaned job containers; --fix repairs.
+    /// Find what is wrong in this project (dead runners, orphans, instance dirs, ports); --fix repairs.
     Doctor(doctor::Args),
     /// Make this directory a project: pocketdock.yaml with a `project:` section, and .pocketdock/.
     Init(init::Args),
@@ -106,6 +107,8 @@ enum Command {
     Build(build::Args),
     /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
+    /// Print a systemd user unit that resumes a persistent sandbox and stops it on shutdown.
+    Systemd(systemd::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -215,6 +218,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
+        Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
     }
 }
 

@@ -239,6 +239,13 @@ impl Sandbox {
         )
     }
 
+    /// Give `data/` (mounted at [`instance::DATA_MOUNT`]) to the sandbox's
+    /// user, as create does; for a data directory recreated by doctor.
+    pub(crate) async fn own_data_dir(&self) -> Result<()> {
+        self.chown_to_user("/home/sandbox", &["data".to_string()])
+            .await
+    }
+
     /// A handle on an existing sandbox by name or id. Makes no request: a
     /// wrong name surfaces as [`Error::ContainerGone`] on first use.
     #[must_use]
