@@ -96,6 +96,14 @@ impl Sandbox {
             .name
             .clone()
             .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
+        // Also a directory name under .pocketdock/instances/ for a persistent one.
+        if !is_container_name(&name) {
+            return Err(Error::Invalid {
+                what: "sandbox name",
+                value: name,
+                expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+            });
+        }
         let network = spec.network.unwrap_or(profile.is_none_or(|p| p.network));
         let current = (spec.project.is_none() || (spec.persist && spec.project_root.is_none()))
             .then(Project::current);
@@ -556,6 +564,15 @@ fn create_body(
     }
 }
 
+/// The engines' rule for container names: `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.
+#[must_use]
+pub fn is_container_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
 /// Remove a persistent sandbox's instance directory, but only if it still
 /// describes container `id` (a newer sandbox of the same name may own it).
 pub fn remove_instance_dir(dir: &std::path::Path, id: &str) {
@@ -581,6 +598,17 @@ pub(crate) fn split_image(image: &str) -> (&str, &str) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn container_names_follow_the_engines_rule() {
+        for ok in ["a", "pd-1a2b", "my_box.v2", "A1"] {
+            assert!(is_container_name(ok), "{ok}");
+        }
+        for bad in ["", "-a", ".a", "a/b", "../x", "a b", "ü"] {
+            assert!(!is_container_name(bad), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]
