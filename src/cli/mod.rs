@@ -5,6 +5,7 @@
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
 
+mod airgap;
 mod apply;
 mod bench;
 mod build;
@@ -95,6 +96,10 @@ enum Command {
     Snapshot(lifecycle::SnapshotArgs),
     /// Build image profiles through the engine (never pulls; skips up-to-date images).
     Build(build::Args),
+    /// Save images into one compressed archive, for machines without a registry.
+    Export(airgap::ExportArgs),
+    /// Load images from an archive made by `export` (Docker's or Podman's).
+    Import(airgap::ImportArgs),
     /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
 }
@@ -198,6 +203,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
+        Command::Export(a) => airgap::export(&engine().await?, a).await,
+        Command::Import(a) => airgap::import(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
     }
 }
