@@ -54,11 +54,23 @@ pub struct ImportArgs {
     file: PathBuf,
 }
 
-pub async fn export(engine: &Engine, a: ExportArgs) -> Result<u8, Error> {
-    let mut names = Vec::new();
-    for p in &a.profile {
-        names.push(images::profile(p)?.image.to_string());
+impl ExportArgs {
+    /// The images of the profiles asked for, checked before any engine call.
+    pub fn profile_images(&self) -> Result<Vec<String>, Error> {
+        self.profile
+            .iter()
+            .map(|p| images::profile(p).map(|p| p.image.to_string()))
+            .collect()
     }
+}
+
+/// Export `profile_images` (from [`ExportArgs::profile_images`]) and the rest of the selection.
+pub async fn export(
+    engine: &Engine,
+    a: ExportArgs,
+    profile_images: Vec<String>,
+) -> Result<u8, Error> {
+    let mut names = profile_images;
     names.extend(a.image.iter().cloned());
     if a.all {
         names = airgap::managed_images(engine).await?;

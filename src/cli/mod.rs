@@ -203,7 +203,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
-        Command::Export(a) => airgap::export(&engine().await?, a).await,
+        Command::Export(a) => {
+            let names = a.profile_images()?;
+            airgap::export(&engine().await?, a, names).await
+        }
         Command::Import(a) => airgap::import(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
     }

@@ -331,9 +331,10 @@ async fn settle_name(engine: &Engine, loaded: &str, id: &str) -> Result<String> 
     let (repo, tag) = split_image(&canonical);
     if !finds(canonical.clone()).await? {
         engine.tag_image(id, repo, tag).await?;
-        // Podman looks a short name up under `localhost/` first, and its
-        // compat tag call writes `docker.io/`: an older `localhost/` image
-        // of the same name would still win.
+        // Podman looks a short name up under `localhost/` first. Its compat
+        // tag call (4.3) moves an existing `localhost/` name, else writes
+        // `docker.io/`; should a version always write `docker.io/`, an older
+        // `localhost/` image of the same name would still win.
         if !finds(canonical.clone()).await? {
             engine
                 .tag_image(id, &format!("localhost/{repo}"), tag)
