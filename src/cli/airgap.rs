@@ -83,7 +83,8 @@ pub async fn export(
             return Ok(1);
         }
     }
-    names.dedup();
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
     let started = Instant::now();
     let mut estimate = 0;
     for n in &names {
