@@ -161,9 +161,9 @@ fn write_archive(
         count: 0,
     };
     let total = if gzip {
-        // Level 1: layers are mostly dense binaries already; higher levels
-        // cost several times the CPU for a few percent.
-        let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+        // Level 2 (zlib-rs, pocketdock/minimal's 165 MiB): 74 MB in 1.4 s of
+        // CPU; level 1 takes 0.8 s but writes 87 MB, level 6 2.3 s for 70 MB.
+        let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(2));
         let total = copy(&mut reader, &mut gz, progress, write_err)?;
         out = gz.finish().map_err(write_err)?;
         total
