@@ -429,3 +429,57 @@ fn export_needs_a_selection() {
         stderr(&out)
     );
 }
+
+#[tokio::test]
+async fn an_interrupted_export_leaves_no_file() {
+    let engine = engine_or_skip!();
+    if !engine.image_exists("pocketdock/minimal").await.unwrap() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI builds pocketdock/minimal first"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("x.tar.gz");
+    let mut child = std::process::Command::new(common::bin())
+        .args(["--socket", &engine.info().socket.display().to_string()])
+        .args(["export", "--profile", "minimal", "-o"])
+        .arg(&target)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the temporary file to grow, then stop the export.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let growing = loop {
+        let size: u64 = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        if size > 0 || std::time::Instant::now() > deadline {
+            break size > 0;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(growing, "the export never started writing");
+    if status.success() {
+        // Finished before the signal landed: then the archive is whole.
+        assert_eq!(files_in(dir.path()), ["x.tar.gz"]);
+        return;
+    }
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        files_in(dir.path()).is_empty(),
+        "{:?}",
+        files_in(dir.path())
+    );
+}

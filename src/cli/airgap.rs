@@ -160,14 +160,21 @@ pub async fn import(engine: &Engine, a: ImportArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// Ctrl-C drops the transfer: the partial export file is removed, and an
-/// interrupted load body makes the engine load nothing.
+/// Ctrl-C or SIGTERM drops the transfer: the partial export file is
+/// removed, and an interrupted load body makes the engine load nothing.
 async fn interruptible<T>(
     work: impl std::future::Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => s.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
     tokio::select! {
         r = work => r,
         _ = tokio::signal::ctrl_c() => Err(Error::Cancelled),
+        _ = term => Err(Error::Cancelled),
     }
 }
 
