@@ -34,6 +34,9 @@ cargo build --locked --all-targets || { echo "build failed" >&2; exit 1; }
 
 for engine in "${engines[@]}"; do
   export POCKETDOCK_SOCKET=${socket[$engine]}
+  # The other engine, for export here / import there; empty (skip) with one engine.
+  export POCKETDOCK_PEER_SOCKET=
+  [ ${#engines[@]} -eq 2 ] && POCKETDOCK_PEER_SOCKET=${socket[$([ "$engine" = podman ] && echo docker || echo podman)]}
   step "$engine: build the minimal profile with pocketdock itself"
   if ! target/debug/pocketdock build minimal; then
     failed+=("$engine: pocketdock build minimal")
@@ -43,7 +46,7 @@ for engine in "${engines[@]}"; do
   # With CI=true a missing engine fails the tests instead of skipping them.
   CI=true cargo test --locked --no-fail-fast || failed+=("$engine: tests")
 done
-unset POCKETDOCK_SOCKET
+unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2

@@ -201,6 +201,15 @@ pub enum Error {
         detail: String,
     },
 
+    /// A file given to `import` that cannot be imported; nothing was loaded.
+    #[error("{}", bad_archive(.path, .problem))]
+    BadArchive {
+        /// The file as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: ArchiveProblem,
+    },
+
     /// The operation was cancelled (Ctrl-C, or the caller's token).
     #[error("cancelled")]
     Cancelled,
@@ -217,6 +226,47 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+/// Why an image archive cannot be imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArchiveProblem {
+    /// Neither gzip nor tar.
+    NotAnArchive,
+    /// The compressed or tar stream ends early or is damaged.
+    Corrupt {
+        /// The decoder's or tar reader's complaint.
+        detail: String,
+    },
+    /// A tar archive without `manifest.json`: not made by save/export.
+    NotImages,
+    /// The engine refused the archive.
+    Refused {
+        /// The engine's message.
+        message: String,
+    },
+}
+
+fn bad_archive(path: &std::path::Path, problem: &ArchiveProblem) -> String {
+    let path = path.display();
+    match problem {
+        ArchiveProblem::NotAnArchive => format!(
+            "cannot import {path}: it is neither a gzip-compressed nor a plain tar archive\n\
+             hint: import takes a file made by `pocketdock export` (or `docker save` / `podman save`, gzipped or not)"
+        ),
+        ArchiveProblem::Corrupt { detail } => format!(
+            "cannot import {path}: the archive is truncated or corrupt ({detail}); nothing was imported\n\
+             hint: copy the file again from its source, or export it again with `pocketdock export`"
+        ),
+        ArchiveProblem::NotImages => format!(
+            "cannot import {path}: it is a tar archive but not an image archive (it has no manifest.json); nothing was imported\n\
+             hint: make image archives with `pocketdock export` (or `docker save` / `podman save`)"
+        ),
+        ArchiveProblem::Refused { message } => format!(
+            "cannot import {path}: the engine refused it: {message}\n\
+             hint: check that the file was made by `pocketdock export` and copied whole; `pocketdock export` it again if in doubt"
+        ),
+    }
 }
 
 fn engine_unreachable(attempts: &[SocketAttempt]) -> String {
@@ -257,7 +307,7 @@ fn image_missing(image: &str, profile: Option<&str>) -> String {
             "image {image} for profile `{p}` is not built on this engine\nhint: run `pocketdock build {p}`"
         ),
         None => format!(
-            "image {image} is not present on this engine\nhint: build it, or load it with `docker load` / `podman load` (pocketdock never pulls)"
+            "image {image} is not present on this engine\nhint: build it, or load it with `pocketdock import FILE` (pocketdock never pulls)"
         ),
     }
 }

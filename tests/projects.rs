@@ -352,11 +352,11 @@ async fn prune_images_removes_a_superseded_snapshot_only() {
         assert!(o.status.success(), "{}", stderr(&o));
         ids.push(
             engine
-                .list_images("pocketdock.snapshot-of")
+                .list_images(&["pocketdock.snapshot-of".to_string()])
                 .await
                 .unwrap()
                 .into_iter()
-                .find(|i| i.tags().iter().any(|t| t.ends_with(&tag)))
+                .find(|i| i.repo_tags.iter().any(|t| t.ends_with(&tag)))
                 .expect("snapshot listed")
                 .id,
         );
@@ -370,7 +370,7 @@ async fn prune_images_removes_a_superseded_snapshot_only() {
         stderr(&o)
     );
     let left: Vec<String> = engine
-        .list_images("pocketdock.snapshot-of")
+        .list_images(&["pocketdock.snapshot-of".to_string()])
         .await
         .unwrap()
         .into_iter()

@@ -5,6 +5,7 @@
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
 
+mod airgap;
 mod apply;
 mod bench;
 mod build;
@@ -105,6 +106,10 @@ enum Command {
     Snapshot(lifecycle::SnapshotArgs),
     /// Build image profiles through the engine (never pulls; skips up-to-date images).
     Build(build::Args),
+    /// Save images into one compressed archive, for machines without a registry.
+    Export(airgap::ExportArgs),
+    /// Load images from an archive made by `export` (Docker's or Podman's).
+    Import(airgap::ImportArgs),
     /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
     /// Print a systemd user unit that resumes a persistent sandbox and stops it on shutdown.
@@ -217,6 +222,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
+        Command::Export(a) => {
+            let names = a.profile_images()?;
+            airgap::export(&engine().await?, a, names).await
+        }
+        Command::Import(a) => airgap::import(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
         Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
     }

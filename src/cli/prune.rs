@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 
-use crate::engine::{Engine, ImageSummary};
+use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
 use crate::project::Project;
 use crate::sandbox::labels;
@@ -94,7 +94,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
             "  image {} ({}, {})",
             short_id(&i.id),
             describe(i),
-            ByteSize(i.size.max(0) as u64)
+            ByteSize(i.size)
         );
     }
     eprint!(
@@ -153,11 +153,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn describe(i: &ImageSummary) -> String {
-    let l = i.labels.as_ref();
-    if let Some(of) = l.and_then(|l| l.get(labels::SNAPSHOT_OF)) {
+fn describe(i: &ImageInfo) -> String {
+    if let Some(of) = i.labels.get(labels::SNAPSHOT_OF) {
         format!("old snapshot of {of}")
-    } else if let Some(p) = l.and_then(|l| l.get(labels::PROFILE)) {
+    } else if let Some(p) = i.labels.get(labels::PROFILE) {
         format!("old build of profile {p}")
     } else {
         "old pocketdock build".into()

@@ -1,4 +1,5 @@
-//! Image endpoints: build from a tar context, commit, inspect, remove.
+//! Image endpoints: build from a tar context, commit, inspect, list, tag,
+//! remove, and save/load archives (streamed both ways).
 
 use std::collections::BTreeMap;
 
@@ -6,7 +7,9 @@ use bytes::{Buf, BytesMut};
 use http_body_util::BodyExt;
 use hyper::Method;
 
-use super::transport::{check, encode, encode_ref, full};
+use hyper::body::Incoming;
+
+use super::transport::{check, encode, encode_ref, full, Body};
 use super::Engine;
 use crate::error::{Error, Result};
 
@@ -17,6 +20,20 @@ pub enum BuildLine {
     Log(String),
     /// The built image id (`aux.ID`).
     ImageId(String),
+}
+
+/// Names in a load reply's `stream` text: Docker sends one
+/// `Loaded image: NAME` line per image, Podman one line for all,
+/// `Loaded image: A,B` (an untagged image is `Loaded image ID: sha256:..`).
+fn loaded_names(stream: &str) -> Vec<String> {
+    stream
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Loaded image: "))
+        .flat_map(|names| names.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 #[derive(serde::Deserialize)]
@@ -31,8 +48,56 @@ struct Message {
 
 #[derive(serde::Deserialize)]
 struct ImageInspect {
+    #[serde(rename = "Id", default)]
+    id: String,
+    #[serde(rename = "RepoTags", default)]
+    repo_tags: Option<Vec<String>>,
+    #[serde(rename = "Size", default)]
+    size: i64,
     #[serde(rename = "Config", default)]
     config: Option<ImageConfig>,
+}
+
+/// What the engine says about one image (inspect or list).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageInfo {
+    /// `sha256:...`: the digest of the image's config, the same on every engine.
+    pub id: String,
+    /// Names (`repo:tag`) as this engine spells them (Podman adds `localhost/`
+    /// or `docker.io/`).
+    pub repo_tags: Vec<String>,
+    /// Unpacked size in bytes.
+    pub size: u64,
+    /// Image labels.
+    pub labels: BTreeMap<String, String>,
+    /// Unix creation time (0 from an inspect, which gives it as text).
+    pub created: i64,
+}
+
+impl From<ImageInspect> for ImageInfo {
+    fn from(i: ImageInspect) -> Self {
+        ImageInfo {
+            id: i.id,
+            repo_tags: i.repo_tags.unwrap_or_default(),
+            size: i.size.max(0) as u64,
+            labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
+            created: 0,
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct ImageSummary {
+    #[serde(rename = "Id", default)]
+    id: String,
+    #[serde(rename = "RepoTags", default)]
+    repo_tags: Option<Vec<String>>,
+    #[serde(rename = "Size", default)]
+    size: i64,
+    #[serde(rename = "Labels", default)]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "Created", default)]
+    created: i64,
 }
 
 #[derive(serde::Deserialize)]
@@ -161,6 +226,11 @@ impl Engine {
     /// when the engine has no such image. An image without labels gives an
     /// empty map.
     pub async fn image_labels(&self, reference: &str) -> Result<Option<BTreeMap<String, String>>> {
+        Ok(self.inspect_image(reference).await?.map(|i| i.labels))
+    }
+
+    /// `GET /images/{name}/json`, or `None` when the engine has no such image.
+    pub async fn inspect_image(&self, reference: &str) -> Result<Option<ImageInfo>> {
         let resp = self
             .transport()
             .send(
@@ -188,9 +258,119 @@ impl Engine {
             op: "inspect image",
             detail: e.to_string(),
         })?;
-        Ok(Some(
-            inspect.config.and_then(|c| c.labels).unwrap_or_default(),
-        ))
+        Ok(Some(inspect.into()))
+    }
+
+    /// `GET /images/json`: every image (untagged ones have no `repo_tags`),
+    /// optionally only those carrying all of `labels` (`key=value`).
+    pub async fn list_images(&self, labels: &[String]) -> Result<Vec<ImageInfo>> {
+        let mut filters = BTreeMap::new();
+        if !labels.is_empty() {
+            filters.insert("label", labels.to_vec());
+        }
+        let filters = serde_json::to_string(&filters).unwrap_or_default();
+        let list: Vec<ImageSummary> = self
+            .transport()
+            .json(
+                "list images",
+                Method::GET,
+                &format!("/images/json?filters={}", encode(&filters)),
+                None,
+            )
+            .await?;
+        Ok(list
+            .into_iter()
+            .map(|i| ImageInfo {
+                id: i.id,
+                repo_tags: i
+                    .repo_tags
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|t| t != "<none>:<none>")
+                    .collect(),
+                size: i.size.max(0) as u64,
+                labels: i.labels.unwrap_or_default(),
+                created: i.created,
+            })
+            .collect())
+    }
+
+    /// `POST /images/{name}/tag`: give image `source` (a name or id) the name
+    /// `repo:tag`. Podman's compat API stores a short `repo` as `docker.io/repo`.
+    pub async fn tag_image(&self, source: &str, repo: &str, tag: &str) -> Result<()> {
+        self.transport()
+            .unit(
+                "tag image",
+                Method::POST,
+                &format!(
+                    "/images/{}/tag?repo={}&tag={}",
+                    encode_ref(source),
+                    encode(repo),
+                    encode(tag)
+                ),
+                None,
+            )
+            .await
+    }
+
+    /// `GET /images/get?names=..`: one `docker save` archive (uncompressed tar)
+    /// of all the named images, as a stream. Both engines take several names
+    /// (Podman 4.3's compat API and Docker 20.10 alike) and store each image
+    /// once, listing every name asked for in its `manifest.json` entry.
+    pub async fn save_images(&self, names: &[String]) -> Result<Incoming> {
+        let query = names
+            .iter()
+            .map(|n| format!("names={}", encode(n)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let resp = self
+            .transport()
+            .send(
+                "save images",
+                Method::GET,
+                &format!("/images/get?{query}"),
+                None,
+                &[],
+            )
+            .await?;
+        Ok(check("save images", resp).await?.into_body())
+    }
+
+    /// `POST /images/load` with a streamed archive body. Returns the names the
+    /// engine says it loaded, as it spells them. Docker reports a refused
+    /// archive inside a 200 reply (`{"error": ..}`), Podman with a 500; both
+    /// become [`Error::Api`].
+    pub async fn load_images(&self, archive: Body) -> Result<Vec<String>> {
+        const OP: &str = "load images";
+        let resp = self
+            .transport()
+            .send(
+                OP,
+                Method::POST,
+                "/images/load?quiet=1",
+                Some(archive),
+                &[("Content-Type", "application/x-tar")],
+            )
+            .await?;
+        let status = resp.status().as_u16();
+        let body = super::transport::read_body(OP, check(OP, resp).await?).await?;
+        let mut loaded = Vec::new();
+        for line in body.split(|&b| b == b'\n') {
+            let Ok(msg) = serde_json::from_slice::<Message>(line) else {
+                continue;
+            };
+            if let Some(err) = msg.error {
+                return Err(Error::Api {
+                    op: OP,
+                    status,
+                    message: err.trim().to_string(),
+                });
+            }
+            if let Some(s) = msg.stream {
+                loaded.extend(loaded_names(&s));
+            }
+        }
+        Ok(loaded)
     }
 
     /// `DELETE /images/{name}`: remove an image (untag it; with `force`, even
@@ -210,52 +390,5 @@ impl Engine {
             return Ok(false);
         }
         check("remove image", resp).await.map(|_| true)
-    }
-
-    /// `GET /images/json` filtered by one label (`key` or `key=value`):
-    /// tagged and untagged images alike.
-    pub async fn list_images(&self, label: &str) -> Result<Vec<ImageSummary>> {
-        let filters = serde_json::json!({ "label": [label] }).to_string();
-        self.transport()
-            .json(
-                "list images",
-                Method::GET,
-                &format!("/images/json?filters={}", encode(&filters)),
-                None,
-            )
-            .await
-    }
-}
-
-/// One image of [`Engine::list_images`].
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct ImageSummary {
-    /// Image id (`sha256:...`).
-    pub id: String,
-    /// Tags (`repo:tag`); empty, or `["<none>:<none>"]`, for an untagged image.
-    #[serde(default)]
-    pub repo_tags: Option<Vec<String>>,
-    /// Size in bytes.
-    #[serde(default)]
-    pub size: i64,
-    /// Unix creation time.
-    #[serde(default)]
-    pub created: i64,
-    /// Labels.
-    #[serde(default)]
-    pub labels: Option<BTreeMap<String, String>>,
-}
-
-impl ImageSummary {
-    /// Real tags (without `<none>:<none>`).
-    #[must_use]
-    pub fn tags(&self) -> Vec<&str> {
-        self.repo_tags
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .filter(|t| !t.contains("<none>"))
-            .collect()
     }
 }

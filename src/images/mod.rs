@@ -1,6 +1,8 @@
 //! Image profiles: Dockerfiles shipped inside the binary, built through the
 //! engine's build API from an in-memory tar context (never pulling).
 
+pub mod airgap;
+
 use std::collections::BTreeMap;
 
 use crate::engine::{BuildLine, Engine};

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{labels, remove_instance_dir, Sandbox};
 use crate::engine::api::ContainerSummary;
-use crate::engine::{Engine, ImageSummary};
+use crate::engine::{Engine, ImageInfo};
 use crate::error::{Error, Result};
 use crate::images::CONTEXT_LABEL;
 
@@ -109,7 +109,7 @@ pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
 pub async fn superseded_images(
     engine: &Engine,
     going: &[SandboxSummary],
-) -> Result<Vec<ImageSummary>> {
+) -> Result<Vec<ImageInfo>> {
     let going: HashSet<&str> = going.iter().map(|c| c.id.as_str()).collect();
     let used: HashSet<String> = engine
         .list_containers(true, &[])
@@ -121,8 +121,8 @@ pub async fn superseded_images(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for key in [CONTEXT_LABEL, labels::SNAPSHOT_OF] {
-        for image in engine.list_images(key).await? {
-            if image.tags().is_empty()
+        for image in engine.list_images(&[key.to_string()]).await? {
+            if image.repo_tags.is_empty()
                 && !used.contains(&image.id)
                 && !used.contains(image.id.trim_start_matches("sha256:"))
                 && seen.insert(image.id.clone())
@@ -157,7 +157,7 @@ pub struct PruneReport {
 pub async fn prune(
     engine: &Engine,
     sandboxes: &[SandboxSummary],
-    images: &[ImageSummary],
+    images: &[ImageInfo],
 ) -> PruneReport {
     let mut report = PruneReport::default();
     for c in sandboxes {
@@ -181,7 +181,7 @@ pub async fn prune(
         match engine.remove_image(&i.id, false).await {
             Ok(true) => {
                 report.images += 1;
-                report.freed += i.size.max(0) as u64;
+                report.freed += i.size;
             }
             Ok(false) => {}
             // A build in progress, or another tool's container (Podman's

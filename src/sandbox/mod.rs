@@ -567,7 +567,9 @@ fn create_body(
 /// The engines' rule for container names: `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.
 #[must_use]
 pub fn is_container_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
