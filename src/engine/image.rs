@@ -6,7 +6,7 @@ use bytes::{Buf, BytesMut};
 use http_body_util::BodyExt;
 use hyper::Method;
 
-use super::transport::{check, encode, encode_ref, full};
+use super::transport::{check, encode, encode_ref, full, Body};
 use super::Engine;
 use crate::error::{Error, Result};
 
@@ -55,6 +55,18 @@ impl Engine {
         tag: &str,
         context_tar: Vec<u8>,
         labels: &BTreeMap<String, String>,
+        on_line: impl FnMut(BuildLine),
+    ) -> Result<Option<String>> {
+        self.build_image_body(tag, full(context_tar), labels, on_line)
+            .await
+    }
+
+    /// [`Engine::build_image`] with the tar context as a streamed request body.
+    pub async fn build_image_body(
+        &self,
+        tag: &str,
+        context_tar: Body,
+        labels: &BTreeMap<String, String>,
         mut on_line: impl FnMut(BuildLine),
     ) -> Result<Option<String>> {
         let labels = serde_json::to_string(labels).unwrap_or_default();
@@ -69,7 +81,7 @@ impl Engine {
                 "build image",
                 Method::POST,
                 &path,
-                Some(full(context_tar)),
+                Some(context_tar),
                 &[("Content-Type", "application/x-tar")],
             )
             .await?;

@@ -503,10 +503,17 @@ impl Decoder<'_> {
                 ImageSource::Default
             }
             (Some(p), None) => {
-                if !is_template(&p.value) && images::profile(&p.value).is_err() {
-                    let known: Vec<&str> = images::PROFILES.iter().map(|p| p.name).collect();
-                    let hint = hint_for(&p.value, "known profiles", &known);
-                    self.error(p.span, format!("unknown profile `{}`", p.value), hint);
+                if !is_template(&p.value) {
+                    match images::profile(&p.value) {
+                        Ok(_) => {}
+                        Err(crate::Error::UnknownProfile { .. }) => {
+                            let known = images::known_names();
+                            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                            let hint = hint_for(&p.value, "known profiles", &known);
+                            self.error(p.span, format!("unknown profile `{}`", p.value), hint);
+                        }
+                        Err(e) => self.error(p.span, e.to_string(), None),
+                    }
                 }
                 ImageSource::Profile(p)
             }

@@ -85,21 +85,29 @@ impl Sandbox {
             (Some(image), _) => (image.clone(), images::profile_for_image(image)),
             (None, p) => {
                 let p = images::profile(p.as_deref().unwrap_or(spec::DEFAULT_PROFILE))?;
-                (p.image.to_string(), Some(p))
+                (p.image.clone(), Some(p))
             }
         };
         let name = spec
             .name
             .clone()
             .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
-        let network = spec.network.unwrap_or(profile.is_none_or(|p| p.network));
-        let body = create_body(spec, &image, profile.map(|p| p.name), &name, network);
+        let network = spec
+            .network
+            .unwrap_or(profile.as_ref().is_none_or(|p| p.network));
+        let body = create_body(
+            spec,
+            &image,
+            profile.as_ref().map(|p| p.name.as_str()),
+            &name,
+            network,
+        );
         let id = match engine.create_container(&name, &body).await {
             Ok(id) => id,
             Err(Error::Api { status: 404, .. }) => {
                 return Err(Error::ImageMissing {
                     image,
-                    profile: profile.map(|p| p.name.to_string()),
+                    profile: profile.map(|p| p.name),
                 })
             }
             // Docker answers 409; Podman 500 with "already in use".
