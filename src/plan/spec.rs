@@ -90,7 +90,7 @@ pub(crate) fn render_spec(
                     ),
                     Err(e) => {
                         r.diags
-                            .push(Diagnostic::new(&manifest.source, tpl.span, e.to_string()))
+                            .push(Diagnostic::new(&manifest.source, tpl.span, e.to_string()));
                     }
                 }
                 spec.profile = Some(p);

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{job_line, step_line};
+use super::{image_line, job_line, step_line};
 use crate::engine::demux::StreamKind;
-use crate::run::event::{Consumer, Event, EventKind, StepStatus};
+use crate::run::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
 /// One line per thing that happens; a step's output as `[step] line`.
 pub struct Plain<W: Write> {
@@ -65,6 +65,22 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 image,
             } => {
                 self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+            }
+            kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
+                if let Some(l) = image_line(kind) {
+                    self.line(&l);
+                    if let (
+                        true,
+                        EventKind::ImageBuildFinished {
+                            status: ImageStatus::Failed,
+                            image,
+                            ..
+                        },
+                    ) = (self.github, kind)
+                    {
+                        self.line(&format!("::error title=build {image} failed::{l}"));
+                    }
+                }
             }
             EventKind::SandboxReleased {
                 sandbox,
