@@ -31,6 +31,8 @@ struct Message {
 
 #[derive(serde::Deserialize)]
 struct ImageInspect {
+    #[serde(rename = "Id", default)]
+    id: String,
     #[serde(rename = "Config", default)]
     config: Option<ImageConfig>,
 }
@@ -173,6 +175,18 @@ impl Engine {
     /// when the engine has no such image. An image without labels gives an
     /// empty map.
     pub async fn image_labels(&self, reference: &str) -> Result<Option<BTreeMap<String, String>>> {
+        Ok(self
+            .inspect_image(reference)
+            .await?
+            .map(|i| i.config.and_then(|c| c.labels).unwrap_or_default()))
+    }
+
+    /// The id of image `reference`, or `None` when the engine has no such image.
+    pub async fn image_id(&self, reference: &str) -> Result<Option<String>> {
+        Ok(self.inspect_image(reference).await?.map(|i| i.id))
+    }
+
+    async fn inspect_image(&self, reference: &str) -> Result<Option<ImageInspect>> {
         let resp = self
             .transport()
             .send(
@@ -200,9 +214,7 @@ impl Engine {
             op: "inspect image",
             detail: e.to_string(),
         })?;
-        Ok(Some(
-            inspect.config.and_then(|c| c.labels).unwrap_or_default(),
-        ))
+        Ok(Some(inspect))
     }
 
     /// `DELETE /images/{name}`: remove an image (untag it; with `force`, even
