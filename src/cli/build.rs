@@ -25,8 +25,15 @@ pub struct Args {
 
 fn build_help() -> String {
     let mut s = String::from("Profiles:\n");
-    let project = Project::current();
-    let (all, problem) = match images::all_in(&project) {
+    // clap builds every command's help on every invocation: read the
+    // project's profiles only when help is asked for.
+    let asked = std::env::args().any(|a| a == "-h" || a == "--help" || a == "help");
+    let listed = if asked {
+        images::all_in(&Project::current())
+    } else {
+        Ok(images::shipped().collect())
+    };
+    let (all, problem) = match listed {
         Ok(all) => (all, None),
         Err(e) => (images::shipped().collect(), Some(e)),
     };

@@ -227,3 +227,59 @@ mod tests {
         assert!(out.contains("::error title=step a@box failed::✗ a@box exit 2 (1.5s)"));
     }
 }
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+    use crate::run::event::ImageStatus;
+
+    fn render(events: Vec<EventKind>, github: bool) -> String {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, github);
+            for e in events {
+                p.handle(&Event::now(e));
+            }
+        }
+        String::from_utf8(buf).unwrap()
+    }
+
+    fn finished(status: ImageStatus, reason: Option<&str>) -> EventKind {
+        EventKind::ImageBuildFinished {
+            sandbox: "box".into(),
+            profile: "tools".into(),
+            image: "pocketdock-p/tools".into(),
+            status,
+            duration_ms: 2500,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn auto_builds_get_step_like_lines() {
+        let out = render(
+            vec![
+                EventKind::ImageBuildStarted {
+                    sandbox: "box".into(),
+                    profile: "tools".into(),
+                    image: "pocketdock-p/tools".into(),
+                },
+                finished(ImageStatus::Built, None),
+                finished(ImageStatus::UpToDate, None),
+            ],
+            false,
+        );
+        assert_eq!(
+            out,
+            "> build pocketdock-p/tools (profile tools, for sandbox box)\n\
+             ✓ build pocketdock-p/tools (2.5s)\n\
+             = build pocketdock-p/tools: up to date\n"
+        );
+        let out = render(vec![finished(ImageStatus::Failed, Some("boom"))], true);
+        assert_eq!(
+            out,
+            "✗ build pocketdock-p/tools (2.5s): boom\n\
+             ::error title=build pocketdock-p/tools failed::✗ build pocketdock-p/tools (2.5s): boom\n"
+        );
+    }
+}
