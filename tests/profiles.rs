@@ -136,6 +136,28 @@ async fn project_profiles_build_once_and_rebuild_only_what_changed() {
     );
     track(&engine, &mut images, &one).await;
 
+    // No argument: the shipped profiles and the project's (when the shipped
+    // ones are built, as CI does first, so that this builds nothing).
+    let mut shipped_built = true;
+    for p in ["minimal", "dev", "agent", "embedded"] {
+        shipped_built &= shipped_or_skip(&engine, &format!("pocketdock/{p}")).await;
+    }
+    if shipped_built {
+        let all = cli(&engine, dir.path(), &["build", "-q"]);
+        let out = stdout(&all);
+        assert!(all.status.success(), "{}", stderr(&all));
+        for image in [
+            "pocketdock/minimal",
+            "pocketdock/dev",
+            "pocketdock/agent",
+            "pocketdock/embedded",
+            &one,
+            &two,
+        ] {
+            assert!(out.contains(&format!("{image} is up to date")), "{out}");
+        }
+    }
+
     // The image has the context's files.
     let mut c = Cleanup::new(&engine);
     let mut s = spec("profrun");
