@@ -214,6 +214,10 @@ pub enum Error {
     #[error("cancelled")]
     Cancelled,
 
+    /// A settings file (`pocketdock.yaml`'s `project:`, or the install-level file) has mistakes.
+    #[error("{}", .0.to_string().trim_end())]
+    Settings(crate::manifest::ManifestError),
+
     /// A local I/O error (reading a file, a build context, ...).
     #[error("failed to {op}: {source}")]
     Io {
@@ -274,7 +278,10 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            Error::Invalid { .. } | Error::UnknownProfile { .. } | Error::BadProjectProfile { .. }
+            Error::Invalid { .. }
+                | Error::UnknownProfile { .. }
+                | Error::BadProjectProfile { .. }
+                | Error::Settings(_)
         )
     }
 

@@ -55,7 +55,7 @@ async fn create_run_and_list() {
     assert_eq!(row["state"], "running");
     assert_eq!(row["profile"], "minimal");
 
-    let o = pocketdock(&["list"]);
+    let o = pocketdock(&["list", "--all-projects"]);
     assert!(
         stdout(&o).lines().next().unwrap().starts_with("NAME"),
         "{}",
@@ -205,6 +205,8 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         &["reboot", "x"],
         &["snapshot", "x", "pdt-img"],
         &["kill", "x", "abc"],
+        &["status"],
+        &["prune", "-y"],
     ];
     for args in commands {
         let o = pocketdock_env(args, &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")]);

@@ -177,3 +177,354 @@ async fn doctor_reads_exited_and_vanished_sandboxes() {
     let o = pocketdock_in(dir.path(), &["doctor"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// `pocketdock create --persist --name <unique>` in `dir`, plus `extra`; the name.
+fn create_persistent(dir: &Path, prefix: &str, extra: &[&str]) -> String {
+    let name = common::unique(prefix);
+    let mut args = vec!["create", "--persist", "--name", &name];
+    args.extend_from_slice(extra);
+    let o = pocketdock_in(dir, &args, &[]);
+    assert!(o.status.success(), "create: {}", common::stderr(&o));
+    name
+}
+
+fn doctor_json(dir: &Path, fix: bool) -> (Option<i32>, serde_json::Value) {
+    let args: &[&str] = if fix {
+        &["doctor", "--json", "--fix"]
+    } else {
+        &["doctor", "--json"]
+    };
+    let o = pocketdock_in(dir, args, &[]);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), common::stderr(&o)));
+    (o.status.code(), v)
+}
+
+fn findings_of<'a>(v: &'a serde_json::Value, kind: &str) -> Vec<&'a serde_json::Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .collect()
+}
+
+fn assert_clean(dir: &Path) {
+    let o = pocketdock_in(dir, &["doctor"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("nothing wrong"), "{}", stdout(&o));
+}
+
+#[tokio::test]
+async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-data");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-data", &[]);
+    assert_clean(dir.path());
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let inst = dir.path().join(".pocketdock/instances").join(&name);
+    std::fs::remove_dir_all(&inst).unwrap();
+
+    let (code, v) = doctor_json(dir.path(), false);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "missing_instance_dir");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["container"], name.as_str());
+    assert_eq!(f[0]["missing"][0], "directory");
+    assert_eq!(f[0]["fixed"], false);
+    let kind = engine.info().kind.cli();
+    assert!(f[0]["on_start"].as_str().unwrap().contains(kind), "{v}");
+    assert!(!inst.exists(), "report-only doctor changed the disk");
+    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    assert!(
+        stdout(&o).contains("--fix would: recreate it"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&o),
+        common::stderr(&o)
+    );
+    assert!(stdout(&o).contains("did: recreate it"), "{}", stdout(&o));
+    let meta = pocketdock::project::instance::read(&inst).expect("instance.toml rebuilt");
+    let inspect = engine.inspect_container(&name, false).await.unwrap();
+    assert_eq!(meta.container.id, inspect.id);
+    assert_eq!(meta.container.project, project_name(dir.path()));
+    assert!(inst.join("logs").is_dir());
+    assert!(!inspect.state.running, "doctor left it running");
+    assert_clean(dir.path());
+
+    // It starts again, and the sandbox user can write data/.
+    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = pocketdock_in(
+        dir.path(),
+        &["run", &name, "echo back > /home/sandbox/data/note"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(inst.join("data/note")).unwrap(),
+        "back\n"
+    );
+}
+
+#[tokio::test]
+async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-stray");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-stray", &[]);
+    let o = pocketdock_in(
+        dir.path(),
+        &["run", &name, "echo keep > /home/sandbox/data/keep"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    // Removed behind pocketdock's back: the directory stays.
+    engine.remove_container(&name, true).await.unwrap();
+    let inst = dir.path().join(".pocketdock/instances").join(&name);
+
+    let (code, v) = doctor_json(dir.path(), false);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "stray_instance_dir");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["name"], name.as_str());
+    assert_eq!(f[0]["data_entries"], 1);
+
+    // data/ holds a file: --fix keeps it and says how to remove it.
+    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let expected = format!("rm -rf -- {}", inst.display());
+    assert!(stdout(&o).contains(&expected), "{}", stdout(&o));
+    assert!(inst.join("data/keep").is_file(), "user data deleted");
+
+    // Recorded on the other engine, the same directory is not this engine's business.
+    let toml_path = inst.join("instance.toml");
+    let text = std::fs::read_to_string(&toml_path).unwrap();
+    let kind = engine.info().kind.cli();
+    let other = if kind == "docker" { "podman" } else { "docker" };
+    let moved = text.replace(
+        &format!("engine = \"{kind}\""),
+        &format!("engine = \"{other}\""),
+    );
+    assert_ne!(moved, text, "instance.toml records the engine: {text}");
+    std::fs::write(&toml_path, moved).unwrap();
+    let (code, v) = doctor_json(dir.path(), false);
+    assert!(findings_of(&v, "stray_instance_dir").is_empty(), "{v}");
+    assert_eq!(code, Some(0), "{v}");
+    std::fs::write(&toml_path, text).unwrap();
+
+    std::fs::remove_file(inst.join("data/keep")).unwrap();
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(findings_of(&v, "stray_instance_dir")[0]["fixed"], true);
+    assert!(!inst.exists());
+    assert_clean(dir.path());
+}
+
+#[tokio::test]
+async fn doctor_rewrites_instance_toml_from_the_engine() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-meta");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-meta", &[]);
+    let inst = dir.path().join(".pocketdock/instances").join(&name);
+    let path = inst.join("instance.toml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let mut t: toml::Table = original.parse().unwrap();
+    let c = t["container"].as_table_mut().unwrap();
+    let id = c["id"].as_str().unwrap().to_string();
+    c.insert("id".into(), "0123456789ab".into());
+    c.insert("project".into(), "renamed".into());
+    c.insert("image".into(), "someone/else:1".into());
+    std::fs::write(&path, toml::to_string(&t).unwrap()).unwrap();
+
+    let (code, v) = doctor_json(dir.path(), false);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "mismatch");
+    assert_eq!(f.len(), 1, "{v}");
+    let fields: Vec<&str> = f[0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["id", "project", "image"], "{v}");
+    assert_eq!(f[0]["fields"][0]["engine"], id.as_str());
+    assert_eq!(f[0]["fields"][0]["recorded"], "0123456789ab");
+    // Other findings are not raised for it.
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1, "{v}");
+
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(0), "{v}");
+    let meta = pocketdock::project::instance::read(&inst).unwrap();
+    assert_eq!(meta.container.id, id);
+    assert_eq!(meta.container.project, project_name(dir.path()));
+    assert_ne!(meta.container.image, "someone/else:1");
+    let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
+    assert!(history.contains("doctor_rewrote"), "{history}");
+    assert_clean(dir.path());
+}
+
+/// A host port nothing listens on right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn doctor_reports_ports_held_by_others() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-port");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let mut others = common::Cleanup::new(&engine);
+    let port = free_port();
+    let publish = format!("{port}:8080");
+    let name = create_persistent(
+        dir.path(),
+        "doctor-port",
+        &["--network", "--port", &publish],
+    );
+    assert_clean(dir.path());
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+
+    // Another project's running container takes the port.
+    let mut spec = common::spec("doctor-holder");
+    spec.network = Some(true);
+    spec.ports = vec![publish.parse().unwrap()];
+    let holder = common::sandbox(&engine, &mut others, &spec).await;
+
+    let (code, v) = doctor_json(dir.path(), false);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "port_conflict");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["container"], name.as_str());
+    assert_eq!(f[0]["port"], format!("{port}/tcp"));
+    assert_eq!(f[0]["held_by"], holder.name());
+    assert_eq!(f[0]["held_by_container"], true);
+    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    assert_eq!(o.status.code(), Some(1), "port conflicts are never fixed");
+    let line = format!(
+        "resuming {name} will fail: {port}/tcp is held by {}",
+        holder.name()
+    );
+    assert!(stdout(&o).contains(&line), "{}", stdout(&o));
+
+    engine.remove_container(holder.name(), true).await.unwrap();
+    assert_clean(dir.path());
+
+    // A host process holding it counts too (the sandbox is stopped).
+    let listener = std::net::TcpListener::bind(("0.0.0.0", port)).unwrap();
+    let (code, v) = doctor_json(dir.path(), false);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "port_conflict");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["held_by_container"], false);
+    drop(listener);
+    assert_clean(dir.path());
+}
+
+/// What doctor's `on_start` says is what the engine does: Podman refuses to
+/// start without the bind source; Docker creates it root-owned, and doctor
+/// then finds the rest missing and hands data/ to the sandbox user.
+#[tokio::test]
+async fn starting_without_the_data_dir_is_what_doctor_says() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-start");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-start", &[]);
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let inst = dir.path().join(".pocketdock/instances").join(&name);
+    std::fs::remove_dir_all(&inst).unwrap();
+    let (_, v) = doctor_json(dir.path(), false);
+    let on_start = findings_of(&v, "missing_instance_dir")[0]["on_start"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    match engine.info().kind {
+        pocketdock::EngineKind::Podman => {
+            assert!(!o.status.success(), "podman started it");
+            assert!(on_start.contains("refuses to start"), "{on_start}");
+            assert!(!inst.exists());
+        }
+        pocketdock::EngineKind::Docker => {
+            assert!(o.status.success(), "{}", common::stderr(&o));
+            assert!(on_start.contains("creates"), "{on_start}");
+            assert!(inst.join("data").is_dir() && !inst.join("instance.toml").exists());
+            let (code, v) = doctor_json(dir.path(), false);
+            assert_eq!(code, Some(1), "{v}");
+            let f = findings_of(&v, "missing_instance_dir");
+            assert_eq!(
+                f[0]["missing"],
+                serde_json::json!(["instance.toml", "logs/"])
+            );
+        }
+    }
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(0), "{v}");
+    assert_clean(dir.path());
+    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = pocketdock_in(
+        dir.path(),
+        &[
+            "run",
+            &name,
+            "touch /home/sandbox/data/mine && test -O /home/sandbox/data",
+        ],
+        &[],
+    );
+    assert!(
+        o.status.success(),
+        "data/ not the sandbox user's: {}",
+        common::stderr(&o)
+    );
+}
+
+#[tokio::test]
+async fn doctor_reports_a_renamed_project_it_cannot_fix() {
+    let engine = engine_or_skip!();
+    let dir = project("doctor-rename");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = create_persistent(dir.path(), "doctor-rename", &[]);
+    let old = project_name(dir.path());
+    let yaml = dir.path().join("pocketdock.yaml");
+    std::fs::write(
+        &yaml,
+        format!("version: 1\nproject:\n  name: {old}-renamed\n"),
+    )
+    .unwrap();
+
+    let (code, v) = doctor_json(dir.path(), true);
+    assert_eq!(code, Some(1), "{v}");
+    let f = findings_of(&v, "mismatch");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["container"], name.as_str());
+    assert_eq!(f[0]["labelled_project"], old.as_str());
+    assert_eq!(f[0]["fields"], serde_json::json!([]));
+    assert_eq!(f[0]["fixed"], false);
+    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    assert!(
+        stdout(&o).contains(&format!("project.name: {old}")),
+        "{}",
+        stdout(&o)
+    );
+
+    std::fs::remove_file(&yaml).unwrap();
+    assert_clean(dir.path());
+}

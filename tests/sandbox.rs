@@ -408,9 +408,26 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
     let mut s = spec("persist");
     s.persist = true;
     let kept = sandbox(&engine, &mut c, &s).await;
-    kept.run("echo saved > /home/sandbox/f", &opts())
-        .await
-        .unwrap();
+    let dir = s
+        .project_root
+        .clone()
+        .unwrap()
+        .join(".pocketdock/instances")
+        .join(kept.name());
+    assert!(
+        dir.join("instance.toml").is_file(),
+        "a persistent sandbox has an instance directory"
+    );
+    kept.run(
+        "echo saved > /home/sandbox/f && echo kept > /home/sandbox/data/d",
+        &opts(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data/d")).unwrap(),
+        "kept\n"
+    );
     assert_eq!(
         kept.shutdown(true, false).await.unwrap(),
         pocketdock::sandbox::Shutdown::Stopped
@@ -427,6 +444,10 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
     assert_eq!(
         kept.shutdown(false, true).await.unwrap(),
         pocketdock::sandbox::Shutdown::Removed
+    );
+    assert!(
+        !dir.exists(),
+        "removing a persistent sandbox removes its instance directory"
     );
 }
 

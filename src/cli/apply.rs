@@ -67,8 +67,8 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
+    let project = Project::load_current()?;
     let engine = Engine::connect_to(socket).await?;
-    let project = Project::current();
     let instances = record::instances_dir(&project.root);
     let manifest_path = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
 

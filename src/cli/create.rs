@@ -4,6 +4,7 @@ use std::path::Path;
 
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::Project;
 use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT};
 use crate::sandbox::{PortMap, Sandbox, SandboxSpec, VolumeMount};
 use crate::size::ByteSize;
@@ -23,7 +24,7 @@ pub struct Args {
     /// Sandbox name [default: pd- and 8 hex digits].
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
-    /// Project label [default: the current project's directory name].
+    /// Project label [default: the current project's name].
     #[arg(long, value_name = "NAME")]
     project: Option<String>,
     /// Memory limit (512, 64k, 10m, 1g); swap is not allowed on top.
@@ -58,9 +59,14 @@ pub struct Args {
     /// Expose a host device (e.g. /dev/ttyUSB0), repeatable.
     #[arg(long, value_name = "DEVICE")]
     device: Vec<String>,
-    /// Keep the sandbox (stopped, filesystem intact) on shutdown.
-    #[arg(long)]
+    /// Keep the sandbox (stopped, filesystem intact) on shutdown, with an
+    /// instance directory (.pocketdock/instances/NAME/: logs, history, data/
+    /// mounted at /home/sandbox/data).
+    #[arg(long, overrides_with = "no_persist")]
     persist: bool,
+    /// Remove the sandbox on shutdown even when the project's `default_persist` is true.
+    #[arg(long)]
+    no_persist: bool,
     /// Print {"id": ..., "name": ...} instead of the name.
     #[arg(long)]
     json: bool,
@@ -86,6 +92,14 @@ fn parse_volume(s: &str) -> Result<VolumeMount, String> {
 }
 
 pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    let project = Project::load_current()?;
+    let profile = a.profile.or_else(|| {
+        a.image
+            .is_none()
+            .then(|| project.config.default_profile.clone())
+            .flatten()
+    });
+    let persist = a.persist || (project.config.default_persist && !a.no_persist);
     let network = if a.network {
         Some(true)
     } else if a.no_network {
@@ -94,10 +108,11 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         None
     };
     let spec = SandboxSpec {
-        profile: a.profile,
+        profile,
         image: a.image,
         name: a.name,
-        project: a.project,
+        project: Some(a.project.unwrap_or(project.name)),
+        project_root: Some(project.root),
         mem: a.mem,
         cpu_percent: a.cpu,
         pids_limit: a.pids_limit,
@@ -107,7 +122,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         ports: a.port,
         volumes: a.volume,
         devices: a.device,
-        persist: a.persist,
+        persist,
         ..SandboxSpec::default()
     };
     let sandbox = Sandbox::create(engine, &spec).await?;

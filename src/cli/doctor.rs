@@ -1,5 +1,11 @@
-//! `pocketdock doctor`: find job records left `running` by a dead runner and
-//! job containers whose record is gone; `--fix` closes and removes them.
+//! `pocketdock doctor`: find what is wrong in the current project: job
+//! records left `running` by a dead runner, job containers whose record is
+//! gone, persistent sandboxes whose instance directory is gone, instance
+//! directories no container mounts, `instance.toml` out of step with the
+//! engine, and published host ports held by someone else. `--fix` repairs
+//! all but the last. The JSON form is documented in docs/doctor.md.
+
+mod instances;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,7 +26,7 @@ const JOB_LABEL: &str = "pocketdock.job";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Close dead runners' records and remove their leftover and orphaned containers.
+    /// Repair what can be repaired (never deletes data/ contents or persistent containers).
     #[arg(long)]
     fix: bool,
     /// Print the findings as JSON.
@@ -56,6 +62,105 @@ enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
+    /// A persistent sandbox whose instance directory (or part of it) is gone.
+    MissingInstanceDir {
+        container: String,
+        state: String,
+        data_path: String,
+        missing: Vec<String>,
+        on_start: String,
+        fixed: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// A container instance directory that no container mounts.
+    StrayInstanceDir {
+        instance_dir: String,
+        name: String,
+        id: Option<String>,
+        namesake: Option<String>,
+        data_entries: usize,
+        remove_command: String,
+        fixed: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// `instance.toml` disagrees with the container's inspect and labels.
+    Mismatch {
+        container: String,
+        instance_dir: String,
+        fields: Vec<instances::FieldMismatch>,
+        /// Set when the container is labelled for another project (renamed).
+        labelled_project: Option<String>,
+        fixed: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// A host port this project's sandbox publishes is held by someone else.
+    PortConflict {
+        container: String,
+        state: String,
+        port: String,
+        held_by: String,
+        held_by_container: bool,
+        fixed: bool,
+    },
+}
+
+impl Finding {
+    fn fixed(&self) -> bool {
+        match self {
+            Finding::DeadRunner { fixed, .. }
+            | Finding::Orphan { fixed, .. }
+            | Finding::MissingInstanceDir { fixed, .. }
+            | Finding::StrayInstanceDir { fixed, .. }
+            | Finding::Mismatch { fixed, .. }
+            | Finding::PortConflict { fixed, .. } => *fixed,
+        }
+    }
+
+    fn errors(&self) -> &[String] {
+        match self {
+            Finding::DeadRunner { errors, .. }
+            | Finding::Orphan { errors, .. }
+            | Finding::MissingInstanceDir { errors, .. }
+            | Finding::StrayInstanceDir { errors, .. }
+            | Finding::Mismatch { errors, .. } => errors,
+            Finding::PortConflict { .. } => &[],
+        }
+    }
+
+    /// Heading of the group this finding is listed under, and its next step.
+    fn group(&self) -> (&'static str, &'static str) {
+        match self {
+            Finding::DeadRunner { .. } => (
+                "Job records left running by a dead runner",
+                "`pocketdock doctor --fix` closes them with the status the engine shows",
+            ),
+            Finding::Orphan { .. } => (
+                "Job containers whose record is gone",
+                "`pocketdock doctor --fix` removes the non-persistent ones",
+            ),
+            Finding::MissingInstanceDir { .. } => (
+                "Persistent sandboxes whose instance directory is gone",
+                "`pocketdock doctor --fix` recreates it (data/ starts empty) so the sandbox starts again",
+            ),
+            Finding::StrayInstanceDir { .. } => (
+                "Instance directories no container mounts",
+                "`pocketdock doctor --fix` removes those whose data/ is empty; remove the others by hand once their data is safe",
+            ),
+            Finding::Mismatch { .. } => (
+                "instance.toml out of step with the engine",
+                "`pocketdock doctor --fix` rewrites instance.toml from the container's labels and inspect; a container labelled for another project needs `project.name` set back, or a recreate",
+            ),
+            Finding::PortConflict { .. } => (
+                "Port conflicts (doctor does not fix these)",
+                "stop the holder first, or recreate the sandbox with another --port",
+            ),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -66,7 +171,7 @@ struct Report {
 }
 
 pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let project = Project::current();
+    let project = Project::load_current()?;
     let instances = record::instances_dir(&project.root);
     let job_containers = engine
         .list_containers(
@@ -126,6 +231,8 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         }
     }
 
+    findings.extend(instances::check(engine, &project, a.fix).await?);
+
     if a.json {
         let report = Report {
             project: project.name.clone(),
@@ -142,20 +249,55 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         println!("doctor: nothing wrong in project {}", project.name);
         return Ok(0);
     }
-    for f in &findings {
-        println!("{}", describe(f, a.fix));
-    }
-    if !a.fix {
+    print!("{}", human(&findings, a.fix));
+    if !a.fix
+        && findings
+            .iter()
+            .any(|f| !matches!(f, Finding::PortConflict { .. }))
+    {
         println!("run `pocketdock doctor --fix` to repair");
     }
     Ok(exit_code(&findings))
 }
 
+/// Findings grouped by kind, each group with its next step.
+fn human(findings: &[Finding], fix: bool) -> String {
+    let mut out = String::new();
+    let mut last = "";
+    let mut sorted: Vec<&Finding> = findings.iter().collect();
+    // Stable: kinds in order of first appearance, findings in found order.
+    let order: Vec<&str> = findings
+        .iter()
+        .map(|f| f.group().0)
+        .fold(Vec::new(), |mut v, g| {
+            if !v.contains(&g) {
+                v.push(g);
+            }
+            v
+        });
+    sorted.sort_by_key(|f| order.iter().position(|g| *g == f.group().0));
+    for f in sorted {
+        let (heading, next) = f.group();
+        if heading != last {
+            if !last.is_empty() {
+                out.push('\n');
+            }
+            let _ = writeln!(out, "{heading}:");
+            if !fix {
+                let _ = writeln!(out, "  next: {next}");
+            }
+            last = heading;
+        }
+        for (i, line) in describe(f, fix).lines().enumerate() {
+            let _ = writeln!(out, "{}{line}", if i == 0 { "  - " } else { "    " });
+        }
+    }
+    out
+}
+
 /// 0 when nothing is wrong or everything found was fixed; 1 otherwise.
 fn exit_code(findings: &[Finding]) -> u8 {
-    u8::from(findings.iter().any(|f| match f {
-        Finding::DeadRunner { fixed, .. } | Finding::Orphan { fixed, .. } => !fixed,
-    }))
+    u8::from(findings.iter().any(|f| !f.fixed()))
 }
 
 async fn dead_runner(
@@ -232,11 +374,107 @@ fn describe(f: &Finding, fix: bool) -> String {
                 "{container}: {state} container of job {instance}, which has no record; {action}"
             )
         }
+        Finding::MissingInstanceDir {
+            container,
+            state,
+            data_path,
+            missing,
+            on_start,
+            fixed,
+            notes,
+            ..
+        } => {
+            let action = if *fixed {
+                "did: recreate it (data/ is empty)".to_string()
+            } else if fix {
+                "could not recreate it".to_string()
+            } else {
+                "--fix would: recreate it".to_string()
+            };
+            let mut l = format!(
+                "{container} ({state}): {data_path}: missing {}; on start, {on_start}; {action}",
+                missing.join(", ")
+            );
+            for n in notes {
+                let _ = write!(l, "\n  note: {n}");
+            }
+            l
+        }
+        Finding::StrayInstanceDir {
+            instance_dir,
+            name,
+            namesake,
+            data_entries,
+            remove_command,
+            fixed,
+            ..
+        } => {
+            let mut l = format!("{instance_dir}: instance of {name}, which no container mounts");
+            if let Some(n) = namesake {
+                let _ = write!(
+                    l,
+                    " (container {n} of that name or id mounts another directory)"
+                );
+            }
+            if *fixed {
+                l.push_str("; did: remove it (data/ was empty)");
+            } else if *data_entries > 0 {
+                let _ = write!(
+                    l,
+                    "; data/ holds {data_entries} {}, so doctor leaves it: once that is safe, remove it with `{remove_command}`",
+                    if *data_entries == 1 { "entry" } else { "entries" }
+                );
+            } else if !fix {
+                l.push_str("; --fix would: remove it (data/ is empty)");
+            }
+            l
+        }
+        Finding::Mismatch {
+            container,
+            instance_dir,
+            fields,
+            labelled_project,
+            errors,
+            ..
+        } => {
+            let mut l = format!("{container}: {instance_dir}/instance.toml");
+            for m in fields {
+                let _ = write!(
+                    l,
+                    "\n  {}: recorded `{}`, engine says `{}`",
+                    m.field, m.recorded, m.engine
+                );
+            }
+            if !fields.is_empty() && (!fix || errors.is_empty()) {
+                l.push_str(if fix {
+                    "\n  did: rewrite instance.toml from the engine"
+                } else {
+                    "\n  --fix would: rewrite instance.toml from the engine"
+                });
+            }
+            if let Some(p) = labelled_project {
+                let _ = write!(
+                    l,
+                    "\n  the container is labelled for project `{p}`, so this project's `list` misses it; labels cannot change: set `project.name: {p}` in pocketdock.yaml, or recreate the sandbox"
+                );
+            }
+            l
+        }
+        Finding::PortConflict {
+            container,
+            state,
+            port,
+            held_by,
+            ..
+        } => {
+            if state == "running" {
+                format!("{container}: {port} is also published by {held_by}")
+            } else {
+                format!("resuming {container} will fail: {port} is held by {held_by}")
+            }
+        }
     };
-    let errors = match f {
-        Finding::DeadRunner { errors, .. } | Finding::Orphan { errors, .. } => errors,
-    };
-    for e in errors {
+    for e in f.errors() {
         let _ = write!(line, "\n  error: {e}");
     }
     line

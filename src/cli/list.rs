@@ -5,21 +5,24 @@ use time::OffsetDateTime;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::sandbox::labels;
+use crate::sandbox::manage::{self, Scope};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Include stopped sandboxes.
     #[arg(long, short = 'a')]
     all: bool,
-    /// Only sandboxes of this project.
-    #[arg(long, value_name = "NAME")]
+    /// Sandboxes of this project [default: the current project].
+    #[arg(long, value_name = "NAME", conflicts_with = "all_projects")]
     project: Option<String>,
+    /// Sandboxes of every project on this engine.
+    #[arg(long)]
+    all_projects: bool,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
     /// List the current project's job records instead of sandboxes.
-    #[arg(long, conflicts_with_all = ["all", "project"])]
+    #[arg(long, conflicts_with_all = ["all", "project", "all_projects"])]
     jobs: bool,
 }
 
@@ -33,43 +36,9 @@ impl Args {
     }
 }
 
-#[derive(serde::Serialize)]
-struct Row {
-    name: String,
-    id: String,
-    status: String,
-    state: String,
-    image: String,
-    profile: Option<String>,
-    project: Option<String>,
-    persist: bool,
-    created: i64,
-}
-
 pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let mut filters = vec![format!("{}=true", labels::MANAGED)];
-    if let Some(p) = &a.project {
-        filters.push(format!("{}={p}", labels::PROJECT));
-    }
-    let mut found = engine.list_containers(a.all, &filters).await?;
-    found.sort_by(|x, y| x.name().cmp(y.name()));
-    let rows: Vec<Row> = found
-        .iter()
-        .map(|c| {
-            let label = |k: &str| c.labels.as_ref().and_then(|l| l.get(k)).cloned();
-            Row {
-                name: c.name().to_string(),
-                id: c.id.clone(),
-                status: c.status.clone(),
-                state: c.state.clone(),
-                image: c.image.clone(),
-                profile: label(labels::PROFILE),
-                project: label(labels::PROJECT),
-                persist: label(labels::PERSIST).is_some_and(|v| v == "true"),
-                created: c.created,
-            }
-        })
-        .collect();
+    let scope = super::prune::scope(a.project.as_ref(), a.all_projects)?;
+    let rows = manage::list_sandboxes(engine, &scope, a.all).await?;
     if a.json {
         println!(
             "{}",
@@ -78,9 +47,18 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         return Ok(0);
     }
     if rows.is_empty() {
+        let scope = match scope {
+            Scope::Project(p) => format!(" in project {p}"),
+            Scope::All => String::new(),
+        };
         eprintln!(
-            "no {}sandboxes; create one with `pocketdock create`",
-            if a.all { "" } else { "running " }
+            "no {}sandboxes{scope}; create one with `pocketdock create`{}",
+            if a.all { "" } else { "running " },
+            if a.all_projects {
+                ""
+            } else {
+                ", or look at every project's with `--all-projects`"
+            }
         );
         return Ok(0);
     }

@@ -14,9 +14,14 @@ use crate::record::{self, InstanceRecord};
     pocketdock logs                      # list job records, newest first\n  \
     pocketdock logs last                 # every step log of the newest record\n  \
     pocketdock logs grade-fizzbuzz-0002 --step grade\n  \
-    pocketdock logs last --history       # the event history, one JSON object per line")]
+    pocketdock logs last --history       # the event history, one JSON object per line
+  \
+    pocketdock logs my-box               # a persistent sandbox's newest run log
+  \
+    pocketdock logs my-box --history     # its history.jsonl")]
 pub struct Args {
-    /// Job record (`<job>-<NNNN>`, or `last`); without it, list the records.
+    /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
+    /// this project; without it, list the job records.
     #[arg(value_name = "INSTANCE")]
     instance: Option<String>,
     /// Only this step's logs (a step id, or a step instance id).
@@ -35,7 +40,12 @@ pub fn run(a: &Args) -> Result<u8, Error> {
         list_jobs(a.json);
         return Ok(0);
     };
-    let dir = find(instance)?;
+    let project = Project::load_current()?;
+    let sandbox_dir = crate::project::instance::instance_dir(&project.root, instance);
+    if crate::project::instance::is_container_instance(&sandbox_dir) && a.step.is_none() {
+        return sandbox_logs(&sandbox_dir, a.history);
+    }
+    let dir = find(&project, instance)?;
     if a.history {
         let text = std::fs::read_to_string(dir.join("history.jsonl"))
             .map_err(|e| Error::io(format!("read {}", dir.join("history.jsonl").display()), e))?;
@@ -144,8 +154,36 @@ pub fn list_jobs(json: bool) {
     );
 }
 
-fn find(instance: &str) -> Result<PathBuf, Error> {
-    let project = Project::current();
+/// A persistent sandbox's history, or its newest run log.
+fn sandbox_logs(dir: &Path, history: bool) -> Result<u8, Error> {
+    if history {
+        let path = dir.join("history.jsonl");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+        print!("{text}");
+        return Ok(0);
+    }
+    let newest = std::fs::read_dir(dir.join("logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max();
+    match newest {
+        Some((_, path)) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+            print!("{text}");
+        }
+        None => eprintln!(
+            "no run logs yet in {}; `pocketdock run` in the sandbox writes one",
+            dir.join("logs").display()
+        ),
+    }
+    Ok(0)
+}
+
+fn find(project: &Project, instance: &str) -> Result<PathBuf, Error> {
     let dir = record::instances_dir(&project.root);
     let records = record::list(&dir);
     let found = if instance == "last" || instance == "latest" {

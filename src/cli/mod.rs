@@ -12,13 +12,17 @@ mod create;
 mod doctor;
 mod files;
 mod info;
+mod init;
 mod lifecycle;
 mod list;
 mod logs;
 mod plan;
+mod prune;
 mod python;
 mod run;
 mod shell;
+mod status;
+mod systemd;
 mod table;
 mod validate;
 
@@ -63,8 +67,14 @@ enum Command {
     Plan(plan::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
-    /// Find job records left running by a dead runner, and orphaned job containers; --fix repairs.
+    /// Find what is wrong in this project (dead runners, orphans, instance dirs, ports); --fix repairs.
     Doctor(doctor::Args),
+    /// Make this directory a project: pocketdock.yaml with a `project:` section, and .pocketdock/.
+    Init(init::Args),
+    /// Summarise the project: its sandboxes by state, disk used by .pocketdock/, job records.
+    Status(status::Args),
+    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images.
+    Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
@@ -97,6 +107,8 @@ enum Command {
     Build(build::Args),
     /// Measure performance: exec round trips, file copies, memory.
     Bench(bench::Args),
+    /// Print a systemd user unit that resumes a persistent sandbox and stops it on shutdown.
+    Systemd(systemd::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -166,9 +178,16 @@ fn run_main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
-    let socket = cli.socket;
+    let socket = match cli.socket {
+        Some(s) => Some(s),
+        None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => None,
+        None => configured_socket()?,
+    };
     let engine = || Engine::connect_to(socket.as_deref());
     match cli.command {
+        Command::Init(a) => init::run(&a),
+        Command::Status(a) => status::run(&engine().await?, &a).await,
+        Command::Prune(a) => prune::run(&engine().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(&a)),
         Command::Plan(a) => Ok(plan::run(&a)),
@@ -199,7 +218,19 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
         Command::Build(a) => build::run(&engine().await?, a).await,
         Command::Bench(a) => bench::run(&engine().await?, a).await,
+        Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
     }
+}
+
+/// The install-level `socket` setting.
+fn configured_socket() -> Result<Option<PathBuf>, Error> {
+    let Some(file) = crate::project::config::install_file() else {
+        return Ok(None);
+    };
+    let layer = crate::project::config::read_layer(&file, true).map_err(Error::Settings)?;
+    let mut config = crate::project::Config::default();
+    config.apply(layer);
+    Ok(config.socket)
 }
 
 fn report(e: &Error) {

@@ -9,6 +9,8 @@ use super::{EXIT_INTERRUPTED, EXIT_TIMEOUT};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::instance::{self, RunLog};
+use crate::project::Project;
 use crate::sandbox::spec::parse_env;
 use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
 use crate::size::ByteSize;
@@ -97,10 +99,16 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
         watcher.abort();
         return detach(&sandbox, &command, &opts, a.json).await;
     }
+    let mut log = instance_log(&a.name, &command);
     let outcome = if a.json && a.stream {
-        ndjson(&sandbox, &command, &opts).await
+        ndjson(&sandbox, &command, &opts, &mut log).await
     } else if a.json {
         sandbox.run(&command, &opts).await.map(|r| {
+            if let Some(l) = &mut log {
+                l.output(StreamKind::Stdout, r.stdout.as_bytes());
+                l.output(StreamKind::Stderr, r.stderr.as_bytes());
+            }
+            finished(&mut log, Some(r.exit_code), r.timed_out, None);
             // Straight to stdout: escaped, 10 MB of output can take 60 MB as one string.
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let _ = serde_json::to_writer(&mut out, &r)
@@ -110,9 +118,12 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
             exit_code(r.exit_code, r.timed_out)
         })
     } else {
-        stream(&sandbox, &command, &opts).await
+        stream(&sandbox, &command, &opts, &mut log).await
     };
     watcher.abort();
+    if let Err(e) = &outcome {
+        finished(&mut log, None, false, Some(&e.to_string()));
+    }
     match outcome {
         Err(Error::Cancelled) => {
             eprintln!(
@@ -125,14 +136,23 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
 }
 
 /// One JSON line per chunk, then the result.
-async fn ndjson(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u8, Error> {
+async fn ndjson(
+    sandbox: &Sandbox,
+    command: &str,
+    opts: &RunOptions,
+    log: &mut Option<RunLog>,
+) -> Result<u8, Error> {
     let mut stream = sandbox.run_stream(command, opts).await?;
     let mut out = std::io::stdout();
     while let Some(chunk) = stream.next().await {
+        if let Some(l) = log.as_mut() {
+            l.output(chunk.stream, &chunk.data);
+        }
         let line = serde_json::to_string(&chunk).unwrap_or_default();
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
     let result = stream.finish().await?;
+    finished(log, Some(result.exit_code), result.timed_out, None);
     println!("{}", serde_json::json!({ "result": result }));
     Ok(exit_code(result.exit_code, result.timed_out))
 }
@@ -163,12 +183,20 @@ async fn detach(
 }
 
 /// Write output to our stdout and stderr as it arrives.
-async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u8, Error> {
+async fn stream(
+    sandbox: &Sandbox,
+    command: &str,
+    opts: &RunOptions,
+    log: &mut Option<RunLog>,
+) -> Result<u8, Error> {
     let mut cap = CappedOutput::new(opts.max_output.bytes());
     let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
     let mut stdout_open = true;
     let outcome = sandbox
         .run_streaming(command, opts, &mut cap, &mut |kind, data| {
+            if let Some(l) = log.as_mut() {
+                l.output(kind, data);
+            }
             // A closed stdout (`| head`) is not an error: keep draining quietly.
             match kind {
                 StreamKind::Stdout if stdout_open => {
@@ -182,6 +210,7 @@ async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u
             }
         })
         .await?;
+    finished(log, Some(outcome.exit_code), outcome.timed_out, None);
     if cap.truncated() {
         eprint!("{}", cap.notice());
     }
@@ -192,6 +221,23 @@ async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u
         eprint!("{OOM_NOTICE}");
     }
     Ok(exit_code(outcome.exit_code, outcome.timed_out))
+}
+
+/// The run log of a persistent sandbox of the current project, when it has
+/// an instance directory here.
+fn instance_log(name: &str, command: &str) -> Option<RunLog> {
+    let project = Project::current();
+    let dir = instance::instance_dir(&project.root, name);
+    if !instance::is_container_instance(&dir) {
+        return None;
+    }
+    RunLog::start(&dir, &project.config.logging, name, command)
+}
+
+fn finished(log: &mut Option<RunLog>, exit: Option<i64>, timed_out: bool, error: Option<&str>) {
+    if let Some(l) = log.take() {
+        l.finish(exit, timed_out, error);
+    }
 }
 
 fn exit_code(code: i64, timed_out: bool) -> u8 {

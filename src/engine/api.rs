@@ -269,6 +269,9 @@ pub struct ContainerSummary {
     /// Image reference.
     #[serde(default)]
     pub image: String,
+    /// Image id.
+    #[serde(rename = "ImageID", default)]
+    pub image_id: String,
     /// Unix creation time.
     #[serde(default)]
     pub created: i64,

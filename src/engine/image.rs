@@ -235,4 +235,51 @@ impl Engine {
         }
         check("remove image", resp).await.map(|_| true)
     }
+
+    /// `GET /images/json` filtered by one label (`key` or `key=value`):
+    /// tagged and untagged images alike.
+    pub async fn list_images(&self, label: &str) -> Result<Vec<ImageSummary>> {
+        let filters = serde_json::json!({ "label": [label] }).to_string();
+        self.transport()
+            .json(
+                "list images",
+                Method::GET,
+                &format!("/images/json?filters={}", encode(&filters)),
+                None,
+            )
+            .await
+    }
+}
+
+/// One image of [`Engine::list_images`].
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ImageSummary {
+    /// Image id (`sha256:...`).
+    pub id: String,
+    /// Tags (`repo:tag`); empty, or `["<none>:<none>"]`, for an untagged image.
+    #[serde(default)]
+    pub repo_tags: Option<Vec<String>>,
+    /// Size in bytes.
+    #[serde(default)]
+    pub size: i64,
+    /// Unix creation time.
+    #[serde(default)]
+    pub created: i64,
+    /// Labels.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl ImageSummary {
+    /// Real tags (without `<none>:<none>`).
+    #[must_use]
+    pub fn tags(&self) -> Vec<&str> {
+        self.repo_tags
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|t| !t.contains("<none>"))
+            .collect()
+    }
 }

@@ -5,6 +5,7 @@ fn project(dir: &Path, name: &str) -> Project {
     Project {
         root: dir.to_path_buf(),
         name: name.to_string(),
+        config: crate::project::Config::default(),
     }
 }
 

@@ -13,8 +13,8 @@ use indexmap::IndexMap;
 
 use super::diagnostic::Diagnostic;
 use super::keys::{
-    KeyDoc, ACTIONS, MANIFEST_KEYS, PYTHON_KEYS, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS,
-    SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
+    KeyDoc, ACTIONS, INSTALL_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS,
+    RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 use super::node::{Key, Node, NodeKind};
 use super::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
@@ -26,6 +26,7 @@ use super::step_decl::{
 use super::suggest::{did_you_mean, hint_for};
 use super::template::is_template;
 use crate::images;
+use crate::project::config::ConfigLayer;
 use crate::sandbox::{Lang, PortMap, VolumeMount};
 use crate::size::{ByteSize, SIZE_FORMS};
 
@@ -53,6 +54,41 @@ pub(crate) fn decode(source: &Source, root: &Node, kdl: bool) -> Result<Decoded,
     let decoded = d.manifest(root);
     match decoded {
         Some(m) if d.diags.is_empty() => Ok(m),
+        _ => {
+            d.diags.sort_by_key(|x| (x.line, x.col));
+            Err(d.diags)
+        }
+    }
+}
+
+/// Decode settings: the `project:` section of a project's `pocketdock.yaml`
+/// (other keys are the manifest's business), or the whole install-level file.
+pub(crate) fn decode_config(
+    source: &Source,
+    root: &Node,
+    install: bool,
+) -> Result<ConfigLayer, Vec<Diagnostic>> {
+    let mut d = Decoder {
+        src: source,
+        kdl: false,
+        diags: Vec::new(),
+    };
+    let layer = if install {
+        match &root.kind {
+            NodeKind::Null => Some(ConfigLayer::default()),
+            _ => d.config(root, "the install-level settings", "settings", INSTALL_KEYS),
+        }
+    } else {
+        match &root.kind {
+            NodeKind::Map(entries) => match entries.iter().find(|(k, _)| k.name == "project") {
+                Some((_, node)) => d.config(node, "`project`", "project", PROJECT_KEYS),
+                None => Some(ConfigLayer::default()),
+            },
+            _ => Some(ConfigLayer::default()),
+        }
+    };
+    match layer {
+        Some(l) if d.diags.is_empty() => Ok(l),
         _ => {
             d.diags.sort_by_key(|x| (x.line, x.col));
             Err(d.diags)
@@ -380,6 +416,76 @@ impl Decoder<'_> {
         }
     }
 
+    fn config(
+        &mut self,
+        node: &Node,
+        what: &str,
+        key: &str,
+        keys: &'static [KeyDoc],
+    ) -> Option<ConfigLayer> {
+        let obj = self.obj(node, what, key, keys, &[])?;
+        let mut layer = ConfigLayer::default();
+        for (doc, _, value) in &obj.entries {
+            match doc.name {
+                "name" => {
+                    if let Some(n) = self.string(value, "name") {
+                        if is_project_name(&n.value) {
+                            layer.name = Some(n.value);
+                        } else {
+                            self.error(
+                                n.span,
+                                format!("invalid project name `{}`", n.value),
+                                Some("use letters, digits, `.`, `_` and `-`, starting with a letter or digit".into()),
+                            );
+                        }
+                    }
+                }
+                "default_profile" => {
+                    layer.default_profile = self.string(value, "default_profile").map(|s| s.value);
+                }
+                "socket" => layer.socket = self.string(value, "socket").map(|s| s.value),
+                "default_persist" => layer.default_persist = self.boolean(value, "default_persist"),
+                "logging" => self.logging(value, &mut layer),
+                _ => {}
+            }
+        }
+        Some(layer)
+    }
+
+    fn logging(&mut self, node: &Node, layer: &mut ConfigLayer) {
+        let Some(obj) = self.obj(node, "`logging`", "logging", LOGGING_KEYS, &[]) else {
+            return;
+        };
+        for (doc, _, value) in &obj.entries {
+            match doc.name {
+                "auto_log" => layer.auto_log = self.boolean(value, "auto_log"),
+                "max_log_size" => {
+                    if let Some(s) = self.scalar_string(value, "max_log_size") {
+                        match s.value.parse::<ByteSize>() {
+                            Ok(size) => layer.max_log_size = Some(size),
+                            Err(_) => self.error(
+                                s.span,
+                                format!("invalid size `{}`", s.value),
+                                Some(format!("write a size: {SIZE_FORMS}")),
+                            ),
+                        }
+                    }
+                }
+                "max_logs_per_instance" => {
+                    layer.max_logs_per_instance = self
+                        .int(value, "max_logs_per_instance", 0, i64::from(u32::MAX))
+                        .map(|n| n.value as u32);
+                }
+                "retention_days" => {
+                    layer.retention_days = self
+                        .int(value, "retention_days", 0, 36_500)
+                        .map(|n| n.value as u32);
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn manifest(&mut self, root: &Node) -> Option<Decoded> {
         let obj = self.obj(root, "the manifest", "manifest", MANIFEST_KEYS, &[])?;
         let version = match obj.value("version") {
@@ -409,6 +515,9 @@ impl Decoder<'_> {
                 }
             },
         };
+        if let Some(node) = obj.value("project") {
+            self.config(node, "`project`", "project", PROJECT_KEYS);
+        }
         let name = obj.value("name").and_then(|n| self.string(n, "name"));
         let mut vars = IndexMap::new();
         if let Some(node) = obj.value("vars") {
@@ -1144,6 +1253,14 @@ fn split_words(item: &Tpl, src: &Source) -> Vec<Tpl> {
         out.push(item.clone());
     }
     out
+}
+
+/// Project names: letters, digits, `.`, `_` and `-`, starting with a letter or digit.
+#[must_use]
+pub fn is_project_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 /// Step and sandbox ids: lowercase letters, digits, `-` and `_`, not starting with `-`.

@@ -98,6 +98,90 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
         "What the job does, by id (lowercase letters, digits, `-`, `_`), in file order.",
         || json!({ "type": "object", "propertyNames": { "pattern": "^[a-z0-9_][a-z0-9_-]*$" }, "additionalProperties": reference("step") }),
     ),
+    key(
+        "project",
+        "Project settings, read from the project root's `pocketdock.yaml` (`pocketdock init` writes them): name, default profile and persistence, logs of persistent sandboxes. See docs/projects.md.",
+        || reference("project"),
+    ),
+];
+
+fn logging_keys() -> Value {
+    reference("logging")
+}
+fn count() -> Value {
+    json!({ "type": "integer", "minimum": 0 })
+}
+
+/// Keys of `project:` (and, but for `name`, of the install-level file).
+pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
+    key(
+        "name",
+        "Project name: the `pocketdock.project` label of its sandboxes, and what `list` shows by default. Default: the project directory's name.",
+        || json!({ "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }),
+    ),
+    key(
+        "default_profile",
+        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "default_persist",
+        "`create` makes persistent sandboxes (stopped, not removed, on shutdown) unless `--no-persist`. Default: false.",
+        boolean,
+    ),
+    key(
+        "logging",
+        "What persistent sandboxes' instance directories keep.",
+        logging_keys,
+    ),
+];
+
+/// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
+pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
+    key(
+        "socket",
+        "Engine socket to use when neither `--socket` nor `POCKETDOCK_SOCKET` is given.",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "default_profile",
+        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "default_persist",
+        "`create` makes persistent sandboxes unless `--no-persist`. Default: false.",
+        boolean,
+    ),
+    key(
+        "logging",
+        "What persistent sandboxes' instance directories keep.",
+        logging_keys,
+    ),
+];
+
+/// Keys of `logging:`.
+pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
+    key(
+        "auto_log",
+        "Write a log file and a `history.jsonl` line for every `pocketdock run` in a persistent sandbox. Default: true.",
+        boolean,
+    ),
+    key(
+        "max_log_size",
+        "Cap of one log file (e.g. 10m); output past it is cut and the log says so. Default: 10m.",
+        size,
+    ),
+    key(
+        "max_logs_per_instance",
+        "Keep the newest N logs per instance; 0 keeps all. Default: 100.",
+        count,
+    ),
+    key(
+        "retention_days",
+        "Delete an instance's logs older than this many days; 0 keeps them. Default: 30.",
+        count,
+    ),
 ];
 
 /// Keys of one sandbox.

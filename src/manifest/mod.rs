@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-pub use decode::{is_id, VERSION};
+pub use decode::{is_id, is_project_name, VERSION};
 pub use diagnostic::{Diagnostic, ManifestError};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
@@ -85,6 +85,18 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Manifest, ManifestError> 
         source,
     })?;
     parse(path, &text, Format::of(path), opts)
+}
+
+/// Read settings from YAML text: the `project:` section of a project's
+/// `pocketdock.yaml`, or (with `install`) the whole install-level file.
+pub fn parse_config(
+    path: &Path,
+    text: &str,
+    install: bool,
+) -> Result<crate::project::config::ConfigLayer, ManifestError> {
+    let source = Source::new(path, text);
+    let root = yaml::parse(&source).map_err(ManifestError::Invalid)?;
+    decode::decode_config(&source, &root, install).map_err(ManifestError::Invalid)
 }
 
 /// Check a manifest given as text; `path` is used for positions and as the

@@ -8,8 +8,8 @@
 use serde_json::{json, Map, Value};
 
 use super::keys::{
-    KeyDoc, ACTIONS, MANIFEST_KEYS, PYTHON_KEYS, REQUIRED, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS,
-    SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
+    KeyDoc, ACTIONS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS, REQUIRED, RUN_KEYS,
+    SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 
 /// Where the checked-in schema lives, relative to the crate root.
@@ -67,6 +67,8 @@ pub fn json_schema() -> Value {
         "snapshot": object("Commit the sandbox to an image.", SNAPSHOT_KEYS, "snapshot"),
         "session": object("A command sent to a persistent shell session.", SESSION_KEYS, "session"),
         "python": object("Code run in the sandbox's persistent Python kernel.", PYTHON_KEYS, "python"),
+        "project": object("Project settings.", PROJECT_KEYS, "project"),
+        "logging": object("Logs of persistent sandboxes.", LOGGING_KEYS, "logging"),
     });
     let Value::Object(obj) = &mut root else {
         unreachable!()
@@ -100,6 +102,7 @@ pub fn json_schema_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::keys::INSTALL_KEYS;
 
     #[test]
     fn schema_file_is_up_to_date() {
@@ -133,6 +136,9 @@ mod tests {
             SNAPSHOT_KEYS,
             SESSION_KEYS,
             PYTHON_KEYS,
+            PROJECT_KEYS,
+            LOGGING_KEYS,
+            INSTALL_KEYS,
         ] {
             for key in table {
                 assert!(

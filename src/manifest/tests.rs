@@ -222,7 +222,7 @@ fn unknown_key_lists_known_ones_when_nothing_is_close() {
     );
     assert_eq!(
         d.hint.as_deref(),
-        Some("known keys: version, name, vars, env, sandboxes, steps")
+        Some("known keys: version, name, vars, env, sandboxes, steps, project")
     );
     let d = only(
         yaml("version: 1\nstep: {}\n"),

@@ -14,7 +14,7 @@
 
 mod instance;
 pub mod reconcile;
-mod step_log;
+pub(crate) mod step_log;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -360,7 +360,9 @@ pub fn list(instances: &Path) -> Vec<(PathBuf, Option<InstanceRecord>)> {
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.join("instance.toml").is_file())
+        .filter(|p| {
+            p.join("instance.toml").is_file() && !crate::project::instance::is_container_instance(p)
+        })
         .map(|p| {
             let rec = std::fs::read_to_string(p.join("instance.toml"))
                 .ok()

@@ -30,8 +30,12 @@ use crate::run::event::StepStatus;
 /// Longest line kept whole; longer lines are split.
 const MAX_LINE: usize = 64 * 1024;
 
-pub(super) struct StepLog {
+pub(crate) struct StepLog {
     out: BufWriter<File>,
+    /// Output bytes still allowed into the file; `None` is no cap.
+    room: Option<u64>,
+    /// Output was cut at the cap.
+    cut: bool,
     /// Session and kernel transcripts label output `recv`, as the session log does.
     dialogue: bool,
     partial: [(Vec<u8>, Option<OffsetDateTime>); 2],
@@ -49,6 +53,8 @@ impl StepLog {
     pub fn create(path: &Path) -> std::io::Result<StepLog> {
         Ok(StepLog {
             out: BufWriter::new(File::create(path)?),
+            room: None,
+            cut: false,
             dialogue: false,
             partial: [(Vec::new(), None), (Vec::new(), None)],
         })
@@ -86,12 +92,36 @@ impl StepLog {
         self.out.flush()
     }
 
+    /// Keep at most `bytes` of output in the file; the rest is counted as cut.
+    pub fn cap(&mut self, bytes: u64) {
+        self.room = Some(bytes);
+    }
+
+    /// True when output was cut at the cap.
+    pub fn was_cut(&self) -> bool {
+        self.cut
+    }
+
     pub fn output(
         &mut self,
         stream: StreamKind,
         data: &str,
         ts: OffsetDateTime,
     ) -> std::io::Result<()> {
+        let data = match &mut self.room {
+            None => data,
+            Some(room) => {
+                let keep = floor_char_boundary(data, usize::try_from(*room).unwrap_or(usize::MAX));
+                *room -= keep as u64;
+                if keep < data.len() {
+                    self.cut = true;
+                }
+                &data[..keep]
+            }
+        };
+        if data.is_empty() {
+            return Ok(());
+        }
         let label = self.label(stream);
         let i = usize::from(stream != StreamKind::Stdout);
         let (buf, first) = &mut self.partial[i];
@@ -127,6 +157,9 @@ impl StepLog {
             writeln!(self.out, "exit_code: {code}")?;
         }
         writeln!(self.out, "duration_ms: {duration_ms}")?;
+        if self.room.is_some() {
+            writeln!(self.out, "truncated: {}", self.cut)?;
+        }
         if let Some(r) = reason {
             writeln!(self.out, "reason: {}", r.replace('\n', "\n  "))?;
         }
@@ -156,6 +189,17 @@ impl StepLog {
         }
         Ok(())
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 fn stream_name(stream: StreamKind) -> &'static str {

@@ -302,7 +302,7 @@ else exit 4; fi"#;
     }
 
     /// Docker extracts archives as root; give what was pushed to the sandbox's user.
-    async fn chown_to_user(&self, anchor: &str, top: &[String]) -> Result<()> {
+    pub(super) async fn chown_to_user(&self, anchor: &str, top: &[String]) -> Result<()> {
         let user = self.inspect().await?.config.user;
         if user.is_empty()
             || user == "root"

@@ -9,6 +9,7 @@ mod buffer;
 mod files;
 mod info;
 mod kernel;
+pub mod manage;
 mod output;
 mod process;
 mod run;
@@ -16,6 +17,7 @@ mod session;
 pub mod spec;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -39,7 +41,7 @@ pub use spec::{PortMap, SandboxSpec, VolumeMount};
 use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
 use crate::error::{Error, Result};
 use crate::images;
-use crate::project::Project;
+use crate::project::{instance, Project};
 
 /// Label keys pocketdock sets on every container it creates.
 pub mod labels {
@@ -57,6 +59,8 @@ pub mod labels {
     pub const PERSIST: &str = "pocketdock.persist";
     /// On a snapshot image: the sandbox it was committed from.
     pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
+    /// On a persistent sandbox: its instance directory on the host.
+    pub const DATA_PATH: &str = "pocketdock.data-path";
 }
 
 /// A handle on one sandbox container.
@@ -92,42 +96,164 @@ impl Sandbox {
             .name
             .clone()
             .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
+        // Also a directory name under .pocketdock/instances/ for a persistent one.
+        if !is_container_name(&name) {
+            return Err(Error::Invalid {
+                what: "sandbox name",
+                value: name,
+                expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+            });
+        }
         let network = spec
             .network
             .unwrap_or(profile.as_ref().is_none_or(|p| p.network));
-        let body = create_body(
+        let current = (spec.project.is_none() || (spec.persist && spec.project_root.is_none()))
+            .then(Project::current);
+        let project = spec
+            .project
+            .clone()
+            .or_else(|| current.as_ref().map(|p| p.name.clone()))
+            .unwrap_or_default();
+        // A persistent sandbox gets an instance directory whose data/ is mounted.
+        let instance = if spec.persist {
+            let root = spec
+                .project_root
+                .clone()
+                .or_else(|| current.as_ref().map(|p| p.root.clone()))
+                .unwrap_or_else(|| PathBuf::from("."));
+            let root = std::path::absolute(&root).unwrap_or(root);
+            let dir = instance::instance_dir(&root, &name);
+            let fresh = instance::prepare(&dir)?;
+            Some((dir, fresh))
+        } else {
+            None
+        };
+        let discard = |instance: &Option<(PathBuf, bool)>| {
+            if let Some((dir, true)) = instance {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        };
+        let mut body = create_body(
             spec,
             &image,
             profile.as_ref().map(|p| p.name.as_str()),
             &name,
+            &project,
             network,
         );
+        if let Some((dir, _)) = &instance {
+            let data = dir.join("data");
+            body.host_config
+                .binds
+                .push(format!("{}:{}", data.display(), instance::DATA_MOUNT));
+            body.labels
+                .insert(labels::DATA_PATH.into(), dir.display().to_string());
+        }
         let id = match engine.create_container(&name, &body).await {
             Ok(id) => id,
-            Err(Error::Api { status: 404, .. }) => {
-                return Err(Error::ImageMissing {
-                    image,
-                    profile: profile.map(|p| p.name),
-                })
+            Err(e) => {
+                discard(&instance);
+                return Err(match e {
+                    Error::Api { status: 404, .. } => Error::ImageMissing {
+                        image,
+                        profile: profile.map(|p| p.name),
+                    },
+                    // Docker answers 409; Podman 500 with "already in use".
+                    Error::Api {
+                        status, message, ..
+                    } if status == 409 || message.contains("already in use") => {
+                        Error::NameInUse { name }
+                    }
+                    e => e,
+                });
             }
-            // Docker answers 409; Podman 500 with "already in use".
-            Err(Error::Api {
-                status, message, ..
-            }) if status == 409 || message.contains("already in use") => {
-                return Err(Error::NameInUse { name })
-            }
-            Err(e) => return Err(e),
         };
         if let Err(e) = engine.start_container(&id).await {
             let _ = engine.remove_container(&id, true).await;
+            discard(&instance);
             return Err(e);
         }
-        Ok(Sandbox {
+        let sandbox = Sandbox {
             engine: engine.clone(),
             name,
             id,
             shared: std::sync::Arc::default(),
-        })
+        };
+        if let Some((dir, _)) = &instance {
+            let recorded = sandbox
+                .record_instance(dir, spec, &body, &project, network)
+                .await;
+            if let Err(e) = recorded {
+                let _ = engine.remove_container(&sandbox.id, true).await;
+                discard(&instance);
+                return Err(e);
+            }
+        }
+        Ok(sandbox)
+    }
+
+    /// Write a new persistent sandbox's `instance.toml` and first history
+    /// line, and give `data/` to the sandbox's user.
+    async fn record_instance(
+        &self,
+        dir: &std::path::Path,
+        spec: &SandboxSpec,
+        body: &CreateContainer,
+        project: &str,
+        network: bool,
+    ) -> Result<()> {
+        self.chown_to_user("/home/sandbox", &["data".to_string()])
+            .await?;
+        let meta = instance::InstanceToml {
+            container: instance::ContainerMeta {
+                id: self.id.clone(),
+                name: self.name.clone(),
+                image: body.image.clone(),
+                profile: body.labels.get(labels::PROFILE).cloned(),
+                project: project.to_string(),
+                created_at: body
+                    .labels
+                    .get(labels::CREATED_AT)
+                    .cloned()
+                    .unwrap_or_default(),
+                persist: true,
+                engine: self.engine.info().kind.cli().to_string(),
+            },
+            resources: instance::Resources {
+                mem_limit: spec.mem.to_string(),
+                cpu_percent: spec.cpu_percent,
+                network,
+            },
+            provenance: instance::Provenance::this_process(),
+            volumes: body
+                .host_config
+                .binds
+                .iter()
+                .filter_map(|b| {
+                    let mut parts = b.splitn(3, ':');
+                    let host = parts.next()?;
+                    let inner = parts.next()?;
+                    Some((inner.to_string(), host.to_string()))
+                })
+                .collect(),
+        };
+        instance::write(dir, &meta)?;
+        instance::append_history(
+            dir,
+            &serde_json::json!({
+                "ts": now_rfc3339(),
+                "type": "create",
+                "image": body.image,
+                "id": self.id,
+            }),
+        )
+    }
+
+    /// Give `data/` (mounted at [`instance::DATA_MOUNT`]) to the sandbox's
+    /// user, as create does; for a data directory recreated by doctor.
+    pub(crate) async fn own_data_dir(&self) -> Result<()> {
+        self.chown_to_user("/home/sandbox", &["data".to_string()])
+            .await
     }
 
     /// A handle on an existing sandbox by name or id. Makes no request: a
@@ -200,6 +326,9 @@ impl Sandbox {
             .remove_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
+        if let Some(dir) = inspect.label(labels::DATA_PATH) {
+            remove_instance_dir(std::path::Path::new(dir), &inspect.id);
+        }
         Ok(Shutdown::Removed)
     }
 
@@ -226,6 +355,25 @@ impl Sandbox {
         if let Err(e) = self.engine.start_container(&id).await {
             let _ = self.engine.remove_container(&id, true).await;
             return Err(e);
+        }
+        // A persistent sandbox's instance directory follows it to the new id.
+        if let Some(dir) = raw
+            .pointer("/Config/Labels")
+            .and_then(|l| l.get(labels::DATA_PATH))
+            .and_then(serde_json::Value::as_str)
+        {
+            let dir = std::path::Path::new(dir);
+            if let Some(mut meta) = instance::read(dir) {
+                let old = std::mem::replace(&mut meta.container.id, id.clone());
+                let _ = instance::write(dir, &meta);
+                let _ = instance::append_history(
+                    dir,
+                    &serde_json::json!({
+                        "ts": now_rfc3339(), "type": "reboot", "fresh": true,
+                        "id": id, "previous_id": old,
+                    }),
+                );
+            }
         }
         self.id = id;
         Ok(())
@@ -348,15 +496,12 @@ fn create_body(
     image: &str,
     profile: Option<&str>,
     name: &str,
+    project: &str,
     network: bool,
 ) -> CreateContainer {
-    let project = spec
-        .project
-        .clone()
-        .unwrap_or_else(|| Project::current().name);
     let mut labels: BTreeMap<String, String> = spec.labels.clone();
     labels.insert(labels::MANAGED.into(), "true".into());
-    labels.insert(labels::PROJECT.into(), project);
+    labels.insert(labels::PROJECT.into(), project.to_string());
     labels.insert(
         labels::INSTANCE.into(),
         spec.instance.clone().unwrap_or_else(|| name.to_string()),
@@ -364,10 +509,7 @@ fn create_body(
     if let Some(p) = profile {
         labels.insert(labels::PROFILE.into(), p.into());
     }
-    let now = OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_default();
-    labels.insert(labels::CREATED_AT.into(), now);
+    labels.insert(labels::CREATED_AT.into(), now_rfc3339());
     labels.insert(labels::PERSIST.into(), spec.persist.to_string());
 
     let mut exposed = BTreeMap::new();
@@ -424,6 +566,31 @@ fn create_body(
     }
 }
 
+/// The engines' rule for container names: `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.
+#[must_use]
+pub fn is_container_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// Remove a persistent sandbox's instance directory, but only if it still
+/// describes container `id` (a newer sandbox of the same name may own it).
+pub fn remove_instance_dir(dir: &std::path::Path, id: &str) {
+    if instance::read(dir).is_some_and(|m| m.container.id == id) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+fn now_rfc3339() -> String {
+    OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}
+
 /// Split `repo[:tag]` into repo and tag (`latest` when absent; a `:` in a
 /// registry host's port is not a tag).
 pub(crate) fn split_image(image: &str) -> (&str, &str) {
@@ -435,6 +602,17 @@ pub(crate) fn split_image(image: &str) -> (&str, &str) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn container_names_follow_the_engines_rule() {
+        for ok in ["a", "pd-1a2b", "my_box.v2", "A1"] {
+            assert!(is_container_name(ok), "{ok}");
+        }
+        for bad in ["", "-a", ".a", "a/b", "../x", "a b", "ü"] {
+            assert!(!is_container_name(bad), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -460,7 +638,14 @@ mod tests {
             persist: true,
             ..SandboxSpec::default()
         };
-        let body = create_body(&spec, "pocketdock/minimal", Some("minimal"), "t1", false);
+        let body = create_body(
+            &spec,
+            "pocketdock/minimal",
+            Some("minimal"),
+            "t1",
+            "proj",
+            false,
+        );
         let json = serde_json::to_value(&body).unwrap();
         let hc = &json["HostConfig"];
         assert_eq!(hc["Memory"], 256 << 20);
@@ -486,7 +671,7 @@ mod tests {
 
     #[test]
     fn network_on_leaves_the_engine_default() {
-        let body = create_body(&SandboxSpec::default(), "img", None, "n", true);
+        let body = create_body(&SandboxSpec::default(), "img", None, "n", "p", true);
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
     }

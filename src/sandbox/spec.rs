@@ -24,6 +24,9 @@ pub struct SandboxSpec {
     pub name: Option<String>,
     /// Project label; the current project's name when unset.
     pub project: Option<String>,
+    /// Project root that holds a persistent sandbox's instance directory;
+    /// the current project's when unset.
+    pub project_root: Option<std::path::PathBuf>,
     /// Instance label (the job instance, or the sandbox name).
     pub instance: Option<String>,
     /// Memory limit (swap is forbidden: the limit is the limit).
@@ -57,6 +60,7 @@ impl Default for SandboxSpec {
             image: None,
             name: None,
             project: None,
+            project_root: None,
             instance: None,
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,

@@ -51,6 +51,8 @@ pub fn spec(prefix: &str) -> SandboxSpec {
     let mut s = SandboxSpec {
         name: Some(unique(prefix)),
         project: Some("pocketdock-tests".into()),
+        // Persistent sandboxes' instance directories stay out of the repository.
+        project_root: Some(std::env::temp_dir().join("pocketdock-tests")),
         ..SandboxSpec::default()
     };
     s.labels.insert(TEST_LABEL.into(), "true".into());

@@ -1,0 +1,198 @@
+//! `pocketdock status`: the project at a glance.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::table;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::project::{instance, Project};
+use crate::record;
+use crate::sandbox::manage::{self, Scope};
+use crate::size::ByteSize;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Status {
+    project: String,
+    root: String,
+    engine: String,
+    /// Sandboxes by state (`running`, `exited`, ...).
+    sandboxes: BTreeMap<String, usize>,
+    persistent: usize,
+    containers: Vec<Sandbox>,
+    disk: Disk,
+    /// Job records by status.
+    jobs: BTreeMap<String, usize>,
+    latest_job: Option<LatestJob>,
+}
+
+#[derive(Serialize)]
+struct Sandbox {
+    name: String,
+    state: String,
+    persist: bool,
+    image: String,
+}
+
+#[derive(Serialize)]
+struct Disk {
+    /// Bytes under `.pocketdock/`.
+    total: u64,
+    /// Bytes in persistent sandboxes' instance directories.
+    instances: u64,
+    /// Number of those directories.
+    instance_dirs: usize,
+    /// Bytes in job records.
+    jobs: u64,
+}
+
+#[derive(Serialize)]
+struct LatestJob {
+    instance: String,
+    status: String,
+    started: String,
+}
+
+pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
+    let project = Project::load_current()?;
+    let containers: Vec<Sandbox> =
+        manage::list_sandboxes(engine, &Scope::Project(project.name.clone()), true)
+            .await?
+            .into_iter()
+            .map(|c| Sandbox {
+                name: c.name,
+                state: c.state,
+                persist: c.persist,
+                image: c.image,
+            })
+            .collect();
+    let mut sandboxes = BTreeMap::new();
+    for c in &containers {
+        *sandboxes.entry(c.state.clone()).or_insert(0) += 1;
+    }
+
+    let instance_dirs = instance::list(&project.root);
+    let records = record::list(&record::instances_dir(&project.root));
+    let mut jobs = BTreeMap::new();
+    for (_, r) in &records {
+        let status = r.as_ref().map_or("unreadable", |r| r.status.as_str());
+        *jobs.entry(status.to_string()).or_insert(0) += 1;
+    }
+    let latest_job = records.iter().find_map(|(_, r)| {
+        r.as_ref().map(|r| LatestJob {
+            instance: r.instance.clone(),
+            status: r.status.as_str().to_string(),
+            started: r
+                .started
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+        })
+    });
+    let status = Status {
+        project: project.name.clone(),
+        root: project.root.display().to_string(),
+        engine: format!("{} {}", engine.info().kind.cli(), engine.info().version),
+        persistent: containers.iter().filter(|c| c.persist).count(),
+        sandboxes,
+        containers,
+        disk: Disk {
+            total: du(&project.data_dir()),
+            instances: instance_dirs.iter().map(|d| du(d)).sum(),
+            instance_dirs: instance_dirs.len(),
+            jobs: records.iter().map(|(d, _)| du(d)).sum(),
+        },
+        jobs,
+        latest_job,
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&status).expect("status serializes")
+        );
+    } else {
+        print!("{}", human(&status));
+    }
+    Ok(0)
+}
+
+fn counts(m: &BTreeMap<String, usize>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn human(s: &Status) -> String {
+    let mut out = format!("project {} ({})\nengine  {}\n", s.project, s.root, s.engine);
+    let _ = writeln!(
+        out,
+        "sandboxes: {}{}",
+        counts(&s.sandboxes),
+        if s.persistent > 0 {
+            format!(" ({} persistent)", s.persistent)
+        } else {
+            String::new()
+        }
+    );
+    if !s.containers.is_empty() {
+        let rows: Vec<Vec<String>> = s
+            .containers
+            .iter()
+            .map(|c| {
+                vec![
+                    c.name.clone(),
+                    c.state.clone(),
+                    if c.persist { "yes" } else { "no" }.into(),
+                    c.image.clone(),
+                ]
+            })
+            .collect();
+        for line in table::render(&["NAME", "STATE", "PERSIST", "IMAGE"], &rows).lines() {
+            out.push_str("  ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(
+        out,
+        "disk: {} in .pocketdock/ ({} in {} instance directories, {} in job records)",
+        ByteSize(s.disk.total),
+        ByteSize(s.disk.instances),
+        s.disk.instance_dirs,
+        ByteSize(s.disk.jobs)
+    );
+    let _ = write!(out, "jobs: {}", counts(&s.jobs));
+    if let Some(l) = &s.latest_job {
+        let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
+    }
+    out.push('\n');
+    out
+}
+
+/// Bytes of regular files under `dir` (symlinks not followed).
+fn du(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => du(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}

@@ -1,0 +1,194 @@
+//! Managing sandboxes as a set, through their labels: list them by project,
+//! destroy one with its instance directory, prune the stopped ones.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::{labels, remove_instance_dir, Sandbox};
+use crate::engine::api::ContainerSummary;
+use crate::engine::{Engine, ImageSummary};
+use crate::error::{Error, Result};
+use crate::images::CONTEXT_LABEL;
+
+/// Which projects' sandboxes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// One project, by name.
+    Project(String),
+    /// Every project on the engine.
+    All,
+}
+
+/// One pocketdock sandbox, as its labels describe it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SandboxSummary {
+    /// Container name.
+    pub name: String,
+    /// Container id.
+    pub id: String,
+    /// `running`, `exited`, ...
+    pub state: String,
+    /// The engine's human status (`Up 2 minutes`).
+    pub status: String,
+    /// Image reference.
+    pub image: String,
+    /// Profile, when created from one.
+    pub profile: Option<String>,
+    /// Project label.
+    pub project: Option<String>,
+    /// Kept (stopped) on shutdown.
+    pub persist: bool,
+    /// Instance directory of a persistent sandbox.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_path: Option<String>,
+    /// Unix creation time.
+    pub created: i64,
+}
+
+impl SandboxSummary {
+    fn from_container(c: &ContainerSummary) -> SandboxSummary {
+        let label = |k: &str| c.labels.as_ref().and_then(|l| l.get(k)).cloned();
+        SandboxSummary {
+            name: c.name().to_string(),
+            id: c.id.clone(),
+            state: c.state.clone(),
+            status: c.status.clone(),
+            image: c.image.clone(),
+            profile: label(labels::PROFILE),
+            project: label(labels::PROJECT),
+            persist: label(labels::PERSIST).is_some_and(|v| v == "true"),
+            data_path: label(labels::DATA_PATH),
+            created: c.created,
+        }
+    }
+
+    /// Not running, paused or restarting: what `prune` removes.
+    #[must_use]
+    pub fn is_stopped(&self) -> bool {
+        !matches!(self.state.as_str(), "running" | "paused" | "restarting")
+    }
+}
+
+/// pocketdock's sandboxes in `scope`, sorted by name: running ones, or all with `all`.
+pub async fn list_sandboxes(
+    engine: &Engine,
+    scope: &Scope,
+    all: bool,
+) -> Result<Vec<SandboxSummary>> {
+    let mut filters = vec![format!("{}=true", labels::MANAGED)];
+    if let Scope::Project(p) = scope {
+        filters.push(format!("{}={p}", labels::PROJECT));
+    }
+    let mut out: Vec<SandboxSummary> = engine
+        .list_containers(all, &filters)
+        .await?
+        .iter()
+        .map(SandboxSummary::from_container)
+        .collect();
+    out.sort_by(|x, y| x.name.cmp(&y.name));
+    Ok(out)
+}
+
+/// Start a stopped (persistent) sandbox again, by name, from anywhere.
+pub async fn resume_sandbox(engine: &Engine, name: &str) -> Result<Sandbox> {
+    let sandbox = Sandbox::attach(engine, name);
+    sandbox.resume().await?;
+    Ok(sandbox)
+}
+
+/// Remove a sandbox, persistent or not, and its instance directory.
+pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
+    Sandbox::attach(engine, name)
+        .shutdown(true, true)
+        .await
+        .map(drop)
+}
+
+/// Untagged images pocketdock built or committed (superseded by a rebuild or
+/// a newer snapshot) that no container uses, the containers in `going` aside.
+pub async fn superseded_images(
+    engine: &Engine,
+    going: &[SandboxSummary],
+) -> Result<Vec<ImageSummary>> {
+    let going: HashSet<&str> = going.iter().map(|c| c.id.as_str()).collect();
+    let used: HashSet<String> = engine
+        .list_containers(true, &[])
+        .await?
+        .into_iter()
+        .filter(|c| !going.contains(c.id.as_str()))
+        .map(|c| c.image_id)
+        .collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for key in [CONTEXT_LABEL, labels::SNAPSHOT_OF] {
+        for image in engine.list_images(key).await? {
+            if image.tags().is_empty()
+                && !used.contains(&image.id)
+                && !used.contains(image.id.trim_start_matches("sha256:"))
+                && seen.insert(image.id.clone())
+            {
+                out.push(image);
+            }
+        }
+    }
+    out.sort_by_key(|i| i.created);
+    Ok(out)
+}
+
+/// What [`prune`] did.
+#[derive(Debug, Default)]
+pub struct PruneReport {
+    /// Sandboxes removed.
+    pub sandboxes: usize,
+    /// Instance directories removed with them.
+    pub instance_dirs: usize,
+    /// Images removed.
+    pub images: usize,
+    /// Bytes of the removed images.
+    pub freed: u64,
+    /// Images kept because something uses them after all.
+    pub in_use: Vec<String>,
+    /// What could not be removed, and why.
+    pub failures: Vec<String>,
+}
+
+/// Remove `sandboxes` (with their instance directories) and `images`. Goes
+/// on past failures and reports them.
+pub async fn prune(
+    engine: &Engine,
+    sandboxes: &[SandboxSummary],
+    images: &[ImageSummary],
+) -> PruneReport {
+    let mut report = PruneReport::default();
+    for c in sandboxes {
+        match engine.remove_container(&c.id, true).await {
+            Ok(()) => {
+                report.sandboxes += 1;
+                if let Some(dir) = &c.data_path {
+                    let dir = Path::new(dir);
+                    let had = dir.exists();
+                    remove_instance_dir(dir, &c.id);
+                    if had && !dir.exists() {
+                        report.instance_dirs += 1;
+                    }
+                }
+            }
+            Err(Error::Api { status: 404, .. }) => {}
+            Err(e) => report.failures.push(format!("sandbox {}: {e}", c.name)),
+        }
+    }
+    for i in images {
+        match engine.remove_image(&i.id, false).await {
+            Ok(true) => {
+                report.images += 1;
+                report.freed += i.size.max(0) as u64;
+            }
+            Ok(false) => {}
+            // A build in progress, or another tool's container (Podman's
+            // "external" build containers), uses it after all.
+            Err(Error::Api { status: 409, .. }) => report.in_use.push(i.id.clone()),
+            Err(e) => report.failures.push(format!("image {}: {e}", i.id)),
+        }
+    }
+    report
+}

@@ -1,0 +1,99 @@
+//! `pocketdock systemd NAME`: the unit's commands really resume and stop
+//! the sandbox.
+
+mod common;
+
+use std::process::Command;
+
+use common::{pocketdock_in, project, project_label, stderr, stdout, LabelCleanup};
+
+/// The value of `Key=` in a unit.
+fn key<'a>(unit: &'a str, key: &str) -> &'a str {
+    unit.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {key}= in\n{unit}"))
+}
+
+fn sh(line: &str) -> std::process::Output {
+    Command::new("sh").args(["-c", line]).output().unwrap()
+}
+
+#[tokio::test]
+async fn unit_commands_resume_and_stop_the_sandbox() {
+    let engine = engine_or_skip!();
+    let dir = project("systemd");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let name = common::unique("systemd");
+    let o = pocketdock_in(dir.path(), &["create", "--persist", "--name", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let unit = stdout(&o);
+    let exe = std::fs::canonicalize(common::bin()).unwrap();
+    let socket = engine.info().socket.display().to_string();
+    let base = format!("{} --socket {socket}", exe.display());
+    assert_eq!(key(&unit, "ExecStart"), format!("{base} resume {name}"));
+    assert_eq!(key(&unit, "ExecStop"), format!("{base} stop {name}"));
+    assert_eq!(key(&unit, "Type"), "oneshot");
+    assert_eq!(key(&unit, "RemainAfterExit"), "yes");
+    assert_eq!(key(&unit, "WantedBy"), "default.target");
+    let engine_unit = match engine.info().kind {
+        pocketdock::EngineKind::Podman => "podman.socket",
+        pocketdock::EngineKind::Docker => "docker.socket docker.service",
+    };
+    assert_eq!(key(&unit, "After"), engine_unit);
+    assert_eq!(key(&unit, "Wants"), engine_unit);
+    let install = format!(
+        "pocketdock systemd {name} > ~/.config/systemd/user/pocketdock-{name}.service && systemctl --user enable --now pocketdock-{name}"
+    );
+    assert!(unit.contains(&install), "{unit}");
+
+    let running = || async {
+        engine
+            .inspect_container(&name, false)
+            .await
+            .unwrap()
+            .state
+            .running
+    };
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!running().await);
+    // Run from elsewhere, as systemd would, without the test's socket variable.
+    let o = Command::new("sh")
+        .current_dir("/")
+        .env_remove("POCKETDOCK_SOCKET")
+        .args(["-c", key(&unit, "ExecStart")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(running().await, "ExecStart did not resume it");
+    // Already running: starting the unit again is no error.
+    assert!(sh(key(&unit, "ExecStart")).status.success());
+    let o = sh(key(&unit, "ExecStop"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!running().await, "ExecStop did not stop it");
+}
+
+#[tokio::test]
+async fn unit_refuses_unknown_and_ephemeral_sandboxes() {
+    let engine = engine_or_skip!();
+    let dir = project("systemd");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let missing = common::unique("systemd-none");
+    let o = pocketdock_in(dir.path(), &["systemd", &missing], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+
+    let name = common::unique("systemd-eph");
+    let o = pocketdock_in(dir.path(), &["create", "--name", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("not persistent"), "{e}");
+    assert!(e.contains("create --persist"), "{e}");
+    assert!(stdout(&o).is_empty());
+}
