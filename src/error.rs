@@ -111,6 +111,15 @@ pub enum Error {
         known: String,
     },
 
+    /// A directory under `.pocketdock/profiles/` that cannot be a profile.
+    #[error("project profile {}: {reason}", .dir.display())]
+    BadProjectProfile {
+        /// The profile's directory.
+        dir: PathBuf,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
+
     /// An image build failed.
     #[error("failed to build {image}: {message}")]
     Build {
@@ -304,7 +313,8 @@ fn not_running(name: &str, status: &str, exit_code: Option<i64>, oom: bool) -> S
 fn image_missing(image: &str, profile: Option<&str>) -> String {
     match profile {
         Some(p) => format!(
-            "image {image} for profile `{p}` is not built on this engine\nhint: run `pocketdock build {p}`"
+            "image {image} for profile `{p}` is not built on this engine\n\
+             hint: run `pocketdock build {p}`, or set `build: auto` on the sandbox in the manifest so that `pocketdock apply` builds it"
         ),
         None => format!(
             "image {image} is not present on this engine\nhint: build it, or load it with `pocketdock import FILE` (pocketdock never pulls)"
@@ -318,7 +328,10 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            Error::Invalid { .. } | Error::UnknownProfile { .. } | Error::Settings(_)
+            Error::Invalid { .. }
+                | Error::UnknownProfile { .. }
+                | Error::BadProjectProfile { .. }
+                | Error::Settings(_)
         )
     }
 

@@ -7,16 +7,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
-use pocketdock::images::{self, Profile, CONTEXT_LABEL};
+use pocketdock::images::{self, Context, Profile, CONTEXT_LABEL};
 use pocketdock::{Error, RunOptions, Sandbox, SandboxSpec};
 
 fn test_profile(image: &str, dockerfile: String) -> Profile {
     Profile {
-        name: "pdt-build",
-        image: Box::leak(image.to_string().into_boxed_str()),
+        name: "pdt-build".into(),
+        image: image.to_string(),
         network: false,
-        about: "test profile",
-        dockerfile: Box::leak(dockerfile.into_boxed_str()),
+        about: "test profile".into(),
+        context: Context::Dockerfile(dockerfile.into()),
     }
 }
 
@@ -36,7 +36,7 @@ async fn build_is_skipped_while_the_context_is_unchanged() {
     assert!(first.built, "{first:?}");
     // Superseded builds stay as untagged images: remove them by id too.
     images.add(first.image_id.clone().expect("image id"));
-    assert_eq!(first.digest, profile.context_digest());
+    assert_eq!(first.digest, profile.context_digest().unwrap());
     let labels = engine.image_labels(&image).await.unwrap().expect("image");
     assert_eq!(labels.get(CONTEXT_LABEL), Some(&first.digest), "{labels:?}");
     assert_eq!(

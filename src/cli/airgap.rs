@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::images::airgap::{self, canonical_name, Progress};
-use crate::images::{self, PROFILES};
+use crate::images::{self, SHIPPED};
 use crate::size::ByteSize;
 
 const EXPORT_HELP: &str = "\
@@ -78,7 +78,7 @@ pub async fn export(
             eprintln!(
                 "nothing to export: this {} engine has no image pocketdock made\nhint: `pocketdock build` builds the profiles ({})",
                 engine.info().kind.cli(),
-                PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                SHIPPED.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
             );
             return Ok(1);
         }

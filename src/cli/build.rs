@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{BuildLine, Engine};
 use crate::error::Error;
-use crate::images::{self, BuildOutcome, PROFILES};
+use crate::images::{self, BuildOutcome};
+use crate::project::Project;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = build_help())]
@@ -24,27 +25,47 @@ pub struct Args {
 
 fn build_help() -> String {
     let mut s = String::from("Profiles:\n");
-    for p in PROFILES {
+    // clap builds every command's help on every invocation: read the
+    // project's profiles only when help is asked for.
+    let asked = std::env::args().any(|a| a == "-h" || a == "--help" || a == "help");
+    let listed = if asked {
+        images::all_in(&Project::current())
+    } else {
+        Ok(images::shipped().collect())
+    };
+    let (all, problem) = match listed {
+        Ok(all) => (all, None),
+        Err(e) => (images::shipped().collect(), Some(e)),
+    };
+    for p in &all {
         let _ = writeln!(s, "  {:<10} {} ({})", p.name, p.about, p.image);
     }
-    s.push_str(
-        "\nAn image whose label pocketdock.context-sha256 matches the profile's build \
+    if let Some(e) = problem {
+        let _ = writeln!(s, "  (project profiles not listed: {e})");
+    }
+    let _ = write!(
+        s,
+        "\nA project adds its own profiles as {}/NAME/Dockerfile (the directory is the \
+         build context; the image is pocketdock-PROJECT/NAME).\n\
+         An image whose label pocketdock.context-sha256 matches the profile's build \
          context is up to date and not rebuilt (--force rebuilds).\n\
          Base images are never pulled: `FROM` images must already be on the engine.",
+        images::PROJECT_PROFILES_DIR
     );
     s
 }
 
 pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+    let project = Project::current();
     let selected = if a.profiles.is_empty() {
-        PROFILES.iter().collect::<Vec<_>>()
+        images::all_in(&project)?
     } else {
         a.profiles
             .iter()
-            .map(|n| images::profile(n))
+            .map(|n| images::profile_in(&project, n))
             .collect::<Result<Vec<_>, _>>()?
     };
-    for p in selected {
+    for p in &selected {
         let started = Instant::now();
         let quiet = a.quiet;
         let mut announced = false;
@@ -70,7 +91,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             }
         })
         .await?;
-        println!("{}", summary(p.image, &outcome, started.elapsed()));
+        println!("{}", summary(&p.image, &outcome, started.elapsed()));
     }
     Ok(0)
 }

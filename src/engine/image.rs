@@ -120,6 +120,18 @@ impl Engine {
         tag: &str,
         context_tar: Vec<u8>,
         labels: &BTreeMap<String, String>,
+        on_line: impl FnMut(BuildLine),
+    ) -> Result<Option<String>> {
+        self.build_image_body(tag, full(context_tar), labels, on_line)
+            .await
+    }
+
+    /// [`Engine::build_image`] with the tar context as a streamed request body.
+    pub async fn build_image_body(
+        &self,
+        tag: &str,
+        context_tar: Body,
+        labels: &BTreeMap<String, String>,
         mut on_line: impl FnMut(BuildLine),
     ) -> Result<Option<String>> {
         let labels = serde_json::to_string(labels).unwrap_or_default();
@@ -134,7 +146,7 @@ impl Engine {
                 "build image",
                 Method::POST,
                 &path,
-                Some(full(context_tar)),
+                Some(context_tar),
                 &[("Content-Type", "application/x-tar")],
             )
             .await?;
@@ -227,6 +239,11 @@ impl Engine {
     /// empty map.
     pub async fn image_labels(&self, reference: &str) -> Result<Option<BTreeMap<String, String>>> {
         Ok(self.inspect_image(reference).await?.map(|i| i.labels))
+    }
+
+    /// The id of image `reference`, or `None` when the engine has no such image.
+    pub async fn image_id(&self, reference: &str) -> Result<Option<String>> {
+        Ok(self.inspect_image(reference).await?.map(|i| i.id))
     }
 
     /// `GET /images/{name}/json`, or `None` when the engine has no such image.

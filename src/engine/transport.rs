@@ -43,6 +43,70 @@ fn empty() -> Body {
     Empty::new().map_err(|e| match e {}).boxed()
 }
 
+/// Size of the chunks a [`ChannelWriter`] sends.
+const BODY_CHUNK: usize = 256 * 1024;
+
+/// A request body fed by a blocking writer (a tar builder on a blocking
+/// thread), through a small bounded channel: memory stays bounded whatever
+/// the size of what is sent.
+pub(crate) fn channel_body() -> (ChannelWriter, Body) {
+    use http_body_util::StreamBody;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+    let body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, BoxError>(hyper::body::Frame::data(b)), rx))
+    }))
+    .boxed();
+    (ChannelWriter::new(tx), body)
+}
+
+/// `std::io::Write` into a bounded channel, in chunks: the tar builder runs on
+/// a blocking thread and waits when the engine reads slower than we pack.
+pub(crate) struct ChannelWriter {
+    tx: tokio::sync::mpsc::Sender<Bytes>,
+    buf: Vec<u8>,
+}
+
+impl ChannelWriter {
+    pub(crate) fn new(tx: tokio::sync::mpsc::Sender<Bytes>) -> Self {
+        ChannelWriter {
+            tx,
+            buf: Vec::with_capacity(BODY_CHUNK),
+        }
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buf,
+            Vec::with_capacity(BODY_CHUNK),
+        ));
+        self.tx.blocking_send(chunk).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the engine stopped reading the archive",
+            )
+        })
+    }
+}
+
+impl std::io::Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= BODY_CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
 /// HTTP client bound to one socket and one API version prefix.
 #[derive(Clone)]
 pub struct Transport {

@@ -1,16 +1,24 @@
-//! Image profiles: Dockerfiles shipped inside the binary, built through the
-//! engine's build API from an in-memory tar context (never pulling).
+//! Image profiles: the Dockerfiles shipped inside the binary, and a project's
+//! own under `.pocketdock/profiles/<name>/`, built through the engine's build
+//! API (never pulling) and skipped while the image carries the digest of its
+//! build context.
 
 pub mod airgap;
+mod context;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use context::context_digest;
 
 use crate::engine::{BuildLine, Engine};
 use crate::error::{Error, Result};
+use crate::project::Project;
 
-/// A named, shipped image recipe.
+/// A profile compiled into the binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Profile {
+pub struct Shipped {
     /// Profile name used on the command line.
     pub name: &'static str,
     /// Image tag it builds.
@@ -19,41 +27,259 @@ pub struct Profile {
     pub network: bool,
     /// One-line description.
     pub about: &'static str,
-    /// The Dockerfile.
+    /// The Dockerfile (the whole build context).
     pub dockerfile: &'static str,
 }
 
 /// Profiles this build of pocketdock ships.
-pub const PROFILES: &[Profile] = &[Profile {
-    name: "minimal",
-    image: "pocketdock/minimal",
-    network: false,
-    about: "Debian slim with bash and python3; no network by default",
-    dockerfile: include_str!("../../images/minimal/Dockerfile"),
-}];
+pub const SHIPPED: &[Shipped] = &[
+    Shipped {
+        name: "minimal",
+        image: "pocketdock/minimal",
+        network: false,
+        about: "Debian slim with bash and python3; no network by default",
+        dockerfile: include_str!("../../images/minimal/Dockerfile"),
+    },
+    Shipped {
+        name: "dev",
+        image: "pocketdock/dev",
+        network: true,
+        about: "minimal + git, curl, jq, vim-tiny, build-essential, ipython; network on",
+        dockerfile: include_str!("../../images/dev/Dockerfile"),
+    },
+    Shipped {
+        name: "agent",
+        image: "pocketdock/agent",
+        network: false,
+        about: "minimal + requests, httpx, bs4, lxml, pandas, numpy, yaml, pillow; no network",
+        dockerfile: include_str!("../../images/agent/Dockerfile"),
+    },
+    Shipped {
+        name: "embedded",
+        image: "pocketdock/embedded",
+        network: true,
+        about:
+            "arm-none-eabi gcc + newlib, gdb-multiarch, make, cmake, ninja, PlatformIO; network on",
+        dockerfile: include_str!("../../images/embedded/Dockerfile"),
+    },
+];
 
-/// Look a profile up by name.
-pub fn profile(name: &str) -> Result<&'static Profile> {
-    PROFILES
+/// Where a profile's build context comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Context {
+    /// A single Dockerfile held in memory (shipped profiles).
+    Dockerfile(Cow<'static, str>),
+    /// A directory on the host, every file of which is the context (project profiles).
+    Dir(PathBuf),
+}
+
+/// A profile: a name, the image it builds, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Profile name used on the command line and in manifests.
+    pub name: String,
+    /// Image tag it builds.
+    pub image: String,
+    /// Whether sandboxes of this profile have network by default.
+    pub network: bool,
+    /// One-line description.
+    pub about: String,
+    /// Its build context.
+    pub context: Context,
+}
+
+impl From<&Shipped> for Profile {
+    fn from(s: &Shipped) -> Profile {
+        Profile {
+            name: s.name.to_string(),
+            image: s.image.to_string(),
+            network: s.network,
+            about: s.about.to_string(),
+            context: Context::Dockerfile(Cow::Borrowed(s.dockerfile)),
+        }
+    }
+}
+
+/// Where a project keeps its own profiles, relative to its root.
+pub const PROJECT_PROFILES_DIR: &str = ".pocketdock/profiles";
+
+impl Profile {
+    /// True for a profile of the project rather than one pocketdock ships.
+    #[must_use]
+    pub fn is_project(&self) -> bool {
+        matches!(self.context, Context::Dir(_))
+    }
+
+    /// SHA-256 (hex) of this profile's build context.
+    pub fn context_digest(&self) -> Result<String> {
+        match &self.context {
+            Context::Dockerfile(text) => Ok(context_digest(&[("Dockerfile", text.as_bytes())])),
+            Context::Dir(dir) => context::dir_digest(dir).map_err(|e| {
+                Error::io(
+                    format!("read the build context of profile `{}`", self.name),
+                    e,
+                )
+            }),
+        }
+    }
+}
+
+/// The shipped profiles, as [`Profile`]s.
+pub fn shipped() -> impl Iterator<Item = Profile> {
+    SHIPPED.iter().map(Profile::from)
+}
+
+/// The profiles `project` adds under `.pocketdock/profiles/`, sorted by name.
+/// A directory there whose name is not a valid profile name, that has no
+/// Dockerfile, or that reuses a shipped profile's name is an error.
+pub fn project_profiles(project: &Project) -> Result<Vec<Profile>> {
+    let dir = project.root.join(PROJECT_PROFILES_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(format!("read {}", dir.display()), e)),
+    };
+    let repo = format!("pocketdock-{}", image_component(&project.name));
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(format!("read {}", dir.display()), e))?;
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let problem = if SHIPPED.iter().any(|s| s.name == name) {
+            Some("pocketdock ships a profile of that name; rename the directory".to_string())
+        } else if image_component(&name) != name {
+            Some(format!(
+                "`{name}` is not a valid profile name (lowercase letters, digits, `.`, `_`, `-`, \
+                 starting and ending with a letter or digit); rename the directory, e.g. to `{}`",
+                image_component(&name)
+            ))
+        } else if !path.join("Dockerfile").is_file() {
+            Some("it has no Dockerfile; add one or remove the directory".to_string())
+        } else {
+            None
+        };
+        if let Some(reason) = problem {
+            return Err(Error::BadProjectProfile { dir: path, reason });
+        }
+        let about = std::fs::read_to_string(path.join("Dockerfile"))
+            .ok()
+            .and_then(|text| first_comment(&text))
+            .unwrap_or_else(|| format!("project profile ({PROJECT_PROFILES_DIR}/{name})"));
+        out.push(Profile {
+            image: format!("{repo}/{name}"),
+            name,
+            network: false,
+            about,
+            context: Context::Dir(path),
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Every profile known in `project`: the shipped ones, then the project's.
+pub fn all_in(project: &Project) -> Result<Vec<Profile>> {
+    let mut all: Vec<Profile> = shipped().collect();
+    all.extend(project_profiles(project)?);
+    Ok(all)
+}
+
+/// Look a profile up by name in `project` (shipped profiles first).
+pub fn profile_in(project: &Project, name: &str) -> Result<Profile> {
+    if let Some(s) = SHIPPED.iter().find(|s| s.name == name) {
+        // A project profile clashing with a shipped name is still reported.
+        project_profiles(project)?;
+        return Ok(s.into());
+    }
+    let all = all_in(project)?;
+    let known = all
         .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    all.iter()
         .find(|p| p.name == name)
+        .cloned()
         .ok_or_else(|| Error::UnknownProfile {
             name: name.to_string(),
-            known: PROFILES
-                .iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", "),
+            known,
         })
 }
 
-/// The profile whose image is `image`, if any (`localhost/` and `:latest` ignored).
+/// Look a profile up by name in the current project.
+pub fn profile(name: &str) -> Result<Profile> {
+    profile_in(&Project::current(), name)
+}
+
+/// Names of every profile known in the current project (shipped ones only
+/// when the project's profiles cannot be read).
 #[must_use]
-pub fn profile_for_image(image: &str) -> Option<&'static Profile> {
+pub fn known_names() -> Vec<String> {
+    all_in(&Project::current()).map_or_else(
+        |_| SHIPPED.iter().map(|s| s.name.to_string()).collect(),
+        |all| all.into_iter().map(|p| p.name).collect(),
+    )
+}
+
+/// The profile of the current project whose image is `image`, if any
+/// (`localhost/`, `docker.io/` and `:latest` ignored).
+#[must_use]
+pub fn profile_for_image(image: &str) -> Option<Profile> {
     let bare = image.strip_prefix("localhost/").unwrap_or(image);
     let bare = bare.strip_prefix("docker.io/").unwrap_or(bare);
     let bare = bare.strip_suffix(":latest").unwrap_or(bare);
-    PROFILES.iter().find(|p| p.image == bare)
+    if let Some(s) = SHIPPED.iter().find(|s| s.image == bare) {
+        return Some(s.into());
+    }
+    if !bare.starts_with("pocketdock-") {
+        return None;
+    }
+    project_profiles(&Project::current())
+        .ok()?
+        .into_iter()
+        .find(|p| p.image == bare)
+}
+
+/// `s` as one component of an image name: lowercase `[a-z0-9]` runs joined by
+/// single `.`, `_` or `-` (anything else becomes `-`); `project` if nothing is left.
+#[must_use]
+pub fn image_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut sep: Option<char> = None;
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            if let Some(p) = sep.take() {
+                if !out.is_empty() {
+                    out.push(p);
+                }
+            }
+            out.push(c);
+        } else {
+            // A run of separators collapses to one; only a lone `.` or `_` survives as itself.
+            sep = Some(match sep {
+                None if c == '.' || c == '_' || c == '-' => c,
+                _ => '-',
+            });
+        }
+    }
+    if out.is_empty() {
+        "project".to_string()
+    } else {
+        out
+    }
+}
+
+/// The first `# ...` line of a Dockerfile, as a description.
+fn first_comment(dockerfile: &str) -> Option<String> {
+    let line = dockerfile.lines().next()?.trim();
+    let text = line.strip_prefix('#')?.trim();
+    (!text.is_empty() && !text.contains('=')).then(|| text.to_string())
 }
 
 /// Image label holding the SHA-256 of the build context an image was built from.
@@ -71,45 +297,6 @@ pub struct BuildOutcome {
     pub image_id: Option<String>,
 }
 
-impl Profile {
-    /// The files of this profile's build context, as (path, bytes), sorted by path.
-    #[must_use]
-    pub fn context_files(&self) -> Vec<(&'static str, &'static [u8])> {
-        vec![("Dockerfile", self.dockerfile.as_bytes())]
-    }
-
-    /// SHA-256 (hex) of this profile's build context.
-    #[must_use]
-    pub fn context_digest(&self) -> String {
-        context_digest(&self.context_files())
-    }
-}
-
-/// SHA-256 (hex) of a build context given as (path, bytes) pairs: every path
-/// and its content, length-prefixed so that no two contexts collide by
-/// shifting bytes between names and contents; order of the pairs does not matter.
-#[must_use]
-pub fn context_digest(files: &[(&str, &[u8])]) -> String {
-    use sha2::{Digest, Sha256};
-    use std::fmt::Write as _;
-    let mut sorted: Vec<_> = files.to_vec();
-    sorted.sort_by(|a, b| a.0.cmp(b.0));
-    let mut hasher = Sha256::new();
-    for (path, bytes) in sorted {
-        hasher.update((path.len() as u64).to_le_bytes());
-        hasher.update(path.as_bytes());
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
-}
-
 /// Build `profile`'s image on `engine`, handing build output to `on_line` as it
 /// arrives. Unless `force`, the build is skipped when the image already
 /// carries this context's digest in its [`CONTEXT_LABEL`].
@@ -119,10 +306,18 @@ pub async fn build(
     force: bool,
     on_line: impl FnMut(BuildLine),
 ) -> Result<BuildOutcome> {
-    let files = profile.context_files();
-    let digest = context_digest(&files);
+    let digest = match &profile.context {
+        Context::Dockerfile(_) => profile.context_digest()?,
+        // Hashing reads every file: keep it off the runtime's thread.
+        Context::Dir(_) => {
+            let p = profile.clone();
+            tokio::task::spawn_blocking(move || p.context_digest())
+                .await
+                .map_err(|e| Error::io("hash a build context", std::io::Error::other(e)))??
+        }
+    };
     if !force {
-        let labels = engine.image_labels(profile.image).await?;
+        let labels = engine.image_labels(&profile.image).await?;
         if labels.is_some_and(|l| l.get(CONTEXT_LABEL) == Some(&digest)) {
             return Ok(BuildOutcome {
                 built: false,
@@ -131,16 +326,22 @@ pub async fn build(
             });
         }
     }
-    let context = context_tar(&files)
-        .map_err(|e| Error::io(format!("pack the build context of `{}`", profile.name), e))?;
     let labels = BTreeMap::from([
         ("pocketdock.managed".to_string(), "true".to_string()),
-        ("pocketdock.profile".to_string(), profile.name.to_string()),
+        ("pocketdock.profile".to_string(), profile.name.clone()),
         (CONTEXT_LABEL.to_string(), digest.clone()),
     ]);
-    let image_id = engine
-        .build_image(profile.image, context, &labels, on_line)
-        .await?;
+    let image_id = match &profile.context {
+        Context::Dockerfile(text) => {
+            let tar = context::dockerfile_tar(text.as_bytes()).map_err(|e| {
+                Error::io(format!("pack the build context of `{}`", profile.name), e)
+            })?;
+            engine
+                .build_image(&profile.image, tar, &labels, on_line)
+                .await?
+        }
+        Context::Dir(dir) => build_dir(engine, profile, dir, &labels, on_line).await?,
+    };
     Ok(BuildOutcome {
         built: true,
         digest,
@@ -148,90 +349,36 @@ pub async fn build(
     })
 }
 
-fn context_tar(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (path, bytes) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, path, *bytes)?;
+/// Build from a directory, its tar packed on a blocking thread and streamed.
+async fn build_dir(
+    engine: &Engine,
+    profile: &Profile,
+    dir: &Path,
+    labels: &BTreeMap<String, String>,
+    on_line: impl FnMut(BuildLine),
+) -> Result<Option<String>> {
+    let (writer, body) = crate::engine::transport::channel_body();
+    let root = dir.to_path_buf();
+    let packer = tokio::task::spawn_blocking(move || context::pack_dir(&root, writer));
+    let built = engine
+        .build_image_body(&profile.image, body, labels, on_line)
+        .await;
+    let pack_result = packer
+        .await
+        .map_err(|e| Error::io("pack a build context", std::io::Error::other(e)))?;
+    // A packing error explains a failed upload better than the engine does.
+    if let Err(e) = pack_result {
+        return Err(Error::io(
+            format!(
+                "pack the build context of `{}` ({})",
+                profile.name,
+                dir.display()
+            ),
+            e,
+        ));
     }
-    builder.into_inner()
+    built
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_profile_lists_known_ones() {
-        let e = profile("huge").unwrap_err().to_string();
-        assert!(
-            e.contains("unknown profile `huge`") && e.contains("minimal"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn images_map_back_to_profiles() {
-        assert_eq!(
-            profile_for_image("pocketdock/minimal").unwrap().name,
-            "minimal"
-        );
-        assert_eq!(
-            profile_for_image("localhost/pocketdock/minimal:latest")
-                .unwrap()
-                .name,
-            "minimal"
-        );
-        assert!(profile_for_image("debian:bookworm-slim").is_none());
-    }
-
-    #[test]
-    fn context_holds_the_dockerfile() {
-        let tar = context_tar(&[("Dockerfile", b"FROM scratch\n")]).unwrap();
-        let mut archive = tar::Archive::new(tar.as_slice());
-        let names: Vec<String> = archive
-            .entries()
-            .unwrap()
-            .map(|e| e.unwrap().path().unwrap().display().to_string())
-            .collect();
-        assert_eq!(names, ["Dockerfile"]);
-    }
-
-    #[test]
-    fn context_digest_follows_every_file() {
-        let base: &[(&str, &[u8])] = &[("Dockerfile", b"FROM scratch\n"), ("a.sh", b"echo a\n")];
-        let d = context_digest(base);
-        assert_eq!(d.len(), 64);
-        assert!(d.bytes().all(|b| b.is_ascii_hexdigit()));
-        // Same files, other order: same digest.
-        assert_eq!(
-            context_digest(&[("a.sh", b"echo a\n"), ("Dockerfile", b"FROM scratch\n")]),
-            d
-        );
-        // A changed byte in any file, a renamed file, an added file: another digest.
-        let changed = context_digest(&[("Dockerfile", b"FROM scratch\n"), ("a.sh", b"echo b\n")]);
-        let renamed = context_digest(&[("Dockerfile", b"FROM scratch\n"), ("b.sh", b"echo a\n")]);
-        let shifted = context_digest(&[("Dockerfile", b"FROM scratch\n"), ("a.s", b"hecho a\n")]);
-        let added = context_digest(&[
-            ("Dockerfile", b"FROM scratch\n"),
-            ("a.sh", b"echo a\n"),
-            ("c", b""),
-        ]);
-        for other in [changed, renamed, shifted, added] {
-            assert_ne!(other, d);
-        }
-    }
-
-    #[test]
-    fn shipped_profiles_digest_their_dockerfile() {
-        for p in PROFILES {
-            assert_eq!(
-                p.context_digest(),
-                context_digest(&[("Dockerfile", p.dockerfile.as_bytes())])
-            );
-        }
-    }
-}
+mod tests;

@@ -17,7 +17,7 @@ use super::keys::{
     RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 use super::node::{Key, Node, NodeKind};
-use super::sandbox_decl::{AxisValues, ImageSource, SandboxDecl, Tpl};
+use super::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
 use super::source::{Source, Span, Spanned};
 use super::step_decl::{
     is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,
@@ -612,10 +612,17 @@ impl Decoder<'_> {
                 ImageSource::Default
             }
             (Some(p), None) => {
-                if !is_template(&p.value) && images::profile(&p.value).is_err() {
-                    let known: Vec<&str> = images::PROFILES.iter().map(|p| p.name).collect();
-                    let hint = hint_for(&p.value, "known profiles", &known);
-                    self.error(p.span, format!("unknown profile `{}`", p.value), hint);
+                if !is_template(&p.value) {
+                    match images::profile(&p.value) {
+                        Ok(_) => {}
+                        Err(crate::Error::UnknownProfile { .. }) => {
+                            let known = images::known_names();
+                            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                            let hint = hint_for(&p.value, "known profiles", &known);
+                            self.error(p.span, format!("unknown profile `{}`", p.value), hint);
+                        }
+                        Err(e) => self.error(p.span, e.to_string(), None),
+                    }
                 }
                 ImageSource::Profile(p)
             }
@@ -660,6 +667,28 @@ impl Decoder<'_> {
             .value("persist")
             .and_then(|n| self.boolean(n, "persist"))
             .unwrap_or(false);
+        let build = match obj.value("build").and_then(|n| self.string(n, "build")) {
+            None => BuildPolicy::Never,
+            Some(b) if b.value == "never" => BuildPolicy::Never,
+            Some(b) if b.value == "auto" => {
+                if let ImageSource::Image(i) = &image {
+                    self.error(
+                        b.span,
+                        format!("{what} sets `build: auto` with `image`"),
+                        Some(format!(
+                            "`build` builds profiles; `{}` is an image: use `profile` instead, or drop `build`",
+                            i.value
+                        )),
+                    );
+                }
+                BuildPolicy::Auto
+            }
+            Some(b) => {
+                let hint = hint_for(&b.value, "values", &["auto", "never"]);
+                self.error(b.span, format!("invalid build `{}`", b.value), hint);
+                BuildPolicy::Never
+            }
+        };
         let pids_limit = obj
             .value("pids_limit")
             .and_then(|n| self.int(n, "pids_limit", 1, i64::from(u32::MAX)))
@@ -681,6 +710,7 @@ impl Decoder<'_> {
             volumes,
             devices,
             persist,
+            build,
             pids_limit,
             matrix,
         })

@@ -188,13 +188,18 @@ pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
 pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     key(
         "profile",
-        "Image profile shipped with pocketdock (`minimal`, ...). Default: `minimal` when `image` is not set either.",
+        "Image profile: one shipped with pocketdock (`minimal`, `dev`, `agent`, `embedded`) or one of the project's (`.pocketdock/profiles/NAME/`). Default: `minimal` when `image` is not set either.",
         template,
     ),
     key(
         "image",
         "Any local image reference instead of a profile (pocketdock never pulls).",
         template,
+    ),
+    key(
+        "build",
+        "`auto`: `apply` builds the profile's image first when it is missing or out of date (a project profile or a shipped one); `never`: a missing image fails the sandbox's steps with the build command to run. Default: never.",
+        || json!({ "enum": ["auto", "never"] }),
     ),
     key(
         "mem",

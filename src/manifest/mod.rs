@@ -36,7 +36,7 @@ use indexmap::IndexMap;
 pub use decode::{is_id, is_project_name, VERSION};
 pub use diagnostic::{Diagnostic, ManifestError};
 pub use manifest::Manifest;
-pub use sandbox_decl::{AxisValues, ImageSource, SandboxDecl, Tpl};
+pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
 pub use source::{Source, Span, Spanned};
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{

@@ -18,6 +18,16 @@ pub enum ImageSource {
     Image(Tpl),
 }
 
+/// Whether `apply` builds a sandbox's profile image (`build:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuildPolicy {
+    /// Never: a missing image is an error naming the build command.
+    #[default]
+    Never,
+    /// Build the image first when it is missing or out of date.
+    Auto,
+}
+
 /// One matrix axis: its values, or a template that renders to them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AxisValues {
@@ -54,6 +64,8 @@ pub struct SandboxDecl {
     pub devices: Vec<Tpl>,
     /// Keep the container after the job.
     pub persist: bool,
+    /// Build the profile image before creating the container.
+    pub build: BuildPolicy,
     /// Process limit.
     pub pids_limit: Option<u32>,
     /// Matrix axes in declared order; empty for a single container.

@@ -1012,3 +1012,39 @@ fn kdl_errors_have_positions_and_kebab_case_suggestions() {
         "matrix axis `py` must be a list, found a string",
     );
 }
+
+#[test]
+fn build_policy_in_yaml_and_kdl() {
+    let m = yaml(
+        "version: 1\nsandboxes:\n  a: {profile: dev, build: auto}\n  b: {build: never}\n  c: {}\n",
+    )
+    .unwrap();
+    let policies: Vec<_> = m.sandboxes.values().map(|s| s.build).collect();
+    assert_eq!(
+        policies,
+        [BuildPolicy::Auto, BuildPolicy::Never, BuildPolicy::Never]
+    );
+    let m = kdl("version 1\nsandbox \"a\" profile=\"dev\" build=\"auto\"\nsandbox \"b\" { build \"auto\"; }\n").unwrap();
+    assert!(m.sandboxes.values().all(|s| s.build == BuildPolicy::Auto));
+}
+
+#[test]
+fn build_policy_mistakes() {
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  a: {build: always}\n"),
+        "3:14",
+        "invalid build `always`",
+    );
+    assert!(d.hint.unwrap().contains("auto, never"));
+    let d = only(
+        yaml("version: 1\nsandboxes:\n  a: {image: 'debian:bookworm-slim', build: auto}\n"),
+        "3:45",
+        "sandbox `a` sets `build: auto` with `image`",
+    );
+    assert!(d.hint.unwrap().contains("use `profile` instead"));
+    only(
+        yaml("version: 1\nsandboxes:\n  a: {build: true}\n"),
+        "3:14",
+        "`build` must be a string, found a boolean",
+    );
+}

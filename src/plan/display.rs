@@ -67,6 +67,7 @@ impl Plan {
                     "sandbox": sb.sandbox,
                     "matrix": sb.matrix,
                     "persist": sb.persist,
+                    "build": if sb.build { "auto" } else { "never" },
                     "spec": spec_json(&sb.spec),
                     "steps": self.steps_on(sb.index),
                 })

@@ -124,6 +124,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
                 sandbox: decl.id.clone(),
                 matrix: combo,
                 persist: decl.persist,
+                build: decl.build == crate::manifest::BuildPolicy::Auto,
                 spec,
             });
         }

@@ -23,4 +23,6 @@ pub struct SandboxInstance {
     pub spec: SandboxSpec,
     /// Keep the container after the job (`persist: true`).
     pub persist: bool,
+    /// Build the profile image first when missing or stale (`build: auto`).
+    pub build: bool,
 }

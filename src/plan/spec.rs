@@ -78,16 +78,20 @@ pub(crate) fn render_spec(
         ImageSource::Default => spec.profile = Some(DEFAULT_PROFILE.to_string()),
         ImageSource::Profile(tpl) => {
             if let Some(p) = r.render(tpl) {
-                if images::profile(&p).is_err() {
-                    let known: Vec<&str> = images::PROFILES.iter().map(|p| p.name).collect();
-                    r.diags.push(
+                match images::profile(&p) {
+                    Ok(_) => {}
+                    Err(crate::Error::UnknownProfile { known, .. }) => r.diags.push(
                         Diagnostic::new(
                             &manifest.source,
                             tpl.span,
                             format!("unknown profile `{p}`"),
                         )
-                        .hint(format!("known profiles: {}", known.join(", "))),
-                    );
+                        .hint(format!("known profiles: {known}")),
+                    ),
+                    Err(e) => {
+                        r.diags
+                            .push(Diagnostic::new(&manifest.source, tpl.span, e.to_string()));
+                    }
                 }
                 spec.profile = Some(p);
             }

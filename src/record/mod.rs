@@ -180,7 +180,9 @@ impl Recorder {
                 }
                 return Ok(());
             }
-            EventKind::JobStarted { .. } => {}
+            EventKind::JobStarted { .. }
+            | EventKind::ImageBuildStarted { .. }
+            | EventKind::ImageBuildFinished { .. } => {}
             EventKind::SandboxCreated {
                 sandbox,
                 container,

@@ -14,7 +14,7 @@ use std::io::Write;
 pub use plain::Plain;
 pub use progress::Progress;
 
-use crate::run::event::{Consumer, Event, EventKind, JobStatus, StepStatus};
+use crate::run::event::{Consumer, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 
 /// Which reporter `apply` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -119,6 +119,37 @@ pub(crate) fn step_line(event: &EventKind) -> Option<String> {
         StepStatus::Skipped => format!("- {step} skipped{why}"),
         StepStatus::Cancelled => format!("✗ {step} cancelled"),
     })
+}
+
+/// The lines of a `build: auto` image build, shared by the human reporters.
+pub(crate) fn image_line(event: &EventKind) -> Option<String> {
+    match event {
+        EventKind::ImageBuildStarted {
+            profile,
+            image,
+            sandbox,
+        } => Some(format!(
+            "> build {image} (profile {profile}, for sandbox {sandbox})"
+        )),
+        EventKind::ImageBuildFinished {
+            image,
+            status,
+            duration_ms,
+            reason,
+            ..
+        } => {
+            let secs = *duration_ms as f64 / 1000.0;
+            Some(match status {
+                ImageStatus::Built => format!("✓ build {image} ({secs:.1}s)"),
+                ImageStatus::UpToDate => format!("= build {image}: up to date"),
+                ImageStatus::Failed => format!(
+                    "✗ build {image} ({secs:.1}s): {}",
+                    reason.as_deref().unwrap_or("failed")
+                ),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The closing line of a job.

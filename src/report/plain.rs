@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{job_line, step_line};
+use super::{image_line, job_line, step_line};
 use crate::engine::demux::StreamKind;
-use crate::run::event::{Consumer, Event, EventKind, StepStatus};
+use crate::run::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
 /// One line per thing that happens; a step's output as `[step] line`.
 pub struct Plain<W: Write> {
@@ -65,6 +65,22 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 image,
             } => {
                 self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+            }
+            kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
+                if let Some(l) = image_line(kind) {
+                    self.line(&l);
+                    if let (
+                        true,
+                        EventKind::ImageBuildFinished {
+                            status: ImageStatus::Failed,
+                            image,
+                            ..
+                        },
+                    ) = (self.github, kind)
+                    {
+                        self.line(&format!("::error title=build {image} failed::{l}"));
+                    }
+                }
             }
             EventKind::SandboxReleased {
                 sandbox,
@@ -209,5 +225,61 @@ mod tests {
         assert!(out.contains("::group::a@box\n"));
         assert!(out.contains("::endgroup::\n"));
         assert!(out.contains("::error title=step a@box failed::✗ a@box exit 2 (1.5s)"));
+    }
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+    use crate::run::event::ImageStatus;
+
+    fn render(events: Vec<EventKind>, github: bool) -> String {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, github);
+            for e in events {
+                p.handle(&Event::now(e));
+            }
+        }
+        String::from_utf8(buf).unwrap()
+    }
+
+    fn finished(status: ImageStatus, reason: Option<&str>) -> EventKind {
+        EventKind::ImageBuildFinished {
+            sandbox: "box".into(),
+            profile: "tools".into(),
+            image: "pocketdock-p/tools".into(),
+            status,
+            duration_ms: 2500,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn auto_builds_get_step_like_lines() {
+        let out = render(
+            vec![
+                EventKind::ImageBuildStarted {
+                    sandbox: "box".into(),
+                    profile: "tools".into(),
+                    image: "pocketdock-p/tools".into(),
+                },
+                finished(ImageStatus::Built, None),
+                finished(ImageStatus::UpToDate, None),
+            ],
+            false,
+        );
+        assert_eq!(
+            out,
+            "> build pocketdock-p/tools (profile tools, for sandbox box)\n\
+             ✓ build pocketdock-p/tools (2.5s)\n\
+             = build pocketdock-p/tools: up to date\n"
+        );
+        let out = render(vec![finished(ImageStatus::Failed, Some("boom"))], true);
+        assert_eq!(
+            out,
+            "✗ build pocketdock-p/tools (2.5s): boom\n\
+             ::error title=build pocketdock-p/tools failed::✗ build pocketdock-p/tools (2.5s): boom\n"
+        );
     }
 }

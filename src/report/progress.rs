@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use super::{job_line, step_line};
+use super::{image_line, job_line, step_line};
 use crate::run::event::{Consumer, Event, EventKind};
 
 /// Spinners on a terminal (stdout).
@@ -60,6 +60,11 @@ impl Consumer for Progress {
                 self.total = Some(bar);
             }
             EventKind::SandboxCreated { .. } | EventKind::SandboxReleased { .. } => {}
+            kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
+                if let Some(l) = image_line(kind) {
+                    self.println(&l);
+                }
+            }
             EventKind::StepStarted { step, action, .. } => {
                 let bar = self.multi.insert_from_back(1, ProgressBar::new_spinner());
                 bar.set_style(

@@ -76,6 +76,18 @@ impl JobStatus {
     }
 }
 
+/// How a `build: auto` image build ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageStatus {
+    /// The engine built it.
+    Built,
+    /// It already carried its context's digest: nothing was built.
+    UpToDate,
+    /// The build failed; the sandbox's steps fail.
+    Failed,
+}
+
 /// A file a `pull` brought back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Artifact {
@@ -123,6 +135,31 @@ pub enum EventKind {
         container: String,
         /// Image.
         image: String,
+    },
+    /// `build: auto`: the engine started building a profile image for a sandbox.
+    ImageBuildStarted {
+        /// Sandbox instance id that needs it.
+        sandbox: String,
+        /// Profile name.
+        profile: String,
+        /// Image tag.
+        image: String,
+    },
+    /// `build: auto`: a profile image is ready, or could not be built.
+    ImageBuildFinished {
+        /// Sandbox instance id that needs it.
+        sandbox: String,
+        /// Profile name.
+        profile: String,
+        /// Image tag.
+        image: String,
+        /// Built, already up to date, or failed.
+        status: ImageStatus,
+        /// Wall time, the digest check included.
+        duration_ms: u64,
+        /// Why it failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A sandbox's container was removed (or kept, when persistent or `--keep`).
     SandboxReleased {

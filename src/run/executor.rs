@@ -10,6 +10,7 @@
 //! the rest, and still releases every sandbox.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,7 +20,7 @@ use tokio::sync::{mpsc, OnceCell};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Artifact, Event, EventKind, JobStatus, StepStatus};
+use super::event::{Artifact, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -72,6 +73,9 @@ enum State {
     },
 }
 
+/// One profile image's build, shared by the sandboxes that need it.
+type ImageBuild = Arc<OnceCell<Result<(), String>>>;
+
 /// One session's shell, used by one step at a time.
 type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 
@@ -87,6 +91,8 @@ struct Shared {
     opts: ExecuteOptions,
     events: mpsc::UnboundedSender<Event>,
     sandboxes: Vec<OnceCell<Result<Sandbox, String>>>,
+    /// `build: auto` builds by profile name: once per job, however many sandboxes wait.
+    builds: Mutex<std::collections::HashMap<String, ImageBuild>>,
     results: Mutex<Vec<Option<StepResult>>>,
 }
 
@@ -123,6 +129,7 @@ pub async fn execute(
             .map(|_| tokio::sync::Mutex::new(None))
             .collect(),
         sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
+        builds: Mutex::new(std::collections::HashMap::new()),
         results: Mutex::new(vec![None; n]),
         plan: plan.clone(),
         opts: opts.clone(),
@@ -324,6 +331,9 @@ async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
                 .insert("pocketdock.job".into(), shared.plan.job_name.clone());
             spec.labels
                 .insert("pocketdock.sandbox".into(), inst.id.clone());
+            if let (true, None, Some(profile)) = (inst.build, &spec.image, &spec.profile) {
+                ensure_image(shared, &inst.id, profile).await?;
+            }
             let created = Sandbox::create(&shared.engine, &spec)
                 .await
                 .map_err(|e| e.to_string())?;
@@ -341,6 +351,81 @@ async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
         })
         .await
         .clone()
+}
+
+/// `build: auto`: build `profile`'s image unless it is up to date, once per
+/// job; every sandbox that needs it waits for that one build.
+async fn ensure_image(shared: &Shared, sandbox: &str, profile: &str) -> Result<(), String> {
+    let cell = shared
+        .builds
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(profile.to_string())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| build_image(shared, sandbox, profile))
+        .await
+        .clone()
+}
+
+async fn build_image(shared: &Shared, sandbox: &str, name: &str) -> Result<(), String> {
+    /// Build output lines kept to explain a failure.
+    const TAIL: usize = 8;
+    let profile = crate::images::profile(name).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let mut announced = false;
+    let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
+    let result = crate::images::build(&shared.engine, &profile, false, |line| {
+        if !announced {
+            announced = true;
+            shared.emit(EventKind::ImageBuildStarted {
+                sandbox: sandbox.to_string(),
+                profile: profile.name.clone(),
+                image: profile.image.clone(),
+            });
+        }
+        if let crate::engine::BuildLine::Log(text) = line {
+            for l in text.lines().filter(|l| !l.trim().is_empty()) {
+                if tail.len() == TAIL {
+                    tail.pop_front();
+                }
+                tail.push_back(l.trim_end().to_string());
+            }
+        }
+    })
+    .await;
+    let (status, reason) = match &result {
+        Ok(o) if o.built => (ImageStatus::Built, None),
+        Ok(_) => (ImageStatus::UpToDate, None),
+        Err(e) => {
+            let mut r = format!(
+                "`build: auto` could not build image {} for profile `{}`: {e}",
+                profile.image, profile.name
+            );
+            if !tail.is_empty() {
+                r.push_str("\nlast build output:");
+                for l in &tail {
+                    r.push_str("\n  ");
+                    r.push_str(l);
+                }
+            }
+            let _ = write!(
+                r,
+                "\nhint: fix the profile, then `pocketdock build {}` shows the whole build",
+                profile.name
+            );
+            (ImageStatus::Failed, Some(r))
+        }
+    };
+    shared.emit(EventKind::ImageBuildFinished {
+        sandbox: sandbox.to_string(),
+        profile: profile.name.clone(),
+        image: profile.image.clone(),
+        status,
+        duration_ms: started.elapsed().as_millis() as u64,
+        reason: reason.clone(),
+    });
+    reason.map_or(Ok(()), Err)
 }
 
 /// `pd-<instance>-<sandbox instance>` in the characters engines accept.

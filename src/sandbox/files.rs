@@ -14,16 +14,13 @@ use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
-use bytes::Bytes;
 use futures_util::TryStreamExt;
-use http_body_util::{BodyDataStream, BodyExt, StreamBody};
-use hyper::body::Frame;
+use http_body_util::BodyDataStream;
 use serde::Serialize;
-use tokio::sync::mpsc;
 
 use super::run::sh;
 use super::Sandbox;
-use crate::engine::transport::Body;
+use crate::engine::transport::{channel_body, ChannelWriter};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 
@@ -289,18 +286,8 @@ else exit 4; fi"#;
                 .trim_start_matches('/'),
         );
 
-        let (tx, rx) = mpsc::channel::<Bytes>(4);
-        let packer =
-            tokio::task::spawn_blocking(move || pack(source, &rel, ChannelWriter::new(tx)));
-        let body: Body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|b| {
-                (
-                    Ok::<_, Box<dyn std::error::Error + Send + Sync>>(Frame::data(b)),
-                    rx,
-                )
-            })
-        }))
-        .boxed();
+        let (writer, body) = channel_body();
+        let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
         let podman = engine.info().kind == EngineKind::Podman;
         let put = engine.put_archive(&self.name, &anchor, body, podman).await;
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
@@ -453,49 +440,6 @@ fn add_tree(
         }
     }
     Ok(())
-}
-
-/// `std::io::Write` into a bounded channel, in chunks: the tar builder runs on
-/// a blocking thread and waits when the engine reads slower than we pack.
-struct ChannelWriter {
-    tx: mpsc::Sender<Bytes>,
-    buf: Vec<u8>,
-}
-
-impl ChannelWriter {
-    fn new(tx: mpsc::Sender<Bytes>) -> Self {
-        ChannelWriter {
-            tx,
-            buf: Vec::with_capacity(CHUNK),
-        }
-    }
-
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
-        self.tx.blocking_send(chunk).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::BrokenPipe,
-                "the engine stopped reading the archive",
-            )
-        })
-    }
-}
-
-impl Write for ChannelWriter {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= CHUNK {
-            self.send()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.send()
-    }
 }
 
 /// A blocking reader over a response body, for use inside `spawn_blocking`.
@@ -847,7 +791,7 @@ mod tests {
             .unwrap();
         std::os::unix::fs::symlink("b/run.sh", s.join("a/link")).unwrap();
 
-        let (tx, mut rx) = mpsc::channel(1024);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(1024);
         let handle = std::thread::spawn(move || {
             pack(
                 Source::Path {

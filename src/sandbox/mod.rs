@@ -89,7 +89,7 @@ impl Sandbox {
             (Some(image), _) => (image.clone(), images::profile_for_image(image)),
             (None, p) => {
                 let p = images::profile(p.as_deref().unwrap_or(spec::DEFAULT_PROFILE))?;
-                (p.image.to_string(), Some(p))
+                (p.image.clone(), Some(p))
             }
         };
         let name = spec
@@ -104,7 +104,9 @@ impl Sandbox {
                 expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
             });
         }
-        let network = spec.network.unwrap_or(profile.is_none_or(|p| p.network));
+        let network = spec
+            .network
+            .unwrap_or(profile.as_ref().is_none_or(|p| p.network));
         let current = (spec.project.is_none() || (spec.persist && spec.project_root.is_none()))
             .then(Project::current);
         let project = spec
@@ -134,7 +136,7 @@ impl Sandbox {
         let mut body = create_body(
             spec,
             &image,
-            profile.map(|p| p.name),
+            profile.as_ref().map(|p| p.name.as_str()),
             &name,
             &project,
             network,
@@ -154,7 +156,7 @@ impl Sandbox {
                 return Err(match e {
                     Error::Api { status: 404, .. } => Error::ImageMissing {
                         image,
-                        profile: profile.map(|p| p.name.to_string()),
+                        profile: profile.map(|p| p.name),
                     },
                     // Docker answers 409; Podman 500 with "already in use".
                     Error::Api {
