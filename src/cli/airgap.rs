@@ -59,7 +59,7 @@ impl ExportArgs {
     pub fn profile_images(&self) -> Result<Vec<String>, Error> {
         self.profile
             .iter()
-            .map(|p| images::profile(p).map(|p| p.image.to_string()))
+            .map(|p| images::profile(p).map(|p| p.image))
             .collect()
     }
 }

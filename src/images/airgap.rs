@@ -120,7 +120,7 @@ pub async fn export(
         if engine.inspect_image(name).await?.is_none() {
             return Err(Error::ImageMissing {
                 image: name.clone(),
-                profile: super::profile_for_image(name).map(|p| p.name.to_string()),
+                profile: super::profile_for_image(name).map(|p| p.name),
             });
         }
     }
