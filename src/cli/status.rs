@@ -168,10 +168,11 @@ fn human(s: &Status) -> String {
     }
     let _ = writeln!(
         out,
-        "disk: {} in .pocketdock/ ({} in {} instance directories, {} in job records)",
+        "disk: {} in .pocketdock/ ({} in {} instance director{}, {} in job records)",
         ByteSize(s.disk.total),
         ByteSize(s.disk.instances),
         s.disk.instance_dirs,
+        if s.disk.instance_dirs == 1 { "y" } else { "ies" },
         ByteSize(s.disk.jobs)
     );
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
