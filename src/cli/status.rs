@@ -172,7 +172,11 @@ fn human(s: &Status) -> String {
         ByteSize(s.disk.total),
         ByteSize(s.disk.instances),
         s.disk.instance_dirs,
-        if s.disk.instance_dirs == 1 { "y" } else { "ies" },
+        if s.disk.instance_dirs == 1 {
+            "y"
+        } else {
+            "ies"
+        },
         ByteSize(s.disk.jobs)
     );
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
