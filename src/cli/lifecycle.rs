@@ -1,6 +1,6 @@
 //! `pocketdock stop`, `resume`, `shutdown` and `snapshot`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 use crate::engine::Engine;
 use crate::error::Error;
@@ -92,14 +92,7 @@ fn confirm(name: &str) -> Result<bool, Error> {
             expected: "pass -y to remove without asking (stdin is not a terminal)",
         });
     }
-    eprint!("Remove sandbox {name} and its filesystem? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Error::io("read the answer", e))?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+    super::ask(&format!("Remove sandbox {name} and its filesystem?"))
 }
 
 #[derive(Debug, clap::Args)]

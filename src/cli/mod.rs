@@ -243,6 +243,23 @@ fn configured_socket() -> Result<Option<PathBuf>, Error> {
     Ok(config.socket)
 }
 
+/// Ask `question [y/N]` on stderr and read the answer from stdin; anything
+/// but y or yes (an empty line, end of input) is no.
+fn ask(question: &str) -> Result<bool, Error> {
+    use std::io::{BufRead, Write};
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::io("read the answer from stdin", e))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 fn report(e: &Error) {
     eprintln!("error: {e}");
 }

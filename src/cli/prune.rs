@@ -2,7 +2,6 @@
 //! directories, and (with `--images`) superseded pocketdock images.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, Write};
 
 use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
@@ -106,7 +105,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
             String::new()
         }
     );
-    if !a.yes && !confirm()? {
+    if !a.yes && !super::ask("Remove them?")? {
         eprintln!("nothing removed");
         return Ok(1);
     }
@@ -166,19 +165,4 @@ fn describe(i: &ImageInfo) -> String {
 fn short_id(id: &str) -> &str {
     let bare = id.trim_start_matches("sha256:");
     &bare[..bare.len().min(12)]
-}
-
-/// Ask on stderr, read the answer from stdin; anything but y/yes is no.
-fn confirm() -> Result<bool, Error> {
-    eprint!("Remove them? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| Error::io("read the answer from stdin", e))?;
-    Ok(matches!(
-        line.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
 }

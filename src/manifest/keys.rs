@@ -112,6 +112,23 @@ fn count() -> Value {
     json!({ "type": "integer", "minimum": 0 })
 }
 
+// Keys the project section and the install-level file share.
+const DEFAULT_PROFILE: KeyDoc = key(
+    "default_profile",
+    "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
+    || json!({ "type": "string" }),
+);
+const DEFAULT_PERSIST: KeyDoc = key(
+    "default_persist",
+    "`create` makes persistent sandboxes (stopped, not removed, on shutdown) unless `--no-persist`. Default: false.",
+    boolean,
+);
+const LOGGING: KeyDoc = key(
+    "logging",
+    "What persistent sandboxes' instance directories keep.",
+    logging_keys,
+);
+
 /// Keys of `project:` (and, but for `name`, of the install-level file).
 pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     key(
@@ -119,21 +136,9 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
         "Project name: the `pocketdock.project` label of its sandboxes, and what `list` shows by default. Default: the project directory's name.",
         || json!({ "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }),
     ),
-    key(
-        "default_profile",
-        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
-        || json!({ "type": "string" }),
-    ),
-    key(
-        "default_persist",
-        "`create` makes persistent sandboxes (stopped, not removed, on shutdown) unless `--no-persist`. Default: false.",
-        boolean,
-    ),
-    key(
-        "logging",
-        "What persistent sandboxes' instance directories keep.",
-        logging_keys,
-    ),
+    DEFAULT_PROFILE,
+    DEFAULT_PERSIST,
+    LOGGING,
 ];
 
 /// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
@@ -143,21 +148,9 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
         "Engine socket to use when neither `--socket` nor `POCKETDOCK_SOCKET` is given.",
         || json!({ "type": "string" }),
     ),
-    key(
-        "default_profile",
-        "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
-        || json!({ "type": "string" }),
-    ),
-    key(
-        "default_persist",
-        "`create` makes persistent sandboxes unless `--no-persist`. Default: false.",
-        boolean,
-    ),
-    key(
-        "logging",
-        "What persistent sandboxes' instance directories keep.",
-        logging_keys,
-    ),
+    DEFAULT_PROFILE,
+    DEFAULT_PERSIST,
+    LOGGING,
 ];
 
 /// Keys of `logging:`.
