@@ -369,3 +369,64 @@ async fn the_agent_profile_imports_its_libraries() {
     };
     assert!(out.contains("imports ok"), "{out}");
 }
+
+#[tokio::test]
+async fn build_args_reach_the_dockerfile_and_are_part_of_the_digest() {
+    let engine = engine_or_skip!();
+    let dir = project("bargs");
+    add_profile(
+        dir.path(),
+        "greet",
+        "ARG GREETING=none\nRUN echo \"$GREETING\" > /tmp/greeting\n",
+    );
+    let image = project_image(dir.path(), "greet");
+    let mut images = ImageCleanup::new(&engine);
+    images.add(image.clone());
+    let greeting = |engine: Engine, image: String| async move {
+        let mut c = Cleanup::new(&engine);
+        let mut s = spec("bargs");
+        s.image = Some(image);
+        let sb = sandbox(&engine, &mut c, &s).await;
+        sb.run("cat /tmp/greeting", &RunOptions::default())
+            .await
+            .unwrap()
+            .stdout
+    };
+
+    let o = cli(
+        &engine,
+        dir.path(),
+        &["build", "greet", "--build-arg", "GREETING=hi"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("built "), "{}", stdout(&o));
+    track(&engine, &mut images, &image).await;
+    assert_eq!(greeting(engine.clone(), image.clone()).await, "hi\n");
+
+    let o = cli(
+        &engine,
+        dir.path(),
+        &["build", "greet", "--build-arg", "GREETING=hi"],
+    );
+    assert!(
+        stdout(&o).contains("is up to date"),
+        "same arguments: {}",
+        stdout(&o)
+    );
+
+    let o = cli(&engine, dir.path(), &["build", "greet"]);
+    assert!(
+        stdout(&o).starts_with("built "),
+        "other arguments rebuild: {}",
+        stdout(&o)
+    );
+    track(&engine, &mut images, &image).await;
+    assert_eq!(greeting(engine.clone(), image.clone()).await, "none\n");
+
+    let o = cli(
+        &engine,
+        dir.path(),
+        &["build", "greet", "--build-arg", "novalue"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -21,6 +21,14 @@ pub struct Args {
     /// Build even when the image is up to date (its build context is unchanged).
     #[arg(long, short = 'f')]
     force: bool,
+    /// Value of a Dockerfile `ARG`, repeatable (e.g. ARDUINO_CLI_VERSION=1.1.1
+    /// for embedded). Part of the image's digest: other values rebuild.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_build_arg)]
+    build_arg: Vec<(String, String)>,
+}
+
+fn parse_build_arg(s: &str) -> Result<(String, String), String> {
+    crate::sandbox::spec::parse_env(s).map_err(|e| e.to_string())
 }
 
 fn build_help() -> String {
@@ -65,6 +73,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             .map(|n| images::profile_in(&project, n))
             .collect::<Result<Vec<_>, _>>()?
     };
+    let args: std::collections::BTreeMap<String, String> = a.build_arg.iter().cloned().collect();
     for p in &selected {
         let started = Instant::now();
         let quiet = a.quiet;
@@ -83,7 +92,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         if a.force {
             announce(&mut announced);
         }
-        let outcome = images::build(engine, p, a.force, |line| {
+        let outcome = images::build_with(engine, p, a.force, &args, |line| {
             announce(&mut announced);
             if let (BuildLine::Log(text), false) = (line, quiet) {
                 let mut err = std::io::stderr().lock();

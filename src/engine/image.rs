@@ -122,24 +122,31 @@ impl Engine {
         labels: &BTreeMap<String, String>,
         on_line: impl FnMut(BuildLine),
     ) -> Result<Option<String>> {
-        self.build_image_body(tag, full(context_tar), labels, on_line)
+        self.build_image_body(tag, full(context_tar), labels, &BTreeMap::new(), on_line)
             .await
     }
 
-    /// [`Engine::build_image`] with the tar context as a streamed request body.
+    /// [`Engine::build_image`] with the tar context as a streamed request body,
+    /// and the Dockerfile's `ARG`s given values (`--build-arg`).
     pub async fn build_image_body(
         &self,
         tag: &str,
         context_tar: Body,
         labels: &BTreeMap<String, String>,
+        build_args: &BTreeMap<String, String>,
         mut on_line: impl FnMut(BuildLine),
     ) -> Result<Option<String>> {
         let labels = serde_json::to_string(labels).unwrap_or_default();
-        let path = format!(
+        let mut path = format!(
             "/build?t={}&pull=0&rm=1&forcerm=1&labels={}",
             encode(tag),
             encode(&labels)
         );
+        if !build_args.is_empty() {
+            let args = serde_json::to_string(build_args).unwrap_or_default();
+            path.push_str("&buildargs=");
+            path.push_str(&encode(&args));
+        }
         let resp = self
             .transport()
             .send(

@@ -306,6 +306,18 @@ pub async fn build(
     force: bool,
     on_line: impl FnMut(BuildLine),
 ) -> Result<BuildOutcome> {
+    build_with(engine, profile, force, &BTreeMap::new(), on_line).await
+}
+
+/// [`build`] with values for the Dockerfile's `ARG`s. They are part of the
+/// digest: an image built with other arguments is not up to date.
+pub async fn build_with(
+    engine: &Engine,
+    profile: &Profile,
+    force: bool,
+    args: &BTreeMap<String, String>,
+    on_line: impl FnMut(BuildLine),
+) -> Result<BuildOutcome> {
     let digest = match &profile.context {
         Context::Dockerfile(_) => profile.context_digest()?,
         // Hashing reads every file: keep it off the runtime's thread.
@@ -316,6 +328,7 @@ pub async fn build(
                 .map_err(|e| Error::io("hash a build context", std::io::Error::other(e)))??
         }
     };
+    let digest = with_args(digest, args);
     if !force {
         let labels = engine.image_labels(&profile.image).await?;
         if labels.is_some_and(|l| l.get(CONTEXT_LABEL) == Some(&digest)) {
@@ -337,10 +350,16 @@ pub async fn build(
                 Error::io(format!("pack the build context of `{}`", profile.name), e)
             })?;
             engine
-                .build_image(&profile.image, tar, &labels, on_line)
+                .build_image_body(
+                    &profile.image,
+                    crate::engine::transport::full(tar),
+                    &labels,
+                    args,
+                    on_line,
+                )
                 .await?
         }
-        Context::Dir(dir) => build_dir(engine, profile, dir, &labels, on_line).await?,
+        Context::Dir(dir) => build_dir(engine, profile, dir, &labels, args, on_line).await?,
     };
     Ok(BuildOutcome {
         built: true,
@@ -349,19 +368,38 @@ pub async fn build(
     })
 }
 
+/// The digest of a context built with `args`: the context's own when there are none.
+fn with_args(digest: String, args: &BTreeMap<String, String>) -> String {
+    if args.is_empty() {
+        return digest;
+    }
+    let text = args.iter().fold(String::new(), |mut t, (k, v)| {
+        t.push_str(k);
+        t.push('=');
+        t.push_str(v);
+        t.push('\n');
+        t
+    });
+    context_digest(&[
+        ("context", digest.as_bytes()),
+        ("build-args", text.as_bytes()),
+    ])
+}
+
 /// Build from a directory, its tar packed on a blocking thread and streamed.
 async fn build_dir(
     engine: &Engine,
     profile: &Profile,
     dir: &Path,
     labels: &BTreeMap<String, String>,
+    args: &BTreeMap<String, String>,
     on_line: impl FnMut(BuildLine),
 ) -> Result<Option<String>> {
     let (writer, body) = crate::engine::transport::channel_body();
     let root = dir.to_path_buf();
     let packer = tokio::task::spawn_blocking(move || context::pack_dir(&root, writer));
     let built = engine
-        .build_image_body(&profile.image, body, labels, on_line)
+        .build_image_body(&profile.image, body, labels, args, on_line)
         .await;
     let pack_result = packer
         .await
