@@ -199,6 +199,19 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
     let o = pocketdock_in(dir.path(), &["logs", &name, "--history"], &[]);
     assert_eq!(stdout(&o), history);
 
+    // Kernel calls are logged as dialogues.
+    let o = pocketdock_in(dir.path(), &["python", &name, "6 * 7"], &[]);
+    assert_eq!(stdout(&o), "42\n", "{}", stderr(&o));
+    let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["exit"].as_i64()),
+        (Some("python"), Some(0))
+    );
+    let log =
+        std::fs::read_to_string(inst.join("logs").join(last["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("] 6 * 7\n") && log.contains("[recv "), "{log}");
+
     let o = pocketdock_in(dir.path(), &["shutdown", &name, "--remove", "-y"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!inst.exists(), "removing it removes its instance directory");

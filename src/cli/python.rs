@@ -3,8 +3,10 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
+use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::instance::RunLog;
 use crate::sandbox::Sandbox;
 use crate::size::ByteSize;
 
@@ -105,9 +107,28 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             }
         })
     };
+    let mut log = super::run::instance_dir(&a.name).and_then(|(dir, project)| {
+        RunLog::start_python(&dir, &project.config.logging, &a.name, &code)
+    });
     let result = kernel.exec(&code, timeout).await;
     interrupter.abort();
-    let r = result?;
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(l) = log.take() {
+                l.finish(None, false, Some(&e.to_string()));
+            }
+            return Err(e);
+        }
+    };
+    if let Some(mut l) = log.take() {
+        l.output(StreamKind::Stdout, r.output.as_bytes());
+        if let Some(v) = &r.result {
+            l.output(StreamKind::Stdout, format!("{v}\n").as_bytes());
+        }
+        l.output(StreamKind::Stderr, r.stderr.as_bytes());
+        l.finish(Some(i64::from(!r.ok())), r.timed_out, r.error.as_deref());
+    }
     if a.json {
         println!("{}", serde_json::to_string(&r).unwrap_or_default());
     } else {

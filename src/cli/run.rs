@@ -223,14 +223,16 @@ async fn stream(
     Ok(exit_code(outcome.exit_code, outcome.timed_out))
 }
 
-/// The run log of a persistent sandbox of the current project, when it has
-/// an instance directory here.
-fn instance_log(name: &str, command: &str) -> Option<RunLog> {
+/// The instance directory of sandbox `name`, when it is a persistent sandbox
+/// of the current project.
+pub(super) fn instance_dir(name: &str) -> Option<(std::path::PathBuf, Project)> {
     let project = Project::current();
     let dir = instance::instance_dir(&project.root, name);
-    if !instance::is_container_instance(&dir) {
-        return None;
-    }
+    instance::is_container_instance(&dir).then_some((dir, project))
+}
+
+fn instance_log(name: &str, command: &str) -> Option<RunLog> {
+    let (dir, project) = instance_dir(name)?;
     RunLog::start(&dir, &project.config.logging, name, command)
 }
 

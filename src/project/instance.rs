@@ -184,11 +184,13 @@ pub fn append_history(dir: &Path, entry: &serde_json::Value) -> Result<()> {
         .map_err(|e| Error::io(format!("append to {}", path.display()), e))
 }
 
-/// The log of one `pocketdock run` in a persistent sandbox: `logs/run-<time>.log`
-/// in the run-log format, cut at `max_log_size`, and a `history.jsonl` line
-/// when it ends. Logging never fails the run: a log that cannot be written is
+/// The log of one `pocketdock run` (or `pocketdock python`) in a persistent
+/// sandbox: `logs/run-<time>.log` in the run-log format (`python-<time>.log`
+/// in the session-log format), cut at `max_log_size`, and a `history.jsonl`
+/// line when it ends. Logging never fails the run: a log that cannot be written is
 /// dropped.
 pub struct RunLog {
+    kind: &'static str,
     dir: PathBuf,
     file: String,
     log: crate::record::step_log::StepLog,
@@ -199,9 +201,31 @@ pub struct RunLog {
 }
 
 impl RunLog {
-    /// Start the log, or `None` when `auto_log` is off or the file cannot be made.
+    /// Start the log of a command, or `None` when `auto_log` is off or the
+    /// file cannot be made.
     #[must_use]
     pub fn start(dir: &Path, logging: &Logging, container: &str, command: &str) -> Option<RunLog> {
+        Self::start_kind("run", dir, logging, container, command)
+    }
+
+    /// Start the log of Python code sent to the sandbox's kernel.
+    #[must_use]
+    pub fn start_python(
+        dir: &Path,
+        logging: &Logging,
+        container: &str,
+        code: &str,
+    ) -> Option<RunLog> {
+        Self::start_kind("python", dir, logging, container, code)
+    }
+
+    fn start_kind(
+        kind: &'static str,
+        dir: &Path,
+        logging: &Logging,
+        container: &str,
+        command: &str,
+    ) -> Option<RunLog> {
         if !logging.auto_log {
             return None;
         }
@@ -220,16 +244,23 @@ impl RunLog {
         // Several runs in one second get -2, -3, ...
         let file = (1..1000).find_map(|n| {
             let name = if n == 1 {
-                format!("run-{stamp}.log")
+                format!("{kind}-{stamp}.log")
             } else {
-                format!("run-{stamp}-{n}.log")
+                format!("{kind}-{stamp}-{n}.log")
             };
             (!logs.join(&name).exists()).then_some(name)
         })?;
         let mut log = crate::record::step_log::StepLog::create(&logs.join(&file)).ok()?;
         log.cap(logging.max_log_size.bytes());
-        log.begin("run", container, command, 1, now).ok()?;
+        // The session-log format takes what was sent after a `kind: ` prefix.
+        let action = if kind == "run" {
+            command.to_string()
+        } else {
+            format!("{kind}: {command}")
+        };
+        log.begin(kind, container, &action, 1, now).ok()?;
         Some(RunLog {
+            kind,
             dir: dir.to_path_buf(),
             file,
             log,
@@ -273,7 +304,7 @@ impl RunLog {
             &self.dir,
             &serde_json::json!({
                 "ts": ts,
-                "type": "run",
+                "type": self.kind,
                 "cmd": self.command,
                 "exit": exit_code,
                 "ms": ms,
@@ -359,6 +390,35 @@ mod tests {
             .join("logs")
             .join(lines[2]["log"].as_str().unwrap())
             .is_file());
+    }
+
+    #[test]
+    fn python_logs_are_dialogues() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut log =
+            RunLog::start_python(tmp.path(), &Logging::default(), "pd-x", "x = 1\nx + 1").unwrap();
+        log.output(StreamKind::Stdout, b"2\n");
+        log.finish(Some(0), false, None);
+        let file = std::fs::read_dir(tmp.path().join("logs"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        assert!(file
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("python-"));
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.starts_with("=== pocketdock session log ==="), "{text}");
+        assert!(
+            text.contains("] x = 1\n") && text.contains("] x + 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("[recv "), "{text}");
+        let history = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
+        assert!(history.contains("\"type\":\"python\""), "{history}");
     }
 
     #[test]
