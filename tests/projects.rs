@@ -199,6 +199,14 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
     let o = pocketdock_in(dir.path(), &["logs", &name, "--history"], &[]);
     assert_eq!(stdout(&o), history);
 
+    // A detached command leaves a history line saying where its output is.
+    let o = pocketdock_in(dir.path(), &["run", &name, "--detach", "echo bg"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "detach", "{history}");
+    assert_eq!(last["id"].as_str(), Some(stdout(&o).trim()));
+
     // Kernel calls are logged as dialogues.
     let o = pocketdock_in(dir.path(), &["python", &name, "6 * 7"], &[]);
     assert_eq!(stdout(&o), "42\n", "{}", stderr(&o));

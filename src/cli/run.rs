@@ -166,6 +166,23 @@ async fn detach(
     json: bool,
 ) -> Result<u8, Error> {
     let started = sandbox.spawn_logged(command, opts).await?;
+    // Its output stays in the sandbox; the history says where.
+    if let Some((dir, project)) = instance_dir(sandbox.name()) {
+        if project.config.logging.auto_log {
+            let _ = instance::append_history(
+                &dir,
+                &serde_json::json!({
+                    "ts": time::OffsetDateTime::now_utc()
+                        .format(&time::format_description::well_known::Rfc3339)
+                        .unwrap_or_default(),
+                    "type": "detach",
+                    "cmd": command,
+                    "id": started.id,
+                    "log_in_sandbox": started.log,
+                }),
+            );
+        }
+    }
     if json {
         println!("{}", serde_json::to_string(&started).unwrap_or_default());
     } else {
