@@ -10,7 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::images::airgap::{self, canonical_name, Progress};
+use crate::images::airgap::{self, Progress};
+use crate::images::canonical_name;
 use crate::images::{self, SHIPPED};
 use crate::size::ByteSize;
 

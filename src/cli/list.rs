@@ -37,7 +37,7 @@ impl Args {
 }
 
 pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let scope = super::prune::scope(a.project.as_ref(), a.all_projects)?;
+    let scope = super::scope(a.project.as_ref(), a.all_projects)?;
     let rows = manage::list_sandboxes(engine, &scope, a.all).await?;
     if a.json {
         println!(

@@ -35,6 +35,8 @@ use clap::{Parser, Subcommand};
 
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::Project;
+use crate::sandbox::manage::Scope;
 
 /// Exit code for usage errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -241,6 +243,18 @@ fn configured_socket() -> Result<Option<PathBuf>, Error> {
     let mut config = crate::project::Config::default();
     config.apply(layer);
     Ok(config.socket)
+}
+
+/// The scope of `--project P` / `--all-projects` / the current project.
+fn scope(project: Option<&String>, all_projects: bool) -> Result<Scope, Error> {
+    Ok(if all_projects {
+        Scope::All
+    } else {
+        Scope::Project(match project {
+            Some(p) => p.clone(),
+            None => Project::load_current()?.name,
+        })
+    })
 }
 
 /// Ask `question [y/N]` on stderr and read the answer from stdin; anything

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
-use crate::project::Project;
 use crate::sandbox::labels;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
@@ -33,20 +32,8 @@ pub struct Args {
     yes: bool,
 }
 
-/// The scope of `--project P` / `--all-projects` / the current project.
-pub(super) fn scope(project: Option<&String>, all_projects: bool) -> Result<Scope, Error> {
-    Ok(if all_projects {
-        Scope::All
-    } else {
-        Scope::Project(match project {
-            Some(p) => p.clone(),
-            None => Project::load_current()?.name,
-        })
-    })
-}
-
 pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let scope = scope(a.project.as_ref(), a.all_projects)?;
+    let scope = super::scope(a.project.as_ref(), a.all_projects)?;
     let sandboxes: Vec<_> = manage::list_sandboxes(engine, &scope, true)
         .await?
         .into_iter()

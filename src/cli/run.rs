@@ -243,9 +243,10 @@ async fn stream(
 /// The instance directory of sandbox `name`, when it is a persistent sandbox
 /// of the current project.
 pub(super) fn instance_dir(name: &str) -> Option<(std::path::PathBuf, Project)> {
-    let project = Project::current();
-    let dir = instance::instance_dir(&project.root, name);
-    instance::is_container_instance(&dir).then_some((dir, project))
+    // On every run: settings are read only for a persistent sandbox.
+    let cwd = std::env::current_dir().ok()?;
+    let dir = instance::instance_dir(&Project::root_of(&cwd), name);
+    instance::is_container_instance(&dir).then(|| (dir, Project::find(&cwd)))
 }
 
 fn instance_log(name: &str, command: &str) -> Option<RunLog> {

@@ -1,8 +1,9 @@
 //! `pocketdock status`: the project at a glance.
 
 use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -105,12 +106,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         persistent: containers.iter().filter(|c| c.persist).count(),
         sandboxes,
         containers,
-        disk: Disk {
-            total: du(&project.data_dir()),
-            instances: instance_dirs.iter().map(|d| du(d)).sum(),
-            instance_dirs: instance_dirs.len(),
-            jobs: records.iter().map(|(d, _)| du(d)).sum(),
-        },
+        disk: disk(&project, &instance_dirs, &records),
         jobs,
         latest_job,
     };
@@ -187,15 +183,35 @@ fn human(s: &Status) -> String {
     out
 }
 
-/// Bytes of regular files under `dir` (symlinks not followed).
-fn du(dir: &Path) -> u64 {
+/// Disk use of `.pocketdock/`, each file read once.
+fn disk<T>(project: &Project, instance_dirs: &[PathBuf], records: &[(PathBuf, T)]) -> Disk {
+    let instances: u64 = instance_dirs.iter().map(|d| du(d, &|_| false)).sum();
+    let jobs: u64 = records.iter().map(|(d, _)| du(d, &|_| false)).sum();
+    let counted: HashSet<&Path> = instance_dirs
+        .iter()
+        .chain(records.iter().map(|(d, _)| d))
+        .map(PathBuf::as_path)
+        .collect();
+    let rest = du(&project.data_dir(), &|p| counted.contains(p));
+    Disk {
+        total: instances + jobs + rest,
+        instances,
+        instance_dirs: instance_dirs.len(),
+        jobs,
+    }
+}
+
+/// Bytes of regular files under `dir` (symlinks not followed), leaving out
+/// the directories `skip` names.
+fn du(dir: &Path, skip: &dyn Fn(&Path) -> bool) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
     entries
         .flatten()
         .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => du(&e.path()),
+            Ok(t) if t.is_dir() && skip(&e.path()) => 0,
+            Ok(t) if t.is_dir() => du(&e.path(), skip),
             Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
             _ => 0,
         })

@@ -233,6 +233,21 @@ pub struct InspectHostConfig {
     pub pids_limit: Option<i64>,
 }
 
+impl InspectHostConfig {
+    /// CPU limit in percent of one core, from `NanoCpus` or, as Podman may
+    /// report it, the CFS quota and period; `None` without a limit.
+    #[must_use]
+    pub fn cpu_percent(&self) -> Option<f64> {
+        if self.nano_cpus > 0 {
+            Some(self.nano_cpus as f64 / 1e7)
+        } else if self.cpu_quota > 0 && self.cpu_period > 0 {
+            Some(self.cpu_quota as f64 * 100.0 / self.cpu_period as f64)
+        } else {
+            None
+        }
+    }
+}
+
 /// `NetworkSettings` of a container inspect.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "PascalCase")]

@@ -24,6 +24,7 @@ use http_body_util::{BodyDataStream, BodyExt, StreamBody};
 use hyper::body::Frame;
 use tokio::sync::mpsc;
 
+pub use super::canonical_name;
 use crate::engine::transport::Body;
 use crate::engine::{Engine, EngineKind};
 use crate::error::{ArchiveProblem, Error, Result};
@@ -67,22 +68,6 @@ pub struct ImportReport {
     pub file_bytes: u64,
     /// Bytes of the (uncompressed) archive sent to the engine.
     pub archive_bytes: u64,
-}
-
-/// The name pocketdock looks an image up by: the engines' registry prefixes
-/// (`localhost/`, `docker.io/library/`, `docker.io/`) dropped, the tag kept
-/// (`latest` when there is none).
-#[must_use]
-pub fn canonical_name(name: &str) -> String {
-    let mut bare = name;
-    for prefix in ["localhost/", "docker.io/library/", "docker.io/"] {
-        if let Some(rest) = bare.strip_prefix(prefix) {
-            bare = rest;
-            break;
-        }
-    }
-    let (repo, tag) = split_image(bare);
-    format!("{repo}:{tag}")
 }
 
 /// Every named image that pocketdock made: carrying `pocketdock.managed=true`

@@ -214,6 +214,14 @@ pub fn profile_in(project: &Project, name: &str) -> Result<Profile> {
 
 /// Look a profile up by name in the current project.
 pub fn profile(name: &str) -> Result<Profile> {
+    // A shipped profile in a project without profiles of its own needs
+    // neither the project's settings nor a scan of its profiles.
+    if let Some(s) = SHIPPED.iter().find(|s| s.name == name) {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        if !Project::root_of(&cwd).join(PROJECT_PROFILES_DIR).is_dir() {
+            return Ok(s.into());
+        }
+    }
     profile_in(&Project::current(), name)
 }
 
@@ -227,23 +235,37 @@ pub fn known_names() -> Vec<String> {
     )
 }
 
+/// The name pocketdock looks an image up by: the engines' registry prefixes
+/// (`localhost/`, `docker.io/library/`, `docker.io/`) dropped, the tag kept
+/// (`latest` when there is none).
+#[must_use]
+pub fn canonical_name(name: &str) -> String {
+    let mut bare = name;
+    for prefix in ["localhost/", "docker.io/library/", "docker.io/"] {
+        if let Some(rest) = bare.strip_prefix(prefix) {
+            bare = rest;
+            break;
+        }
+    }
+    let (repo, tag) = crate::sandbox::split_image(bare);
+    format!("{repo}:{tag}")
+}
+
 /// The profile of the current project whose image is `image`, if any
-/// (`localhost/`, `docker.io/` and `:latest` ignored).
+/// (compared by [`canonical_name`]: registry prefixes and `:latest` ignored).
 #[must_use]
 pub fn profile_for_image(image: &str) -> Option<Profile> {
-    let bare = image.strip_prefix("localhost/").unwrap_or(image);
-    let bare = bare.strip_prefix("docker.io/").unwrap_or(bare);
-    let bare = bare.strip_suffix(":latest").unwrap_or(bare);
-    if let Some(s) = SHIPPED.iter().find(|s| s.image == bare) {
+    let want = canonical_name(image);
+    if let Some(s) = SHIPPED.iter().find(|s| canonical_name(s.image) == want) {
         return Some(s.into());
     }
-    if !bare.starts_with("pocketdock-") {
+    if !want.starts_with("pocketdock-") {
         return None;
     }
     project_profiles(&Project::current())
         .ok()?
         .into_iter()
-        .find(|p| p.image == bare)
+        .find(|p| canonical_name(&p.image) == want)
 }
 
 /// `s` as one component of an image name: lowercase `[a-z0-9]` runs joined by

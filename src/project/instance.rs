@@ -92,6 +92,19 @@ impl Provenance {
     }
 }
 
+/// `[volumes]` from bind mounts (`HOST:CONTAINER[:ro]`): path inside -> host path.
+pub fn volumes<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String, String> {
+    binds
+        .into_iter()
+        .filter_map(|b| {
+            let mut parts = b.splitn(3, ':');
+            let host = parts.next()?;
+            let inner = parts.next()?;
+            Some((inner.to_string(), host.to_string()))
+        })
+        .collect()
+}
+
 /// The instances directory of a project root.
 #[must_use]
 pub fn instances_dir(project_root: &Path) -> PathBuf {

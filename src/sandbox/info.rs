@@ -106,15 +106,7 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         (Some(u), Some(l)) if l > 0 => Some(round1(u as f64 * 100.0 / l as f64)),
         _ => None,
     };
-    let cpu_limit_percent = if i.host_config.nano_cpus > 0 {
-        Some(i.host_config.nano_cpus as f64 / 1e7)
-    } else if i.host_config.cpu_quota > 0 && i.host_config.cpu_period > 0 {
-        Some(round1(
-            i.host_config.cpu_quota as f64 * 100.0 / i.host_config.cpu_period as f64,
-        ))
-    } else {
-        None
-    };
+    let cpu_limit_percent = i.host_config.cpu_percent().map(round1);
     let network = i.host_config.network_mode != "none";
     let ip_address = std::iter::once(i.network_settings.ip_address.clone())
         .chain(

@@ -225,17 +225,7 @@ impl Sandbox {
                 network,
             },
             provenance: instance::Provenance::this_process(),
-            volumes: body
-                .host_config
-                .binds
-                .iter()
-                .filter_map(|b| {
-                    let mut parts = b.splitn(3, ':');
-                    let host = parts.next()?;
-                    let inner = parts.next()?;
-                    Some((inner.to_string(), host.to_string()))
-                })
-                .collect(),
+            volumes: instance::volumes(body.host_config.binds.iter().map(String::as_str)),
         };
         instance::write(dir, &meta)?;
         instance::append_history(

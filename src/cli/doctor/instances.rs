@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::Finding;
 use crate::engine::{ContainerInspect, Engine, EngineKind};
 use crate::error::Error;
+use crate::images::canonical_name;
 use crate::project::{instance, Project};
 use crate::sandbox::{labels, Sandbox};
 use crate::size::ByteSize;
@@ -255,43 +256,23 @@ fn rebuilt(
         };
     }
     let hc = &i.host_config;
-    let cpu_percent = if hc.nano_cpus > 0 {
-        hc.nano_cpus / 10_000_000
-    } else if hc.cpu_quota > 0 && hc.cpu_period > 0 {
-        hc.cpu_quota * 100 / hc.cpu_period
-    } else {
-        0
-    };
-    let volumes = s.raw["HostConfig"]["Binds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|b| {
-            let mut parts = b.as_str()?.splitn(3, ':');
-            let host = parts.next()?;
-            let inner = parts.next()?;
-            Some((inner.to_string(), host.to_string()))
-        })
-        .collect();
+    let volumes = instance::volumes(
+        s.raw["HostConfig"]["Binds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str),
+    );
     instance::InstanceToml {
         container,
         resources: instance::Resources {
             mem_limit: ByteSize(u64::try_from(hc.memory).unwrap_or(0)).to_string(),
-            cpu_percent: u32::try_from(cpu_percent).unwrap_or(0),
+            cpu_percent: hc.cpu_percent().map_or(0, |p| p as u32),
             network: hc.network_mode != "none",
         },
         provenance: instance::Provenance::this_process(),
         volumes,
     }
-}
-
-/// An image reference without the parts engines add or drop
-/// (`docker.io/`, `library/`, `localhost/`, `:latest`).
-fn normal_image(image: &str) -> &str {
-    let i = image.strip_prefix("docker.io/").unwrap_or(image);
-    let i = i.strip_prefix("localhost/").unwrap_or(i);
-    let i = i.strip_prefix("library/").unwrap_or(i);
-    i.strip_suffix(":latest").unwrap_or(i)
 }
 
 fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -> Option<Finding> {
@@ -322,7 +303,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
                 "image",
                 &r.image,
                 &e.image,
-                normal_image(&r.image) == normal_image(&e.image),
+                canonical_name(&r.image) == canonical_name(&e.image),
             );
             let (rp, ep) = (
                 r.profile.as_deref().unwrap_or_default(),
@@ -350,7 +331,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
         let mut truth = truth;
         // Keep the image as written when only its spelling differs.
         if let Some(o) = &old {
-            if normal_image(&o.container.image) == normal_image(&truth.container.image) {
+            if canonical_name(&o.container.image) == canonical_name(&truth.container.image) {
                 truth.container.image.clone_from(&o.container.image);
             }
         }
@@ -564,14 +545,14 @@ mod tests {
     #[test]
     fn images_compare_without_engine_spelling() {
         assert_eq!(
-            normal_image("docker.io/pocketdock/minimal:latest"),
-            "pocketdock/minimal"
+            canonical_name("docker.io/pocketdock/minimal:latest"),
+            canonical_name("pocketdock/minimal")
         );
         assert_eq!(
-            normal_image("docker.io/library/debian:bookworm-slim"),
-            "debian:bookworm-slim"
+            canonical_name("docker.io/library/debian:bookworm-slim"),
+            canonical_name("debian:bookworm-slim")
         );
-        assert_ne!(normal_image("a/b:1"), normal_image("a/b:2"));
+        assert_ne!(canonical_name("a/b:1"), canonical_name("a/b:2"));
     }
 
     #[test]
