@@ -375,6 +375,41 @@ fn validate_and_plan_need_no_engine() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+// Regression: non-ASCII text in a YAML manifest panicked (exit 101, "byte
+// index is not a char boundary"): yaml-rust2 marks characters, not bytes.
+#[test]
+fn non_ascii_manifests_validate_and_errors_point_at_the_character() {
+    let env = [("POCKETDOCK_SOCKET", "/nonexistent.sock")];
+    let dir = tempfile::tempdir().unwrap();
+    let hello = std::fs::read_to_string(repo().join("examples/hello/job.yaml")).unwrap();
+    let hello = hello
+        .replace("name: hello", "name: \"résumé-日本\"")
+        .replace("| tee", "&& echo 日本語 😀 | tee");
+    std::fs::write(dir.path().join("job.yaml"), &hello).unwrap();
+    std::fs::copy(
+        repo().join("examples/hello/hello.py"),
+        dir.path().join("hello.py"),
+    )
+    .unwrap();
+    for cmd in ["validate", "plan"] {
+        let o = pocketdock_in(dir.path(), &[cmd, "job.yaml"], &env);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+    }
+    let o = pocketdock_in(dir.path(), &["plan", "job.yaml", "--json"], &env);
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["job"]["name"], "résumé-日本", "{plan}");
+
+    // A mistake after non-ASCII text on the same line: the column counts characters.
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "version: 1\nname: x\nsandboxes: {b: {}}\nsteps:\n  s: {run: \"日本\", sandbx: b}\n",
+    )
+    .unwrap();
+    let o = pocketdock_in(dir.path(), &["validate", "bad.yaml"], &env);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.yaml:5:18"), "{}", stderr(&o));
+}
+
 #[tokio::test]
 async fn session_steps_share_a_shell_by_name() {
     let engine = engine_or_skip!();

@@ -9,6 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use unicode_width::UnicodeWidthStr;
+
 use super::source::{Source, Span};
 
 /// One problem in a manifest, located at a line and column.
@@ -106,11 +108,18 @@ impl fmt::Display for Diagnostic {
             let text = self.line_text.replace('\t', " ");
             writeln!(f, "{pad} |")?;
             writeln!(f, "{number} | {text}")?;
+            // Pad and underline by display width: CJK and emoji take two cells.
+            let before: String = text.chars().take(self.col - 1).collect();
+            let marked: String = text
+                .chars()
+                .skip(self.col - 1)
+                .take(self.underline)
+                .collect();
             writeln!(
                 f,
                 "{pad} | {}{}",
-                " ".repeat(self.col - 1),
-                "^".repeat(self.underline)
+                " ".repeat(before.width()),
+                "^".repeat(marked.width().max(self.underline.min(1)))
             )?;
         }
         if let Some(hint) = &self.hint {
@@ -217,5 +226,17 @@ mod tests {
         assert_eq!(d.underline, 1);
         let d = Diagnostic::new(&src, Span::new(3, 3), "m");
         assert_eq!(d.underline, 1);
+    }
+
+    #[test]
+    fn caret_lines_up_under_wide_characters() {
+        let text = "s: {run: \"日本\", sandbx: b}\n";
+        let src = Source::new("j.yaml", text);
+        let at = text.find("sandbx").unwrap();
+        let d = Diagnostic::new(&src, Span::new(at, at + 6), "m");
+        assert_eq!(d.position(), "1:16");
+        // Two cells for each of 日 and 本: the caret sits two cells further right.
+        let caret = d.to_string().lines().nth(3).unwrap().to_string();
+        assert_eq!(caret, format!("  | {}^^^^^^", " ".repeat(17)));
     }
 }

@@ -52,11 +52,18 @@ impl<T: fmt::Display> fmt::Display for Spanned<T> {
 }
 
 /// A manifest file's path and text, with a line index for positions.
+///
+/// Spans are byte offsets. Parsers that count characters (yaml-rust2's
+/// markers do) convert through [`Source::byte_of_char`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     path: PathBuf,
     text: String,
     line_starts: Vec<usize>,
+    /// For each non-ASCII character: its character index and the extra
+    /// bytes (beyond one per character) up to and including it. Empty for
+    /// ASCII text, so the common case costs nothing.
+    wide_chars: Vec<(usize, usize)>,
 }
 
 impl Source {
@@ -67,11 +74,31 @@ impl Source {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let mut wide_chars = Vec::new();
+        if !text.is_ascii() {
+            let mut extra = 0;
+            for (ci, c) in text.chars().enumerate() {
+                if !c.is_ascii() {
+                    extra += c.len_utf8() - 1;
+                    wide_chars.push((ci, extra));
+                }
+            }
+        }
         Source {
             path: path.into(),
             text,
             line_starts,
+            wide_chars,
         }
+    }
+
+    /// Byte offset of the character at index `char_index` (the text's
+    /// length past its end).
+    #[must_use]
+    pub fn byte_of_char(&self, char_index: usize) -> usize {
+        let before = self.wide_chars.partition_point(|&(ci, _)| ci < char_index);
+        let extra = before.checked_sub(1).map_or(0, |k| self.wide_chars[k].1);
+        (char_index + extra).min(self.text.len())
     }
 
     /// The path as given to the loader.
@@ -164,5 +191,19 @@ mod tests {
         assert_eq!(s.line_col(13), (4, 1));
         assert_eq!(s.line_text(100), "last");
         assert_eq!(s.offset_of(2, 3), 6 + 3);
+    }
+
+    #[test]
+    fn character_indices_map_to_byte_offsets() {
+        let text = "a: é\nb: 日本語 x\nc: 😀\u{301}z";
+        let s = Source::new("m.yaml", text);
+        for (ci, (bi, _)) in text.char_indices().enumerate() {
+            assert_eq!(s.byte_of_char(ci), bi, "character {ci}");
+        }
+        let n = text.chars().count();
+        assert_eq!(s.byte_of_char(n), text.len());
+        assert_eq!(s.byte_of_char(n + 5), text.len());
+        let ascii = Source::new("m.yaml", "abc");
+        assert_eq!(ascii.byte_of_char(2), 2);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! serde_yaml keeps no positions once a document is parsed, yet every
 //! semantic error (an unknown `needs` id, a bad size) must point at its node.
-//! yaml-rust2's parser emits each event with a byte offset, so this module
+//! yaml-rust2's parser emits each event with a character offset, so this module
 //! builds its own tree from events: each scalar, key and collection keeps
 //! its span. Scalars resolve by the YAML 1.2 core schema (`no` is a string).
 
@@ -28,7 +28,7 @@ pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
     };
     let mut parser = Parser::new_from_str(source.text());
     if let Err(e) = parser.load(&mut builder, true) {
-        let mut at = e.marker().index();
+        let mut at = source.byte_of_char(e.marker().index());
         // The scanner marks where the token began; point at the tab itself.
         if e.info().contains("tab") {
             if let Some(i) = source.text().get(at..).and_then(|t| t.find('\t')) {
@@ -105,7 +105,8 @@ struct Builder<'a> {
 
 impl MarkedEventReceiver for Builder<'_> {
     fn on_event(&mut self, ev: Event, mark: Marker) {
-        let at = mark.index();
+        // Markers count characters; spans are bytes.
+        let at = self.source.byte_of_char(mark.index());
         match ev {
             Event::DocumentStart => {
                 self.documents += 1;
@@ -375,5 +376,34 @@ mod tests {
         let err = parse_str("a: 1\n---\nb: 2\n").unwrap_err();
         assert!(err[0].message.contains("second"), "{}", err[0].message);
         assert_eq!(err[0].position(), "2:1");
+    }
+
+    // Regression: yaml-rust2 markers count characters, and were used as byte
+    // offsets: non-ASCII text panicked ("not a char boundary") or shifted
+    // every later position.
+    #[test]
+    fn non_ascii_text_keeps_byte_spans_and_character_columns() {
+        let text = "name: \"résumé\"\nrun: echo 日本語 && echo 😀\nafter: [é, x]\nlast: 1\n";
+        let source = Source::new("t.yaml", text);
+        let root = parse(&source).unwrap();
+        let m = map(&root);
+        let at = |n: &Node| &text[n.span.start..n.span.end];
+        assert_eq!(at(&m[0].1), "\"résumé\"");
+        assert_eq!(at(&m[1].1), "echo 日本語 && echo 😀");
+        let NodeKind::Seq(items) = &m[2].1.kind else {
+            panic!()
+        };
+        assert_eq!(at(&items[1]), "x");
+        assert_eq!(source.line_col(items[1].span.start), (3, 12));
+        assert_eq!(&text[m[3].0.span.start..m[3].0.span.end], "last");
+    }
+
+    #[test]
+    fn non_ascii_syntax_errors_point_at_the_character() {
+        // An 8-byte input that panicked: a flow map whose key is `é`.
+        let root = parse_str("x: {é}").unwrap();
+        assert_eq!(map(&map(&root)[0].1)[0].0.name, "é");
+        let err = parse_str("é: 日本\n  b: 2\n").unwrap_err();
+        assert_eq!(err[0].position(), "2:4");
     }
 }
