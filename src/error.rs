@@ -225,7 +225,7 @@ pub enum Error {
 
     /// A settings file (`pocketdock.yaml`'s `project:`, or the install-level file) has mistakes.
     #[error("{}", .0.to_string().trim_end())]
-    Settings(crate::manifest::ManifestError),
+    Settings(crate::diag::ManifestError),
 
     /// A local I/O error (reading a file, a build context, ...).
     #[error("failed to {op}: {source}")]

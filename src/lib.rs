@@ -19,17 +19,20 @@
 //! ```
 
 pub mod cli;
+pub mod diag;
 pub mod engine;
 pub mod error;
+pub mod event;
 pub mod images;
+pub mod labels;
 pub mod manifest;
 pub mod plan;
 pub mod project;
-pub mod record;
 pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod size;
+pub mod store;
 
 pub use engine::{Engine, EngineInfo, EngineKind};
 pub use error::{Error, Result};

@@ -12,14 +12,14 @@ use super::validate::{load_and_plan_with, VarArgs};
 use super::EXIT_INTERRUPTED;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::event::{Consumer, JobStatus};
 use crate::plan::PlanOptions;
 use crate::project::Project;
-use crate::record::{
+use crate::report::{self, OutputFormat};
+use crate::run::{self as runner, ExecuteOptions, DEFAULT_JOBS};
+use crate::store::{
     self, EngineRecord, InstanceRecord, Recorder, SandboxRecord, StepRecord, FORMAT_VERSION,
 };
-use crate::report::{self, OutputFormat};
-use crate::run::event::{Consumer, JobStatus};
-use crate::run::{self as runner, ExecuteOptions, DEFAULT_JOBS};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -69,7 +69,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
     };
     let project = Project::load_current()?;
     let engine = Engine::connect_to(socket).await?;
-    let instances = record::instances_dir(&project.root);
+    let instances = store::instances_dir(&project.root);
     let manifest_path = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
 
     // The instance id is `job.id` in templates: reserve it, then plan again with it.
@@ -128,7 +128,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
                 duration_ms: None,
                 attempts: 0,
                 reason: None,
-                log: record::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
+                log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
             })
             .collect(),
         artifacts: Vec::new(),

@@ -16,10 +16,10 @@ use serde::Serialize;
 use crate::engine::api::ContainerSummary;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::event::JobStatus;
+use crate::labels;
 use crate::project::Project;
-use crate::record::{self, reconcile, InstanceRecord};
-use crate::run::event::JobStatus;
-use crate::sandbox::labels;
+use crate::store::{self, reconcile, InstanceRecord};
 
 /// Label every job container carries (set by the executor).
 const JOB_LABEL: &str = "pocketdock.job";
@@ -172,7 +172,7 @@ struct Report {
 
 pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     let project = Project::load_current()?;
-    let instances = record::instances_dir(&project.root);
+    let instances = store::instances_dir(&project.root);
     let job_containers = engine
         .list_containers(
             true,
@@ -191,7 +191,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     }
 
     let mut findings = Vec::new();
-    let mut records = record::list(&instances);
+    let mut records = store::list(&instances);
     records.reverse(); // oldest first
     for (dir, rec) in records {
         let Some(mut rec) = rec else { continue };
@@ -207,7 +207,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     }
 
     for (instance, containers) in &by_instance {
-        if instances.join(record::sanitize(instance)).is_dir() {
+        if instances.join(store::sanitize(instance)).is_dir() {
             continue;
         }
         for c in containers {

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::table;
 use crate::error::Error;
 use crate::project::Project;
-use crate::record::{self, InstanceRecord};
+use crate::store::{self, InstanceRecord};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -41,8 +41,8 @@ pub fn run(a: &Args) -> Result<u8, Error> {
         return Ok(0);
     };
     let project = Project::load_current()?;
-    let sandbox_dir = crate::project::instance::instance_dir(&project.root, instance);
-    if crate::project::instance::is_container_instance(&sandbox_dir) && a.step.is_none() {
+    let sandbox_dir = crate::store::sandbox_dir::instance_dir(&project.root, instance);
+    if crate::store::sandbox_dir::is_container_instance(&sandbox_dir) && a.step.is_none() {
         return sandbox_logs(&sandbox_dir, a.history);
     }
     let dir = find(&project, instance)?;
@@ -91,7 +91,7 @@ pub fn run(a: &Args) -> Result<u8, Error> {
 /// The job records of the current project, newest first.
 pub fn list_jobs(json: bool) {
     let project = Project::current();
-    let records = record::list(&record::instances_dir(&project.root));
+    let records = store::list(&store::instances_dir(&project.root));
     if json {
         let rows: Vec<_> = records.iter().filter_map(|(_, r)| r.as_ref()).collect();
         println!(
@@ -184,8 +184,8 @@ fn sandbox_logs(dir: &Path, history: bool) -> Result<u8, Error> {
 }
 
 fn find(project: &Project, instance: &str) -> Result<PathBuf, Error> {
-    let dir = record::instances_dir(&project.root);
-    let records = record::list(&dir);
+    let dir = store::instances_dir(&project.root);
+    let records = store::list(&dir);
     let found = if instance == "last" || instance == "latest" {
         records.first().map(|(p, _)| p.clone())
     } else {

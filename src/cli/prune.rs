@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
-use crate::sandbox::labels;
+use crate::labels;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
 

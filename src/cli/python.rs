@@ -6,9 +6,9 @@ use std::time::Duration;
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::instance::RunLog;
 use crate::sandbox::Sandbox;
 use crate::size::ByteSize;
+use crate::store::sandbox_dir::RunLog;
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -9,11 +9,11 @@ use super::{EXIT_INTERRUPTED, EXIT_TIMEOUT};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::instance::{self, RunLog};
 use crate::project::Project;
 use crate::sandbox::spec::parse_env;
 use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
 use crate::size::ByteSize;
+use crate::store::sandbox_dir::{self, RunLog};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: the command's own; 124 when it timed out; \
@@ -169,7 +169,7 @@ async fn detach(
     // Its output stays in the sandbox; the history says where.
     if let Some((dir, project)) = instance_dir(sandbox.name()) {
         if project.config.logging.auto_log {
-            let _ = instance::append_history(
+            let _ = sandbox_dir::append_history(
                 &dir,
                 &serde_json::json!({
                     "ts": time::OffsetDateTime::now_utc()
@@ -245,8 +245,8 @@ async fn stream(
 pub(super) fn instance_dir(name: &str) -> Option<(std::path::PathBuf, Project)> {
     // On every run: settings are read only for a persistent sandbox.
     let cwd = std::env::current_dir().ok()?;
-    let dir = instance::instance_dir(&Project::root_of(&cwd), name);
-    instance::is_container_instance(&dir).then(|| (dir, Project::find(&cwd)))
+    let dir = sandbox_dir::instance_dir(&Project::root_of(&cwd), name);
+    sandbox_dir::is_container_instance(&dir).then(|| (dir, Project::find(&cwd)))
 }
 
 fn instance_log(name: &str, command: &str) -> Option<RunLog> {

@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::{instance, Project};
-use crate::record;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
+use crate::store;
+use crate::{project::Project, store::sandbox_dir as instance};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -83,7 +83,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
     }
 
     let instance_dirs = instance::list(&project.root);
-    let records = record::list(&record::instances_dir(&project.root));
+    let records = store::list(&store::instances_dir(&project.root));
     let mut jobs = BTreeMap::new();
     for (_, r) in &records {
         let status = r.as_ref().map_or("unreadable", |r| r.status.as_str());

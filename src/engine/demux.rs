@@ -7,29 +7,7 @@
 //! arrive: memory stays bounded whatever the frame size. With a TTY the
 //! stream is raw bytes and everything is stdout.
 
-use std::fmt;
-
-/// Which stream a chunk of output belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StreamKind {
-    /// Standard output (also stream type 0, which the engine uses for echoed stdin).
-    Stdout,
-    /// Standard error.
-    Stderr,
-    /// The engine's own error channel (stream type 3).
-    System,
-}
-
-impl fmt::Display for StreamKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            StreamKind::Stdout => "stdout",
-            StreamKind::Stderr => "stderr",
-            StreamKind::System => "system",
-        })
-    }
-}
+pub use crate::event::StreamKind;
 
 /// The stream violated the framing protocol.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,20 +11,20 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
-use super::diagnostic::Diagnostic;
 use super::keys::{
     KeyDoc, ACTIONS, INSTALL_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS,
     RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 use super::node::{Key, Node, NodeKind};
 use super::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
-use super::source::{Source, Span, Spanned};
 use super::step_decl::{
     is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,
     Transfer, SESSION_NAME_FORM,
 };
-use super::suggest::{did_you_mean, hint_for};
 use super::template::is_template;
+use crate::diag::suggest::{did_you_mean, hint_for};
+use crate::diag::Diagnostic;
+use crate::diag::{Source, Span, Spanned};
 use crate::images;
 use crate::project::config::ConfigLayer;
 use crate::sandbox::{Lang, PortMap, VolumeMount};

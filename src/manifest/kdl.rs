@@ -15,9 +15,9 @@
 
 use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
 
-use super::diagnostic::Diagnostic;
 use super::node::{Key, Node, NodeKind};
-use super::source::{Source, Span};
+use crate::diag::Diagnostic;
+use crate::diag::{Source, Span};
 
 /// Parse `source` as a KDL v2 document.
 pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {

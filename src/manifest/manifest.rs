@@ -6,8 +6,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::sandbox_decl::{SandboxDecl, Tpl};
-use super::source::{Source, Spanned};
 use super::step_decl::StepDecl;
+use crate::diag::{Source, Spanned};
 
 /// A loaded manifest: everything that can be checked without a container
 /// has been. Templates stay unrendered; [`crate::plan`] renders the sandbox

@@ -11,7 +11,6 @@
 //! same message, with `file:line:col`, whichever syntax it was made in.
 
 mod decode;
-mod diagnostic;
 mod kdl;
 mod keys;
 // One type per file, named after the type.
@@ -21,9 +20,7 @@ mod node;
 pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
-mod source;
 mod step_decl;
-pub(crate) mod suggest;
 pub mod template;
 mod vars;
 mod yaml;
@@ -33,11 +30,10 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 pub use decode::{is_id, is_project_name, VERSION};
-pub use diagnostic::{Diagnostic, ManifestError};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
-pub use source::{Source, Span, Spanned};
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
     is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,

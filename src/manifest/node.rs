@@ -1,7 +1,7 @@
 //! The marked tree both syntaxes parse into: YAML and KDL become the same
 //! `Node`s, so one decoder (and one set of error messages) serves both.
 
-use super::source::Span;
+use crate::diag::Span;
 
 /// A value with the span of its text.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 
 use indexmap::IndexMap;
 
-use super::source::{Span, Spanned};
+use crate::diag::{Span, Spanned};
 
 /// A template string with its position (rendered by [`super::template`]).
 pub type Tpl = Spanned<String>;

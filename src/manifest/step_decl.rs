@@ -5,7 +5,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use super::sandbox_decl::Tpl;
-use super::source::{Span, Spanned};
+use crate::diag::{Span, Spanned};
 use crate::sandbox::Lang;
 use crate::size::ByteSize;
 

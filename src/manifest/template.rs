@@ -23,10 +23,10 @@ use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
 use super::sandbox_decl::Tpl;
-use super::source::{Source, Span};
-use super::suggest::did_you_mean;
+use crate::diag::suggest::did_you_mean;
+use crate::diag::Diagnostic;
+use crate::diag::{Source, Span};
 
 /// True when `s` holds template syntax (`{{`, `{%` or `{#`).
 #[must_use]

@@ -5,10 +5,10 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::diagnostic::{Diagnostic, ManifestError};
 use super::node::NodeKind;
-use super::source::Source;
 use super::yaml;
+use crate::diag::Source;
+use crate::diag::{Diagnostic, ManifestError};
 
 /// Split a `--var` argument into key and value.
 pub fn parse_var_arg(arg: &str) -> Result<(String, String), String> {

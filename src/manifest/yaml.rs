@@ -12,9 +12,9 @@ use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 use yaml_rust2::Yaml;
 
-use super::diagnostic::Diagnostic;
 use super::node::{Key, Node, NodeKind};
-use super::source::{Source, Span};
+use crate::diag::Diagnostic;
+use crate::diag::{Source, Span};
 
 /// Parse `source` as one YAML document.
 pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {

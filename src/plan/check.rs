@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use super::Edge;
+use crate::diag::suggest::did_you_mean;
 use crate::manifest::references::{path_text, references, Reference, Syntax};
-use crate::manifest::suggest::did_you_mean;
 use crate::manifest::template::{self, is_template, single_expression, TemplateError};
 use crate::manifest::{Action, Diagnostic, Format, Manifest, StepDecl, Tpl};
 

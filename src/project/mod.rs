@@ -4,7 +4,6 @@
 //! directories (see [`instance`]).
 
 pub mod config;
-pub mod instance;
 
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,7 @@ use std::io::Write;
 pub use plain::Plain;
 pub use progress::Progress;
 
-use crate::run::event::{Consumer, Event, EventKind, ImageStatus, JobStatus, StepStatus};
+use crate::event::{Consumer, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 
 /// Which reporter `apply` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

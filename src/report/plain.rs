@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{image_line, job_line, step_line};
 use crate::engine::demux::StreamKind;
-use crate::run::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
+use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
 /// One line per thing that happens; a step's output as `[step] line`.
 pub struct Plain<W: Write> {
@@ -146,7 +146,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::event::JobStatus;
+    use crate::event::JobStatus;
 
     fn run(github: bool) -> String {
         let mut buf = Vec::new();
@@ -231,7 +231,7 @@ mod tests {
 #[cfg(test)]
 mod image_tests {
     use super::*;
-    use crate::run::event::ImageStatus;
+    use crate::event::ImageStatus;
 
     fn render(events: Vec<EventKind>, github: bool) -> String {
         let mut buf = Vec::new();

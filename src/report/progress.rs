@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use super::{image_line, job_line, step_line};
-use crate::run::event::{Consumer, Event, EventKind};
+use crate::event::{Consumer, Event, EventKind};
 
 /// Spinners on a terminal (stdout).
 pub struct Progress {

@@ -20,10 +20,10 @@ use tokio::sync::{mpsc, OnceCell};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{Artifact, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::event::{Artifact, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 use crate::manifest::template::PythonResult;
 use crate::manifest::StepResult;
 use crate::plan::{Plan, RenderedAction, RenderedStep};

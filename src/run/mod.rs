@@ -1,6 +1,5 @@
 //! The run layer: executes a plan on tokio and tells what happens as events.
 
-pub mod event;
 pub mod executor;
 
 pub use executor::{execute, ExecuteOptions, JobOutcome, DEFAULT_JOBS};

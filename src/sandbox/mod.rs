@@ -41,27 +41,9 @@ pub use spec::{PortMap, SandboxSpec, VolumeMount};
 use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
 use crate::error::{Error, Result};
 use crate::images;
-use crate::project::{instance, Project};
+use crate::{project::Project, store::sandbox_dir as instance};
 
-/// Label keys pocketdock sets on every container it creates.
-pub mod labels {
-    /// `true` on everything pocketdock manages.
-    pub const MANAGED: &str = "pocketdock.managed";
-    /// Project name.
-    pub const PROJECT: &str = "pocketdock.project";
-    /// Instance (job instance or sandbox name).
-    pub const INSTANCE: &str = "pocketdock.instance";
-    /// Profile name, when created from one.
-    pub const PROFILE: &str = "pocketdock.profile";
-    /// RFC 3339 creation time.
-    pub const CREATED_AT: &str = "pocketdock.created-at";
-    /// `true` when the sandbox survives shutdown.
-    pub const PERSIST: &str = "pocketdock.persist";
-    /// On a snapshot image: the sandbox it was committed from.
-    pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
-    /// On a persistent sandbox: its instance directory on the host.
-    pub const DATA_PATH: &str = "pocketdock.data-path";
-}
+pub use crate::labels;
 
 /// A handle on one sandbox container.
 #[derive(Debug, Clone)]

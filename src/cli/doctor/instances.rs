@@ -12,9 +12,9 @@ use super::Finding;
 use crate::engine::{ContainerInspect, Engine, EngineKind};
 use crate::error::Error;
 use crate::images::canonical_name;
-use crate::project::{instance, Project};
 use crate::sandbox::{labels, Sandbox};
 use crate::size::ByteSize;
+use crate::{project::Project, store::sandbox_dir as instance};
 
 /// One `instance.toml` field that disagrees with the engine.
 #[derive(Debug, Serialize)]

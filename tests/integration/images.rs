@@ -1,12 +1,10 @@
 //! Image builds (skipped when the context is unchanged) and sandbox snapshots,
 //! against a real engine (whichever POCKETDOCK_SOCKET names).
 
-mod common;
-
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
 use pocketdock::images::{self, Context, Profile, CONTEXT_LABEL};
 use pocketdock::{Error, RunOptions, Sandbox, SandboxSpec};
 
@@ -200,7 +198,7 @@ async fn cli_snapshot_then_create_from_it() {
         stdout(&out)
     );
 
-    let name = common::unique("snapcli2");
+    let name = crate::common::unique("snapcli2");
     c.add(name.clone());
     let out = pocketdock(&[
         "--socket", &socket, "create", "--image", &image, "--name", &name,

@@ -1,12 +1,10 @@
 //! `pocketdock doctor` end to end: a runner killed mid-job leaves a record
 //! `running` and a container behind; doctor reports, `--fix` repairs.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     containers_with, instance_toml, pocketdock_in, project, project_label, start_long_job, stdout,
     step_status, LabelCleanup,
 };
@@ -34,7 +32,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
 
     // Report only: exit 1, the record untouched.
     let o = pocketdock_in(dir.path(), &["doctor"], &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let out = stdout(&o);
     let instance = record.file_name().unwrap().to_string_lossy().into_owned();
     assert!(out.contains(&instance), "{out}");
@@ -58,7 +56,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
 
     // Fix: the record is closed, the container removed.
     let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
     assert!(stdout(&o).contains("did:"), "{}", stdout(&o));
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("failed"));
@@ -88,12 +86,13 @@ async fn doctor_removes_orphaned_job_containers() {
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::create_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
     let mut spec = SandboxSpec {
-        name: Some(common::unique("doctor-orphan")),
+        name: Some(crate::common::unique("doctor-orphan")),
         project: Some(project_name(dir.path())),
         instance: Some("gone-0007".into()),
         ..SandboxSpec::default()
     };
-    spec.labels.insert(common::TEST_LABEL.into(), "true".into());
+    spec.labels
+        .insert(crate::common::TEST_LABEL.into(), "true".into());
     spec.labels.insert("pocketdock.job".into(), "gone".into());
     spec.labels
         .insert("pocketdock.sandbox".into(), "box".into());
@@ -102,7 +101,7 @@ async fn doctor_removes_orphaned_job_containers() {
     assert_eq!(sandbox.name(), name);
     // A sandbox made by `create` (no job label) is not a job's: never an orphan.
     let mut plain = spec.clone();
-    plain.name = Some(common::unique("doctor-plain"));
+    plain.name = Some(crate::common::unique("doctor-plain"));
     plain.instance = None;
     plain.labels.remove("pocketdock.job");
     plain.labels.remove("pocketdock.sandbox");
@@ -110,7 +109,7 @@ async fn doctor_removes_orphaned_job_containers() {
     pocketdock::Sandbox::create(&engine, &plain).await.unwrap();
 
     let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");
@@ -119,7 +118,7 @@ async fn doctor_removes_orphaned_job_containers() {
     assert_eq!(findings[0]["instance"], "gone-0007");
 
     let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
     assert!(stdout(&o).contains("did: remove it"), "{}", stdout(&o));
     let left = containers_with(&engine, &project_label(dir.path())).await;
     assert_eq!(left, vec![plain_name]);
@@ -154,7 +153,7 @@ async fn doctor_reads_exited_and_vanished_sandboxes() {
 
     // Silent failure: exited non-zero.
     let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = &v["findings"][0];
     assert_eq!(f["containers"][0]["state"], "exited", "{v}");
@@ -180,11 +179,11 @@ async fn doctor_reads_exited_and_vanished_sandboxes() {
 
 /// `pocketdock create --persist --name <unique>` in `dir`, plus `extra`; the name.
 fn create_persistent(dir: &Path, prefix: &str, extra: &[&str]) -> String {
-    let name = common::unique(prefix);
+    let name = crate::common::unique(prefix);
     let mut args = vec!["create", "--persist", "--name", &name];
     args.extend_from_slice(extra);
     let o = pocketdock_in(dir, &args, &[]);
-    assert!(o.status.success(), "create: {}", common::stderr(&o));
+    assert!(o.status.success(), "create: {}", crate::common::stderr(&o));
     name
 }
 
@@ -196,7 +195,7 @@ fn doctor_json(dir: &Path, fix: bool) -> (Option<i32>, serde_json::Value) {
     };
     let o = pocketdock_in(dir, args, &[]);
     let v = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), common::stderr(&o)));
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), crate::common::stderr(&o)));
     (o.status.code(), v)
 }
 
@@ -223,7 +222,7 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
     let name = create_persistent(dir.path(), "doctor-data", &[]);
     assert_clean(dir.path());
     let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     std::fs::remove_dir_all(&inst).unwrap();
 
@@ -250,10 +249,10 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
         Some(0),
         "{}{}",
         stdout(&o),
-        common::stderr(&o)
+        crate::common::stderr(&o)
     );
     assert!(stdout(&o).contains("did: recreate it"), "{}", stdout(&o));
-    let meta = pocketdock::project::instance::read(&inst).expect("instance.toml rebuilt");
+    let meta = pocketdock::store::sandbox_dir::read(&inst).expect("instance.toml rebuilt");
     let inspect = engine.inspect_container(&name, false).await.unwrap();
     assert_eq!(meta.container.id, inspect.id);
     assert_eq!(meta.container.project, project_name(dir.path()));
@@ -263,13 +262,13 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
 
     // It starts again, and the sandbox user can write data/.
     let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let o = pocketdock_in(
         dir.path(),
         &["run", &name, "echo back > /home/sandbox/data/note"],
         &[],
     );
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     assert_eq!(
         std::fs::read_to_string(inst.join("data/note")).unwrap(),
         "back\n"
@@ -287,7 +286,7 @@ async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
         &["run", &name, "echo keep > /home/sandbox/data/keep"],
         &[],
     );
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     // Removed behind pocketdock's back: the directory stays.
     engine.remove_container(&name, true).await.unwrap();
     let inst = dir.path().join(".pocketdock/instances").join(&name);
@@ -365,7 +364,7 @@ async fn doctor_rewrites_instance_toml_from_the_engine() {
 
     let (code, v) = doctor_json(dir.path(), true);
     assert_eq!(code, Some(0), "{v}");
-    let meta = pocketdock::project::instance::read(&inst).unwrap();
+    let meta = pocketdock::store::sandbox_dir::read(&inst).unwrap();
     assert_eq!(meta.container.id, id);
     assert_eq!(meta.container.project, project_name(dir.path()));
     assert_ne!(meta.container.image, "someone/else:1");
@@ -388,7 +387,7 @@ async fn doctor_reports_ports_held_by_others() {
     let engine = engine_or_skip!();
     let dir = project("doctor-port");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
-    let mut others = common::Cleanup::new(&engine);
+    let mut others = crate::common::Cleanup::new(&engine);
     let port = free_port();
     let publish = format!("{port}:8080");
     let name = create_persistent(
@@ -398,13 +397,13 @@ async fn doctor_reports_ports_held_by_others() {
     );
     assert_clean(dir.path());
     let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
 
     // Another project's running container takes the port.
-    let mut spec = common::spec("doctor-holder");
+    let mut spec = crate::common::spec("doctor-holder");
     spec.network = Some(true);
     spec.ports = vec![publish.parse().unwrap()];
-    let holder = common::sandbox(&engine, &mut others, &spec).await;
+    let holder = crate::common::sandbox(&engine, &mut others, &spec).await;
 
     let (code, v) = doctor_json(dir.path(), false);
     assert_eq!(code, Some(1), "{v}");
@@ -446,7 +445,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     let name = create_persistent(dir.path(), "doctor-start", &[]);
     let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     std::fs::remove_dir_all(&inst).unwrap();
     let (_, v) = doctor_json(dir.path(), false);
@@ -463,7 +462,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
             assert!(!inst.exists());
         }
         pocketdock::EngineKind::Docker => {
-            assert!(o.status.success(), "{}", common::stderr(&o));
+            assert!(o.status.success(), "{}", crate::common::stderr(&o));
             assert!(on_start.contains("creates"), "{on_start}");
             assert!(inst.join("data").is_dir() && !inst.join("instance.toml").exists());
             let (code, v) = doctor_json(dir.path(), false);
@@ -479,7 +478,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
     assert_eq!(code, Some(0), "{v}");
     assert_clean(dir.path());
     let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let o = pocketdock_in(
         dir.path(),
         &[
@@ -492,7 +491,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
     assert!(
         o.status.success(),
         "data/ not the sandbox user's: {}",
-        common::stderr(&o)
+        crate::common::stderr(&o)
     );
 }
 

@@ -1,11 +1,9 @@
 //! Streams, detached processes, callbacks and concurrency on real sandboxes.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::engine::demux::StreamKind;
 use pocketdock::sandbox::DEFAULT_BUFFER;
 use pocketdock::{ByteSize, Error, RunOptions};

@@ -14,6 +14,7 @@
 
 mod instance;
 pub mod reconcile;
+pub mod sandbox_dir;
 pub(crate) mod step_log;
 
 use std::collections::HashMap;
@@ -27,7 +28,7 @@ pub use instance::{
 use step_log::StepLog;
 
 use crate::error::{Error, Result};
-use crate::run::event::{Consumer, Event, EventKind, JobStatus};
+use crate::event::{Consumer, Event, EventKind, JobStatus};
 
 /// Where a project's job records live.
 #[must_use]
@@ -361,7 +362,8 @@ pub fn list(instances: &Path) -> Vec<(PathBuf, Option<InstanceRecord>)> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.join("instance.toml").is_file() && !crate::project::instance::is_container_instance(p)
+            p.join("instance.toml").is_file()
+                && !crate::store::sandbox_dir::is_container_instance(p)
         })
         .map(|p| {
             let rec = std::fs::read_to_string(p.join("instance.toml"))

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::run::event::JobStatus;
+use crate::event::JobStatus;
 
 /// Version of the record format; bumped when a reader would misread it.
 pub const FORMAT_VERSION: u32 = 1;

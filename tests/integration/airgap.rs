@@ -2,12 +2,10 @@
 //! engine POCKETDOCK_SOCKET names and, for the cross-engine test, the one
 //! POCKETDOCK_PEER_SOCKET names (scripts/test.sh sets it to the other engine).
 
-mod common;
-
 use std::io::Read;
 use std::path::Path;
 
-use common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
 use pocketdock::images::airgap;
 use pocketdock::{Engine, RunOptions};
 
@@ -51,7 +49,7 @@ fn run_ok(args: &[&str]) -> String {
 
 /// Create a sandbox from `image` through the CLI and read the marker in it.
 fn marker_in_new_sandbox(socket: &str, c: &mut Cleanup, image: &str) -> String {
-    let name = common::unique("airrun");
+    let name = crate::common::unique("airrun");
     c.add(name.clone());
     run_ok(&[
         "--socket", socket, "create", "--image", image, "--name", &name,
@@ -93,7 +91,7 @@ fn archive_names(file: &Path) -> Vec<String> {
 #[tokio::test]
 async fn export_remove_import_then_a_sandbox_runs() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let socket = engine.info().socket.display().to_string();
@@ -163,7 +161,7 @@ async fn export_remove_import_then_a_sandbox_runs() {
 #[tokio::test]
 async fn import_moves_the_name_from_another_image() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let socket = engine.info().socket.display().to_string();
@@ -218,7 +216,7 @@ async fn export_then_import_into_the_other_engine() {
         return;
     };
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let peer = Engine::connect_to(Some(Path::new(&peer_socket)))
@@ -312,7 +310,7 @@ async fn export_a_profile_and_list_everything_pocketdock_made() {
 #[tokio::test]
 async fn bad_archives_say_what_is_wrong_and_leave_nothing() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let socket = engine.info().socket.display().to_string();
@@ -442,7 +440,7 @@ async fn an_interrupted_export_leaves_no_file() {
     }
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("x.tar.gz");
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = std::process::Command::new(crate::common::bin())
         .args(["--socket", &engine.info().socket.display().to_string()])
         .args(["export", "--profile", "minimal", "-o"])
         .arg(&target)

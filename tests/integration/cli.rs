@@ -1,10 +1,8 @@
 //! The `pocketdock` binary end to end, against the engine POCKETDOCK_SOCKET names.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{pocketdock, pocketdock_env, stderr, stdout, unique, Cleanup};
+use crate::common::{pocketdock, pocketdock_env, stderr, stdout, unique, Cleanup};
 use pocketdock::sandbox::labels;
 
 /// `pocketdock create` a labelled sandbox and register it for cleanup.
@@ -371,7 +369,7 @@ async fn run_stream_prints_the_first_line_well_before_the_end() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "rstream", &[]);
     let started = Instant::now();
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = std::process::Command::new(crate::common::bin())
         .args([
             "run",
             &name,

@@ -1,10 +1,8 @@
 //! The sandbox library against a real engine (whichever POCKETDOCK_SOCKET names).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::sandbox::labels;
 use pocketdock::{ByteSize, Error, Lang, RunOptions, Sandbox, SandboxSpec};
 
@@ -454,7 +452,7 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
 #[tokio::test]
 async fn other_images_work_without_bash_or_python() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let mut c = Cleanup::new(&engine);

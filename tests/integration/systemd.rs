@@ -1,11 +1,9 @@
 //! `pocketdock systemd NAME`: the unit's commands really resume and stop
 //! the sandbox.
 
-mod common;
-
 use std::process::Command;
 
-use common::{pocketdock_in, project, project_label, stderr, stdout, LabelCleanup};
+use crate::common::{pocketdock_in, project, project_label, stderr, stdout, LabelCleanup};
 
 /// The value of `Key=` in a unit.
 fn key<'a>(unit: &'a str, key: &str) -> &'a str {
@@ -23,14 +21,14 @@ async fn unit_commands_resume_and_stop_the_sandbox() {
     let engine = engine_or_skip!();
     let dir = project("systemd");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
-    let name = common::unique("systemd");
+    let name = crate::common::unique("systemd");
     let o = pocketdock_in(dir.path(), &["create", "--persist", "--name", &name], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let unit = stdout(&o);
-    let exe = std::fs::canonicalize(common::bin()).unwrap();
+    let exe = std::fs::canonicalize(crate::common::bin()).unwrap();
     let socket = engine.info().socket.display().to_string();
     let base = format!("{} --socket {socket}", exe.display());
     assert_eq!(key(&unit, "ExecStart"), format!("{base} resume {name}"));
@@ -81,13 +79,13 @@ async fn unit_refuses_unknown_and_ephemeral_sandboxes() {
     let engine = engine_or_skip!();
     let dir = project("systemd");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
-    let missing = common::unique("systemd-none");
+    let missing = crate::common::unique("systemd-none");
     let o = pocketdock_in(dir.path(), &["systemd", &missing], &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());
 
-    let name = common::unique("systemd-eph");
+    let name = crate::common::unique("systemd-eph");
     let o = pocketdock_in(dir.path(), &["create", "--name", &name], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);

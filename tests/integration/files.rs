@@ -1,11 +1,9 @@
 //! Files in and out of a real sandbox.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::sandbox::FileKind;
 use pocketdock::{Error, RunOptions};
 

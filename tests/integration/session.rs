@@ -1,11 +1,9 @@
 //! Persistent shell sessions on real sandboxes, TTY and not.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::engine::demux::StreamKind;
 use pocketdock::sandbox::{Session, SessionOptions};
 use pocketdock::{Error, RunOptions, Sandbox};
@@ -415,7 +413,7 @@ async fn sessions_coexist_with_runs_and_processes_and_shutdown_ends_them() {
 #[tokio::test]
 async fn an_image_without_bash_fails_clearly() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let mut c = Cleanup::new(&engine);

@@ -34,7 +34,7 @@ pub async fn engine() -> Option<Engine> {
 #[macro_export]
 macro_rules! engine_or_skip {
     () => {
-        match common::engine().await {
+        match $crate::common::engine().await {
             Some(e) => e,
             None => return,
         }

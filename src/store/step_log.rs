@@ -25,7 +25,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::engine::demux::StreamKind;
-use crate::run::event::StepStatus;
+use crate::event::StepStatus;
 
 /// Longest line kept whole; longer lines are split.
 const MAX_LINE: usize = 64 * 1024;

@@ -8,7 +8,29 @@
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::engine::demux::StreamKind;
+use std::fmt;
+
+/// Which stream a chunk of output belongs to (engine frames map onto it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamKind {
+    /// Standard output (also stream type 0, which the engine uses for echoed stdin).
+    Stdout,
+    /// Standard error.
+    Stderr,
+    /// The engine's own error channel (stream type 3).
+    System,
+}
+
+impl fmt::Display for StreamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StreamKind::Stdout => "stdout",
+            StreamKind::Stderr => "stderr",
+            StreamKind::System => "system",
+        })
+    }
+}
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

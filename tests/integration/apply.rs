@@ -1,16 +1,15 @@
 //! `pocketdock apply` end to end: manifests in a temporary project, run
 //! through the built binary against the engine POCKETDOCK_SOCKET names.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     containers_with, copy_dir, instance_toml, pocketdock_in, project, project_label, repo,
     start_long_job, stderr, stdout, step_status, LabelCleanup,
 };
+use crate::pd::Pd;
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
     let records: Vec<_> = std::fs::read_dir(dir.join(".pocketdock/instances"))
@@ -379,35 +378,25 @@ fn validate_and_plan_need_no_engine() {
 // index is not a char boundary"): yaml-rust2 marks characters, not bytes.
 #[test]
 fn non_ascii_manifests_validate_and_errors_point_at_the_character() {
-    let env = [("POCKETDOCK_SOCKET", "/nonexistent.sock")];
-    let dir = tempfile::tempdir().unwrap();
-    let hello = std::fs::read_to_string(repo().join("examples/hello/job.yaml")).unwrap();
-    let hello = hello
+    let hello = std::fs::read_to_string(repo().join("examples/hello/job.yaml"))
+        .unwrap()
         .replace("name: hello", "name: \"résumé-日本\"")
         .replace("| tee", "&& echo 日本語 😀 | tee");
-    std::fs::write(dir.path().join("job.yaml"), &hello).unwrap();
-    std::fs::copy(
-        repo().join("examples/hello/hello.py"),
-        dir.path().join("hello.py"),
-    )
-    .unwrap();
-    for cmd in ["validate", "plan"] {
-        let o = pocketdock_in(dir.path(), &[cmd, "job.yaml"], &env);
-        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
-    }
-    let o = pocketdock_in(dir.path(), &["plan", "job.yaml", "--json"], &env);
-    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pd = Pd::new()
+        .no_engine()
+        .file("job.yaml", hello)
+        .repo_file("examples/hello/hello.py", "hello.py")
+        // A mistake after non-ASCII text on its line: columns count characters.
+        .file(
+            "bad.yaml",
+            "version: 1\nname: x\nsandboxes: {b: {}}\nsteps:\n  s: {run: \"日本\", sandbx: b}\n",
+        );
+    pd.cmd(["validate", "job.yaml"]).code(0);
+    let plan = pd.cmd(["plan", "job.yaml", "--json"]).code(0).json();
     assert_eq!(plan["job"]["name"], "résumé-日本", "{plan}");
-
-    // A mistake after non-ASCII text on the same line: the column counts characters.
-    std::fs::write(
-        dir.path().join("bad.yaml"),
-        "version: 1\nname: x\nsandboxes: {b: {}}\nsteps:\n  s: {run: \"日本\", sandbx: b}\n",
-    )
-    .unwrap();
-    let o = pocketdock_in(dir.path(), &["validate", "bad.yaml"], &env);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("bad.yaml:5:18"), "{}", stderr(&o));
+    pd.cmd(["validate", "bad.yaml"])
+        .code(2)
+        .stderr_has("bad.yaml:5:18: error: unknown key `sandbx`");
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::demux::StreamKind;
-use crate::run::event::{Artifact, StepStatus};
+use crate::event::{Artifact, StepStatus};
 
 fn record() -> InstanceRecord {
     InstanceRecord {

@@ -2,11 +2,9 @@
 //! POCKETDOCK_SOCKET names): init, settings, persistent sandboxes' instance
 //! directories, project-scoped list, status and prune.
 
-mod common;
-
 use std::path::Path;
 
-use common::{pocketdock_in, project, stderr, stdout, unique, Cleanup, ImageCleanup};
+use crate::common::{pocketdock_in, project, stderr, stdout, unique, Cleanup, ImageCleanup};
 
 /// `pocketdock init --name NAME` in a fresh directory.
 fn init(prefix: &str, name: &str) -> tempfile::TempDir {
@@ -410,7 +408,7 @@ async fn the_install_level_file_can_name_the_socket() {
     let socket = engine.info().socket.display().to_string();
     let run = |cfg: &str| {
         std::fs::write(home.path().join("pocketdock.yaml"), cfg).unwrap();
-        std::process::Command::new(common::bin())
+        std::process::Command::new(crate::common::bin())
             .current_dir(work.path())
             .args(["list", "--json"])
             .env_remove("POCKETDOCK_SOCKET")

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 
 use super::{write_atomic, InstanceRecord};
 use crate::error::{Error, Result};
-use crate::run::event::JobStatus;
+use crate::event::JobStatus;
 
 /// What the engine says about one of a job's containers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -287,7 +287,7 @@ pub fn apply_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{EngineRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
+    use crate::store::{EngineRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
 
     fn step(id: &str, status: &str) -> StepRecord {
         StepRecord {

@@ -1,10 +1,8 @@
 //! The persistent Python kernel against a real engine (whichever POCKETDOCK_SOCKET names).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{sandbox, spec, stderr, stdout, Cleanup};
+use crate::common::{sandbox, spec, stderr, stdout, Cleanup};
 use pocketdock::{Error, RunOptions};
 use serde_json::json;
 
@@ -249,7 +247,7 @@ async fn an_oom_killed_kernel_says_so() {
 #[tokio::test]
 async fn a_sandbox_without_python_fails_clearly() {
     let engine = engine_or_skip!();
-    let Some(busybox) = common::busybox_image(&engine).await else {
+    let Some(busybox) = crate::common::busybox_image(&engine).await else {
         return;
     };
     let mut guard = Cleanup::new(&engine);
@@ -267,22 +265,22 @@ async fn cli_python_keeps_state_between_invocations() {
     let sb = sandbox(&engine, &mut guard, &spec("kernel-cli")).await;
     let name = sb.name().to_string();
 
-    let o = common::pocketdock(&["python", &name, "x = 41\nprint('hi')"]);
+    let o = crate::common::pocketdock(&["python", &name, "x = 41\nprint('hi')"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "hi\n");
-    let o = common::pocketdock(&["python", &name, "x + 1"]);
+    let o = crate::common::pocketdock(&["python", &name, "x + 1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "42\n");
 
-    let o = common::pocketdock(&["python", &name, "1/0"]);
+    let o = crate::common::pocketdock(&["python", &name, "1/0"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("ZeroDivisionError"), "{}", stderr(&o));
 
-    let o = common::pocketdock(&["python", &name, "--json", "x"]);
+    let o = crate::common::pocketdock(&["python", &name, "--json", "x"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["result"], "41");
 
-    let o = common::pocketdock(&["python", &name, "--vars"]);
+    let o = crate::common::pocketdock(&["python", &name, "--vars"]);
     assert!(
         stdout(&o).contains("x  ") && stdout(&o).contains("int"),
         "{}",
@@ -290,7 +288,7 @@ async fn cli_python_keeps_state_between_invocations() {
     );
 
     // Code from stdin.
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = std::process::Command::new(crate::common::bin())
         .args(["python", &name, "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -308,15 +306,15 @@ async fn cli_python_keeps_state_between_invocations() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "0\n41\n");
 
-    let o = common::pocketdock(&["python", &name, "--timeout", "1", "while True: pass"]);
+    let o = crate::common::pocketdock(&["python", &name, "--timeout", "1", "while True: pass"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
-    let o = common::pocketdock(&["python", &name, "x"]);
+    let o = crate::common::pocketdock(&["python", &name, "x"]);
     assert_eq!(stdout(&o), "41\n");
 
-    let o = common::pocketdock(&["python", &name, "--reset"]);
+    let o = crate::common::pocketdock(&["python", &name, "--reset"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = common::pocketdock(&["python", &name, "x"]);
+    let o = crate::common::pocketdock(&["python", &name, "x"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("NameError"), "{}", stderr(&o));
 }

@@ -2,11 +2,9 @@
 //! the CLI, `build: auto` in manifests, the missing-image message, and the
 //! shipped dev, agent and embedded images.
 
-mod common;
-
 use std::path::Path;
 
-use common::{
+use crate::common::{
     pocketdock_in, project, project_label, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup,
     LabelCleanup,
 };
@@ -250,9 +248,11 @@ async fn a_missing_profile_image_names_the_build_command() {
         "{text}"
     );
     assert!(!text.contains("> build"), "{text}");
-    assert!(common::containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    assert!(
+        crate::common::containers_with(&engine, &project_label(dir.path()))
+            .await
+            .is_empty()
+    );
 
     // The same sentence from `create`.
     let out = cli(&engine, dir.path(), &["create", "--profile", "absent"]);
@@ -292,9 +292,11 @@ async fn a_failed_auto_build_fails_the_steps_and_leaks_no_container() {
     );
     assert!(text.contains("pdt-broken-output"), "{text}");
     assert!(!engine.image_exists(&image).await.unwrap());
-    assert!(common::containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    assert!(
+        crate::common::containers_with(&engine, &project_label(dir.path()))
+            .await
+            .is_empty()
+    );
 }
 
 async fn run_in_shipped(engine: &Engine, profile: &str, cmd: &str) -> Option<String> {

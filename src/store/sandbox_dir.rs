@@ -3,7 +3,7 @@
 //! (one line per operation), `logs/` (one file per run) and `data/` (mounted
 //! into the sandbox at [`DATA_MOUNT`]). Ephemeral sandboxes get none.
 //!
-//! Job records (`<job>-<NNNN>/`, see [`crate::record`]) share the
+//! Job records (`<job>-<NNNN>/`, see [`crate::store`]) share the
 //! `instances/` directory; a container instance is told apart by the
 //! `[container]` table of its `instance.toml`.
 
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::config::Logging;
 use crate::error::{Error, Result};
+use crate::project::config::Logging;
 
 /// Where `data/` is mounted inside the sandbox.
 pub const DATA_MOUNT: &str = "/home/sandbox/data";
@@ -180,7 +180,7 @@ pub fn write(dir: &Path, meta: &InstanceToml) -> Result<()> {
     let body = toml::to_string(meta)
         .map_err(|e| Error::io("encode instance.toml", std::io::Error::other(e)))?;
     let text = format!("{HEADER}{body}");
-    crate::record::write_atomic(&dir.join("instance.toml"), text.as_bytes())
+    crate::store::write_atomic(&dir.join("instance.toml"), text.as_bytes())
         .map_err(|e| Error::io(format!("write {}/instance.toml", dir.display()), e))
 }
 
@@ -206,7 +206,7 @@ pub struct RunLog {
     kind: &'static str,
     dir: PathBuf,
     file: String,
-    log: crate::record::step_log::StepLog,
+    log: crate::store::step_log::StepLog,
     command: String,
     started: std::time::Instant,
     started_at: time::OffsetDateTime,
@@ -263,7 +263,7 @@ impl RunLog {
             };
             (!logs.join(&name).exists()).then_some(name)
         })?;
-        let mut log = crate::record::step_log::StepLog::create(&logs.join(&file)).ok()?;
+        let mut log = crate::store::step_log::StepLog::create(&logs.join(&file)).ok()?;
         log.cap(logging.max_log_size.bytes());
         // The session-log format takes what was sent after a `kind: ` prefix.
         let action = if kind == "run" {
@@ -294,7 +294,7 @@ impl RunLog {
 
     /// Close the log with the outcome, add the history line, apply retention.
     pub fn finish(mut self, exit_code: Option<i64>, timed_out: bool, error: Option<&str>) {
-        use crate::run::event::StepStatus;
+        use crate::event::StepStatus;
         let ms = self.started.elapsed().as_millis() as u64;
         let status = match (exit_code, timed_out) {
             (_, true) => StepStatus::TimedOut,

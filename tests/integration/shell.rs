@@ -1,12 +1,10 @@
 //! `pocketdock shell` through a real pseudo-terminal (tmux).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{containers_with, unique, Cleanup, LabelCleanup};
+use crate::common::{containers_with, unique, Cleanup, LabelCleanup};
 
 fn tmux(args: &[&str]) -> String {
     let o = Command::new("tmux").args(args).output().expect("tmux runs");
@@ -32,7 +30,7 @@ fn start(session: &str, dir: &Path, args: &str) {
     let script = format!(
         "cd {} && POCKETDOCK_SOCKET={socket} {} {args}; echo $? > exit; sleep 30",
         dir.display(),
-        common::bin().display()
+        crate::common::bin().display()
     );
     let o = Command::new("tmux")
         .args([
@@ -81,7 +79,7 @@ async fn a_command_typed_at_the_prompt_runs_and_exit_code_passes_through() {
     c.add(name.clone());
     let spec = pocketdock::SandboxSpec {
         name: Some(name.clone()),
-        ..common::spec("shell")
+        ..crate::common::spec("shell")
     };
     pocketdock::Sandbox::create(&engine, &spec).await.unwrap();
     let dir = tempfile::tempdir().unwrap();

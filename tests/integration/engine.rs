@@ -1,8 +1,6 @@
 //! The engine client against a real engine: framing, errors, listing.
 
-mod common;
-
-use common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::engine::demux::StreamKind;
 use pocketdock::engine::ExecSpec;
 use pocketdock::Error;

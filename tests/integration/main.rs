@@ -1,0 +1,25 @@
+//! Integration and end-to-end tests, one binary: a module per area, one
+//! harness (`common`) for engines, cleanup and driving the built CLI.
+//!
+//! Tests run against the engine `POCKETDOCK_SOCKET` names; without one they
+//! skip, except under `CI=true`, where a missing engine fails them.
+
+#[macro_use]
+mod common;
+mod pd;
+
+mod airgap;
+mod apply;
+mod background;
+mod cli;
+mod doctor;
+mod engine;
+mod files;
+mod images;
+mod kernel;
+mod profiles;
+mod projects;
+mod sandbox;
+mod session;
+mod shell;
+mod systemd;
