@@ -61,7 +61,10 @@ impl Sandbox {
 }
 
 /// The script behind [`Sandbox::kill_marked`]. (`environ` is NUL-separated,
-/// which busybox grep cannot search: hence `tr`.)
+/// which busybox grep cannot search: hence `tr`.) Processes are visited in
+/// pid order, so parents before children: an interrupted shell must get its
+/// SIGINT before the child it waits for dies of one, or it carries on with
+/// the next command of a loop. (`/proc/[0-9]*` alone sorts `103` before `98`.)
 fn kill_script(marker: &str, signal: &str) -> String {
     let passes = if signal == "KILL" {
         "STOP KILL KILL"
@@ -69,8 +72,13 @@ fn kill_script(marker: &str, signal: &str) -> String {
         signal
     };
     let m = marker_env(marker);
+    // One pattern per pid length (pid_max is at most 2^22: 7 digits).
+    let procs = (1..=7)
+        .map(|n| format!("/proc/{}", "[0-9]".repeat(n)))
+        .collect::<Vec<_>>()
+        .join(" ");
     format!(
-        "m='{m}'; for s in {passes}; do for d in /proc/[0-9]*; do \
+        "m='{m}'; for s in {passes}; do for d in {procs}; do \
          tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"$m\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; \
          done; done; true"
     )
@@ -87,6 +95,43 @@ mod tests {
         let int = kill_script("00ab", "INT");
         assert!(int.contains("for s in INT; do"), "{int}");
         assert!(int.contains("grep -qxF \"$m\""), "{int}");
+        // Pids in numeric order: shorter pids first, and no catch-all glob.
+        let short = int.find("/proc/[0-9] ").unwrap();
+        let long = int.find("/proc/[0-9][0-9] ").unwrap();
+        assert!(short < long, "{int}");
+        assert!(
+            int.contains(&format!("/proc/{}; do", "[0-9]".repeat(7))),
+            "{int}"
+        );
+        assert!(!int.contains("[0-9]*"), "{int}");
+    }
+
+    /// The script itself, on this machine's `/proc`: it kills the marked
+    /// process and leaves an unmarked one alone.
+    #[test]
+    fn the_script_kills_marked_processes_only() {
+        let marker = new_marker();
+        let spawn = |env: Option<&str>| {
+            let mut c = std::process::Command::new("sleep");
+            c.arg("30");
+            if let Some(m) = env {
+                c.env("POCKETDOCK_EXEC", m);
+            }
+            c.spawn().unwrap()
+        };
+        let mut marked = spawn(Some(&marker));
+        let mut other = spawn(None);
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &kill_script(&marker, "KILL")])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = marked.wait().unwrap();
+        assert!(!status.success(), "{status:?}");
+        assert!(other.try_wait().unwrap().is_none(), "the unmarked one died");
+        other.kill().unwrap();
+        other.wait().unwrap();
     }
 
     #[test]
