@@ -119,7 +119,7 @@ mod tests {
             }
             c.spawn().unwrap()
         };
-        let mut marked = spawn(Some(&marker));
+        let mut tagged = spawn(Some(&marker));
         let mut other = spawn(None);
         let ok = std::process::Command::new("sh")
             .args(["-c", &kill_script(&marker, "KILL")])
@@ -127,7 +127,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(ok.success());
-        let status = marked.wait().unwrap();
+        let status = tagged.wait().unwrap();
         assert!(!status.success(), "{status:?}");
         assert!(other.try_wait().unwrap().is_none(), "the unmarked one died");
         other.kill().unwrap();
