@@ -1,5 +1,8 @@
-//! The bounded output buffer of a background process: oldest bytes are
-//! evicted once it holds `cap` bytes, and the eviction is remembered.
+//! The bounded output buffer of a background process or a shell session:
+//! oldest bytes are evicted once it holds `cap` bytes, and the eviction is
+//! remembered. Pieces keep their stream, so a reader can have the streams
+//! apart ([`RingBuffer::read`]) or in arrival order
+//! ([`RingBuffer::read_interleaved`]).
 
 use std::collections::VecDeque;
 
@@ -77,6 +80,29 @@ impl RingBuffer {
         out
     }
 
+    /// Everything buffered, both streams as one byte string in arrival
+    /// order, removed from the buffer. With `hold_partial`, an incomplete
+    /// UTF-8 character at the end stays for the next read (its rest is
+    /// likely still on the way).
+    pub fn read_interleaved(&mut self, hold_partial: bool) -> Vec<u8> {
+        let mut all = Vec::with_capacity(self.len);
+        let mut last = StreamKind::Stdout;
+        for (k, v) in self.pieces.drain(..) {
+            last = k;
+            all.extend_from_slice(&v);
+        }
+        self.len = 0;
+        if hold_partial {
+            let keep = incomplete_tail(&all);
+            if keep > 0 {
+                let tail = all.split_off(all.len() - keep);
+                self.len = tail.len();
+                self.pieces.push_back((last, tail));
+            }
+        }
+        all
+    }
+
     /// Everything buffered, left in place.
     #[must_use]
     pub fn peek(&self) -> Output {
@@ -110,6 +136,24 @@ impl RingBuffer {
     pub fn overflowed(&self) -> bool {
         self.overflow
     }
+}
+
+/// Length of an incomplete UTF-8 sequence at the end of `b` (0 when none).
+fn incomplete_tail(b: &[u8]) -> usize {
+    for back in 1..=3.min(b.len()) {
+        let byte = b[b.len() - back];
+        if byte & 0xC0 == 0x80 {
+            continue; // continuation byte: look further back
+        }
+        let need = match byte {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return 0,
+        };
+        return if need > back { back } else { 0 };
+    }
+    0
 }
 
 #[cfg(test)]
@@ -166,5 +210,57 @@ mod tests {
         let mut b = RingBuffer::new(4);
         b.push(StreamKind::Stderr, b"abcdefgh");
         assert_eq!((b.peek().stderr.as_str(), b.overflowed()), ("efgh", true));
+    }
+
+    #[test]
+    fn interleaved_reads_keep_arrival_order_and_drain() {
+        let mut b = RingBuffer::new(100);
+        b.push(StreamKind::Stdout, b"a");
+        b.push(StreamKind::Stderr, b"b");
+        b.push(StreamKind::Stdout, b"c");
+        assert_eq!(b.read_interleaved(true), b"abc");
+        assert!(b.is_empty());
+        assert_eq!(b.read_interleaved(true), b"");
+    }
+
+    #[test]
+    fn interleaved_reads_evict_and_hold_partial_characters() {
+        let mut b = RingBuffer::new(4);
+        b.push(StreamKind::Stdout, b"abcdef");
+        assert!(b.overflowed());
+        assert_eq!(b.read_interleaved(true), b"cdef");
+
+        let mut b = RingBuffer::new(16);
+        let e = "é".as_bytes();
+        b.push(StreamKind::Stdout, &[b'x', e[0]]);
+        assert_eq!(b.read_interleaved(true), b"x");
+        assert_eq!(b.len(), 1);
+        b.push(StreamKind::Stdout, &e[1..]);
+        assert_eq!(String::from_utf8(b.read_interleaved(true)).unwrap(), "é");
+
+        // Without holding (the shell has ended), the broken tail comes out.
+        b.push(StreamKind::Stdout, &[b'y', e[0]]);
+        assert_eq!(b.read_interleaved(false), [b'y', e[0]]);
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_held_character_keeps_its_stream() {
+        let mut b = RingBuffer::new(16);
+        let e = "€".as_bytes();
+        b.push(StreamKind::Stdout, b"o");
+        b.push(StreamKind::Stderr, &e[..2]);
+        assert_eq!(b.read_interleaved(true), b"o");
+        b.push(StreamKind::Stderr, &e[2..]);
+        assert_eq!(b.peek().stderr, "€");
+    }
+
+    #[test]
+    fn only_incomplete_characters_are_held() {
+        assert_eq!(incomplete_tail(b"abc"), 0);
+        assert_eq!(incomplete_tail("é".as_bytes()), 0);
+        assert_eq!(incomplete_tail(&"€".as_bytes()[..2]), 2);
+        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_tail(&[0xFF]), 0);
     }
 }

@@ -249,7 +249,7 @@ impl Sandbox {
     async fn start_kernel(&self, path: &str) -> Result<Start> {
         let spec = ExecSpec {
             cmd: vec!["python3".into(), "-u".into(), path.into(), "client".into()],
-            env: vec![format!("POCKETDOCK_EXEC={}", super::run::new_marker())],
+            env: vec![super::run::marker::marker_env(&super::run::new_marker())],
             attach_stdin: true,
             ..ExecSpec::default()
         };
@@ -313,7 +313,7 @@ impl Sandbox {
             tokio::select! {
                 () = token.cancelled() => {
                     set_dead(&dead, "the kernel was ended by the sandbox's shutdown");
-                    sandbox.kill_marked(&marker, None, "KILL").await;
+                    let _ = sandbox.kill_marked(&marker, None, "KILL").await;
                 }
                 () = closed.cancelled() => {}
             }
@@ -431,7 +431,8 @@ impl Kernel {
     /// killed and its state is gone. The next [`Sandbox::kernel`] starts a fresh one.
     pub async fn close(&self) -> Result<()> {
         set_dead(&self.inner.dead, "the kernel was closed");
-        self.inner
+        let _ = self
+            .inner
             .sandbox
             .kill_marked(&self.inner.marker, None, "KILL")
             .await;
@@ -523,7 +524,8 @@ impl Kernel {
                         &self.inner.dead,
                         "the kernel was killed: code ignored its timeout",
                     );
-                    self.inner
+                    let _ = self
+                        .inner
                         .sandbox
                         .kill_marked(&self.inner.marker, None, "KILL")
                         .await;

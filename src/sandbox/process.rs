@@ -170,7 +170,8 @@ impl Process {
     /// process and every process it started.
     pub async fn kill(&self, signal: &str) -> Result<()> {
         let signal = valid_signal(signal)?;
-        self.sandbox
+        let _ = self
+            .sandbox
             .kill_marked(&self.marker, self.user.as_deref(), signal)
             .await;
         Ok(())
@@ -235,7 +236,7 @@ impl Sandbox {
             });
         }
         self.inspect().await?;
-        self.kill_marked(id, user, signal).await;
+        let _ = self.kill_marked(id, user, signal).await;
         Ok(())
     }
 

@@ -1,12 +1,7 @@
 //! Running commands: exec create → start (attached stream) → inspect.
 //!
-//! The engine has no "kill exec" call, and killing only the exec's main
-//! process leaves its children running. Every exec therefore carries a
-//! unique marker in its environment (`POCKETDOCK_EXEC=<id>`), which every
-//! process it starts inherits, including ones that `setsid` or daemonize.
-//! A timeout or cancel runs one short root exec that freezes, then kills,
-//! every process whose environment holds the marker. The marker costs
-//! nothing on the normal path: no extra request, no wrapper process.
+//! Every exec is marked (see [`marker`]), so a timeout or cancel can kill
+//! the command and everything it started.
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,14 +17,16 @@ use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::size::ByteSize;
 
+pub(crate) mod marker;
+
+pub(crate) use marker::{exec_spec, new_marker};
+
 /// Default timeout of a run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default output cap of a run.
 pub const DEFAULT_MAX_OUTPUT: ByteSize = ByteSize(10 << 20);
 /// The kernel's limit on one argument (`MAX_ARG_STRLEN`), minus headroom.
 const MAX_SCRIPT_ARG: usize = 128 * 1024 - 1024;
-/// Environment variable that marks every process of one exec.
-const MARKER_VAR: &str = "POCKETDOCK_EXEC";
 
 /// The interpreter a command is given to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -267,7 +264,7 @@ impl Sandbox {
                 Err(e) => return Err(self.explain(e).await),
             },
             () = deadline => {
-                self.kill_marked(&marker, user.as_deref(), "KILL").await;
+                let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Ok(Outcome {
                     exit_code: -1,
                     duration: start.elapsed(),
@@ -276,7 +273,7 @@ impl Sandbox {
                 });
             }
             () = cancelled => {
-                self.kill_marked(&marker, user.as_deref(), "KILL").await;
+                let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Err(Error::Cancelled);
             }
         };
@@ -288,26 +285,6 @@ impl Sandbox {
             timed_out: false,
             oom_killed,
         })
-    }
-
-    /// Send `signal` to every process carrying `marker`. For KILL: freeze them
-    /// all first, then kill, twice more to catch processes forked meanwhile. (`environ` is NUL-separated,
-    /// which busybox grep cannot search: hence `tr`.) It runs as the command's own
-    /// user: reading another user's `/proc/PID/environ` needs `CAP_SYS_PTRACE`,
-    /// which containers do not get. Best effort: a container without `sh` or
-    /// `grep` keeps what it cannot kill.
-    pub(crate) async fn kill_marked(&self, marker: &str, user: Option<&str>, signal: &str) {
-        let passes = if signal == "KILL" {
-            "STOP KILL KILL"
-        } else {
-            signal
-        };
-        let script = format!(
-            "m='{MARKER_VAR}={marker}'; for s in {passes}; do for d in /proc/[0-9]*; do \
-             tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"$m\" && kill -s $s \"${{d#/proc/}}\" 2>/dev/null; \
-             done; done; true"
-        );
-        let _ = self.housekeeping(sh(&script), user).await;
     }
 
     /// Whether the kernel OOM-killed something in this container since the
@@ -442,24 +419,6 @@ pub(crate) fn assemble(
 /// Bytes to text without a copy when they are valid UTF-8 (output can be 10 MB).
 fn utf8(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// A fresh process marker.
-pub(crate) fn new_marker() -> String {
-    format!("{:016x}", fastrand::u64(..))
-}
-
-/// The exec for `argv`, marked, with the run's environment, directory and user.
-pub(crate) fn exec_spec(argv: Vec<String>, marker: &str, opts: &RunOptions) -> ExecSpec {
-    let mut env = vec![format!("{MARKER_VAR}={marker}")];
-    env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}")));
-    ExecSpec {
-        cmd: argv,
-        env,
-        user: opts.user.clone(),
-        working_dir: opts.workdir.clone(),
-        ..ExecSpec::default()
-    }
 }
 
 /// argv for `sh -c SCRIPT`.

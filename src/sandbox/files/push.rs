@@ -1,0 +1,315 @@
+//! Push: a host file or tree (or bytes) packed into a tar on a blocking
+//! thread, streamed into the engine's archive upload.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{container_path, join, join_error, split, CopyReport};
+use crate::engine::transport::{channel_body, ChannelWriter};
+use crate::engine::EngineKind;
+use crate::error::{Error, Result};
+use crate::sandbox::run::sh;
+use crate::sandbox::Sandbox;
+
+/// What goes into the sandbox.
+enum Source {
+    Path { path: PathBuf, is_dir: bool },
+    Bytes(Vec<u8>),
+}
+
+impl Sandbox {
+    /// Copy a host file or directory tree into the sandbox (modes, empty
+    /// directories and symlinks kept; files owned by the sandbox's user).
+    pub async fn push(&self, src: impl AsRef<Path>, dst: &str) -> Result<CopyReport> {
+        let src = src.as_ref();
+        let meta = std::fs::symlink_metadata(src).map_err(|_| Error::LocalPathMissing {
+            path: src.to_path_buf(),
+        })?;
+        let name = src
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .or_else(|| {
+                std::fs::canonicalize(src)
+                    .ok()?
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "file".into());
+        let source = Source::Path {
+            path: src.to_path_buf(),
+            is_dir: meta.is_dir(),
+        };
+        self.upload(source, &name, dst).await
+    }
+
+    /// Write `data` to a file in the sandbox (parents created).
+    pub async fn write_file(&self, path: &str, data: impl Into<Vec<u8>>) -> Result<()> {
+        let path = container_path(path)?;
+        let (parent, name) = split(&path);
+        self.upload(
+            Source::Bytes(data.into()),
+            name,
+            &format!("{parent}/{name}"),
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn upload(&self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
+        let dst_trailing_slash = dst.ends_with('/');
+        let dst = container_path(dst)?;
+        let engine = &self.engine;
+        let dst_stat = engine.stat_path(&self.name, &dst).await?;
+        let is_dir_source = matches!(source, Source::Path { is_dir: true, .. });
+        // The path the source itself becomes.
+        let target = match (&dst_stat, is_dir_source) {
+            (Some(s), true) if !s.is_dir() => {
+                return Err(Error::PathConflict {
+                    what: name.to_string(),
+                    path: dst,
+                    reason: "it is a file, and a directory cannot replace it",
+                })
+            }
+            (Some(s), false) if s.is_dir() => join(&dst, name),
+            (None, false) if dst_trailing_slash => join(&dst, name),
+            _ => dst.clone(),
+        };
+        if !is_dir_source && target != dst {
+            if let Some(s) = engine.stat_path(&self.name, &target).await? {
+                if s.is_dir() {
+                    return Err(Error::PathConflict {
+                        what: name.to_string(),
+                        path: target,
+                        reason: "it is a directory, and a file cannot replace it",
+                    });
+                }
+            }
+        }
+        // Extract into the deepest directory that exists; the archive creates the rest.
+        let mut anchor = if is_dir_source && dst_stat.is_some() {
+            target.clone()
+        } else {
+            split(&target).0.to_string()
+        };
+        while engine.stat_path(&self.name, &anchor).await?.is_none() {
+            if anchor == "/" {
+                // Even `/` is missing: the container is gone or stopped.
+                return Err(self
+                    .explain(self.inspect().await.err().unwrap_or(Error::Api {
+                        op: "stat a container path",
+                        status: 409,
+                        message: "the sandbox is not running".into(),
+                    }))
+                    .await);
+            }
+            anchor = split(&anchor).0.to_string();
+        }
+        let rel = PathBuf::from(
+            target
+                .strip_prefix(&anchor)
+                .unwrap_or("")
+                .trim_start_matches('/'),
+        );
+
+        let (writer, body) = channel_body();
+        let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
+        let podman = engine.info().kind == EngineKind::Podman;
+        let put = engine.put_archive(&self.name, &anchor, body, podman).await;
+        let pack_result = packer.await.map_err(|e| join_error(&e))?;
+        if let Err(e) = put {
+            return Err(self.explain(e).await);
+        }
+        let (report, top) = pack_result?;
+        if !podman {
+            self.chown_to_user(&anchor, &top).await?;
+        }
+        Ok(report)
+    }
+
+    /// Docker extracts archives as root; give what was pushed to the sandbox's user.
+    pub(in crate::sandbox) async fn chown_to_user(
+        &self,
+        anchor: &str,
+        top: &[String],
+    ) -> Result<()> {
+        let user = self.inspect().await?.config.user;
+        if user.is_empty()
+            || user == "root"
+            || user == "0"
+            || user.starts_with("0:")
+            || top.is_empty()
+        {
+            return Ok(());
+        }
+        let mut argv = sh(
+            r#"u=$1; shift; case $u in *:*) o=$u ;; *) o="$(id -u "$u"):$(id -g "$u")" ;; esac; chown -Rh -- "$o" "$@""#,
+        );
+        argv.push("sh".into());
+        argv.push(user);
+        argv.extend(top.iter().map(|t| join(anchor, t)));
+        self.housekeeping(argv, Some("0")).await.map(drop)
+    }
+}
+
+/// Build the tar; returns the report and the archive's top-level names.
+fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, Vec<String>)> {
+    let io = |e| Error::io("pack files for the sandbox", e);
+    let mut b = tar::Builder::new(out);
+    b.follow_symlinks(false);
+    let mut report = CopyReport::default();
+    // Directories the archive must create on the way to the target.
+    let mut prefix = PathBuf::new();
+    let comps: Vec<_> = rel.components().collect();
+    let is_dir = matches!(source, Source::Path { is_dir: true, .. });
+    let intermediate = if is_dir {
+        comps.len()
+    } else {
+        comps.len().saturating_sub(1)
+    };
+    for c in &comps[..intermediate] {
+        prefix.push(c);
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Directory);
+        h.set_mode(0o755);
+        h.set_size(0);
+        h.set_mtime(now());
+        b.append_data(&mut h, &prefix, std::io::empty())
+            .map_err(io)?;
+    }
+    let mut top = Vec::new();
+    let mut dir_source = None;
+    match source {
+        Source::Bytes(data) => {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_mode(0o644);
+            h.set_size(data.len() as u64);
+            h.set_mtime(now());
+            b.append_data(&mut h, rel, data.as_slice()).map_err(io)?;
+            report = CopyReport {
+                files: 1,
+                bytes: data.len() as u64,
+            };
+        }
+        Source::Path {
+            path,
+            is_dir: false,
+        } => {
+            b.append_path_with_name(&path, rel).map_err(io)?;
+            let meta = std::fs::symlink_metadata(&path).map_err(io)?;
+            if meta.is_file() {
+                report = CopyReport {
+                    files: 1,
+                    bytes: meta.len(),
+                };
+            }
+        }
+        Source::Path { path, is_dir: true } => {
+            add_tree(&mut b, &path, rel, &mut report).map_err(io)?;
+            dir_source = Some(path);
+        }
+    }
+    if let Some(first) = rel.components().next() {
+        top.push(first.as_os_str().to_string_lossy().into_owned());
+    } else if let Some(dir) = dir_source {
+        // A directory's contents went straight into the anchor: each is top-level.
+        top = std::fs::read_dir(dir)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+    }
+    let mut out = b.into_inner().map_err(io)?;
+    out.flush().map_err(io)?;
+    Ok((report, top))
+}
+
+fn add_tree(
+    b: &mut tar::Builder<ChannelWriter>,
+    dir: &Path,
+    rel: &Path,
+    report: &mut CopyReport,
+) -> std::io::Result<()> {
+    let mut children: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
+    children.sort_by_key(std::fs::DirEntry::file_name);
+    for child in children {
+        let path = child.path();
+        let name = rel.join(child.file_name());
+        let meta = std::fs::symlink_metadata(&path)?;
+        if meta.is_dir() {
+            b.append_dir(&name, &path)?;
+            add_tree(b, &path, &name, report)?;
+        } else {
+            b.append_path_with_name(&path, &name)?;
+            if meta.is_file() {
+                report.files += 1;
+                report.bytes += meta.len();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::super::extract::{extract, First};
+    use super::*;
+
+    #[test]
+    fn extracts_a_tree_with_modes_links_and_empty_dirs() {
+        let src = tempfile::tempdir().unwrap();
+        let s = src.path().to_path_buf();
+        std::fs::create_dir_all(s.join("a/b")).unwrap();
+        std::fs::create_dir(s.join("empty")).unwrap();
+        std::fs::write(s.join("a/b/run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        std::fs::set_permissions(s.join("a/b/run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::os::unix::fs::symlink("b/run.sh", s.join("a/link")).unwrap();
+
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(1024);
+        let handle = std::thread::spawn(move || {
+            pack(
+                Source::Path {
+                    path: s,
+                    is_dir: true,
+                },
+                Path::new("tree"),
+                ChannelWriter::new(tx),
+            )
+        });
+        let mut tar = Vec::new();
+        while let Some(b) = rx.blocking_recv() {
+            tar.extend_from_slice(&b);
+        }
+        let (report, top) = handle.join().unwrap().unwrap();
+        assert_eq!((report.files, top), (1, vec!["tree".to_string()]));
+
+        let dest = tempfile::tempdir().unwrap();
+        let got = extract(tar.as_slice(), dest.path(), &First::Strip).unwrap();
+        assert_eq!(
+            got,
+            CopyReport {
+                files: 1,
+                bytes: 18
+            }
+        );
+        let d = dest.path();
+        let mode = std::fs::metadata(d.join("a/b/run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(
+            std::fs::read_link(d.join("a/link")).unwrap(),
+            Path::new("b/run.sh")
+        );
+        assert!(d.join("empty").is_dir());
+    }
+}

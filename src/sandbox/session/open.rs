@@ -1,0 +1,199 @@
+//! Opening a session: start `bash` on an attached exec, send it the init
+//! script, and wait for its ready line (which also tells its pid).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::capture::find;
+use super::inner::{pump, Inner, State};
+use super::script::init_script;
+use super::{Session, SessionOptions};
+use crate::engine::demux::StreamKind;
+use crate::engine::ExecOutput;
+use crate::error::{Error, Result};
+use crate::sandbox::buffer::RingBuffer;
+use crate::sandbox::run::{exec_spec, new_marker, wait_exit, RunOptions};
+use crate::sandbox::Sandbox;
+
+/// How long the shell may take to come up.
+const READY_TIMEOUT: Duration = Duration::from_secs(15);
+
+impl Sandbox {
+    /// Open a persistent `bash` session (see [`Session`]). Fails with
+    /// [`Error::ShellMissing`] when the image has no bash.
+    pub async fn session(&self, opts: SessionOptions) -> Result<Session> {
+        let marker = new_marker();
+        let mut env = opts.env.clone();
+        if opts.tty && !env.iter().any(|(k, _)| k == "TERM") {
+            env.push(("TERM".into(), "xterm".into()));
+        }
+        let run = RunOptions {
+            env,
+            workdir: opts.workdir.clone(),
+            user: opts.user.clone(),
+            ..RunOptions::default()
+        };
+        let argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
+            .map(String::from)
+            .to_vec();
+        let mut spec = exec_spec(argv, &marker, &run);
+        spec.tty = opts.tty;
+        spec.attach_stdin = true;
+        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let (mut output, mut input) =
+            match self.engine.exec_start_attached(&exec_id, opts.tty).await {
+                Ok(io) => io,
+                Err(e) => {
+                    return Err(match e {
+                        Error::Api { message, .. } if missing_program(&message) => {
+                            Error::ShellMissing {
+                                name: self.name.clone(),
+                                detail: message,
+                            }
+                        }
+                        e => self.explain(e).await,
+                    })
+                }
+            };
+        if opts.tty {
+            // Engines start a TTY at 0x0, which confuses full-screen programs.
+            let _ = self.engine.exec_resize(&exec_id, 24, 80).await;
+        }
+        let token = new_marker();
+        let mut ring = RingBuffer::new(opts.buffer.max(1));
+        let ready = async {
+            input
+                .write(init_script(&token, opts.tty).as_bytes())
+                .await?;
+            wait_ready(&mut output, &token, opts.tty, &mut ring).await
+        };
+        let pid = match tokio::time::timeout(READY_TIMEOUT, ready).await {
+            Ok(Ok(Ready::Up(pid))) => pid,
+            Ok(Ok(Ready::Ended(said))) => {
+                let code = wait_exit(&self.engine, &exec_id).await.unwrap_or(-1);
+                let said = said.trim().to_string();
+                return Err(if code == 126 || code == 127 || missing_program(&said) {
+                    Error::ShellMissing {
+                        name: self.name.clone(),
+                        detail: if said.is_empty() {
+                            format!("exit code {code}")
+                        } else {
+                            said
+                        },
+                    }
+                } else {
+                    Error::SessionClosed {
+                        name: self.name.clone(),
+                        reason: format!("bash exited with code {code} while starting: {said}"),
+                    }
+                });
+            }
+            Ok(Err(e)) => {
+                let _ = self
+                    .kill_marked(&marker, opts.user.as_deref(), "KILL")
+                    .await;
+                return Err(self.explain(e).await);
+            }
+            Err(_) => {
+                let _ = self
+                    .kill_marked(&marker, opts.user.as_deref(), "KILL")
+                    .await;
+                return Err(Error::Protocol {
+                    op: "open a session",
+                    detail: format!("bash did not come up within {}s", READY_TIMEOUT.as_secs()),
+                });
+            }
+        };
+        let (reg, cancel) = self.register(None);
+        let inner = Arc::new(Inner {
+            sandbox: self.clone(),
+            exec_id,
+            marker,
+            user: opts.user.clone(),
+            tty: opts.tty,
+            pid,
+            cap: opts.buffer,
+            input: tokio::sync::Mutex::new(Some(input)),
+            state: Mutex::new(State {
+                ring,
+                capture: None,
+                ended: None,
+            }),
+            seq: watch::channel(0).0,
+            callbacks: Mutex::new(Vec::new()),
+            waiting: tokio::sync::Mutex::new(()),
+            token: cancel,
+            reg,
+        });
+        tokio::spawn(pump(inner.clone(), output));
+        Ok(Session { inner })
+    }
+}
+
+enum Ready {
+    Up(u32),
+    Ended(String),
+}
+
+/// Read until the init script's `READY` line (on both streams without a
+/// TTY); what follows it goes to `ring`. Startup noise before it (job
+/// control warnings, the first prompt, the echoed init line) is dropped.
+async fn wait_ready(
+    output: &mut ExecOutput,
+    token: &str,
+    tty: bool,
+    ring: &mut RingBuffer,
+) -> Result<Ready> {
+    let needle = format!("__PD_{token}_READY_").into_bytes();
+    let mut seen: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut up: [Option<u32>; 2] = [None, if tty { Some(0) } else { None }];
+    loop {
+        let mut more = |k: StreamKind, d: &[u8]| {
+            let i = usize::from(k != StreamKind::Stdout);
+            if up[i].is_some() {
+                ring.push(k, d);
+                return;
+            }
+            let buf = &mut seen[i];
+            if buf.len() < 64 * 1024 {
+                buf.extend_from_slice(d);
+            }
+            let Some(at) = find(buf, &needle) else { return };
+            let rest = &buf[at + needle.len()..];
+            let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
+                return;
+            };
+            let pid = String::from_utf8_lossy(&rest[..nl]);
+            up[i] = Some(
+                pid.trim_end_matches('\r')
+                    .trim_end_matches('_')
+                    .parse()
+                    .unwrap_or(0),
+            );
+            ring.push(k, &rest[nl + 1..]);
+        };
+        if !output.next(&mut more).await? {
+            let said = seen
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect::<String>();
+            return Ok(Ready::Ended(said));
+        }
+        if let [Some(pid), Some(_)] = up {
+            return Ok(Ready::Up(pid));
+        }
+    }
+}
+
+/// The engine's wording for "no such program".
+fn missing_program(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("executable file not found")
+        || m.contains("no such file or directory")
+        || m.contains("not found in $path")
+}
