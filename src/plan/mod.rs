@@ -22,6 +22,7 @@
 mod check;
 mod display;
 mod matrix;
+mod profile_set;
 mod rendered_step;
 mod sandbox_instance;
 mod spec;
@@ -39,6 +40,7 @@ use serde_json::Value;
 use crate::manifest::template::{self, Context, StepResult};
 use crate::manifest::{Diagnostic, Manifest, ManifestError, Span, StepDecl};
 
+pub use profile_set::{KnownProfile, ProfileSet};
 pub use rendered_step::{RenderedAction, RenderedStep};
 pub use sandbox_instance::SandboxInstance;
 pub use step_instance::StepInstance;
@@ -48,6 +50,9 @@ pub use step_instance::StepInstance;
 pub struct PlanOptions {
     /// The job instance id (`job.id` in templates); the job name when unset.
     pub job_id: Option<String>,
+    /// The profiles sandboxes may name (the caller resolves them for its
+    /// project, e.g. [`ProfileSet::of_project`]); the shipped ones by default.
+    pub profiles: ProfileSet,
 }
 
 /// The executable form of a manifest.
@@ -117,7 +122,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         let start = sandboxes.len();
         for combo in matrix::combinations(decl, &base, source, &mut diags) {
             let ctx = base.clone().with_matrix(&combo);
-            let spec = spec::render_spec(&manifest, decl, &ctx, &mut diags);
+            let spec = spec::render_spec(&manifest, decl, &ctx, &opts.profiles, &mut diags);
             sandboxes.push(SandboxInstance {
                 index: sandboxes.len(),
                 id: matrix::instance_id(&decl.id, &combo),
