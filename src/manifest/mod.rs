@@ -9,6 +9,12 @@
 //!
 //! Both syntaxes go through one tree and one decoder, so a mistake gets the
 //! same message, with `file:line:col`, whichever syntax it was made in.
+//! Settings files go through the same decoder into [`SettingsDecl`].
+//!
+//! This is the language only: it imports nothing but the leaves, reads no
+//! file but the one it is given (and `--vars-file`), and no environment but
+//! [`LoadOptions::host_env`]. Profiles, ports and volumes are checked by
+//! the plan.
 
 mod decode;
 mod kdl;

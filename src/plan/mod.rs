@@ -1,7 +1,7 @@
 //! The plan: a manifest turned into the graph the runner executes.
 //!
 //! Planning fans sandboxes out over their matrix (one [`SandboxInstance`]
-//! per combination, with a fully rendered [`crate::SandboxSpec`]), makes one
+//! per combination, with a fully rendered [`crate::sandbox::SandboxSpec`]), makes one
 //! [`StepInstance`] per step and sandbox instance, and links them:
 //!
 //! - a step without `needs` waits for the previous step (file order) on the
@@ -10,6 +10,11 @@
 //!   the same sandbox, its instance on the same combination; for a needed
 //!   step on another sandbox, every instance of it (fan-in);
 //! - steps on different sandboxes are independent unless linked so.
+//!
+//! What the language cannot know is checked here against data the caller
+//! gives: profile names against the [`ProfileSet`] of [`PlanOptions`]
+//! (resolved once for the project), port and volume forms by the sandbox
+//! layer's parsers.
 //!
 //! Cycles are found on the declared steps (before fan-out, so the message
 //! names steps, not instances) and reported with their path. Step fields
