@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::validate::{load_and_plan_with, VarArgs};
+use super::validate::{load_and_plan_with, plan_options, VarArgs};
 use super::EXIT_INTERRUPTED;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -63,7 +63,8 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         .map(|n| (n.clone(), std::env::var(n).unwrap_or_default()))
         .collect();
     // Manifest errors exit 2 before anything touches the engine.
-    let first = match load_and_plan_with(&a.file, &a.vars, env.clone(), &PlanOptions::default()) {
+    let opts = plan_options(None);
+    let first = match load_and_plan_with(&a.file, &a.vars, env.clone(), &opts) {
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
@@ -81,6 +82,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         env,
         &PlanOptions {
             job_id: Some(instance.clone()),
+            ..opts
         },
     ) {
         Ok(p) => Arc::new(p),

@@ -1,9 +1,11 @@
 //! `pocketdock validate`: load and plan a manifest without an engine.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::manifest::{self, LoadOptions, ManifestError};
-use crate::plan::{self, Plan, PlanOptions};
+use crate::plan::{self, Plan, PlanOptions, ProfileSet};
+use crate::project::Project;
 
 use super::EXIT_USAGE;
 
@@ -38,13 +40,30 @@ impl VarArgs {
             vars: self.vars.clone(),
             vars_file: self.vars_file.clone(),
             env: Vec::new(),
+            host_env: host_env(),
         }
+    }
+}
+
+/// The host environment, for the manifest's `env:` names (variables whose
+/// name or value is not UTF-8 are left out, as if unset).
+fn host_env() -> HashMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// Plan options for the current project: its profiles, and `job_id`.
+pub(super) fn plan_options(job_id: Option<String>) -> PlanOptions {
+    PlanOptions {
+        job_id,
+        profiles: ProfileSet::of_project(&Project::current()),
     }
 }
 
 /// Load and plan `file`; on failure print the diagnostics and give the exit code.
 pub(super) fn load_and_plan(file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
-    load_and_plan_with(file, vars, Vec::new(), &PlanOptions::default())
+    load_and_plan_with(file, vars, Vec::new(), &plan_options(None))
 }
 
 /// [`load_and_plan`] with explicit environment values and plan options.

@@ -10,7 +10,7 @@ use super::step_decl::StepDecl;
 use crate::diag::{Source, Spanned};
 
 /// A loaded manifest: everything that can be checked without a container
-/// has been. Templates stay unrendered; [`crate::plan`] renders the sandbox
+/// has been. Templates stay unrendered; the plan renders the sandbox
 /// parts, the runner renders each step just before it runs.
 #[derive(Debug, Clone)]
 pub struct Manifest {

@@ -9,6 +9,12 @@
 //!
 //! Both syntaxes go through one tree and one decoder, so a mistake gets the
 //! same message, with `file:line:col`, whichever syntax it was made in.
+//! Settings files go through the same decoder into [`SettingsDecl`].
+//!
+//! This is the language only: it imports nothing but the leaves, reads no
+//! file but the one it is given (and `--vars-file`), and no environment but
+//! [`LoadOptions::host_env`]. Profiles, ports and volumes are checked by
+//! the plan.
 
 mod decode;
 mod kdl;
@@ -20,11 +26,13 @@ mod node;
 pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
+mod settings_decl;
 mod step_decl;
 pub mod template;
 mod vars;
 mod yaml;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -34,15 +42,19 @@ pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 pub use decode::{is_id, is_project_name, VERSION};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
+pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
-    is_session_name, Action, PythonAction, RunAction, SessionAction, SnapshotAction, StepDecl,
-    Transfer, DEFAULT_SESSION,
+    is_session_name, Action, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction,
+    StepDecl, Transfer, DEFAULT_SESSION,
 };
 pub use template::{Context, PythonResult, StepResult};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
 /// What the caller adds to a manifest: variable overrides and environment.
+///
+/// The manifest never reads the process environment itself: the caller
+/// passes the host's variables in `host_env` (the default is none).
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// `--var KEY=VALUE` overrides, applied last (values typed by [`parse_var_value`]).
@@ -52,6 +64,9 @@ pub struct LoadOptions {
     /// Environment values passed explicitly; they are visible as `env.NAME`
     /// even when the manifest does not list them.
     pub env: Vec<(String, String)>,
+    /// The host environment the manifest's `env:` names are looked up in;
+    /// a name missing here is left out of `env.*`.
+    pub host_env: HashMap<String, String>,
 }
 
 /// The two syntaxes.
@@ -85,14 +100,14 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Manifest, ManifestError> 
 
 /// Read settings from YAML text: the `project:` section of a project's
 /// `pocketdock.yaml`, or (with `install`) the whole install-level file.
-pub fn parse_config(
+pub fn parse_settings(
     path: &Path,
     text: &str,
     install: bool,
-) -> Result<crate::project::config::ConfigLayer, ManifestError> {
+) -> Result<SettingsDecl, ManifestError> {
     let source = Source::new(path, text);
     let root = yaml::parse(&source).map_err(ManifestError::Invalid)?;
-    decode::decode_config(&source, &root, install).map_err(ManifestError::Invalid)
+    decode::decode_settings(&source, &root, install).map_err(ManifestError::Invalid)
 }
 
 /// Check a manifest given as text; `path` is used for positions and as the
@@ -122,8 +137,8 @@ pub fn parse(
 
     let mut env = IndexMap::new();
     for name in &decoded.env_names {
-        if let Ok(v) = std::env::var(&name.value) {
-            env.insert(name.value.clone(), v);
+        if let Some(v) = opts.host_env.get(&name.value) {
+            env.insert(name.value.clone(), v.clone());
         }
     }
     for (k, v) in &opts.env {

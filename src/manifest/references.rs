@@ -1,7 +1,7 @@
 //! What a template reads, found without rendering it.
 //!
-//! Planning checks every step template before anything runs (see
-//! `crate::plan`), so it needs each variable path a template reads and where
+//! Planning checks every step template before anything runs (`plan/`),
+//! so it needs each variable path a template reads and where
 //! it is written. minijinja says which names are free (not bound by
 //! `{% for %}`, `{% set %}`, `{% with %}` or `loop`) and whether the template
 //! parses; a small scanner over the `{{ … }}` and `{% … %}` tags (the same

@@ -6,7 +6,6 @@ use indexmap::IndexMap;
 
 use super::sandbox_decl::Tpl;
 use crate::diag::{Span, Spanned};
-use crate::sandbox::Lang;
 use crate::size::ByteSize;
 
 /// A declared step, as written (templates unrendered: the runner renders
@@ -75,7 +74,7 @@ pub struct RunAction {
     /// The command or script (template).
     pub cmd: Tpl,
     /// Interpreter.
-    pub lang: Lang,
+    pub lang: Interpreter,
     /// Output cap; the runner's default when unset.
     pub max_output: Option<ByteSize>,
     /// Extra environment (values are templates).
@@ -84,6 +83,36 @@ pub struct RunAction {
     pub workdir: Option<Tpl>,
     /// User (template).
     pub user: Option<Tpl>,
+}
+
+/// `run.lang`: what runs the command. The manifest's own word for it, so
+/// the language does not depend on the sandbox layer; the plan maps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interpreter {
+    /// `sh -c` (the default).
+    #[default]
+    Sh,
+    /// `bash -c`.
+    Bash,
+    /// `python3 -c`.
+    Python,
+    /// `node -e`.
+    Node,
+}
+
+impl Interpreter {
+    /// The interpreter a `lang:` value names (`python3` is `python`,
+    /// `js` and `javascript` are `node`).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Interpreter> {
+        match name {
+            "sh" => Some(Interpreter::Sh),
+            "bash" => Some(Interpreter::Bash),
+            "python" | "python3" => Some(Interpreter::Python),
+            "node" | "js" | "javascript" => Some(Interpreter::Node),
+            _ => None,
+        }
+    }
 }
 
 /// `push:` / `pull:` — a source and a destination path (templates).

@@ -12,7 +12,7 @@
 //! `python` steps `.vars.<name>`, `.result` and `.error`, filled by the
 //! runner as steps finish).
 //!
-//! Step templates render late, but `crate::plan` checks what they read
+//! Step templates render late, but the plan checks what they read
 //! first, with the crate-private `manifest::references`.
 
 use std::ops::Range;

@@ -1,7 +1,7 @@
 //! The plan: a manifest turned into the graph the runner executes.
 //!
 //! Planning fans sandboxes out over their matrix (one [`SandboxInstance`]
-//! per combination, with a fully rendered [`crate::SandboxSpec`]), makes one
+//! per combination, with a fully rendered [`crate::sandbox::SandboxSpec`]), makes one
 //! [`StepInstance`] per step and sandbox instance, and links them:
 //!
 //! - a step without `needs` waits for the previous step (file order) on the
@@ -10,6 +10,11 @@
 //!   the same sandbox, its instance on the same combination; for a needed
 //!   step on another sandbox, every instance of it (fan-in);
 //! - steps on different sandboxes are independent unless linked so.
+//!
+//! What the language cannot know is checked here against data the caller
+//! gives: profile names against the [`ProfileSet`] of [`PlanOptions`]
+//! (resolved once for the project), port and volume forms by the sandbox
+//! layer's parsers.
 //!
 //! Cycles are found on the declared steps (before fan-out, so the message
 //! names steps, not instances) and reported with their path. Step fields
@@ -22,6 +27,7 @@
 mod check;
 mod display;
 mod matrix;
+mod profile_set;
 mod rendered_step;
 mod sandbox_instance;
 mod spec;
@@ -39,6 +45,7 @@ use serde_json::Value;
 use crate::manifest::template::{self, Context, StepResult};
 use crate::manifest::{Diagnostic, Manifest, ManifestError, Span, StepDecl};
 
+pub use profile_set::{KnownProfile, ProfileSet};
 pub use rendered_step::{RenderedAction, RenderedStep};
 pub use sandbox_instance::SandboxInstance;
 pub use step_instance::StepInstance;
@@ -48,6 +55,9 @@ pub use step_instance::StepInstance;
 pub struct PlanOptions {
     /// The job instance id (`job.id` in templates); the job name when unset.
     pub job_id: Option<String>,
+    /// The profiles sandboxes may name (the caller resolves them for its
+    /// project, e.g. [`ProfileSet::of_project`]); the shipped ones by default.
+    pub profiles: ProfileSet,
 }
 
 /// The executable form of a manifest.
@@ -117,7 +127,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         let start = sandboxes.len();
         for combo in matrix::combinations(decl, &base, source, &mut diags) {
             let ctx = base.clone().with_matrix(&combo);
-            let spec = spec::render_spec(&manifest, decl, &ctx, &mut diags);
+            let spec = spec::render_spec(&manifest, decl, &ctx, &opts.profiles, &mut diags);
             sandboxes.push(SandboxInstance {
                 index: sandboxes.len(),
                 id: matrix::instance_id(&decl.id, &combo),

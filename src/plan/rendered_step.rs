@@ -7,9 +7,9 @@ use std::time::Duration;
 use super::Plan;
 use crate::manifest::template::{self, Context};
 use crate::manifest::{
-    is_session_name, Action, Diagnostic, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
+    is_session_name, Action, Diagnostic, Interpreter, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
 };
-use crate::sandbox::{RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+use crate::sandbox::{Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 
 /// A step with its templates rendered.
 #[derive(Debug, Clone)]
@@ -124,7 +124,7 @@ impl Plan {
                 RenderedAction::Run {
                     cmd: r(&run.cmd)?,
                     options: RunOptions {
-                        lang: run.lang,
+                        lang: lang(run.lang),
                         timeout: Some(timeout.unwrap_or(DEFAULT_TIMEOUT)),
                         max_output: run.max_output.unwrap_or(DEFAULT_MAX_OUTPUT),
                         env,
@@ -185,5 +185,15 @@ impl Plan {
             retries: decl.retries,
             allow_failure: decl.allow_failure,
         })
+    }
+}
+
+/// The sandbox layer's language for a manifest's `lang:`.
+fn lang(i: Interpreter) -> Lang {
+    match i {
+        Interpreter::Sh => Lang::Sh,
+        Interpreter::Bash => Lang::Bash,
+        Interpreter::Python => Lang::Python,
+        Interpreter::Node => Lang::Node,
     }
 }

@@ -1,8 +1,9 @@
 //! A sandbox declaration rendered, for one matrix combination, into the
 //! [`SandboxSpec`] the sandbox layer creates containers from.
 
-use crate::images;
-use crate::manifest::template::{self, Context};
+use super::profile_set::ProfileSet;
+use crate::diag::suggest::hint_for;
+use crate::manifest::template::{self, is_template, Context};
 use crate::manifest::{Diagnostic, ImageSource, Manifest, SandboxDecl, Tpl};
 use crate::sandbox::spec::{SandboxSpec, DEFAULT_PROFILE};
 use crate::sandbox::{PortMap, VolumeMount};
@@ -25,7 +26,7 @@ impl Renderer<'_> {
         }
     }
 
-    fn parse<T: std::str::FromStr<Err = crate::Error>>(
+    fn parse<T: std::str::FromStr<Err = crate::error::Error>>(
         &mut self,
         tpl: &Tpl,
         what: &str,
@@ -37,7 +38,7 @@ impl Renderer<'_> {
             Err(e) => {
                 let hint = match (forms, &e) {
                     (Some(f), _) => f.to_string(),
-                    (None, crate::Error::Invalid { expected, .. }) => {
+                    (None, crate::error::Error::Invalid { expected, .. }) => {
                         format!("expected {expected}")
                     }
                     (None, e) => e.to_string(),
@@ -61,11 +62,13 @@ impl Renderer<'_> {
     }
 }
 
-/// Render `decl` with `ctx` (vars, env, job and this combination's matrix).
+/// Render `decl` with `ctx` (vars, env, job and this combination's matrix),
+/// checking the profile it names against `profiles`.
 pub(crate) fn render_spec(
     manifest: &Manifest,
     decl: &SandboxDecl,
     ctx: &Context,
+    profiles: &ProfileSet,
     diags: &mut Vec<Diagnostic>,
 ) -> SandboxSpec {
     let mut r = Renderer {
@@ -78,20 +81,8 @@ pub(crate) fn render_spec(
         ImageSource::Default => spec.profile = Some(DEFAULT_PROFILE.to_string()),
         ImageSource::Profile(tpl) => {
             if let Some(p) = r.render(tpl) {
-                match images::profile(&p) {
-                    Ok(_) => {}
-                    Err(crate::Error::UnknownProfile { known, .. }) => r.diags.push(
-                        Diagnostic::new(
-                            &manifest.source,
-                            tpl.span,
-                            format!("unknown profile `{p}`"),
-                        )
-                        .hint(format!("known profiles: {known}")),
-                    ),
-                    Err(e) => {
-                        r.diags
-                            .push(Diagnostic::new(&manifest.source, tpl.span, e.to_string()));
-                    }
+                if let Some(d) = check_profile(manifest, tpl, &p, profiles) {
+                    r.diags.push(d);
                 }
                 spec.profile = Some(p);
             }
@@ -144,4 +135,33 @@ pub(crate) fn render_spec(
     spec.devices = decl.devices.iter().filter_map(|d| r.render(d)).collect();
     spec.persist = decl.persist;
     spec
+}
+
+/// A diagnostic when `name` (rendered from `tpl`) is not a profile of
+/// `profiles`, or when the project's profiles cannot be read.
+fn check_profile(
+    manifest: &Manifest,
+    tpl: &Tpl,
+    name: &str,
+    profiles: &ProfileSet,
+) -> Option<Diagnostic> {
+    if let Some(problem) = profiles.problem() {
+        return Some(Diagnostic::new(&manifest.source, tpl.span, problem));
+    }
+    if profiles.get(name).is_some() {
+        return None;
+    }
+    let known: Vec<&str> = profiles.names().collect();
+    // A literal name is likely a typo; a rendered one, a wrong value.
+    let hint = if is_template(&tpl.value) {
+        Some(format!("known profiles: {}", known.join(", ")))
+    } else {
+        hint_for(name, "known profiles", &known)
+    };
+    let d = Diagnostic::new(
+        &manifest.source,
+        tpl.span,
+        format!("unknown profile `{name}`"),
+    );
+    Some(d.maybe_hint(hint))
 }

@@ -273,6 +273,107 @@ fn sandbox_templates_are_rendered_and_checked() {
     );
 }
 
+/// The only diagnostic of planning `text`; checks its position and message.
+#[track_caller]
+fn only(text: &str, pos: &str, message: &str) -> Diagnostic {
+    let d = plan_err(text);
+    assert_eq!(d.len(), 1, "expected one diagnostic, got {d:#?}");
+    assert_eq!(d[0].message, message);
+    assert_eq!(d[0].position(), pos, "position of `{message}`");
+    d[0].clone()
+}
+
+#[test]
+fn literal_ports_volumes_and_profiles_are_checked() {
+    let d = only(
+        "version: 1\nsandboxes:\n  s:\n    ports: ['8080:80', 'x:80']\n",
+        "4:24",
+        "invalid port mapping `x:80`",
+    );
+    assert!(d.hint.unwrap().contains("HOST:CONTAINER"));
+    only(
+        "version: 1\nsandboxes:\n  s:\n    volumes: [/a:b]\n",
+        "4:15",
+        "invalid volume `/a:b`",
+    );
+    let d = only(
+        "version: 1\nsandboxes:\n  s:\n    profile: minimall\n",
+        "4:14",
+        "unknown profile `minimall`",
+    );
+    assert_eq!(d.hint.as_deref(), Some("did you mean `minimal`?"));
+    // A matrix sandbox is checked once, not once per combination.
+    only(
+        "version: 1\nsandboxes:\n  s:\n    profile: minimall\n    matrix: {n: [1, 2]}\n",
+        "4:14",
+        "unknown profile `minimall`",
+    );
+}
+
+#[test]
+fn profiles_are_checked_against_the_set_given() {
+    let text = "version: 1\nsandboxes:\n  s: {profile: tool}\n";
+    let d = plan_err(text);
+    assert_eq!(d[0].message, "unknown profile `tool`");
+    assert_eq!(d[0].position(), "3:16");
+    assert_eq!(
+        d[0].hint.as_deref(),
+        Some("known profiles: minimal, dev, agent, embedded")
+    );
+    let tool = KnownProfile {
+        name: "tool".into(),
+        image: "pocketdock-p/tool".into(),
+        network: false,
+    };
+    let mut profiles: Vec<KnownProfile> = ProfileSet::shipped()
+        .names()
+        .map(|n| KnownProfile {
+            name: n.into(),
+            image: String::new(),
+            network: false,
+        })
+        .collect();
+    profiles.push(tool);
+    let opts = PlanOptions {
+        profiles: ProfileSet::new(profiles),
+        ..PlanOptions::default()
+    };
+    let p = plan(manifest(text), &opts).unwrap();
+    assert_eq!(p.sandboxes[0].spec.profile.as_deref(), Some("tool"));
+    // The same name, templated, gets the list of known profiles.
+    let d =
+        plan_err("version: 1\nvars: {p: minimall}\nsandboxes:\n  s: {profile: '{{ vars.p }}'}\n");
+    assert_eq!(
+        d[0].hint.as_deref(),
+        Some("known profiles: minimal, dev, agent, embedded")
+    );
+}
+
+#[test]
+fn unreadable_project_profiles_are_reported_where_a_profile_is_named() {
+    let bad = ProfileSet::from_lookup(Err(crate::error::Error::BadProjectProfile {
+        dir: PathBuf::from("/p/.pocketdock/profiles/dev"),
+        reason: "pocketdock ships a profile of that name; rename the directory".into(),
+    }));
+    let opts = PlanOptions {
+        profiles: bad,
+        ..PlanOptions::default()
+    };
+    let named = "version: 1\nsandboxes:\n  s: {profile: minimal}\n";
+    let Err(e) = plan(manifest(named), &opts) else {
+        panic!("expected a planning error");
+    };
+    let d = e.diagnostics();
+    assert_eq!(d[0].position(), "3:16");
+    assert!(d[0].message.contains("rename the directory"), "{d:?}");
+    // A sandbox that names no profile does not care.
+    plan(
+        manifest("version: 1\nsandboxes:\n  s: {image: debian}\n"),
+        &opts,
+    )
+    .unwrap();
+}
+
 #[test]
 fn matrix_templates_must_render_to_lists() {
     let d = plan_err("version: 1\nvars: {students: alice}\nsandboxes:\n  s:\n    matrix: {student: '{{ vars.students }}'}\n");
@@ -304,6 +405,7 @@ fn var_overrides_reach_the_matrix() {
         manifest_with(GRADING, &opts),
         &PlanOptions {
             job_id: Some("j-42".into()),
+            ..PlanOptions::default()
         },
     )
     .unwrap();

@@ -1,10 +1,15 @@
 //! Project settings, layered: built-in defaults, then the install-level
 //! `~/.pocketdock/pocketdock.yaml`, then the `project:` section of the
 //! project root's `pocketdock.yaml`. Every key is optional.
+//!
+//! The manifest language reads each file into a [`SettingsDecl`] (one
+//! decoder, one set of messages for settings and manifests); this module
+//! turns declarations into layers and layers into the settings in effect.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::manifest::{self, ManifestError};
+use crate::manifest::{self, ManifestError, SettingsDecl};
 use crate::size::ByteSize;
 
 /// Settings in effect for a project, all layers applied.
@@ -67,6 +72,27 @@ pub struct ConfigLayer {
     pub retention_days: Option<u32>,
 }
 
+impl From<SettingsDecl> for ConfigLayer {
+    fn from(d: SettingsDecl) -> ConfigLayer {
+        ConfigLayer {
+            name: d.name,
+            default_profile: d.default_profile,
+            default_persist: d.default_persist,
+            socket: d.socket,
+            auto_log: d.auto_log,
+            max_log_size: d.max_log_size,
+            max_logs_per_instance: d.max_logs_per_instance,
+            retention_days: d.retention_days,
+        }
+    }
+}
+
+/// Read settings from YAML text: the `project:` section of a project's
+/// `pocketdock.yaml`, or (with `install`) the whole install-level file.
+pub fn parse_config(path: &Path, text: &str, install: bool) -> Result<ConfigLayer, ManifestError> {
+    manifest::parse_settings(path, text, install).map(ConfigLayer::from)
+}
+
 impl Config {
     /// Apply `layer` over these settings.
     pub fn apply(&mut self, layer: ConfigLayer) {
@@ -93,21 +119,32 @@ impl Config {
 }
 
 /// The install-level file: `$POCKETDOCK_HOME/pocketdock.yaml`, else
-/// `~/.pocketdock/pocketdock.yaml`.
+/// `~/.pocketdock/pocketdock.yaml`, reading both variables from the process.
+/// Prefer [`install_file_in`] with values the CLI read once.
 #[must_use]
 pub fn install_file() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("POCKETDOCK_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home).join("pocketdock.yaml"));
+    install_file_in(
+        std::env::var_os("POCKETDOCK_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+}
+
+/// The install-level file, given the values of `POCKETDOCK_HOME` and `HOME`:
+/// `$POCKETDOCK_HOME/pocketdock.yaml`, else `$HOME/.pocketdock/pocketdock.yaml`
+/// (empty values count as unset).
+#[must_use]
+pub fn install_file_in(pocketdock_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+    if let Some(dir) = pocketdock_home.filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(dir).join("pocketdock.yaml"));
     }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
+    home.filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(".pocketdock").join("pocketdock.yaml"))
 }
 
 /// Read one layer; a missing file is an empty layer.
 pub fn read_layer(path: &Path, install: bool) -> Result<ConfigLayer, ManifestError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => manifest::parse_config(path, &text, install),
+        Ok(text) => parse_config(path, &text, install),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigLayer::default()),
         Err(source) => Err(ManifestError::Read {
             path: path.to_path_buf(),
@@ -116,12 +153,59 @@ pub fn read_layer(path: &Path, install: bool) -> Result<ConfigLayer, ManifestErr
     }
 }
 
-/// All layers for the project at `root`.
+/// All layers for the project at `root`, the install-level file found by
+/// [`install_file`]. Prefer [`load_with`] with the file the CLI resolved.
 pub fn load(root: &Path) -> Result<Config, ManifestError> {
+    load_with(root, install_file().as_deref())
+}
+
+/// All layers for the project at `root`: defaults, then the install-level
+/// file `install` (none: skipped), then the project's `pocketdock.yaml`.
+pub fn load_with(root: &Path, install: Option<&Path>) -> Result<Config, ManifestError> {
     let mut config = Config::default();
-    if let Some(install) = install_file() {
-        config.apply(read_layer(&install, true)?);
+    if let Some(install) = install {
+        config.apply(read_layer(install, true)?);
     }
     config.apply(read_layer(&root.join("pocketdock.yaml"), false)?);
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_file_prefers_pocketdock_home_over_home() {
+        let file = |p: Option<&str>, h: Option<&str>| {
+            install_file_in(p.map(OsStr::new), h.map(OsStr::new))
+        };
+        assert_eq!(
+            file(Some("/ph"), Some("/h")),
+            Some(PathBuf::from("/ph/pocketdock.yaml"))
+        );
+        assert_eq!(
+            file(Some(""), Some("/h")),
+            Some(PathBuf::from("/h/.pocketdock/pocketdock.yaml"))
+        );
+        assert_eq!(file(None, Some("")), None);
+    }
+
+    #[test]
+    fn the_install_layer_comes_from_the_file_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let install = tmp.path().join("install.yaml");
+        std::fs::write(&install, "default_profile: dev\ndefault_persist: true\n").unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(
+            root.join("pocketdock.yaml"),
+            "version: 1\nproject:\n  default_profile: agent\n",
+        )
+        .unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        assert_eq!(c.default_profile.as_deref(), Some("agent"));
+        assert!(c.default_persist);
+        let c = load_with(&root, None).unwrap();
+        assert!(!c.default_persist);
+    }
 }

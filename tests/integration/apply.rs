@@ -483,3 +483,27 @@ steps:
         .await
         .is_empty());
 }
+
+// The CLI hands the host environment and the project's profiles to the
+// manifest and the plan, which read neither on their own.
+#[test]
+fn validate_sees_listed_host_variables_and_the_projects_profiles() {
+    let job = "version: 1\nname: 'job-{{ env.PDT_HOST_WORD }}'\nenv: [PDT_HOST_WORD]\n\
+               sandboxes:\n  s: {profile: tool}\nsteps:\n  a: {run: x}\n";
+    let pd = Pd::new()
+        .no_engine()
+        .env("PDT_HOST_WORD", "hello")
+        .file(
+            ".pocketdock/profiles/tool/Dockerfile",
+            "FROM pocketdock/minimal\n",
+        )
+        .file("job.yaml", job)
+        .file("typo.yaml", job.replace("tool", "tooll"));
+    pd.cmd(["validate", "job.yaml"])
+        .code(0)
+        .stdout_has("job job-hello");
+    pd.cmd(["validate", "typo.yaml"])
+        .code(2)
+        .stderr_has("typo.yaml:5:16: error: unknown profile `tooll`")
+        .stderr_has("did you mean `tool`?");
+}

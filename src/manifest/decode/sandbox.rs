@@ -1,0 +1,194 @@
+//! `sandboxes.<id>`: where a sandbox's image comes from, its limits,
+//! environment, mounts and matrix.
+
+use indexmap::IndexMap;
+
+use super::names::is_var_name;
+use super::{hint_for, Decoder, Key, Node, NodeKind, Obj, Spanned, Tpl};
+use crate::manifest::keys::SANDBOX_KEYS;
+use crate::manifest::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl};
+use crate::manifest::template::is_template;
+use crate::size::{ByteSize, SIZE_FORMS};
+
+impl Decoder<'_> {
+    pub(super) fn sandbox(&mut self, id: &Key, node: &Node) -> Option<SandboxDecl> {
+        let what = format!("sandbox `{}`", id.name);
+        let obj = if node.kind == NodeKind::Null {
+            Obj {
+                entries: Vec::new(),
+                typos: Vec::new(),
+            }
+        } else {
+            self.obj(node, &what, &id.name, SANDBOX_KEYS, &[])?
+        };
+        let profile = obj.value("profile").and_then(|n| self.string(n, "profile"));
+        let image_ref = obj.value("image").and_then(|n| self.string(n, "image"));
+        let image = match (profile, image_ref) {
+            (Some(_), Some(i)) => {
+                let key_span = obj.get("image").map_or(i.span, |(k, _)| k.span);
+                self.error(
+                    key_span,
+                    format!("{what} sets both `profile` and `image`"),
+                    Some("a profile names a shipped image: keep one of the two".into()),
+                );
+                ImageSource::Default
+            }
+            // Which profiles exist is the project's business: the plan checks.
+            (Some(p), None) => ImageSource::Profile(p),
+            (None, Some(i)) => ImageSource::Image(i),
+            (None, None) => ImageSource::Default,
+        };
+        let mem = obj.value("mem").and_then(|n| self.scalar_string(n, "mem"));
+        if let Some(m) = &mem {
+            self.check_size(m);
+        }
+        let cpu = obj
+            .value("cpu")
+            .and_then(|n| self.int(n, "cpu", 1, 100_000))
+            .map(|c| Spanned::new(c.value as u32, c.span));
+        let network = obj
+            .value("network")
+            .and_then(|n| self.boolean(n, "network"));
+        let env = obj
+            .value("env")
+            .map(|n| self.env_map(n, "env"))
+            .unwrap_or_default();
+        let workdir = obj.value("workdir").and_then(|n| self.string(n, "workdir"));
+        let ports = obj
+            .value("ports")
+            .and_then(|n| self.string_list(n, "ports"))
+            .unwrap_or_default();
+        let volumes = obj
+            .value("volumes")
+            .and_then(|n| self.string_list(n, "volumes"))
+            .unwrap_or_default();
+        let devices = obj
+            .value("devices")
+            .and_then(|n| self.string_list(n, "devices"))
+            .unwrap_or_default();
+        let persist = obj
+            .value("persist")
+            .and_then(|n| self.boolean(n, "persist"))
+            .unwrap_or(false);
+        let build = match obj.value("build").and_then(|n| self.string(n, "build")) {
+            None => BuildPolicy::Never,
+            Some(b) if b.value == "never" => BuildPolicy::Never,
+            Some(b) if b.value == "auto" => {
+                if let ImageSource::Image(i) = &image {
+                    self.error(
+                        b.span,
+                        format!("{what} sets `build: auto` with `image`"),
+                        Some(format!(
+                            "`build` builds profiles; `{}` is an image: use `profile` instead, or drop `build`",
+                            i.value
+                        )),
+                    );
+                }
+                BuildPolicy::Auto
+            }
+            Some(b) => {
+                let hint = hint_for(&b.value, "values", &["auto", "never"]);
+                self.error(b.span, format!("invalid build `{}`", b.value), hint);
+                BuildPolicy::Never
+            }
+        };
+        let pids_limit = obj
+            .value("pids_limit")
+            .and_then(|n| self.int(n, "pids_limit", 1, i64::from(u32::MAX)))
+            .map(|n| n.value as u32);
+        let matrix = obj
+            .value("matrix")
+            .map(|n| self.matrix(n))
+            .unwrap_or_default();
+        Some(SandboxDecl {
+            id: id.name.clone(),
+            id_span: id.span,
+            image,
+            mem,
+            cpu,
+            network,
+            env,
+            workdir,
+            ports,
+            volumes,
+            devices,
+            persist,
+            build,
+            pids_limit,
+            matrix,
+        })
+    }
+
+    /// Check a literal (non-template) size now, so the mistake is found
+    /// before anything runs; templates are checked once rendered.
+    fn check_size(&mut self, value: &Tpl) {
+        if !is_template(&value.value) && value.value.parse::<ByteSize>().is_err() {
+            self.error(
+                value.span,
+                format!("invalid size `{}`", value.value),
+                Some(SIZE_FORMS.into()),
+            );
+        }
+    }
+
+    pub(super) fn matrix(&mut self, node: &Node) -> IndexMap<String, Spanned<AxisValues>> {
+        let mut out = IndexMap::new();
+        let NodeKind::Map(axes) = &node.kind else {
+            self.type_error(node, "matrix", "a map of axis name to a list of values");
+            return out;
+        };
+        for (k, v) in axes {
+            if !is_var_name(&k.name) {
+                self.error(
+                    k.span,
+                    format!("invalid matrix axis name `{}`", k.name),
+                    Some("axis names use letters, digits and `_` (templates read them as `matrix.NAME`)".into()),
+                );
+            }
+            let values = match &v.kind {
+                NodeKind::Seq(items) if items.is_empty() => {
+                    self.error(
+                        v.span,
+                        format!("matrix axis `{}` has no values", k.name),
+                        Some("a sandbox with an empty axis would never run: give it values or remove it".into()),
+                    );
+                    continue;
+                }
+                NodeKind::Seq(items) => AxisValues::List(
+                    items
+                        .iter()
+                        .map(|i| Spanned::new(i.to_json(), i.span))
+                        .collect(),
+                ),
+                NodeKind::Str(s) if is_template(s) => {
+                    AxisValues::Template(Spanned::new(s.clone(), v.span))
+                }
+                _ => {
+                    let hint = if self.kdl {
+                        format!(
+                            "write `{0} \"a\" \"b\"`, or `{0} {{ - \"a\" }}` for one value",
+                            k.name
+                        )
+                    } else {
+                        format!(
+                            "write `{}: [a, b]`, or a template such as \"{{{{ vars.list }}}}\"",
+                            k.name
+                        )
+                    };
+                    self.error(
+                        v.span,
+                        format!(
+                            "matrix axis `{}` must be a list, found {}",
+                            k.name,
+                            v.type_name()
+                        ),
+                        Some(hint),
+                    );
+                    continue;
+                }
+            };
+            out.insert(k.name.clone(), Spanned::new(values, v.span));
+        }
+        out
+    }
+}

@@ -1,0 +1,80 @@
+//! Settings: the `project:` section of a project's `pocketdock.yaml` and
+//! the install-level file, into the neutral [`SettingsDecl`] the project
+//! layer reads its configuration from.
+
+use super::names::is_project_name;
+use super::{Decoder, KeyDoc, Node, SettingsDecl};
+use crate::manifest::keys::LOGGING_KEYS;
+use crate::size::{ByteSize, SIZE_FORMS};
+
+impl Decoder<'_> {
+    pub(super) fn settings(
+        &mut self,
+        node: &Node,
+        what: &str,
+        key: &str,
+        keys: &'static [KeyDoc],
+    ) -> Option<SettingsDecl> {
+        let obj = self.obj(node, what, key, keys, &[])?;
+        let mut layer = SettingsDecl::default();
+        for (doc, _, value) in &obj.entries {
+            match doc.name {
+                "name" => {
+                    if let Some(n) = self.string(value, "name") {
+                        if is_project_name(&n.value) {
+                            layer.name = Some(n.value);
+                        } else {
+                            self.error(
+                                n.span,
+                                format!("invalid project name `{}`", n.value),
+                                Some("use letters, digits, `.`, `_` and `-`, starting with a letter or digit".into()),
+                            );
+                        }
+                    }
+                }
+                "default_profile" => {
+                    layer.default_profile = self.string(value, "default_profile").map(|s| s.value);
+                }
+                "socket" => layer.socket = self.string(value, "socket").map(|s| s.value),
+                "default_persist" => layer.default_persist = self.boolean(value, "default_persist"),
+                "logging" => self.logging(value, &mut layer),
+                _ => {}
+            }
+        }
+        Some(layer)
+    }
+
+    pub(super) fn logging(&mut self, node: &Node, layer: &mut SettingsDecl) {
+        let Some(obj) = self.obj(node, "`logging`", "logging", LOGGING_KEYS, &[]) else {
+            return;
+        };
+        for (doc, _, value) in &obj.entries {
+            match doc.name {
+                "auto_log" => layer.auto_log = self.boolean(value, "auto_log"),
+                "max_log_size" => {
+                    if let Some(s) = self.scalar_string(value, "max_log_size") {
+                        match s.value.parse::<ByteSize>() {
+                            Ok(size) => layer.max_log_size = Some(size),
+                            Err(_) => self.error(
+                                s.span,
+                                format!("invalid size `{}`", s.value),
+                                Some(format!("write a size: {SIZE_FORMS}")),
+                            ),
+                        }
+                    }
+                }
+                "max_logs_per_instance" => {
+                    layer.max_logs_per_instance = self
+                        .int(value, "max_logs_per_instance", 0, i64::from(u32::MAX))
+                        .map(|n| n.value as u32);
+                }
+                "retention_days" => {
+                    layer.retention_days = self
+                        .int(value, "retention_days", 0, 36_500)
+                        .map(|n| n.value as u32);
+                }
+                _ => {}
+            }
+        }
+    }
+}

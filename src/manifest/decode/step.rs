@@ -1,0 +1,167 @@
+//! `steps.<id>`: the sandbox a step runs on, its one action, `needs`, `if`
+//! and failure policy.
+
+use super::top_level::Ids;
+use super::values::split_words;
+use super::{did_you_mean, hint_for, Decoder, Key, Misplaced, Node, NodeKind, Span, Spanned};
+use crate::manifest::keys::{ACTIONS, STEP_KEYS};
+use crate::manifest::step_decl::{Action, StepDecl};
+
+const STEP_MISPLACED: Misplaced = &[
+    ("cmd", "inside `run`"),
+    ("lang", "inside `run`"),
+    ("env", "inside `run`"),
+    ("workdir", "inside `run`"),
+    ("user", "inside `run`"),
+    ("max_output", "inside `run`"),
+    ("src", "inside `push` or `pull`"),
+    ("dst", "inside `push` or `pull`"),
+    ("send", "inside `session`"),
+    ("expect_exit", "inside `session`"),
+    ("code", "inside `python`"),
+];
+
+impl Decoder<'_> {
+    pub(super) fn step(
+        &mut self,
+        id: &Key,
+        node: &Node,
+        sandboxes: &Ids<'_>,
+        steps: &Ids<'_>,
+    ) -> Option<StepDecl> {
+        let what = format!("step `{}`", id.name);
+        let obj = self.obj(node, &what, &id.name, STEP_KEYS, STEP_MISPLACED)?;
+
+        let sandbox = match obj.value("sandbox") {
+            Some(n) => {
+                let s = self.string(n, "sandbox");
+                if let Some(s) = &s {
+                    if !sandboxes.set.contains(s.value.as_str()) {
+                        let hint = hint_for(&s.value, "declared sandboxes", &sandboxes.list)
+                            .or_else(|| Some("declare it under `sandboxes:`".into()));
+                        self.error(
+                            s.span,
+                            format!("{what} runs on unknown sandbox `{}`", s.value),
+                            hint,
+                        );
+                    }
+                }
+                s
+            }
+            None if sandboxes.list.len() == 1 => {
+                Some(Spanned::new(sandboxes.list[0].to_string(), id.span))
+            }
+            None if obj.misspelt("sandbox") => None,
+            None => {
+                let hint = if sandboxes.list.is_empty() {
+                    "declare a sandbox under `sandboxes:` and name it with `sandbox: ID`"
+                        .to_string()
+                } else {
+                    format!(
+                        "add `sandbox: ID`; declared sandboxes: {}",
+                        sandboxes.list.join(", ")
+                    )
+                };
+                self.error(id.span, format!("{what} has no `sandbox`"), Some(hint));
+                None
+            }
+        };
+
+        let mut action: Option<(Action, Span)> = None;
+        let mut first_action: Option<&str> = None;
+        for &kind in ACTIONS {
+            let Some((key, value)) = obj.get(kind) else {
+                continue;
+            };
+            if let Some(first) = first_action {
+                self.error(
+                    key.span,
+                    format!("{what} has two actions, `{first}` and `{kind}`"),
+                    Some("a step does one thing: split it into two steps".into()),
+                );
+                continue;
+            }
+            first_action = Some(kind);
+            let decoded = match kind {
+                "run" => self.run(value, &what).map(Action::Run),
+                "push" => self.transfer(value, "push", &what).map(Action::Push),
+                "pull" => self.transfer(value, "pull", &what).map(Action::Pull),
+                "session" => self.session(value, &what).map(Action::Session),
+                "python" => self.python(value, &what).map(Action::Python),
+                _ => self.snapshot(value, &what).map(Action::Snapshot),
+            };
+            action = decoded.map(|a| (a, key.span));
+        }
+        let misspelt_action = ACTIONS.iter().any(|a| obj.misspelt(a));
+        if first_action.is_none() && !misspelt_action {
+            self.error(
+                id.span,
+                format!("{what} has no action"),
+                Some(
+                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`"
+                        .into(),
+                ),
+            );
+        }
+
+        let needs = obj.get("needs").and_then(|(_, n)| {
+            let list = self.string_list(n, "needs")?;
+            // `needs: "a b"` (handy in KDL properties) names two steps.
+            let mut out = Vec::with_capacity(list.len());
+            for item in list {
+                out.extend(split_words(&item, self.src));
+            }
+            for need in &out {
+                if need.value == id.name {
+                    self.error(
+                        need.span,
+                        format!("{what} needs itself"),
+                        Some("remove it from `needs`".into()),
+                    );
+                } else if !steps.set.contains(need.value.as_str()) {
+                    let hint = did_you_mean(&need.value, steps.list.iter().copied())
+                        .map(|s| format!("did you mean `{s}`?"))
+                        .or_else(|| Some(format!("declared steps: {}", steps.list.join(", "))));
+                    self.error(
+                        need.span,
+                        format!("{what} needs unknown step `{}`", need.value),
+                        hint,
+                    );
+                }
+            }
+            Some(out)
+        });
+
+        let condition = obj.value("if").and_then(|n| match &n.kind {
+            NodeKind::Bool(b) => Some(Spanned::new(b.to_string(), n.span)),
+            _ => self.string(n, "if"),
+        });
+        let timeout = obj
+            .value("timeout")
+            .and_then(|n| self.duration(n, "timeout"));
+        let retries = obj
+            .value("retries")
+            .and_then(|n| self.int(n, "retries", 0, 100))
+            .map_or(0, |r| r.value as u32);
+        let allow_failure = obj
+            .value("allow_failure")
+            .and_then(|n| self.boolean(n, "allow_failure"))
+            .unwrap_or(false);
+        let name = obj.value("name").and_then(|n| self.string(n, "name"));
+
+        let (action, action_span) = action?;
+        Some(StepDecl {
+            id: id.name.clone(),
+            id_span: id.span,
+            name,
+            sandbox: sandbox?,
+            action,
+            action_span,
+            needs,
+            condition,
+            timeout,
+            retries,
+            allow_failure,
+        })
+    }
+}

@@ -1,0 +1,129 @@
+//! The manifest's own keys: `version`, `name`, `vars`, `env`, `project`,
+//! and the `sandboxes` and `steps` maps whose entries the sibling files
+//! decode.
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+
+use super::names::is_env_name;
+use super::{Decoded, Decoder, Node, NodeKind, Span, VERSION};
+use crate::manifest::keys::{MANIFEST_KEYS, PROJECT_KEYS};
+
+/// Declared ids, in file order for hints and hashed for look-ups.
+pub(super) struct Ids<'a> {
+    pub(super) list: Vec<&'a str>,
+    pub(super) set: HashSet<&'a str>,
+}
+
+impl<'a> Ids<'a> {
+    pub(super) fn new(list: Vec<&'a str>) -> Ids<'a> {
+        let set = list.iter().copied().collect();
+        Ids { list, set }
+    }
+}
+
+impl Decoder<'_> {
+    pub(super) fn manifest(&mut self, root: &Node) -> Option<Decoded> {
+        let obj = self.obj(root, "the manifest", "manifest", MANIFEST_KEYS, &[])?;
+        let version = match obj.value("version") {
+            None => {
+                let at = Span::new(root.span.start, root.span.start);
+                let hint = if self.kdl {
+                    "add `version 1` as the first line"
+                } else {
+                    "add `version: 1` as the first line"
+                };
+                self.error(at, "the manifest has no `version`", Some(hint.into()));
+                VERSION
+            }
+            Some(node) => match node.kind {
+                NodeKind::Int(v) if v == i64::from(VERSION) => VERSION,
+                NodeKind::Int(v) => {
+                    self.error(
+                        node.span,
+                        format!("unsupported manifest version {v}"),
+                        Some(format!("this pocketdock reads version {VERSION}")),
+                    );
+                    VERSION
+                }
+                _ => {
+                    self.type_error(node, "version", "the integer 1");
+                    VERSION
+                }
+            },
+        };
+        if let Some(node) = obj.value("project") {
+            self.settings(node, "`project`", "project", PROJECT_KEYS);
+        }
+        let name = obj.value("name").and_then(|n| self.string(n, "name"));
+        let mut vars = IndexMap::new();
+        if let Some(node) = obj.value("vars") {
+            if let NodeKind::Map(entries) = &node.kind {
+                vars.extend(entries.iter().map(|(k, v)| (k.name.clone(), v.to_json())));
+            } else {
+                self.type_error(node, "vars", "a map");
+            }
+        }
+        let env_names = obj
+            .value("env")
+            .and_then(|n| self.string_list(n, "env"))
+            .unwrap_or_default();
+        for name in &env_names {
+            if !is_env_name(&name.value) {
+                self.error(
+                    name.span,
+                    format!("invalid environment variable name `{}`", name.value),
+                    Some("names use letters, digits and `_`, and do not start with a digit".into()),
+                );
+            }
+        }
+
+        let mut sandboxes = IndexMap::new();
+        if let Some(node) = obj.value("sandboxes") {
+            match &node.kind {
+                NodeKind::Map(entries) => {
+                    for (key, body) in entries {
+                        self.check_id(key, "sandbox");
+                        if let Some(sb) = self.sandbox(key, body) {
+                            sandboxes.insert(key.name.clone(), sb);
+                        }
+                    }
+                }
+                NodeKind::Null => {}
+                _ => self.type_error(node, "sandboxes", "a map of sandbox id to sandbox"),
+            }
+        }
+
+        let mut steps = IndexMap::new();
+        if let Some(node) = obj.value("steps") {
+            match &node.kind {
+                NodeKind::Map(entries) => {
+                    let sandbox_keys = match obj.value("sandboxes").map(|n| &n.kind) {
+                        Some(NodeKind::Map(e)) => {
+                            Ids::new(e.iter().map(|(k, _)| k.name.as_str()).collect())
+                        }
+                        _ => Ids::new(Vec::new()),
+                    };
+                    let step_ids = Ids::new(entries.iter().map(|(k, _)| k.name.as_str()).collect());
+                    for (key, body) in entries {
+                        self.check_id(key, "step");
+                        if let Some(step) = self.step(key, body, &sandbox_keys, &step_ids) {
+                            steps.insert(key.name.clone(), step);
+                        }
+                    }
+                }
+                NodeKind::Null => {}
+                _ => self.type_error(node, "steps", "a map of step id to step"),
+            }
+        }
+        Some(Decoded {
+            version,
+            name,
+            vars,
+            env_names,
+            sandboxes,
+            steps,
+        })
+    }
+}
