@@ -33,7 +33,7 @@ pub enum StepError {
     Action(Arc<Error>),
     /// The step's time limit passed (the command, session call or transfer
     /// was stopped).
-    #[error("timed out after {}s", .after.as_secs())]
+    #[error("timed out after {}", seconds(*.after))]
     TimedOut {
         /// The limit.
         after: Duration,
@@ -61,6 +61,15 @@ pub enum StepError {
     /// Stopped by the job's cancellation.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// `10s` for whole seconds (as a command's timeout reads), `10ms` below.
+fn seconds(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
 }
 
 impl StepError {
@@ -159,6 +168,10 @@ mod tests {
         };
         assert_eq!(e.status(), StepStatus::TimedOut);
         assert_eq!(e.reason().as_deref(), Some("timed out after 3s"));
+        let short = StepError::TimedOut {
+            after: Duration::from_millis(10),
+        };
+        assert_eq!(short.to_string(), "timed out after 10ms");
         let proto = StepError::from_action(
             Error::Protocol {
                 op: "pull",

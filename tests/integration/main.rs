@@ -17,6 +17,7 @@ mod engine;
 mod files;
 mod images;
 mod kernel;
+mod library;
 mod profiles;
 mod projects;
 mod sandbox;
