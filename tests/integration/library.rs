@@ -66,7 +66,7 @@ steps:
     );
 
     // The caller's consumer saw the job, from start to end.
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert!(matches!(
         seen.first().unwrap().kind,
         EventKind::JobStarted { .. }
