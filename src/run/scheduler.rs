@@ -52,6 +52,7 @@ impl Graph {
     }
 
     /// A graph from each step's needs and sandbox (dependents in index order).
+    #[cfg(test)]
     #[must_use]
     pub fn from_needs(needs: Vec<Vec<usize>>, sandbox: Vec<usize>) -> Graph {
         let mut dependents = vec![Vec::new(); needs.len()];
