@@ -236,6 +236,12 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         artifacts: Vec<Artifact>,
     },
+    /// Something beside the steps went wrong and the job went on: a sandbox
+    /// that could not be removed, a step task that panicked.
+    Warning {
+        /// What happened and what to do, in words.
+        message: String,
+    },
     /// The job ended.
     JobFinished {
         /// How.

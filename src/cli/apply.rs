@@ -1,25 +1,22 @@
-//! `pocketdock apply`: load, plan, record, execute.
+//! `pocketdock apply`: arguments in, [`crate::run::apply`] called, exit code out.
+//!
+//! The job itself (planning, the record, events, cancellation) is the run
+//! layer's; here are only what belongs to a command line: reading
+//! arguments and environment variables, signals, the reporter, printing,
+//! and exit codes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-use time::OffsetDateTime;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::validate::{load_and_plan_with, plan_options, VarArgs};
+use super::validate::{manifest_error, VarArgs};
 use super::EXIT_INTERRUPTED;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::event::{Consumer, JobStatus};
-use crate::plan::PlanOptions;
+use crate::event::JobStatus;
 use crate::project::Project;
 use crate::report::{self, OutputFormat};
-use crate::run::{self as runner, ExecuteOptions, DEFAULT_JOBS};
-use crate::store::{
-    self, EngineRecord, InstanceRecord, Recorder, SandboxRecord, StepRecord, FORMAT_VERSION,
-};
+use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -57,126 +54,44 @@ pub struct Args {
 }
 
 pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error> {
-    let env: Vec<(String, String)> = a
+    let mut load = a.vars.options();
+    load.env = a
         .env_vars
         .iter()
         .map(|n| (n.clone(), std::env::var(n).unwrap_or_default()))
         .collect();
+    let req = ApplyRequest {
+        manifest: a.file.clone(),
+        load,
+        project: Project::load_current()?,
+        jobs: a.jobs,
+        keep_going: a.keep_going,
+        keep: a.keep,
+        relative_to: std::env::current_dir().ok(),
+    };
     // Manifest errors exit 2 before anything touches the engine.
-    let opts = plan_options(None);
-    let first = match load_and_plan_with(&a.file, &a.vars, env.clone(), &opts) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
+    let job = match Job::prepare(req) {
+        Ok(job) => job,
+        Err(ApplyError::Manifest(e)) => return Ok(manifest_error(&e)),
+        Err(ApplyError::Record(e)) => return Err(e),
     };
-    let project = Project::load_current()?;
     let engine = Engine::connect_to(socket).await?;
-    let instances = store::instances_dir(&project.root);
-    let manifest_path = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
-
-    // The instance id is `job.id` in templates: reserve it, then plan again with it.
-    let reserved = Recorder::reserve(&instances, &first.job_name)?;
-    let instance = reserved.instance().to_string();
-    let plan = match load_and_plan_with(
-        &a.file,
-        &a.vars,
-        env,
-        &PlanOptions {
-            job_id: Some(instance.clone()),
-            ..opts
-        },
-    ) {
-        Ok(p) => Arc::new(p),
-        Err(code) => {
-            reserved.abandon();
-            return Ok(code);
-        }
-    };
-
-    let rec = InstanceRecord {
-        format_version: FORMAT_VERSION,
-        job: plan.job_name.clone(),
-        instance: instance.clone(),
-        status: JobStatus::Running,
-        exit_code: None,
-        manifest: manifest_path.display().to_string(),
-        manifest_sha256: sha256_file(&manifest_path),
-        started: OffsetDateTime::now_utc(),
-        finished: None,
-        runner_pid: std::process::id(),
-        engine: EngineRecord {
-            kind: engine.info().kind.cli().to_string(),
-            version: engine.info().version.clone(),
-            socket: engine.info().socket.display().to_string(),
-        },
-        sandboxes: plan
-            .sandboxes
-            .iter()
-            .map(|s| SandboxRecord {
-                id: s.id.clone(),
-                container: None,
-                image: None,
-                state: "planned".into(),
-            })
-            .collect(),
-        steps: plan
-            .steps
-            .iter()
-            .map(|s| StepRecord {
-                id: s.id.clone(),
-                sandbox: plan.sandboxes[s.sandbox].id.clone(),
-                needs: s.needs.iter().map(|&n| plan.steps[n].id.clone()).collect(),
-                status: "pending".into(),
-                exit_code: None,
-                duration_ms: None,
-                attempts: 0,
-                reason: None,
-                log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
-            })
-            .collect(),
-        artifacts: Vec::new(),
-    };
-    let recorder = reserved.start(rec)?;
-    let record_dir = display_path(recorder.dir());
-
-    // The spine: one dispatcher, the recorder first, then the reporter.
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut consumers: Vec<Box<dyn Consumer>> =
-        vec![Box::new(recorder), report::reporter(a.output)];
-    let dispatcher = tokio::task::spawn_blocking(move || {
-        while let Some(event) = rx.blocking_recv() {
-            for c in &mut consumers {
-                c.handle(&event);
-            }
-        }
-        for c in &mut consumers {
-            c.finish();
-        }
-    });
 
     let cancel = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = runner::execute(
-        &engine,
-        plan,
-        ExecuteOptions {
-            jobs: a.jobs,
-            keep_going: a.keep_going,
-            keep: a.keep,
-            cancel: cancel.clone(),
-            project: project.name.clone(),
-            instance,
-        },
-        tx,
-        &record_dir,
-    )
-    .await;
+    let outcome = job
+        .run(&engine, vec![report::reporter(a.output)], cancel)
+        .await;
     signals.abort();
-    let _ = dispatcher.await;
-    Ok(if outcome.status == JobStatus::Cancelled {
-        EXIT_INTERRUPTED
-    } else {
-        outcome.exit_code
-    })
+    match outcome {
+        Ok(o) => Ok(match o.status {
+            JobStatus::Succeeded | JobStatus::Running => 0,
+            JobStatus::Failed => 1,
+            JobStatus::Cancelled => EXIT_INTERRUPTED,
+        }),
+        Err(ApplyError::Manifest(e)) => Ok(manifest_error(&e)),
+        Err(ApplyError::Record(e)) => Err(e),
+    }
 }
 
 /// First Ctrl-C or SIGTERM: cancel gracefully. Second: leave at once.
@@ -204,20 +119,4 @@ async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
             let _ = tokio::signal::ctrl_c().await;
         }
     }
-}
-
-fn sha256_file(path: &std::path::Path) -> String {
-    let mut hasher = Sha256::new();
-    if let Ok(mut f) = std::fs::File::open(path) {
-        let _ = std::io::copy(&mut f, &mut hasher);
-    }
-    format!("{:x}", hasher.finalize())
-}
-
-/// A path relative to the current directory when it is inside it.
-fn display_path(p: &std::path::Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.display().to_string()))
-        .unwrap_or_else(|| p.display().to_string())
 }

@@ -63,26 +63,18 @@ pub(super) fn plan_options(job_id: Option<String>) -> PlanOptions {
 
 /// Load and plan `file`; on failure print the diagnostics and give the exit code.
 pub(super) fn load_and_plan(file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
-    load_and_plan_with(file, vars, Vec::new(), &plan_options(None))
+    manifest::load(file, &vars.options())
+        .and_then(|m| plan::plan(m, &plan_options(None)))
+        .map_err(|e| manifest_error(&e))
 }
 
-/// [`load_and_plan`] with explicit environment values and plan options.
-pub(super) fn load_and_plan_with(
-    file: &Path,
-    vars: &VarArgs,
-    env: Vec<(String, String)>,
-    opts: &PlanOptions,
-) -> Result<Plan, u8> {
-    let mut load = vars.options();
-    load.env = env;
-    let planned = manifest::load(file, &load).and_then(|m| plan::plan(m, opts));
-    planned.map_err(|e: ManifestError| {
-        match e {
-            ManifestError::Read { .. } => eprintln!("error: {e}"),
-            ManifestError::Invalid(_) => eprintln!("{}", e.to_string().trim_end()),
-        }
-        EXIT_USAGE
-    })
+/// Print a manifest that cannot be read or planned; the exit code for it.
+pub(super) fn manifest_error(e: &ManifestError) -> u8 {
+    match e {
+        ManifestError::Read { .. } => eprintln!("error: {e}"),
+        ManifestError::Invalid(_) => eprintln!("{}", e.to_string().trim_end()),
+    }
+    EXIT_USAGE
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -152,6 +152,11 @@ pub(crate) fn image_line(event: &EventKind) -> Option<String> {
     }
 }
 
+/// A warning's line (on stderr): what went wrong beside the steps.
+pub(crate) fn warning_line(message: &str) -> String {
+    format!("pocketdock: {message}")
+}
+
 /// The closing line of a job.
 pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
     let EventKind::JobFinished {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{image_line, job_line, step_line};
+use super::{image_line, job_line, step_line, warning_line};
 use crate::engine::demux::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
@@ -130,6 +130,13 @@ impl<W: Write + Send> Consumer for Plain<W> {
                     if self.github && matches!(status, StepStatus::Failed | StepStatus::TimedOut) {
                         self.line(&format!("::error title=step {step} failed::{l}"));
                     }
+                }
+            }
+            EventKind::Warning { message } => {
+                // Not part of the steps' output: on stderr.
+                eprintln!("{}", warning_line(message));
+                if self.github {
+                    self.line(&format!("::warning::{message}"));
                 }
             }
             kind @ EventKind::JobFinished { .. } => {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use super::{image_line, job_line, step_line};
+use super::{image_line, job_line, step_line, warning_line};
 use crate::event::{Consumer, Event, EventKind};
 
 /// Spinners on a terminal (stdout).
@@ -96,6 +96,11 @@ impl Consumer for Progress {
                 if let Some(l) = step_line(kind) {
                     self.println(&l);
                 }
+            }
+            EventKind::Warning { message } => {
+                // stderr, so the spinners on stdout are not torn.
+                self.multi
+                    .suspend(|| eprintln!("{}", warning_line(message)));
             }
             kind @ EventKind::JobFinished { .. } => {
                 for (_, bar) in self.running.drain() {

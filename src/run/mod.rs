@@ -1,5 +1,30 @@
-//! The run layer: executes a plan on tokio and tells what happens as events.
+//! The run layer: `apply` as a library call.
+//!
+//! - `job`: [`apply`] and [`Job`]: plan once, reserve the record, run,
+//!   return an [`ApplyOutcome`];
+//! - `dispatch`: the one thread that hands events to the recorder and the
+//!   reporters;
+//! - `scheduler`: which step starts when, behind a seam (a `StepRunner`
+//!   trait) so its policies are tested without an engine;
+//! - `runtime`: the real step runner, shared by a job's step tasks;
+//! - `provision`: sandboxes created on first use, `build: auto` images;
+//! - `step`: one step's condition, attempts, retries and time limit;
+//! - `actions`: one file per action (run, push, pull, session, python, snapshot);
+//! - `step_error`: why a step did not succeed, typed.
+//!
+//! Nothing here prints: everything the job does is told as an event.
 
-pub mod executor;
+mod actions;
+mod dispatch;
+mod job;
+mod outcome;
+mod provision;
+mod record;
+mod runtime;
+mod scheduler;
+mod step;
+mod step_error;
 
-pub use executor::{execute, ExecuteOptions, JobOutcome, DEFAULT_JOBS};
+pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
+pub use outcome::{ApplyOutcome, StepCounts};

@@ -12,6 +12,7 @@
 //! kill can leave), and `instance.toml` is replaced by rename, so it is
 //! always a whole file, old or new.
 
+mod claim;
 mod instance;
 pub mod reconcile;
 pub mod sandbox_dir;
@@ -22,6 +23,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use claim::{claim, next_instance};
 pub use instance::{
     ArtifactRecord, EngineRecord, InstanceRecord, SandboxRecord, StepRecord, FORMAT_VERSION,
 };
@@ -183,7 +185,8 @@ impl Recorder {
             }
             EventKind::JobStarted { .. }
             | EventKind::ImageBuildStarted { .. }
-            | EventKind::ImageBuildFinished { .. } => {}
+            | EventKind::ImageBuildFinished { .. }
+            | EventKind::Warning { .. } => {}
             EventKind::SandboxCreated {
                 sandbox,
                 container,

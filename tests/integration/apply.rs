@@ -507,3 +507,66 @@ fn validate_sees_listed_host_variables_and_the_projects_profiles() {
         .stderr_has("typo.yaml:5:16: error: unknown profile `tooll`")
         .stderr_has("did you mean `tool`?");
 }
+
+// Regression: a push or pull step past its `timeout` was recorded and
+// reported as failed, "unexpected reply from the engine" (the timeout
+// travelled as a protocol error), instead of timed out as a `run` is.
+#[tokio::test]
+async fn a_push_or_pull_past_its_timeout_is_timed_out() {
+    let engine = engine_or_skip!();
+    let dir = project("apply");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let big = vec![0u8; 64 << 20];
+    std::fs::write(dir.path().join("big.bin"), &big).unwrap();
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        r"version: 1
+name: slow-transfers
+sandboxes:
+  a: {}
+  b: {}
+steps:
+  make-big:
+    sandbox: a
+    run: head -c 67108864 /dev/zero > /tmp/big
+  pull-big:
+    sandbox: a
+    pull: { src: /tmp/big, dst: out/big }
+    timeout: 10ms
+  push-big:
+    sandbox: b
+    push: { src: big.bin, dst: /tmp/big }
+    timeout: 10ms
+",
+    )
+    .unwrap();
+    let o = pocketdock_in(
+        dir.path(),
+        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
+        &[],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("✗ pull-big@a timed out"), "{out}");
+    assert!(out.contains("✗ push-big@b timed out"), "{out}");
+    assert!(!out.contains("unexpected reply"), "{out}");
+    let record = only_record(dir.path());
+    let rec = instance_toml(&record);
+    assert_eq!(step_status(&rec, "make-big@a"), "succeeded");
+    assert_eq!(step_status(&rec, "pull-big@a"), "timed_out");
+    assert_eq!(step_status(&rec, "push-big@b"), "timed_out");
+    let finished: Vec<_> = history(&record)
+        .into_iter()
+        .filter(|e| e["event"] == "step_finished" && e["step"] != "make-big@a")
+        .collect();
+    assert_eq!(finished.len(), 2, "{finished:?}");
+    assert!(
+        finished
+            .iter()
+            .all(|e| e["status"] == "timed_out" && e["reason"] == "timed out after 10ms"),
+        "{finished:?}"
+    );
+    assert!(containers_with(&engine, &project_label(dir.path()))
+        .await
+        .is_empty());
+}

@@ -18,6 +18,7 @@ mod files;
 mod images;
 mod kernel;
 mod layers;
+mod library;
 mod profiles;
 mod projects;
 mod sandbox;

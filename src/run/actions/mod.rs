@@ -1,0 +1,179 @@
+//! The six step actions, one file each: what one attempt of a step does in
+//! its sandbox.
+//!
+//! An action gets an [`ActionCtx`] (its sandbox, where its output goes, the
+//! job's cancellation) and gives back an [`Attempt`]: how it ended, as a
+//! typed [`StepError`] when it did not succeed, and what templates may read
+//! of it afterwards. Retries, the step's `timeout` around actions that have
+//! no time limit of their own, and `allow_failure` are the step's business
+//! (`run::step`), not the actions'.
+
+mod pull;
+mod push;
+mod python;
+mod run;
+mod session;
+mod snapshot;
+
+use indexmap::IndexMap;
+use tokio_util::sync::CancellationToken;
+
+use super::dispatch::Emitter;
+use super::step_error::StepError;
+use crate::event::{Artifact, EventKind, StepStatus, StreamKind};
+use crate::manifest::template::PythonResult;
+use crate::plan::RenderedAction;
+use crate::sandbox::{Lang, Sandbox};
+
+pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+
+/// What an action works with.
+pub struct ActionCtx<'a> {
+    /// The step's sandbox.
+    pub sandbox: &'a Sandbox,
+    /// Its index in the plan (sessions and kernels are per sandbox instance).
+    pub sb: usize,
+    /// Step instance id, for output events.
+    pub step: &'a str,
+    /// Where output goes.
+    pub events: &'a Emitter,
+    /// The job's cancellation.
+    pub cancel: &'a CancellationToken,
+}
+
+impl ActionCtx<'_> {
+    /// Tell `text` as the step's output on `stream` (nothing when empty).
+    fn output(&self, stream: StreamKind, text: &str) {
+        if !text.is_empty() {
+            self.events.emit(EventKind::Output {
+                step: self.step.to_string(),
+                stream,
+                data: text.to_string(),
+            });
+        }
+    }
+
+    /// `e` as the step sees it (a cancellation whatever the engine said,
+    /// once the job is cancelled).
+    fn error(&self, e: crate::error::Error) -> StepError {
+        StepError::from_action(e, self.cancel.is_cancelled())
+    }
+}
+
+/// What one attempt of an action produced.
+#[derive(Debug)]
+pub struct Attempt {
+    /// How it ended.
+    pub result: Result<(), StepError>,
+    /// Exit code of a command (a `run`, a session command; 0 or 1 for Python).
+    pub exit_code: Option<i64>,
+    /// Its stdout, up to [`STDOUT_IN_CONTEXT`], for templates.
+    pub stdout: String,
+    /// `key=value` outputs a `run` wrote.
+    pub outputs: IndexMap<String, String>,
+    /// Files a `pull` brought back.
+    pub artifacts: Vec<Artifact>,
+    /// What a Python call left.
+    pub python: Option<PythonResult>,
+}
+
+impl Attempt {
+    /// An attempt that ended with `e` before producing anything.
+    #[must_use]
+    pub fn failed(e: StepError) -> Attempt {
+        Attempt {
+            result: Err(e),
+            ..Attempt::default()
+        }
+    }
+
+    /// How it ended, as a status.
+    #[must_use]
+    pub fn status(&self) -> StepStatus {
+        match &self.result {
+            Ok(()) => StepStatus::Succeeded,
+            Err(e) => e.status(),
+        }
+    }
+}
+
+impl Default for Attempt {
+    /// A success that produced nothing.
+    fn default() -> Self {
+        Attempt {
+            result: Ok(()),
+            exit_code: None,
+            stdout: String::new(),
+            outputs: IndexMap::new(),
+            artifacts: Vec::new(),
+            python: None,
+        }
+    }
+}
+
+/// The sessions and kernels of a job's sandboxes: the state actions keep
+/// between steps.
+pub struct Actions {
+    sessions: session::Sessions,
+    kernels: python::Kernels,
+}
+
+impl Actions {
+    /// State for `sandboxes` sandbox instances.
+    #[must_use]
+    pub fn new(sandboxes: usize) -> Actions {
+        Actions {
+            sessions: session::Sessions::default(),
+            kernels: python::Kernels::new(sandboxes),
+        }
+    }
+
+    /// One attempt of `action`.
+    pub async fn attempt(&self, ctx: &ActionCtx<'_>, action: &RenderedAction) -> Attempt {
+        match action {
+            RenderedAction::Run { cmd, options } => run::run(ctx, cmd, options.clone()).await,
+            RenderedAction::Push { src, dst } => push::push(ctx, src, dst).await,
+            RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst).await,
+            RenderedAction::Snapshot { image } => snapshot::snapshot(ctx, image).await,
+            RenderedAction::Session {
+                name,
+                send,
+                timeout,
+                expect_exit,
+            } => {
+                self.sessions
+                    .send(ctx, name, send, *timeout, *expect_exit)
+                    .await
+            }
+            RenderedAction::Python { code, timeout } => {
+                self.kernels.exec(ctx, code, *timeout).await
+            }
+        }
+    }
+}
+
+/// True for actions that enforce their own time limit (a command, a session
+/// call, a kernel call); the step bounds the others (transfers, snapshots).
+#[must_use]
+pub fn times_itself(action: &RenderedAction) -> bool {
+    matches!(
+        action,
+        RenderedAction::Run { .. } | RenderedAction::Session { .. } | RenderedAction::Python { .. }
+    )
+}
+
+/// What an action does, in words (`run: make`, `push: a -> b`).
+#[must_use]
+pub fn describe(action: &RenderedAction) -> String {
+    match action {
+        RenderedAction::Run { cmd, options } => match options.lang {
+            Lang::Sh => format!("run: {cmd}"),
+            lang => format!("run ({lang}): {cmd}"),
+        },
+        RenderedAction::Push { src, dst } => format!("push: {} -> {dst}", src.display()),
+        RenderedAction::Pull { src, dst } => format!("pull: {src} -> {}", dst.display()),
+        RenderedAction::Snapshot { image } => format!("snapshot: {image}"),
+        RenderedAction::Session { name, send, .. } => format!("session {name}: {send}"),
+        RenderedAction::Python { code, .. } => format!("python: {code}"),
+    }
+}

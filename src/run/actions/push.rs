@@ -1,0 +1,18 @@
+//! `push`: copy a host file or directory into the sandbox.
+
+use std::path::Path;
+
+use super::{ActionCtx, Attempt};
+use crate::run::step_error::StepError;
+
+/// Copy `src` (host) to `dst` (sandbox); stops at cancellation.
+pub(super) async fn push(ctx: &ActionCtx<'_>, src: &Path, dst: &str) -> Attempt {
+    let r = tokio::select! {
+        r = ctx.sandbox.push(src, dst) => r.map(drop).map_err(|e| ctx.error(e)),
+        () = ctx.cancel.cancelled() => Err(StepError::Cancelled),
+    };
+    Attempt {
+        result: r,
+        ..Attempt::default()
+    }
+}

@@ -1,0 +1,105 @@
+//! `python`: code run in the sandbox's Python kernel.
+//!
+//! Python steps on one sandbox instance share its kernel (variables persist
+//! between them), one step at a time; the kernel starts on first use, and a
+//! kernel that died is started afresh by the next python step.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::{ActionCtx, Attempt, STDOUT_IN_CONTEXT};
+use crate::event::StreamKind;
+use crate::manifest::template::PythonResult;
+use crate::run::step_error::StepError;
+use crate::sandbox::Kernel;
+
+/// Each sandbox instance's kernel, started on first use.
+pub(super) struct Kernels {
+    slots: Vec<tokio::sync::Mutex<Option<Kernel>>>,
+}
+
+impl Kernels {
+    /// Room for `sandboxes` kernels.
+    pub(super) fn new(sandboxes: usize) -> Kernels {
+        Kernels {
+            slots: (0..sandboxes)
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+        }
+    }
+
+    /// Run `code` in sandbox `ctx.sb`'s kernel.
+    pub(super) async fn exec(
+        &self,
+        ctx: &ActionCtx<'_>,
+        code: &str,
+        timeout: Option<Duration>,
+    ) -> Attempt {
+        let mut guard = self.slots[ctx.sb].lock().await;
+        if guard.is_none() {
+            match ctx.sandbox.kernel().await {
+                Ok(k) => *guard = Some(k),
+                Err(e) => return Attempt::failed(ctx.error(e)),
+            }
+        }
+        let kernel = guard.as_ref().expect("started above").clone();
+        let result = tokio::select! {
+            r = kernel.exec(code, timeout) => r.map_err(|e| ctx.error(e)),
+            () = ctx.cancel.cancelled() => {
+                let _ = kernel.interrupt().await;
+                Err(StepError::Cancelled)
+            }
+        };
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // A kernel that died is started afresh by the next python step.
+                *guard = None;
+                return Attempt::failed(e);
+            }
+        };
+        let mut stderr = r.stderr.clone();
+        if let Some(tb) = &r.error {
+            stderr.push_str(tb);
+        }
+        ctx.output(StreamKind::Stdout, &r.output);
+        ctx.output(StreamKind::Stderr, &stderr);
+        let summaries: HashMap<String, String> = if r.vars.is_empty() {
+            HashMap::new()
+        } else {
+            kernel
+                .vars()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| (v.name, format!("{}: {}", v.type_name, v.summary)))
+                .collect()
+        };
+        let vars = r
+            .vars
+            .iter()
+            .map(|n| (n.clone(), summaries.get(n).cloned().unwrap_or_default()))
+            .collect();
+        let (result, exit_code) = if r.timed_out {
+            (Err(StepError::KernelTimedOut), 1)
+        } else if let Some(e) = &r.error {
+            let last = e.lines().last().unwrap_or_default().to_string();
+            (Err(StepError::Python(last)), 1)
+        } else {
+            (Ok(()), 0)
+        };
+        let mut stdout = r.output;
+        stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+        Attempt {
+            result,
+            exit_code: Some(exit_code),
+            stdout,
+            python: Some(PythonResult {
+                vars,
+                result: r.result,
+                error: r.error,
+            }),
+            ..Attempt::default()
+        }
+    }
+}

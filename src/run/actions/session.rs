@@ -1,0 +1,84 @@
+//! `session`: a command sent to a named bash session of the sandbox.
+//!
+//! Steps naming the same session on the same sandbox instance share its
+//! shell (working directory, variables), one step at a time; the shell is
+//! opened on first use and again if it died.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::{ActionCtx, Attempt, STDOUT_IN_CONTEXT};
+use crate::event::StreamKind;
+use crate::run::step_error::StepError;
+use crate::sandbox::{Session, SessionOptions};
+
+/// One session's shell, used by one step at a time.
+type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
+
+/// The job's sessions, by (sandbox instance, name).
+#[derive(Default)]
+pub(super) struct Sessions {
+    slots: Mutex<HashMap<(usize, String), SessionSlot>>,
+}
+
+impl Sessions {
+    /// Send `send` to session `name` and wait for it, up to `timeout`.
+    pub(super) async fn send(
+        &self,
+        ctx: &ActionCtx<'_>,
+        name: &str,
+        send: &str,
+        timeout: Duration,
+        expect_exit: i64,
+    ) -> Attempt {
+        let slot = self
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((ctx.sb, name.to_string()))
+            .or_default()
+            .clone();
+        let mut guard = slot.lock().await;
+        if guard.as_ref().is_none_or(|s| !s.is_alive()) {
+            match ctx.sandbox.session(SessionOptions::default()).await {
+                Ok(s) => *guard = Some(s),
+                Err(e) => return Attempt::failed(ctx.error(e)),
+            }
+        }
+        let session = guard.as_ref().expect("opened above").clone();
+        let result = tokio::select! {
+            r = session.send_and_wait(send, timeout) => r.map_err(|e| ctx.error(e)),
+            () = ctx.cancel.cancelled() => {
+                let _ = session.interrupt().await;
+                Err(StepError::Cancelled)
+            }
+        };
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => return Attempt::failed(e),
+        };
+        ctx.output(StreamKind::Stdout, &r.stdout);
+        ctx.output(StreamKind::Stderr, &r.stderr);
+        let result = if r.timed_out {
+            // Leave the shell usable for the steps after this one.
+            let _ = session.interrupt().await;
+            Err(StepError::TimedOut { after: timeout })
+        } else if r.exit_code == expect_exit {
+            Ok(())
+        } else {
+            Err(StepError::UnexpectedExit {
+                code: r.exit_code,
+                expected: expect_exit,
+            })
+        };
+        let mut stdout = r.output;
+        stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+        Attempt {
+            result,
+            exit_code: Some(r.exit_code),
+            stdout,
+            ..Attempt::default()
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The dispatcher: one thread hands every event to every consumer, in order.
+//!
+//! Steps run on many tasks; consumers (the recorder, reporters) are plain
+//! synchronous code that writes files and terminals. A channel joins them:
+//! emitting never blocks a step, and one blocking thread owns every
+//! consumer, so each sees the events in one order. The recorder comes first,
+//! so nothing a reporter shows is missing from the record.
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::event::{Consumer, Event, EventKind};
+
+/// What goes down the channel.
+#[derive(Debug)]
+enum Msg {
+    Event(Event),
+    /// The job is over: finish the consumers, even if a clone of an
+    /// [`Emitter`] is still alive somewhere.
+    End,
+}
+
+/// Where the job tells what happens; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Emitter {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+impl Emitter {
+    /// Stamp `kind` now and send it. Consumers that went away are not the
+    /// job's problem.
+    pub fn emit(&self, kind: EventKind) {
+        let _ = self.tx.send(Msg::Event(Event::now(kind)));
+    }
+}
+
+/// The consumer thread.
+#[derive(Debug)]
+pub struct Dispatch {
+    tx: mpsc::UnboundedSender<Msg>,
+    handle: JoinHandle<()>,
+}
+
+impl Dispatch {
+    /// Start a thread feeding `consumers`, in their order.
+    #[must_use]
+    pub fn start(mut consumers: Vec<Box<dyn Consumer>>) -> (Emitter, Dispatch) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        let handle = tokio::task::spawn_blocking(move || {
+            while let Some(Msg::Event(event)) = rx.blocking_recv() {
+                for c in &mut consumers {
+                    c.handle(&event);
+                }
+            }
+            for c in &mut consumers {
+                c.finish();
+            }
+        });
+        (Emitter { tx: tx.clone() }, Dispatch { tx, handle })
+    }
+
+    /// Wait until every event emitted so far has been handled and every
+    /// consumer finished; events emitted later are dropped.
+    pub async fn finish(self) {
+        let _ = self.tx.send(Msg::End);
+        let _ = self.handle.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::Dispatch;
+    use crate::event::{Consumer, Event, EventKind};
+
+    /// Notes every event it sees (and its finish) in a shared log.
+    struct Note(&'static str, Arc<Mutex<Vec<String>>>);
+
+    impl Consumer for Note {
+        fn handle(&mut self, event: &Event) {
+            if let EventKind::Warning { message } = &event.kind {
+                self.1.lock().unwrap().push(format!("{} {message}", self.0));
+            }
+        }
+        fn finish(&mut self) {
+            self.1.lock().unwrap().push(format!("{} done", self.0));
+        }
+    }
+
+    #[tokio::test]
+    async fn each_event_reaches_every_consumer_in_order_and_finish_ends_them() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (events, dispatch) = Dispatch::start(vec![
+            Box::new(Note("recorder", log.clone())),
+            Box::new(Note("reporter", log.clone())),
+        ]);
+        let kept_alive = events.clone();
+        for m in ["a", "b"] {
+            events.emit(EventKind::Warning { message: m.into() });
+        }
+        // A clone still alive does not keep the consumers from finishing.
+        dispatch.finish().await;
+        drop(kept_alive);
+        assert_eq!(
+            *log.lock().unwrap(),
+            [
+                "recorder a",
+                "reporter a",
+                "recorder b",
+                "reporter b",
+                "recorder done",
+                "reporter done"
+            ]
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! `apply` as a library call: a manifest in, a recorded job and its outcome out.
+//!
+//! Two steps, so a caller can tell a bad manifest before it touches an
+//! engine: [`Job::prepare`] loads and plans (nothing is written, no engine
+//! is needed), [`Job::run`] records and runs. [`apply`] does both.
+//!
+//! The manifest is planned once. A job's instance id is `job.id` in
+//! templates, so it must be known before planning; it is also the name of
+//! the record directory, which must not exist for a manifest that does not
+//! plan. So the job name is rendered first, the id that the next record of
+//! that name would get is read, the plan is made with it, and only
+//! [`Job::run`] claims the directory. If another runner claimed that id in
+//! between, the next free one is taken and the job planned again with it
+//! (only then).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::dispatch::Dispatch;
+use super::outcome::{ApplyOutcome, StepCounts};
+use super::provision::Provisioner;
+use super::record;
+use super::runtime::Runtime;
+use super::scheduler::{schedule, Graph, Policy};
+use crate::diag::ManifestError;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::event::{Consumer, EventKind, JobStatus};
+use crate::manifest::template::{self, Context};
+use crate::manifest::{self, LoadOptions, Manifest};
+use crate::plan::{self, Plan, PlanOptions, ProfileSet};
+use crate::project::Project;
+use crate::store::{self, Reserved};
+
+/// Default number of steps running at once.
+pub const DEFAULT_JOBS: usize = 16;
+
+/// What to apply, and how.
+#[derive(Debug, Clone)]
+pub struct ApplyRequest {
+    /// Manifest file (YAML, or KDL when it ends in `.kdl`).
+    pub manifest: PathBuf,
+    /// Variable overrides and environment values for templates.
+    pub load: LoadOptions,
+    /// The project: records go under its `.pocketdock/`, its name labels
+    /// the sandboxes, its profiles serve `build: auto`.
+    pub project: Project,
+    /// Steps running at once.
+    pub jobs: usize,
+    /// After a failure, still run every step that does not depend on it.
+    pub keep_going: bool,
+    /// Keep every sandbox after the job (persistent ones are always kept).
+    pub keep: bool,
+    /// Show the record's path relative to this directory (when inside it)
+    /// in events; the CLI passes its working directory.
+    pub relative_to: Option<PathBuf>,
+}
+
+impl ApplyRequest {
+    /// Apply `manifest` in `project`, with the defaults of `pocketdock apply`.
+    #[must_use]
+    pub fn new(manifest: impl Into<PathBuf>, project: Project) -> ApplyRequest {
+        ApplyRequest {
+            manifest: manifest.into(),
+            load: LoadOptions::default(),
+            project,
+            jobs: DEFAULT_JOBS,
+            keep_going: false,
+            keep: false,
+            relative_to: None,
+        }
+    }
+}
+
+/// Why a job did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The manifest cannot be read or has mistakes; nothing was created.
+    #[error("{}", .0.to_string().trim_end())]
+    Manifest(#[from] ManifestError),
+    /// The job record could not be created.
+    #[error(transparent)]
+    Record(#[from] Error),
+}
+
+/// A job planned and ready to run: nothing written yet.
+#[derive(Debug)]
+pub struct Job {
+    req: ApplyRequest,
+    manifest: Arc<Manifest>,
+    /// The name the record directory is numbered under.
+    name: String,
+    /// The id the plan was made with.
+    instance: String,
+    /// The project's profiles, read once: the plan checks names against them.
+    profiles: ProfileSet,
+    plan: Arc<Plan>,
+}
+
+/// Load, plan, record and run `req` on `engine`; see [`Job`].
+pub async fn apply(
+    engine: &Engine,
+    req: ApplyRequest,
+    consumers: Vec<Box<dyn Consumer>>,
+    cancel: CancellationToken,
+) -> Result<ApplyOutcome, ApplyError> {
+    Job::prepare(req)?.run(engine, consumers, cancel).await
+}
+
+impl Job {
+    /// Load and plan `req.manifest`. No engine, nothing written.
+    pub fn prepare(req: ApplyRequest) -> Result<Job, ApplyError> {
+        let manifest = Arc::new(manifest::load(&req.manifest, &req.load)?);
+        let name = job_name(&manifest);
+        let instance = store::next_instance(&instances(&req), &name);
+        let profiles = ProfileSet::of_project(&req.project);
+        let plan = plan_as(&manifest, &instance, &profiles)?;
+        Ok(Job {
+            req,
+            manifest,
+            name,
+            instance,
+            profiles,
+            plan,
+        })
+    }
+
+    /// The plan (its `job_id` is the instance id the job expects to get).
+    #[must_use]
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Record and run the job on `engine`. Events go to the recorder first,
+    /// then to `consumers`, in order. `cancel` stops running steps, skips
+    /// the rest and still releases every sandbox; the job then ends
+    /// [`JobStatus::Cancelled`].
+    pub async fn run(
+        self,
+        engine: &Engine,
+        consumers: Vec<Box<dyn Consumer>>,
+        cancel: CancellationToken,
+    ) -> Result<ApplyOutcome, ApplyError> {
+        let (reserved, instance, plan) = self.claim()?;
+        let req = self.req;
+        let manifest_path =
+            std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
+        let recorder = reserved.start(record::initial(&plan, &instance, engine, &manifest_path))?;
+        let record_dir = recorder.dir().to_path_buf();
+
+        let mut all: Vec<Box<dyn Consumer>> = vec![Box::new(recorder)];
+        all.extend(consumers);
+        let (events, dispatch) = Dispatch::start(all);
+        let started = Instant::now();
+        events.emit(EventKind::JobStarted {
+            job: plan.job_name.clone(),
+            instance: instance.clone(),
+            steps: plan.steps.len(),
+            sandboxes: plan.sandboxes.len(),
+            record: shown(&record_dir, req.relative_to.as_deref()),
+        });
+        let provision = Provisioner::new(
+            engine,
+            Arc::clone(&plan),
+            req.project.clone(),
+            instance.clone(),
+            req.keep,
+            events.clone(),
+        );
+        let runtime = Arc::new(Runtime::new(
+            Arc::clone(&plan),
+            events.clone(),
+            cancel.clone(),
+            provision,
+        ));
+        let policy = Policy {
+            jobs: req.jobs,
+            keep_going: req.keep_going,
+            cancel: cancel.clone(),
+        };
+        let statuses = schedule(&Graph::of(&plan), runtime, &policy).await;
+
+        let counts = StepCounts::of(&statuses);
+        let status = if cancel.is_cancelled() {
+            JobStatus::Cancelled
+        } else if counts.failed > 0 {
+            JobStatus::Failed
+        } else {
+            JobStatus::Succeeded
+        };
+        let duration = started.elapsed();
+        events.emit(EventKind::JobFinished {
+            status,
+            exit_code: recorded_exit_code(status),
+            duration_ms: duration.as_millis() as u64,
+            succeeded: counts.succeeded,
+            allowed: counts.allowed,
+            failed: counts.failed,
+            skipped: counts.skipped,
+        });
+        dispatch.finish().await;
+        Ok(ApplyOutcome {
+            status,
+            counts,
+            instance,
+            record: record_dir,
+            duration,
+        })
+    }
+
+    /// Take the record directory the plan expects; if another runner took
+    /// it meanwhile, take the next free one and plan again with its id.
+    fn claim(&self) -> Result<(Reserved, String, Arc<Plan>), ApplyError> {
+        let dir = instances(&self.req);
+        let mut instance = self.instance.clone();
+        let mut plan = Arc::clone(&self.plan);
+        loop {
+            if let Some(reserved) = store::claim(&dir, &instance)? {
+                return Ok((reserved, instance, plan));
+            }
+            instance = store::next_instance(&dir, &self.name);
+            plan = plan_as(&self.manifest, &instance, &self.profiles)?;
+        }
+    }
+}
+
+fn instances(req: &ApplyRequest) -> PathBuf {
+    store::instances_dir(&req.project.root)
+}
+
+fn plan_as(
+    manifest: &Arc<Manifest>,
+    instance: &str,
+    profiles: &ProfileSet,
+) -> Result<Arc<Plan>, ManifestError> {
+    let opts = PlanOptions {
+        job_id: Some(instance.to_string()),
+        profiles: profiles.clone(),
+    };
+    plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
+}
+
+/// The job's name before its id is known (`job.id` renders empty), as the
+/// record directory is named. A name that does not render falls back to
+/// the default; planning then reports the mistake.
+fn job_name(m: &Manifest) -> String {
+    let Some(tpl) = &m.name else {
+        return m.default_name();
+    };
+    let ctx = Context::new()
+        .with_vars(&m.vars)
+        .with_env(&m.env)
+        .with_job("", "");
+    template::render(tpl, &ctx, &m.source).unwrap_or_else(|_| m.default_name())
+}
+
+/// The exit status `pocketdock apply` documents for `status`, as the record
+/// keeps it.
+fn recorded_exit_code(status: JobStatus) -> u8 {
+    match status {
+        JobStatus::Succeeded | JobStatus::Running => 0,
+        JobStatus::Failed => 1,
+        JobStatus::Cancelled => 130,
+    }
+}
+
+/// `p` relative to `base` when inside it.
+fn shown(p: &Path, base: Option<&Path>) -> String {
+    base.and_then(|b| p.strip_prefix(b).ok())
+        .unwrap_or(p)
+        .display()
+        .to_string()
+}

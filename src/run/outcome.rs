@@ -1,0 +1,84 @@
+//! How a job ended, for the caller of [`apply`](super::apply).
+//!
+//! A library caller gets facts (status, counts, where the record is), not
+//! an exit code: exit codes are the command line's way of saying it, and
+//! the CLI maps the status to them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::event::{JobStatus, StepStatus};
+
+/// How many steps ended how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepCounts {
+    /// Succeeded.
+    pub succeeded: usize,
+    /// Failed with `allow_failure` set.
+    pub allowed: usize,
+    /// Failed or timed out (allowed failures not included).
+    pub failed: usize,
+    /// Not run: skipped or cancelled.
+    pub skipped: usize,
+}
+
+impl StepCounts {
+    /// Count `statuses`.
+    #[must_use]
+    pub fn of(statuses: &[StepStatus]) -> StepCounts {
+        let mut c = StepCounts::default();
+        for s in statuses {
+            match s {
+                StepStatus::Succeeded => c.succeeded += 1,
+                StepStatus::FailedAllowed => c.allowed += 1,
+                StepStatus::Failed | StepStatus::TimedOut => c.failed += 1,
+                StepStatus::Skipped | StepStatus::Cancelled => c.skipped += 1,
+            }
+        }
+        c
+    }
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyOutcome {
+    /// Succeeded, failed or cancelled.
+    pub status: JobStatus,
+    /// Steps by how they ended.
+    pub counts: StepCounts,
+    /// The job's instance id (`<job>-<NNNN>`, `job.id` in templates).
+    pub instance: String,
+    /// Its record directory (`instance.toml`, `history.jsonl`, `logs/`).
+    pub record: PathBuf,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StepCounts;
+    use crate::event::StepStatus::{
+        Cancelled, Failed, FailedAllowed, Skipped, Succeeded, TimedOut,
+    };
+
+    #[test]
+    fn a_timeout_counts_as_a_failure_and_a_cancellation_as_not_run() {
+        let c = StepCounts::of(&[
+            Succeeded,
+            Failed,
+            TimedOut,
+            FailedAllowed,
+            Skipped,
+            Cancelled,
+        ]);
+        assert_eq!(
+            c,
+            StepCounts {
+                succeeded: 1,
+                allowed: 1,
+                failed: 2,
+                skipped: 2
+            }
+        );
+    }
+}

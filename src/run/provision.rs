@@ -1,0 +1,237 @@
+//! Sandboxes for a job: created on first use, released after their last step.
+//!
+//! A sandbox instance's container is created when its first step is about
+//! to run (not up front: a job that fails early creates less), once, however
+//! many steps wait for it; a failure is kept and told to each of them. A
+//! `build: auto` profile image is built at most once per job, and every
+//! sandbox that needs it waits for that one build.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use tokio::sync::OnceCell;
+
+use super::dispatch::Emitter;
+use super::step_error::ProvisionError;
+use crate::engine::{BuildLine, Engine};
+use crate::event::{EventKind, ImageStatus};
+use crate::labels;
+use crate::plan::Plan;
+use crate::project::Project;
+use crate::sandbox::Sandbox;
+
+/// One profile image's build, shared by the sandboxes that need it.
+type ImageBuild = Arc<OnceCell<Result<(), ProvisionError>>>;
+
+/// Creates and releases a job's sandboxes.
+pub struct Provisioner {
+    engine: Engine,
+    plan: Arc<Plan>,
+    project: Project,
+    /// The job's instance id, in labels and container names.
+    instance: String,
+    /// Random per job, in container names.
+    tag: String,
+    /// Keep every sandbox after the job.
+    keep: bool,
+    events: Emitter,
+    sandboxes: Vec<OnceCell<Result<Sandbox, ProvisionError>>>,
+    /// `build: auto` builds by profile name.
+    builds: Mutex<HashMap<String, ImageBuild>>,
+}
+
+impl Provisioner {
+    /// Sandboxes for `plan`, run as job `instance` of `project`.
+    pub fn new(
+        engine: &Engine,
+        plan: Arc<Plan>,
+        project: Project,
+        instance: String,
+        keep: bool,
+        events: Emitter,
+    ) -> Provisioner {
+        Provisioner {
+            engine: engine.clone(),
+            sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
+            plan,
+            project,
+            instance,
+            tag: format!("{:06x}", fastrand::u32(..0x0100_0000)),
+            keep,
+            events,
+            builds: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The container for sandbox instance `sb`, created on first use.
+    pub async fn sandbox(&self, sb: usize) -> Result<Sandbox, ProvisionError> {
+        self.sandboxes[sb]
+            .get_or_init(|| self.create(sb))
+            .await
+            .clone()
+    }
+
+    async fn create(&self, sb: usize) -> Result<Sandbox, ProvisionError> {
+        let inst = &self.plan.sandboxes[sb];
+        let mut spec = inst.spec.clone();
+        spec.name = Some(container_name(&self.instance, &inst.id, &self.tag));
+        spec.project = Some(self.project.name.clone());
+        spec.project_root = Some(self.project.root.clone());
+        spec.instance = Some(self.instance.clone());
+        spec.persist = inst.persist;
+        spec.labels
+            .insert(labels::JOB.into(), self.plan.job_name.clone());
+        spec.labels.insert(labels::SANDBOX.into(), inst.id.clone());
+        if let (true, None, Some(profile)) = (inst.build, &spec.image, &spec.profile) {
+            self.ensure_image(&inst.id, profile).await?;
+        }
+        let created = Sandbox::create(&self.engine, &spec)
+            .await
+            .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
+        let image = created
+            .inspect()
+            .await
+            .map(|i| i.config.image)
+            .unwrap_or_default();
+        self.events.emit(EventKind::SandboxCreated {
+            sandbox: inst.id.clone(),
+            container: created.name().to_string(),
+            image,
+        });
+        Ok(created)
+    }
+
+    /// `build: auto`: build `profile`'s image unless it is up to date, once
+    /// per job.
+    async fn ensure_image(&self, sandbox: &str, profile: &str) -> Result<(), ProvisionError> {
+        let cell = self
+            .builds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(profile.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_init(|| self.build_image(sandbox, profile))
+            .await
+            .clone()
+    }
+
+    async fn build_image(&self, sandbox: &str, name: &str) -> Result<(), ProvisionError> {
+        /// Build output lines kept to explain a failure.
+        const TAIL: usize = 8;
+        let profile = crate::images::profile_in(&self.project, name)
+            .map_err(|e| ProvisionError::Profile(Arc::new(e)))?;
+        let started = Instant::now();
+        let mut announced = false;
+        let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
+        let result = crate::images::build(&self.engine, &profile, false, |line| {
+            if !announced {
+                announced = true;
+                self.events.emit(EventKind::ImageBuildStarted {
+                    sandbox: sandbox.to_string(),
+                    profile: profile.name.clone(),
+                    image: profile.image.clone(),
+                });
+            }
+            if let BuildLine::Log(text) = line {
+                for l in text.lines().filter(|l| !l.trim().is_empty()) {
+                    if tail.len() == TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(l.trim_end().to_string());
+                }
+            }
+        })
+        .await;
+        let (status, error) = match result {
+            Ok(o) if o.built => (ImageStatus::Built, None),
+            Ok(_) => (ImageStatus::UpToDate, None),
+            Err(e) => (
+                ImageStatus::Failed,
+                Some(ProvisionError::Build {
+                    image: profile.image.clone(),
+                    profile: profile.name.clone(),
+                    error: Arc::new(e),
+                    tail: tail.into(),
+                }),
+            ),
+        };
+        self.events.emit(EventKind::ImageBuildFinished {
+            sandbox: sandbox.to_string(),
+            profile: profile.name.clone(),
+            image: profile.image.clone(),
+            status,
+            duration_ms: started.elapsed().as_millis() as u64,
+            reason: error.as_ref().map(ToString::to_string),
+        });
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Remove sandbox instance `sb`'s container (stop its background work
+    /// and keep it when persistent or `--keep`). A sandbox never created
+    /// has nothing to release.
+    pub async fn release(&self, sb: usize) {
+        let Some(Ok(sandbox)) = self.sandboxes[sb].get() else {
+            return;
+        };
+        let keep = self.keep || self.plan.sandboxes[sb].persist;
+        let result = if keep {
+            sandbox.stop_background().await;
+            Ok(())
+        } else {
+            sandbox.shutdown(true, true).await.map(drop)
+        };
+        if let Err(e) = result {
+            self.events.emit(EventKind::Warning {
+                message: format!("could not remove sandbox {}: {e}", sandbox.name()),
+            });
+        }
+        self.events.emit(EventKind::SandboxReleased {
+            sandbox: self.plan.sandboxes[sb].id.clone(),
+            container: sandbox.name().to_string(),
+            kept: keep,
+        });
+    }
+}
+
+/// `pd-<instance>-<sandbox instance>-<tag>` in the characters engines accept.
+fn container_name(instance: &str, sandbox: &str, tag: &str) -> String {
+    let raw = format!("pd-{instance}-{sandbox}");
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while name.contains("--") {
+        name = name.replace("--", "-");
+    }
+    let name = name.trim_end_matches('-');
+    // Instance numbers are per project: the tag keeps two projects' jobs of
+    // the same name from colliding on the engine.
+    format!("{}-{tag}", &name[..name.len().min(90)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::container_name;
+
+    #[test]
+    fn container_names_are_engine_safe() {
+        assert_eq!(
+            container_name("grade-0003", "grader[student=alice]", "a1b2c3"),
+            "pd-grade-0003-grader-student-alice-a1b2c3"
+        );
+        assert_eq!(
+            container_name("j-0001", "box", "000001"),
+            "pd-j-0001-box-000001"
+        );
+        let long = container_name("j", &"x".repeat(300), "abcdef");
+        assert!(long.len() <= 100 && long.ends_with("-abcdef"), "{long}");
+    }
+}

@@ -1,0 +1,79 @@
+//! The job record as it stands before the first step: what will run, where,
+//! on which engine.
+//!
+//! The store writes and updates records; what a job's first record says is
+//! the runner's knowledge (the plan, the engine, the manifest), so it is
+//! built here, once, and handed to the store.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+
+use crate::engine::Engine;
+use crate::event::JobStatus;
+use crate::plan::Plan;
+use crate::store::{self, EngineRecord, InstanceRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
+
+/// The record of job `instance` of `plan`, about to run on `engine`:
+/// status `running`, every sandbox `planned`, every step `pending`.
+pub(super) fn initial(
+    plan: &Plan,
+    instance: &str,
+    engine: &Engine,
+    manifest: &Path,
+) -> InstanceRecord {
+    let info = engine.info();
+    InstanceRecord {
+        format_version: FORMAT_VERSION,
+        job: plan.job_name.clone(),
+        instance: instance.to_string(),
+        status: JobStatus::Running,
+        exit_code: None,
+        manifest: manifest.display().to_string(),
+        manifest_sha256: sha256_file(manifest),
+        started: OffsetDateTime::now_utc(),
+        finished: None,
+        runner_pid: std::process::id(),
+        engine: EngineRecord {
+            kind: info.kind.cli().to_string(),
+            version: info.version.clone(),
+            socket: info.socket.display().to_string(),
+        },
+        sandboxes: plan
+            .sandboxes
+            .iter()
+            .map(|s| SandboxRecord {
+                id: s.id.clone(),
+                container: None,
+                image: None,
+                state: "planned".into(),
+            })
+            .collect(),
+        steps: plan
+            .steps
+            .iter()
+            .map(|s| StepRecord {
+                id: s.id.clone(),
+                sandbox: plan.sandboxes[s.sandbox].id.clone(),
+                needs: s.needs.iter().map(|&n| plan.steps[n].id.clone()).collect(),
+                status: "pending".into(),
+                exit_code: None,
+                duration_ms: None,
+                attempts: 0,
+                reason: None,
+                log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
+            })
+            .collect(),
+        artifacts: Vec::new(),
+    }
+}
+
+/// SHA-256 of a file, hex (of nothing, when it cannot be read).
+fn sha256_file(path: &Path) -> String {
+    let mut hasher = Sha256::new();
+    if let Ok(mut f) = std::fs::File::open(path) {
+        let _ = std::io::copy(&mut f, &mut hasher);
+    }
+    format!("{:x}", hasher.finalize())
+}

@@ -1,0 +1,137 @@
+//! What a running job's step tasks share, and the [`StepRunner`] the
+//! scheduler drives in a real job.
+//!
+//! The scheduler decides when; this decides what: steps run through
+//! `run::step`, sandboxes come from and go back to the [`Provisioner`],
+//! and what each step leaves for templates is kept here, written before
+//! the scheduler hears the step ended, so its dependents always see it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::actions::Actions;
+use super::dispatch::Emitter;
+use super::provision::Provisioner;
+use super::scheduler::{Finished, Skip, StepRunner};
+use super::step;
+use crate::event::{Artifact, EventKind, StepStatus};
+use crate::manifest::template::Context;
+use crate::manifest::StepResult;
+use crate::plan::Plan;
+
+/// A job's shared state while it runs.
+pub(super) struct Runtime {
+    pub plan: Arc<Plan>,
+    pub events: Emitter,
+    pub cancel: CancellationToken,
+    pub provision: Provisioner,
+    pub actions: Actions,
+    /// What each finished step leaves for templates.
+    results: Mutex<Vec<Option<StepResult>>>,
+}
+
+/// How a step ended, as its `step_finished` event tells it.
+pub(super) struct StepEnd {
+    pub status: StepStatus,
+    pub exit_code: Option<i64>,
+    /// Wall time of the last attempt.
+    pub duration: Duration,
+    pub attempts: u32,
+    pub reason: Option<String>,
+    pub artifacts: Vec<Artifact>,
+}
+
+impl StepEnd {
+    /// A step that ended before any attempt.
+    pub fn early(status: StepStatus, reason: Option<String>) -> StepEnd {
+        StepEnd {
+            status,
+            exit_code: None,
+            duration: Duration::ZERO,
+            attempts: 0,
+            reason,
+            artifacts: Vec::new(),
+        }
+    }
+}
+
+impl Runtime {
+    pub fn new(
+        plan: Arc<Plan>,
+        events: Emitter,
+        cancel: CancellationToken,
+        provision: Provisioner,
+    ) -> Runtime {
+        Runtime {
+            actions: Actions::new(plan.sandboxes.len()),
+            results: Mutex::new(vec![None; plan.steps.len()]),
+            plan,
+            events,
+            cancel,
+            provision,
+        }
+    }
+
+    /// The template context of step `i`, with the results of the steps
+    /// finished so far.
+    pub fn template_context(&self, i: usize) -> Context {
+        let results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
+        self.plan.context_with_results(i, |d| results[d].as_ref())
+    }
+
+    /// Keep step `i`'s `result` for templates, then tell how it ended.
+    pub fn finish(&self, i: usize, end: StepEnd, result: StepResult) {
+        self.results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
+        let step = &self.plan.steps[i];
+        self.events.emit(EventKind::StepFinished {
+            step: step.id.clone(),
+            sandbox: self.plan.sandboxes[step.sandbox].id.clone(),
+            status: end.status,
+            exit_code: end.exit_code,
+            duration_ms: end.duration.as_millis() as u64,
+            attempts: end.attempts,
+            reason: end.reason,
+            artifacts: end.artifacts,
+        });
+    }
+}
+
+impl StepRunner for Runtime {
+    async fn run(&self, i: usize) -> Finished {
+        step::run_step(self, i).await
+    }
+
+    fn skip(&self, i: usize, why: Skip) {
+        let reason = match why {
+            Skip::Needs(d) => format!("needs {}, which did not succeed", self.plan.steps[d].id),
+            Skip::Stopped(stop) => stop.to_string(),
+            Skip::Unreached => "a step it needs did not run".to_string(),
+        };
+        let step = &self.plan.steps[i];
+        self.events.emit(EventKind::StepFinished {
+            step: step.id.clone(),
+            sandbox: self.plan.sandboxes[step.sandbox].id.clone(),
+            status: StepStatus::Skipped,
+            exit_code: None,
+            duration_ms: 0,
+            attempts: 0,
+            reason: Some(reason),
+            artifacts: Vec::new(),
+        });
+    }
+
+    async fn release(&self, sb: usize) {
+        self.provision.release(sb).await;
+    }
+
+    fn lost(&self, i: usize, error: &str) {
+        self.events.emit(EventKind::Warning {
+            message: format!(
+                "internal error in the task of step {}: {error}",
+                self.plan.steps[i].id
+            ),
+        });
+    }
+}

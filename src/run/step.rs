@@ -1,0 +1,155 @@
+//! One step from start to end: its `if`, its rendering, its sandbox, its
+//! attempts and retries, its time limit, and `allow_failure`.
+//!
+//! A step renders just before it runs, when the results it may read exist.
+//! Each attempt is told as a `step_started` event; only the last one ends
+//! the step. A step's `timeout` bounds the whole of an action that has no
+//! limit of its own (push, pull, snapshot): running out of it is a typed
+//! [`StepError::TimedOut`], so such a step ends `timed_out` as a command
+//! does, not `failed`.
+
+use std::time::{Duration, Instant};
+
+use super::actions::{self, ActionCtx, Attempt};
+use super::runtime::{Runtime, StepEnd};
+use super::scheduler::Finished;
+use super::step_error::StepError;
+use crate::event::{EventKind, StepStatus};
+use crate::manifest::StepResult;
+use crate::plan::RenderedStep;
+
+/// Pause between a failed attempt and the next.
+const RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// Run step `i` of the job to its end, and tell how it ended.
+pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
+    let plan = &rt.plan;
+    let step = &plan.steps[i];
+    let ctx = rt.template_context(i);
+    match plan.should_run(i, &ctx) {
+        Ok(true) => {}
+        Ok(false) => {
+            // Dependents still run: a false `if` is a decision, not a failure.
+            let result = StepResult {
+                status: template_status(StepStatus::Skipped).into(),
+                ..StepResult::default()
+            };
+            let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
+            rt.finish(i, end, result);
+            return Finished {
+                status: StepStatus::Skipped,
+                ok: true,
+            };
+        }
+        Err(d) => return fail(rt, i, &StepError::Template(d)),
+    }
+    let rendered = match plan.render_step(i, &ctx) {
+        Ok(r) => r,
+        Err(d) => return fail(rt, i, &StepError::Template(d)),
+    };
+    let sandbox = match rt.provision.sandbox(step.sandbox).await {
+        Ok(s) => s,
+        Err(error) => {
+            let sandbox = plan.sandboxes[step.sandbox].id.clone();
+            return fail(rt, i, &StepError::Provision { sandbox, error });
+        }
+    };
+    let actx = ActionCtx {
+        sandbox: &sandbox,
+        sb: step.sandbox,
+        step: &step.id,
+        events: &rt.events,
+        cancel: &rt.cancel,
+    };
+
+    let attempts_allowed = rendered.retries + 1;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        rt.events.emit(EventKind::StepStarted {
+            step: step.id.clone(),
+            sandbox: plan.sandboxes[step.sandbox].id.clone(),
+            attempt,
+            kind: rendered.action.kind().to_string(),
+            action: actions::describe(&rendered.action),
+        });
+        let t = Instant::now();
+        let outcome = attempt_once(rt, &actx, &rendered).await;
+        let took = t.elapsed();
+        let status = outcome.status();
+        let retry = !status.is_ok()
+            && status != StepStatus::Cancelled
+            && attempt < attempts_allowed
+            && !rt.cancel.is_cancelled();
+        if retry {
+            tokio::time::sleep(RETRY_PAUSE).await;
+            continue;
+        }
+        let reported = match status {
+            StepStatus::Failed | StepStatus::TimedOut if rendered.allow_failure => {
+                StepStatus::FailedAllowed
+            }
+            s => s,
+        };
+        let reason = outcome.result.as_ref().err().and_then(StepError::reason);
+        let result = StepResult {
+            // What templates see is what the step itself did, allowed or not.
+            status: template_status(status).to_string(),
+            exit_code: outcome.exit_code,
+            stdout: outcome.stdout,
+            outputs: outcome.outputs,
+            python: outcome.python,
+        };
+        let end = StepEnd {
+            status: reported,
+            exit_code: outcome.exit_code,
+            duration: took,
+            attempts: attempt,
+            reason,
+            artifacts: outcome.artifacts,
+        };
+        rt.finish(i, end, result);
+        return Finished {
+            status: reported,
+            ok: reported.is_ok(),
+        };
+    }
+}
+
+/// One attempt; the step's `timeout` bounds actions that do not bound
+/// themselves.
+async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep) -> Attempt {
+    let work = rt.actions.attempt(ctx, &rendered.action);
+    match rendered.timeout {
+        Some(limit) if !actions::times_itself(&rendered.action) => {
+            tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or_else(|_| Attempt::failed(StepError::TimedOut { after: limit }))
+        }
+        _ => work.await,
+    }
+}
+
+/// The step failed before any attempt (its `if`, its rendering, its sandbox).
+fn fail(rt: &Runtime, i: usize, e: &StepError) -> Finished {
+    let result = StepResult {
+        status: template_status(StepStatus::Failed).into(),
+        ..StepResult::default()
+    };
+    rt.finish(i, StepEnd::early(StepStatus::Failed, e.reason()), result);
+    Finished {
+        status: StepStatus::Failed,
+        ok: false,
+    }
+}
+
+/// `steps.<id>.status` in templates (docs/manifest.md).
+fn template_status(s: StepStatus) -> &'static str {
+    match s {
+        StepStatus::Succeeded => "success",
+        StepStatus::Failed | StepStatus::FailedAllowed => "failed",
+        StepStatus::TimedOut => "timed_out",
+        StepStatus::Skipped => "skipped",
+        StepStatus::Cancelled => "cancelled",
+    }
+}

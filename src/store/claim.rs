@@ -1,0 +1,33 @@
+//! Claiming a record directory by its exact id.
+//!
+//! `apply` learns the id a job will get before it plans (the id is `job.id`
+//! in templates), plans once with it, and only then takes the directory: a
+//! manifest that does not plan leaves nothing on disk. Another runner may
+//! take the same id in between; the claim then says so and the caller asks
+//! again.
+
+use std::path::Path;
+
+use super::{next_number, sanitize, Reserved};
+use crate::error::{Error, Result};
+
+/// The id the next record of `job` under `instances` would get
+/// (`<job>-<NNNN>`); nothing is created.
+#[must_use]
+pub fn next_instance(instances: &Path, job: &str) -> String {
+    let base = sanitize(job);
+    format!("{base}-{:04}", next_number(instances, &base))
+}
+
+/// Take the record directory `instances/<instance>`; `None` when another
+/// runner took it first.
+pub fn claim(instances: &Path, instance: &str) -> Result<Option<Reserved>> {
+    let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
+    std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
+    let dir = instances.join(instance);
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Ok(Some(Reserved { dir })),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(io("create the job record", e)),
+    }
+}
