@@ -131,15 +131,12 @@ fn code_only(text: &str) -> String {
                     .filter(|ch| rest[ch.len_utf8()..].starts_with('\''))
                     .map(|ch| ch.len_utf8() + 1)
             };
-            match len {
-                Some(n) => {
-                    out.push_str("' '");
-                    i += 1 + n;
-                }
-                None => {
-                    out.push('\'');
-                    i += 1;
-                }
+            if let Some(n) = len {
+                out.push_str("' '");
+                i += 1 + n;
+            } else {
+                out.push('\'');
+                i += 1;
             }
         } else {
             let ch = text[i..].chars().next().unwrap();
