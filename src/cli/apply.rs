@@ -18,7 +18,8 @@ use crate::project::Project;
 use crate::report::{self, OutputFormat};
 use crate::run::{self as runner, ExecuteOptions, DEFAULT_JOBS};
 use crate::store::{
-    self, EngineRecord, InstanceRecord, Recorder, SandboxRecord, StepRecord, FORMAT_VERSION,
+    self, JobEngine, JobRecord, JobSandbox, JobStep, Recorder, SandboxState, StepState,
+    FORMAT_VERSION,
 };
 
 #[derive(Debug, clap::Args)]
@@ -90,7 +91,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         }
     };
 
-    let rec = InstanceRecord {
+    let rec = JobRecord {
         format_version: FORMAT_VERSION,
         job: plan.job_name.clone(),
         instance: instance.clone(),
@@ -101,7 +102,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         started: OffsetDateTime::now_utc(),
         finished: None,
         runner_pid: std::process::id(),
-        engine: EngineRecord {
+        engine: JobEngine {
             kind: engine.info().kind.cli().to_string(),
             version: engine.info().version.clone(),
             socket: engine.info().socket.display().to_string(),
@@ -109,21 +110,21 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         sandboxes: plan
             .sandboxes
             .iter()
-            .map(|s| SandboxRecord {
+            .map(|s| JobSandbox {
                 id: s.id.clone(),
                 container: None,
                 image: None,
-                state: "planned".into(),
+                state: SandboxState::Planned,
             })
             .collect(),
         steps: plan
             .steps
             .iter()
-            .map(|s| StepRecord {
+            .map(|s| JobStep {
                 id: s.id.clone(),
                 sandbox: plan.sandboxes[s.sandbox].id.clone(),
                 needs: s.needs.iter().map(|&n| plan.steps[n].id.clone()).collect(),
-                status: "pending".into(),
+                status: StepState::Pending,
                 exit_code: None,
                 duration_ms: None,
                 attempts: 0,

@@ -613,10 +613,14 @@ impl Decoder<'_> {
             }
             (Some(p), None) => {
                 if !is_template(&p.value) {
-                    match images::profile(&p.value) {
+                    // Transitional: the current directory's project, until
+                    // profile names are checked against a given set.
+                    let cwd = std::env::current_dir().unwrap_or_default();
+                    let project = crate::project::Project::find(&cwd);
+                    match images::profile_in(&project, &p.value) {
                         Ok(_) => {}
                         Err(crate::Error::UnknownProfile { .. }) => {
-                            let known = images::known_names();
+                            let known = images::names_in(&project);
                             let known: Vec<&str> = known.iter().map(String::as_str).collect();
                             let hint = hint_for(&p.value, "known profiles", &known);
                             self.error(p.span, format!("unknown profile `{}`", p.value), hint);

@@ -4,7 +4,8 @@
 use crate::images;
 use crate::manifest::template::{self, Context};
 use crate::manifest::{Diagnostic, ImageSource, Manifest, SandboxDecl, Tpl};
-use crate::sandbox::spec::{SandboxSpec, DEFAULT_PROFILE};
+use crate::project::Project;
+use crate::sandbox::spec::SandboxSpec;
 use crate::sandbox::{PortMap, VolumeMount};
 use crate::size::{ByteSize, SIZE_FORMS};
 
@@ -74,12 +75,19 @@ pub(crate) fn render_spec(
         diags,
     };
     let mut spec = SandboxSpec::default();
+    // Transitional: profiles are looked up in the current directory's
+    // project until the plan is given its project's profiles.
+    let project = || Project::find(&std::env::current_dir().unwrap_or_default());
+    let mut network = spec.network;
     match &decl.image {
-        ImageSource::Default => spec.profile = Some(DEFAULT_PROFILE.to_string()),
+        ImageSource::Default => {}
         ImageSource::Profile(tpl) => {
             if let Some(p) = r.render(tpl) {
-                match images::profile(&p) {
-                    Ok(_) => {}
+                match images::profile_in(&project(), &p) {
+                    Ok(found) => {
+                        spec.image = found.image;
+                        network = found.network;
+                    }
                     Err(crate::Error::UnknownProfile { known, .. }) => r.diags.push(
                         Diagnostic::new(
                             &manifest.source,
@@ -104,7 +112,14 @@ pub(crate) fn render_spec(
                             .hint("name a local image, e.g. debian:bookworm-slim"),
                     );
                 }
-                spec.image = Some(i);
+                match images::profile_for_image(&project(), &i) {
+                    Some(found) => {
+                        spec.profile = Some(found.name);
+                        network = found.network;
+                    }
+                    None => spec.profile = None,
+                }
+                spec.image = i;
             }
         }
     }
@@ -117,7 +132,7 @@ pub(crate) fn render_spec(
         spec.cpu_percent = cpu.value;
     }
     spec.pids_limit = decl.pids_limit;
-    spec.network = decl.network;
+    spec.network = decl.network.unwrap_or(network);
     for (k, v) in &decl.env {
         if let Some(v) = r.render(v) {
             spec.env.push((k.clone(), v));

@@ -328,15 +328,27 @@ async fn sandbox(shared: &Shared, sb: usize) -> Result<Sandbox, String> {
             spec.instance = Some(shared.opts.instance.clone());
             spec.persist = inst.persist;
             spec.labels
-                .insert("pocketdock.job".into(), shared.plan.job_name.clone());
+                .insert(crate::labels::JOB.into(), shared.plan.job_name.clone());
             spec.labels
-                .insert("pocketdock.sandbox".into(), inst.id.clone());
-            if let (true, None, Some(profile)) = (inst.build, &spec.image, &spec.profile) {
+                .insert(crate::labels::SANDBOX.into(), inst.id.clone());
+            if let (true, Some(profile)) = (inst.build, &spec.profile) {
                 ensure_image(shared, &inst.id, profile).await?;
             }
-            let created = Sandbox::create(&shared.engine, &spec)
+            // Transitional: a persistent sandbox's record goes to the current
+            // directory's project until the job is given its project.
+            let created = if spec.persist {
+                let cwd = std::env::current_dir().unwrap_or_default();
+                crate::store::PersistentSandbox::create(
+                    &shared.engine,
+                    &spec,
+                    &crate::project::Project::find(&cwd),
+                )
                 .await
-                .map_err(|e| e.to_string())?;
+                .map(crate::store::PersistentSandbox::into_sandbox)
+            } else {
+                Sandbox::create(&shared.engine, &spec).await
+            }
+            .map_err(|e| e.to_string())?;
             let image = created
                 .inspect()
                 .await
@@ -371,7 +383,10 @@ async fn ensure_image(shared: &Shared, sandbox: &str, profile: &str) -> Result<(
 async fn build_image(shared: &Shared, sandbox: &str, name: &str) -> Result<(), String> {
     /// Build output lines kept to explain a failure.
     const TAIL: usize = 8;
-    let profile = crate::images::profile(name).map_err(|e| e.to_string())?;
+    // Transitional: the current directory's project, until the job is given its profiles.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let project = crate::project::Project::find(&cwd);
+    let profile = crate::images::profile_in(&project, name).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let mut announced = false;
     let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
