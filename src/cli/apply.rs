@@ -10,11 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::validate::{load_and_plan_with, VarArgs};
 use super::EXIT_INTERRUPTED;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, JobStatus};
 use crate::plan::PlanOptions;
-use crate::project::Project;
 use crate::report::{self, OutputFormat};
 use crate::run::{self as runner, ExecuteOptions, DEFAULT_JOBS};
 use crate::store::{
@@ -57,7 +55,7 @@ pub struct Args {
     output: OutputFormat,
 }
 
-pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     let env: Vec<(String, String)> = a
         .env_vars
         .iter()
@@ -68,8 +66,8 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
-    let project = Project::load_current()?;
-    let engine = Engine::connect_to(socket).await?;
+    let project = ctx.project()?;
+    let engine = ctx.engine().await?;
     let instances = store::instances_dir(&project.root);
     let manifest_path = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
 
@@ -135,7 +133,7 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         artifacts: Vec::new(),
     };
     let recorder = reserved.start(rec)?;
-    let record_dir = display_path(recorder.dir());
+    let record_dir = display_path(&ctx.cwd, recorder.dir());
 
     // The spine: one dispatcher, the recorder first, then the reporter.
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -214,9 +212,7 @@ fn sha256_file(path: &std::path::Path) -> String {
 }
 
 /// A path relative to the current directory when it is inside it.
-fn display_path(p: &std::path::Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.display().to_string()))
-        .unwrap_or_else(|| p.display().to_string())
+fn display_path(cwd: &std::path::Path, p: &std::path::Path) -> String {
+    p.strip_prefix(cwd)
+        .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
 }

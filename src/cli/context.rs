@@ -36,6 +36,8 @@ pub struct Context {
     pub stderr_is_terminal: bool,
     /// `$TERM`, for an attached shell.
     pub term: Option<String>,
+    /// Running in GitHub Actions (`GITHUB_ACTIONS=true`).
+    pub github_actions: bool,
 }
 
 impl Context {
@@ -57,6 +59,7 @@ impl Context {
             stdout_is_terminal: std::io::stdout().is_terminal(),
             stderr_is_terminal: std::io::stderr().is_terminal(),
             term: std::env::var("TERM").ok(),
+            github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
         })
     }
 

@@ -196,7 +196,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(&a)),
         Command::Plan(a) => Ok(plan::run(&a)),
-        Command::Apply(a) => apply::run(ctx.socket.as_deref(), a).await,
+        Command::Apply(a) => apply::run(ctx, a).await,
         Command::Logs(a) => logs::run(ctx, &a),
         Command::List(a) if a.jobs() => {
             logs::list_jobs(ctx, a.json());
