@@ -17,7 +17,9 @@ pub const PERSIST: &str = "pocketdock.persist";
 pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
 /// On a persistent sandbox: its instance directory on the host.
 pub const DATA_PATH: &str = "pocketdock.data-path";
-/// On a job's sandbox: the job name.
+/// On a built profile image: the SHA-256 of the build context it was built from.
+pub const CONTEXT_SHA256: &str = "pocketdock.context-sha256";
+/// On a job's sandbox: the job's name.
 pub const JOB: &str = "pocketdock.job";
 /// On a job's sandbox: its sandbox instance id (`grader[student=alice]`).
 pub const SANDBOX: &str = "pocketdock.sandbox";

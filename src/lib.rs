@@ -3,9 +3,11 @@
 //! The library is layered as the CLI is: [`manifest`] reads a job (YAML or
 //! KDL) into a checked model, [`plan`] turns it into a graph of steps,
 //! [`engine`] speaks the Docker-compatible REST API over a Unix socket,
-//! [`sandbox`] runs commands in one container, [`images`] builds the shipped
-//! profiles, and [`cli`] turns arguments into calls. Everything that talks
-//! to the engine is async (tokio).
+//! [`sandbox`] runs commands in one container, [`images`] resolves and builds
+//! a [`project`]'s profiles, [`store`] keeps everything under `.pocketdock/`
+//! (job records, and persistent sandboxes with their records), and [`cli`]
+//! turns arguments into calls. Everything that talks to the engine is async
+//! (tokio).
 //!
 //! ```no_run
 //! # async fn demo() -> pocketdock::Result<()> {

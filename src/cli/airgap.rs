@@ -1,7 +1,6 @@
 //! `pocketdock export` and `pocketdock import`: images to and from a file,
 //! for machines without a registry.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +12,7 @@ use crate::error::Error;
 use crate::images::airgap::{self, Progress};
 use crate::images::canonical_name;
 use crate::images::{self, SHIPPED};
+use crate::project::Project;
 use crate::size::ByteSize;
 
 const EXPORT_HELP: &str = "\
@@ -56,17 +56,19 @@ pub struct ImportArgs {
 }
 
 impl ExportArgs {
-    /// The images of the profiles asked for, checked before any engine call.
-    pub fn profile_images(&self) -> Result<Vec<String>, Error> {
+    /// The images of the profiles asked for, looked up in `project`,
+    /// checked before any engine call.
+    pub fn profile_images(&self, project: &Project) -> Result<Vec<String>, Error> {
         self.profile
             .iter()
-            .map(|p| images::profile(p).map(|p| p.image))
+            .map(|p| images::profile_in(project, p).map(|p| p.image))
             .collect()
     }
 }
 
 /// Export `profile_images` (from [`ExportArgs::profile_images`]) and the rest of the selection.
 pub async fn export(
+    ctx: &super::Context,
     engine: &Engine,
     a: ExportArgs,
     profile_images: Vec<String>,
@@ -93,13 +95,14 @@ pub async fn export(
             estimate += i.size;
         }
     }
-    let bar = progress_bar("exporting", estimate);
+    let bar = progress_bar(ctx, "exporting", estimate);
     let gzip = !a
         .output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("tar"));
     let work = airgap::export(
         engine,
+        ctx.project_lenient(),
         &names,
         &a.output,
         gzip,
@@ -124,10 +127,10 @@ pub async fn export(
     Ok(0)
 }
 
-pub async fn import(engine: &Engine, a: ImportArgs) -> Result<u8, Error> {
+pub async fn import(ctx: &super::Context, engine: &Engine, a: ImportArgs) -> Result<u8, Error> {
     let started = Instant::now();
     let size = std::fs::metadata(&a.file).map_or(0, |m| m.len());
-    let bar = progress_bar("importing", size);
+    let bar = progress_bar(ctx, "importing", size);
     let work = airgap::import(engine, &a.file, bar.as_ref().map(on_progress));
     let report = interruptible(work).await;
     if let Some(b) = &bar {
@@ -180,8 +183,8 @@ async fn interruptible<T>(
 }
 
 /// A bytes progress bar on stderr when it is a terminal.
-fn progress_bar(verb: &str, len: u64) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
+fn progress_bar(ctx: &super::Context, verb: &str, len: u64) -> Option<ProgressBar> {
+    if !ctx.stderr_is_terminal {
         return None;
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());

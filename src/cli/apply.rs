@@ -11,10 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::validate::{manifest_error, VarArgs};
 use super::EXIT_INTERRUPTED;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::JobStatus;
-use crate::project::Project;
 use crate::report::{self, OutputFormat};
 use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 
@@ -53,7 +51,7 @@ pub struct Args {
     output: OutputFormat,
 }
 
-pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     let mut load = a.vars.options();
     load.env = a
         .env_vars
@@ -63,11 +61,11 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
     let req = ApplyRequest {
         manifest: a.file.clone(),
         load,
-        project: Project::load_current()?,
+        project: ctx.project()?.clone(),
         jobs: a.jobs,
         keep_going: a.keep_going,
         keep: a.keep,
-        relative_to: std::env::current_dir().ok(),
+        relative_to: Some(ctx.cwd.clone()),
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {
@@ -75,12 +73,20 @@ pub async fn run(socket: Option<&std::path::Path>, a: Args) -> Result<u8, Error>
         Err(ApplyError::Manifest(e)) => return Ok(manifest_error(&e)),
         Err(ApplyError::Record(e)) => return Err(e),
     };
-    let engine = Engine::connect_to(socket).await?;
+    let engine = ctx.engine().await?;
 
     let cancel = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(cancel.clone()));
     let outcome = job
-        .run(&engine, vec![report::reporter(a.output)], cancel)
+        .run(
+            &engine,
+            vec![report::reporter(
+                a.output,
+                ctx.github_actions,
+                ctx.stdout_is_terminal,
+            )],
+            cancel,
+        )
         .await;
     signals.abort();
     match outcome {

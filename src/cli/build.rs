@@ -35,9 +35,12 @@ fn build_help() -> String {
     let mut s = String::from("Profiles:\n");
     // clap builds every command's help on every invocation: read the
     // project's profiles only when help is asked for.
+    // Help is printed while the arguments are parsed, before the
+    // invocation's context exists: find the project here.
     let asked = std::env::args().any(|a| a == "-h" || a == "--help" || a == "help");
     let listed = if asked {
-        images::all_in(&Project::current())
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        images::all_in(&Project::find(&cwd))
     } else {
         Ok(images::shipped().collect())
     };
@@ -63,14 +66,14 @@ fn build_help() -> String {
     s
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let project = Project::current();
+pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let project = ctx.project_lenient();
     let selected = if a.profiles.is_empty() {
-        images::all_in(&project)?
+        images::all_in(project)?
     } else {
         a.profiles
             .iter()
-            .map(|n| images::profile_in(&project, n))
+            .map(|n| images::profile_in(project, n))
             .collect::<Result<Vec<_>, _>>()?
     };
     let args: std::collections::BTreeMap<String, String> = a.build_arg.iter().cloned().collect();

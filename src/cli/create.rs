@@ -2,12 +2,13 @@
 
 use std::path::Path;
 
+use super::context::{resolve_spec, Context};
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::Project;
-use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT};
+use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT, DEFAULT_PROFILE};
 use crate::sandbox::{PortMap, Sandbox, SandboxSpec, VolumeMount};
 use crate::size::ByteSize;
+use crate::store::PersistentSandbox;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -81,38 +82,44 @@ fn parse_port(s: &str) -> Result<PortMap, String> {
 }
 
 fn parse_volume(s: &str) -> Result<VolumeMount, String> {
-    let mut v: VolumeMount = s.parse().map_err(|e: Error| e.to_string())?;
-    if v.host.starts_with('.') {
-        let abs = std::env::current_dir()
-            .map_err(|e| e.to_string())?
-            .join(Path::new(&v.host));
-        v.host = abs.display().to_string();
-    }
-    Ok(v)
+    s.parse().map_err(|e: Error| e.to_string())
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let project = Project::load_current()?;
-    let profile = a.profile.or_else(|| {
-        a.image
-            .is_none()
-            .then(|| project.config.default_profile.clone())
-            .flatten()
-    });
+pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let project = ctx.project()?;
+    let default_profile = project
+        .config
+        .default_profile
+        .as_deref()
+        .unwrap_or(DEFAULT_PROFILE);
+    let base = resolve_spec(
+        project,
+        a.profile.as_deref(),
+        a.image.as_deref(),
+        default_profile,
+    )?;
     let persist = a.persist || (project.config.default_persist && !a.no_persist);
     let network = if a.network {
-        Some(true)
+        true
     } else if a.no_network {
-        Some(false)
+        false
     } else {
-        None
+        base.network
     };
+    // Relative host paths are from where pocketdock was started.
+    let volumes = a
+        .volume
+        .into_iter()
+        .map(|mut v| {
+            if v.host.starts_with('.') {
+                v.host = ctx.absolute(Path::new(&v.host)).display().to_string();
+            }
+            v
+        })
+        .collect();
     let spec = SandboxSpec {
-        profile,
-        image: a.image,
         name: a.name,
-        project: Some(a.project.unwrap_or(project.name)),
-        project_root: Some(project.root),
+        project: Some(a.project.unwrap_or_else(|| project.name.clone())),
         mem: a.mem,
         cpu_percent: a.cpu,
         pids_limit: a.pids_limit,
@@ -120,12 +127,18 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         env: a.env,
         workdir: a.workdir,
         ports: a.port,
-        volumes: a.volume,
+        volumes,
         devices: a.device,
         persist,
-        ..SandboxSpec::default()
+        ..base
     };
-    let sandbox = Sandbox::create(engine, &spec).await?;
+    let sandbox = if persist {
+        PersistentSandbox::create(engine, &spec, project)
+            .await?
+            .into_sandbox()
+    } else {
+        Sandbox::create(engine, &spec).await?
+    };
     if a.json {
         println!(
             "{}",

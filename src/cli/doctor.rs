@@ -18,11 +18,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::labels;
-use crate::project::Project;
-use crate::store::{self, reconcile, InstanceRecord};
-
-/// Label every job container carries (set by the executor).
-const JOB_LABEL: &str = "pocketdock.job";
+use crate::store::{self, reconcile, JobRecord};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -170,8 +166,8 @@ struct Report {
     findings: Vec<Finding>,
 }
 
-pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let project = Project::load_current()?;
+pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+    let project = ctx.project()?;
     let instances = store::instances_dir(&project.root);
     let job_containers = engine
         .list_containers(
@@ -179,7 +175,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
             &[
                 format!("{}=true", labels::MANAGED),
                 format!("{}={}", labels::PROJECT, project.name),
-                JOB_LABEL.to_string(),
+                labels::JOB.to_string(),
             ],
         )
         .await?;
@@ -231,7 +227,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         }
     }
 
-    findings.extend(instances::check(engine, &project, a.fix).await?);
+    findings.extend(instances::check(engine, project, a.fix).await?);
 
     if a.json {
         let report = Report {
@@ -304,7 +300,7 @@ async fn dead_runner(
     engine: &Engine,
     fix: bool,
     dir: &std::path::Path,
-    rec: &mut InstanceRecord,
+    rec: &mut JobRecord,
     observed: Vec<reconcile::Observed>,
 ) -> Finding {
     let d = reconcile::decide(rec, &observed);

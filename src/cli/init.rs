@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::images;
 use crate::manifest::is_project_name;
+use crate::project::Project;
 use crate::sandbox::spec::DEFAULT_PROFILE;
 
 #[derive(Debug, clap::Args)]
@@ -31,10 +32,10 @@ const GITIGNORE: &str = "# Written by `pocketdock init`: instance data (logs, hi
 instances/
 ";
 
-pub fn run(a: &Args) -> Result<u8, Error> {
+pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let dir = match &a.dir {
         Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|e| Error::io("read the current directory", e))?,
+        None => ctx.cwd.clone(),
     };
     if !dir.is_dir() {
         return Err(Error::LocalPathMissing { path: dir });
@@ -50,7 +51,7 @@ pub fn run(a: &Args) -> Result<u8, Error> {
         }
     }
     let profile = a.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
-    images::profile(profile)?;
+    images::profile_in(&Project::find(&dir), profile)?;
     let default_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -1,11 +1,10 @@
 //! `pocketdock stop`, `resume`, `shutdown` and `snapshot`.
 
-use std::io::IsTerminal;
-
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::Shutdown;
 use crate::sandbox::{labels, Sandbox};
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct NameArgs {
@@ -64,16 +63,16 @@ pub async fn resume(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-pub async fn shutdown(engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
+pub async fn shutdown(ctx: &super::Context, engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(engine, &a.name);
     let inspect = sandbox.inspect().await?;
     let persist = inspect.label(labels::PERSIST) == Some("true");
     let removes = !persist || a.remove;
-    if removes && !a.yes && !confirm(&a.name)? {
+    if removes && !a.yes && !confirm(ctx, &a.name)? {
         eprintln!("kept {}", a.name);
         return Ok(1);
     }
-    match sandbox.shutdown(a.force, a.remove).await? {
+    match store::shutdown(&sandbox, a.force, a.remove).await? {
         Shutdown::Removed => println!("removed {}", a.name),
         Shutdown::Stopped => println!(
             "stopped {} (persistent: filesystem kept; `pocketdock shutdown {} --remove` deletes it)",
@@ -84,8 +83,8 @@ pub async fn shutdown(engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
 }
 
 /// Ask on a terminal; refuse without one, since nobody can answer.
-fn confirm(name: &str) -> Result<bool, Error> {
-    if !std::io::stdin().is_terminal() {
+fn confirm(ctx: &super::Context, name: &str) -> Result<bool, Error> {
+    if !ctx.stdin_is_terminal {
         return Err(Error::Invalid {
             what: "confirmation for removing sandbox",
             value: name.to_string(),
@@ -106,7 +105,7 @@ pub struct RebootArgs {
 
 pub async fn reboot(engine: &Engine, a: RebootArgs) -> Result<u8, Error> {
     let mut sandbox = Sandbox::attach(engine, &a.name);
-    sandbox.reboot(a.fresh).await?;
+    store::reboot(&mut sandbox, a.fresh).await?;
     if a.fresh {
         println!("recreated {} from its image", a.name);
     } else {

@@ -36,8 +36,8 @@ impl Args {
     }
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let scope = super::scope(a.project.as_ref(), a.all_projects)?;
+pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
     let rows = manage::list_sandboxes(engine, &scope, a.all).await?;
     if a.json {
         println!(

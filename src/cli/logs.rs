@@ -6,8 +6,9 @@ use time::OffsetDateTime;
 
 use super::table;
 use crate::error::Error;
+use crate::event::StepStatus;
 use crate::project::Project;
-use crate::store::{self, InstanceRecord};
+use crate::store::{self, sandbox_dir, JobRecord};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -35,17 +36,17 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(a: &Args) -> Result<u8, Error> {
+pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let Some(instance) = &a.instance else {
-        list_jobs(a.json);
+        list_jobs(ctx, a.json);
         return Ok(0);
     };
-    let project = Project::load_current()?;
-    let sandbox_dir = crate::store::sandbox_dir::instance_dir(&project.root, instance);
-    if crate::store::sandbox_dir::is_container_instance(&sandbox_dir) && a.step.is_none() {
-        return sandbox_logs(&sandbox_dir, a.history);
+    let project = ctx.project()?;
+    let record = sandbox_dir::sandbox_dir(&project.root, instance);
+    if sandbox_dir::is_sandbox_dir(&record) && a.step.is_none() {
+        return sandbox_logs(&record, a.history);
     }
-    let dir = find(&project, instance)?;
+    let dir = find(project, instance)?;
     if a.history {
         let text = std::fs::read_to_string(dir.join("history.jsonl"))
             .map_err(|e| Error::io(format!("read {}", dir.join("history.jsonl").display()), e))?;
@@ -89,9 +90,9 @@ pub fn run(a: &Args) -> Result<u8, Error> {
 }
 
 /// The job records of the current project, newest first.
-pub fn list_jobs(json: bool) {
-    let project = Project::current();
-    let records = store::list(&store::instances_dir(&project.root));
+pub fn list_jobs(ctx: &super::Context, json: bool) {
+    let root = &ctx.root;
+    let records = store::list(&store::instances_dir(root));
     if json {
         let rows: Vec<_> = records.iter().filter_map(|(_, r)| r.as_ref()).collect();
         println!(
@@ -103,7 +104,7 @@ pub fn list_jobs(json: bool) {
     if records.is_empty() {
         eprintln!(
             "no job records in {}; run a job with `pocketdock apply FILE`",
-            project.root.display()
+            root.display()
         );
         return;
     }
@@ -125,7 +126,12 @@ pub fn list_jobs(json: bool) {
                     let failed = r
                         .steps
                         .iter()
-                        .filter(|s| s.status == "failed" || s.status == "timed_out")
+                        .filter(|s| {
+                            matches!(
+                                s.status.finished(),
+                                Some(StepStatus::Failed | StepStatus::TimedOut)
+                            )
+                        })
                         .count();
                     vec![
                         name,
@@ -202,7 +208,7 @@ fn find(project: &Project, instance: &str) -> Result<PathBuf, Error> {
     })
 }
 
-fn read_record(dir: &Path) -> Result<InstanceRecord, Error> {
+fn read_record(dir: &Path) -> Result<JobRecord, Error> {
     let path = dir.join("instance.toml");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| Error::io(format!("read {}", path.display()), e))?;

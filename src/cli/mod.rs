@@ -9,6 +9,7 @@ mod airgap;
 mod apply;
 mod bench;
 mod build;
+mod context;
 mod create;
 mod doctor;
 mod files;
@@ -33,10 +34,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::Project;
 use crate::sandbox::manage::Scope;
+
+pub use context::Context;
 
 /// Exit code for usage errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -185,74 +186,60 @@ fn run_main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
-    let socket = match cli.socket {
-        Some(s) => Some(s),
-        None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => None,
-        None => configured_socket()?,
-    };
-    let engine = || Engine::connect_to(socket.as_deref());
+    let ctx = Context::from_process(cli.socket)?;
+    let ctx = &ctx;
+    let engine = || ctx.engine();
     match cli.command {
-        Command::Init(a) => init::run(&a),
-        Command::Status(a) => status::run(&engine().await?, &a).await,
-        Command::Prune(a) => prune::run(&engine().await?, &a).await,
+        Command::Init(a) => init::run(ctx, &a),
+        Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
+        Command::Prune(a) => prune::run(ctx, &engine().await?, &a).await,
         // Manifest commands never touch the engine.
-        Command::Validate(a) => Ok(validate::run(&a)),
-        Command::Plan(a) => Ok(plan::run(&a)),
-        Command::Apply(a) => apply::run(socket.as_deref(), a).await,
-        Command::Logs(a) => logs::run(&a),
+        Command::Validate(a) => Ok(validate::run(ctx, &a)),
+        Command::Plan(a) => Ok(plan::run(ctx, &a)),
+        Command::Apply(a) => apply::run(ctx, a).await,
+        Command::Logs(a) => logs::run(ctx, &a),
         Command::List(a) if a.jobs() => {
-            logs::list_jobs(a.json());
+            logs::list_jobs(ctx, a.json());
             Ok(0)
         }
-        Command::Doctor(a) => doctor::run(&engine().await?, &a).await,
-        Command::Create(a) => create::run(&engine().await?, a).await,
+        Command::Doctor(a) => doctor::run(ctx, &engine().await?, &a).await,
+        Command::Create(a) => create::run(ctx, &engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.
             let opts = a.options()?;
-            run::run(&engine().await?, a, opts).await
+            run::run(ctx, &engine().await?, a, opts).await
         }
-        Command::Shell(a) => shell::run(&engine().await?, a).await,
-        Command::Python(a) => python::run(&engine().await?, a).await,
+        Command::Shell(a) => shell::run(ctx, &engine().await?, a).await,
+        Command::Python(a) => python::run(ctx, &engine().await?, a).await,
         Command::Push(a) => files::push(&engine().await?, a).await,
         Command::Pull(a) => files::pull(&engine().await?, a).await,
-        Command::List(a) => list::run(&engine().await?, a).await,
+        Command::List(a) => list::run(ctx, &engine().await?, a).await,
         Command::Info(a) => info::run(&engine().await?, a).await,
         Command::Stop(a) => lifecycle::stop(&engine().await?, a).await,
         Command::Resume(a) => lifecycle::resume(&engine().await?, a).await,
         Command::Reboot(a) => lifecycle::reboot(&engine().await?, a).await,
         Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
-        Command::Shutdown(a) => lifecycle::shutdown(&engine().await?, a).await,
+        Command::Shutdown(a) => lifecycle::shutdown(ctx, &engine().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
-        Command::Build(a) => build::run(&engine().await?, a).await,
+        Command::Build(a) => build::run(ctx, &engine().await?, a).await,
         Command::Export(a) => {
-            let names = a.profile_images()?;
-            airgap::export(&engine().await?, a, names).await
+            let names = a.profile_images(ctx.project_lenient())?;
+            airgap::export(ctx, &engine().await?, a, names).await
         }
-        Command::Import(a) => airgap::import(&engine().await?, a).await,
-        Command::Bench(a) => bench::run(&engine().await?, a).await,
+        Command::Import(a) => airgap::import(ctx, &engine().await?, a).await,
+        Command::Bench(a) => bench::run(ctx, &engine().await?, a).await,
         Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
     }
 }
 
-/// The install-level `socket` setting.
-fn configured_socket() -> Result<Option<PathBuf>, Error> {
-    let Some(file) = crate::project::config::install_file() else {
-        return Ok(None);
-    };
-    let layer = crate::project::config::read_layer(&file, true).map_err(Error::Settings)?;
-    let mut config = crate::project::Config::default();
-    config.apply(layer);
-    Ok(config.socket)
-}
-
 /// The scope of `--project P` / `--all-projects` / the current project.
-fn scope(project: Option<&String>, all_projects: bool) -> Result<Scope, Error> {
+fn scope(ctx: &Context, project: Option<&String>, all_projects: bool) -> Result<Scope, Error> {
     Ok(if all_projects {
         Scope::All
     } else {
         Scope::Project(match project {
             Some(p) => p.clone(),
-            None => Project::load_current()?.name,
+            None => ctx.project()?.name.clone(),
         })
     })
 }

@@ -23,8 +23,8 @@ pub struct Args {
     dot: bool,
 }
 
-pub fn run(args: &Args) -> u8 {
-    let plan = match load_and_plan(&args.file, &args.vars) {
+pub fn run(ctx: &super::Context, args: &Args) -> u8 {
+    let plan = match load_and_plan(ctx, &args.file, &args.vars) {
         Ok(p) => p,
         Err(code) => return code,
     };

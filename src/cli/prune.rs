@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::labels;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -32,8 +33,8 @@ pub struct Args {
     yes: bool,
 }
 
-pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let scope = super::scope(a.project.as_ref(), a.all_projects)?;
+pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+    let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
     let sandboxes: Vec<_> = manage::list_sandboxes(engine, &scope, true)
         .await?
         .into_iter()
@@ -97,20 +98,21 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         return Ok(1);
     }
 
-    let report = manage::prune(engine, &sandboxes, &images).await;
+    let pruned = store::prune(engine, &sandboxes, &images).await;
+    let report = &pruned.engine;
     for id in &report.in_use {
         eprintln!("kept image {}: in use", short_id(id));
     }
     let mut summary = format!(
         "removed {}",
-        plural(report.sandboxes, "sandbox", "sandboxes")
+        plural(report.sandboxes.len(), "sandbox", "sandboxes")
     );
-    if report.instance_dirs > 0 {
+    if pruned.record_dirs > 0 {
         let _ = write!(
             summary,
             " ({})",
             plural(
-                report.instance_dirs,
+                pruned.record_dirs,
                 "instance directory",
                 "instance directories"
             )

@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::Sandbox;
 use crate::size::ByteSize;
-use crate::store::sandbox_dir::RunLog;
+use crate::store::RunLog;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -54,7 +54,7 @@ pub struct Args {
     reset: bool,
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let code = match a.code.as_deref() {
         Some("-") => {
             let mut s = String::new();
@@ -107,9 +107,8 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             }
         })
     };
-    let mut log = super::run::instance_dir(&a.name).and_then(|(dir, project)| {
-        RunLog::start_python(&dir, &project.config.logging, &a.name, &code)
-    });
+    let mut log = super::run::record_dir(ctx, &a.name)
+        .and_then(|(dir, logging)| RunLog::start_python(&dir, &logging, &a.name, &code));
     let result = kernel.exec(&code, timeout).await;
     interrupter.abort();
     let r = match result {

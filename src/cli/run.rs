@@ -1,19 +1,21 @@
 //! `pocketdock run`.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{EXIT_INTERRUPTED, EXIT_TIMEOUT};
+use super::{Context, EXIT_INTERRUPTED, EXIT_TIMEOUT};
 use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::Project;
+use crate::project::config::Logging;
 use crate::sandbox::spec::parse_env;
 use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
 use crate::size::ByteSize;
-use crate::store::sandbox_dir::{self, RunLog};
+use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
+use crate::store::{sandbox_dir, RunLog};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: the command's own; 124 when it timed out; \
@@ -85,7 +87,12 @@ impl Args {
     }
 }
 
-pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, Error> {
+pub async fn run(
+    ctx: &Context,
+    engine: &Engine,
+    a: Args,
+    mut opts: RunOptions,
+) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(engine, &a.name);
     let command = a.command.join(" ");
     let cancel = CancellationToken::new();
@@ -97,9 +104,9 @@ pub async fn run(engine: &Engine, a: Args, mut opts: RunOptions) -> Result<u8, E
     });
     if a.detach {
         watcher.abort();
-        return detach(&sandbox, &command, &opts, a.json).await;
+        return detach(ctx, &sandbox, &command, &opts, a.json).await;
     }
-    let mut log = instance_log(&a.name, &command);
+    let mut log = record_log(ctx, &a.name, &command);
     let outcome = if a.json && a.stream {
         ndjson(&sandbox, &command, &opts, &mut log).await
     } else if a.json {
@@ -160,6 +167,7 @@ async fn ndjson(
 /// Start in the background through the engine (the process outlives this
 /// CLI call); output goes to a log file inside the sandbox.
 async fn detach(
+    ctx: &Context,
     sandbox: &Sandbox,
     command: &str,
     opts: &RunOptions,
@@ -167,20 +175,14 @@ async fn detach(
 ) -> Result<u8, Error> {
     let started = sandbox.spawn_logged(command, opts).await?;
     // Its output stays in the sandbox; the history says where.
-    if let Some((dir, project)) = instance_dir(sandbox.name()) {
-        if project.config.logging.auto_log {
-            let _ = sandbox_dir::append_history(
-                &dir,
-                &serde_json::json!({
-                    "ts": time::OffsetDateTime::now_utc()
-                        .format(&time::format_description::well_known::Rfc3339)
-                        .unwrap_or_default(),
-                    "type": "detach",
-                    "cmd": command,
-                    "id": started.id,
-                    "log_in_sandbox": started.log,
-                }),
-            );
+    if let Some((dir, logging)) = record_dir(ctx, sandbox.name()) {
+        if logging.auto_log {
+            let op = SandboxOpKind::Detach {
+                cmd: command.to_string(),
+                id: started.id.clone(),
+                log_in_sandbox: started.log.clone(),
+            };
+            let _ = history::append(&dir, &HistoryEntry::Sandbox(SandboxOp::now(op)));
         }
     }
     if json {
@@ -240,18 +242,17 @@ async fn stream(
     Ok(exit_code(outcome.exit_code, outcome.timed_out))
 }
 
-/// The instance directory of sandbox `name`, when it is a persistent sandbox
-/// of the current project.
-pub(super) fn instance_dir(name: &str) -> Option<(std::path::PathBuf, Project)> {
+/// The record directory of sandbox `name`, when it is a persistent sandbox
+/// of the current project, and the project's logging settings.
+pub(super) fn record_dir(ctx: &Context, name: &str) -> Option<(PathBuf, Logging)> {
     // On every run: settings are read only for a persistent sandbox.
-    let cwd = std::env::current_dir().ok()?;
-    let dir = sandbox_dir::instance_dir(&Project::root_of(&cwd), name);
-    sandbox_dir::is_container_instance(&dir).then(|| (dir, Project::find(&cwd)))
+    let dir = sandbox_dir::sandbox_dir(&ctx.root, name);
+    sandbox_dir::is_sandbox_dir(&dir).then(|| (dir, ctx.project_lenient().config.logging))
 }
 
-fn instance_log(name: &str, command: &str) -> Option<RunLog> {
-    let (dir, project) = instance_dir(name)?;
-    RunLog::start(&dir, &project.config.logging, name, command)
+fn record_log(ctx: &Context, name: &str, command: &str) -> Option<RunLog> {
+    let (dir, logging) = record_dir(ctx, name)?;
+    RunLog::start(&dir, &logging, name, command)
 }
 
 fn finished(log: &mut Option<RunLog>, exit: Option<i64>, timed_out: bool, error: Option<&str>) {

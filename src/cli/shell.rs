@@ -10,6 +10,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::engine::{Engine, ExecSpec};
 use crate::error::Error;
+use crate::sandbox::spec::DEFAULT_PROFILE;
 use crate::sandbox::{Sandbox, SandboxSpec};
 
 #[derive(Debug, clap::Args)]
@@ -56,26 +57,36 @@ impl Drop for RawMode {
     }
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let (sandbox, ephemeral) = match (&a.name, &a.profile, &a.image) {
         (Some(name), _, _) => (Sandbox::attach(engine, name), false),
         (None, profile, image) => {
+            let project = ctx.project_lenient();
             let spec = SandboxSpec {
-                profile: profile.clone(),
-                image: image.clone(),
-                ..SandboxSpec::default()
+                project: Some(project.name.clone()),
+                ..super::context::resolve_spec(
+                    project,
+                    profile.as_deref(),
+                    image.as_deref(),
+                    DEFAULT_PROFILE,
+                )?
             };
             (Sandbox::create(engine, &spec).await?, true)
         }
     };
-    let result = attach(engine, &sandbox, &a).await;
+    let result = attach(ctx, engine, &sandbox, &a).await;
     if ephemeral {
         let _ = sandbox.shutdown(true, true).await;
     }
     result
 }
 
-async fn attach(engine: &Engine, sandbox: &Sandbox, a: &Args) -> Result<u8, Error> {
+async fn attach(
+    ctx: &super::Context,
+    engine: &Engine,
+    sandbox: &Sandbox,
+    a: &Args,
+) -> Result<u8, Error> {
     let cmd = if a.command.is_empty() {
         vec!["bash".to_string()]
     } else if a.command.len() == 1 {
@@ -83,7 +94,7 @@ async fn attach(engine: &Engine, sandbox: &Sandbox, a: &Args) -> Result<u8, Erro
     } else {
         a.command.clone()
     };
-    let term = std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into());
+    let term = ctx.term.as_deref().unwrap_or("xterm-256color");
     let spec = ExecSpec {
         cmd,
         env: vec![format!("TERM={term}")],

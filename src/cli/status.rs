@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::project::Project;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
-use crate::store;
-use crate::{project::Project, store::sandbox_dir as instance};
+use crate::store::{self, sandbox_dir};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -64,8 +64,8 @@ struct LatestJob {
     started: String,
 }
 
-pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
-    let project = Project::load_current()?;
+pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+    let project = ctx.project()?;
     let containers: Vec<Sandbox> =
         manage::list_sandboxes(engine, &Scope::Project(project.name.clone()), true)
             .await?
@@ -82,7 +82,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         *sandboxes.entry(c.state.clone()).or_insert(0) += 1;
     }
 
-    let instance_dirs = instance::list(&project.root);
+    let instance_dirs = sandbox_dir::list(&project.root);
     let records = store::list(&store::instances_dir(&project.root));
     let mut jobs = BTreeMap::new();
     for (_, r) in &records {
@@ -106,7 +106,7 @@ pub async fn run(engine: &Engine, a: &Args) -> Result<u8, Error> {
         persistent: containers.iter().filter(|c| c.persist).count(),
         sandboxes,
         containers,
-        disk: disk(&project, &instance_dirs, &records),
+        disk: disk(project, &instance_dirs, &records),
         jobs,
         latest_job,
     };

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::Context;
 use crate::manifest::{self, LoadOptions, ManifestError};
 use crate::plan::{self, Plan, PlanOptions, ProfileSet};
 use crate::project::Project;
@@ -54,17 +55,17 @@ fn host_env() -> HashMap<String, String> {
 }
 
 /// Plan options for the current project: its profiles, and `job_id`.
-pub(super) fn plan_options(job_id: Option<String>) -> PlanOptions {
+pub(super) fn plan_options(project: &Project, job_id: Option<String>) -> PlanOptions {
     PlanOptions {
         job_id,
-        profiles: ProfileSet::of_project(&Project::current()),
+        profiles: ProfileSet::of_project(project),
     }
 }
 
 /// Load and plan `file`; on failure print the diagnostics and give the exit code.
-pub(super) fn load_and_plan(file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
+pub(super) fn load_and_plan(ctx: &Context, file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
     manifest::load(file, &vars.options())
-        .and_then(|m| plan::plan(m, &plan_options(None)))
+        .and_then(|m| plan::plan(m, &plan_options(ctx.project_lenient(), None)))
         .map_err(|e| manifest_error(&e))
 }
 
@@ -81,8 +82,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-pub fn run(args: &Args) -> u8 {
-    let plan = match load_and_plan(&args.file, &args.vars) {
+pub fn run(ctx: &Context, args: &Args) -> u8 {
+    let plan = match load_and_plan(ctx, &args.file, &args.vars) {
         Ok(p) => p,
         Err(code) => return code,
     };

@@ -13,6 +13,16 @@ use super::transport::{check, encode, encode_ref, full, Body};
 use super::Engine;
 use crate::error::{Error, Result};
 
+/// Split `repo[:tag]` into repo and tag (`latest` when absent; a `:` in a
+/// registry host's port is not a tag).
+#[must_use]
+pub fn split_image(image: &str) -> (&str, &str) {
+    match image.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (image, "latest"),
+    }
+}
+
 /// One line of build output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildLine {
@@ -414,5 +424,20 @@ impl Engine {
             return Ok(false);
         }
         check("remove image", resp).await.map(|_| true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_split_into_repo_and_tag() {
+        assert_eq!(split_image("snap/x:v1"), ("snap/x", "v1"));
+        assert_eq!(split_image("snap/x"), ("snap/x", "latest"));
+        assert_eq!(
+            split_image("localhost:5000/x"),
+            ("localhost:5000/x", "latest")
+        );
     }
 }

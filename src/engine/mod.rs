@@ -25,7 +25,7 @@ pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
 pub use exec::{ExecInput, ExecOutput, ExecSpec};
-pub use image::{BuildLine, ImageInfo};
+pub use image::{split_image, BuildLine, ImageInfo};
 
 use crate::error::{Error, Result, SocketAttempt};
 use transport::Transport;

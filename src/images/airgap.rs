@@ -25,10 +25,11 @@ use hyper::body::Frame;
 use tokio::sync::mpsc;
 
 pub use super::canonical_name;
+use crate::engine::split_image;
 use crate::engine::transport::Body;
 use crate::engine::{Engine, EngineKind};
 use crate::error::{ArchiveProblem, Error, Result};
-use crate::sandbox::split_image;
+use crate::project::Project;
 
 const CHUNK: usize = 256 * 1024;
 /// A `manifest.json` larger than this is not one the engines wrote.
@@ -79,7 +80,7 @@ pub async fn managed_images(engine: &Engine) -> Result<Vec<String>> {
         .await?
         .into_iter()
         .filter(|i| {
-            i.labels.get("pocketdock.managed").map(String::as_str) == Some("true")
+            i.labels.get(crate::labels::MANAGED).map(String::as_str) == Some("true")
                 || i.repo_tags
                     .iter()
                     .any(|t| canonical_name(t).starts_with("pocketdock/"))
@@ -92,10 +93,11 @@ pub async fn managed_images(engine: &Engine) -> Result<Vec<String>> {
 }
 
 /// Save `images` from `engine` into one archive at `dest`, gzip-compressed
-/// unless `gzip` is false. Every image must exist (a missing profile image
-/// says which build to run).
+/// unless `gzip` is false. Every image must exist (a missing image of one of
+/// `project`'s profiles says which build to run).
 pub async fn export(
     engine: &Engine,
+    project: &Project,
     images: &[String],
     dest: &Path,
     gzip: bool,
@@ -105,7 +107,7 @@ pub async fn export(
         if engine.inspect_image(name).await?.is_none() {
             return Err(Error::ImageMissing {
                 image: name.clone(),
-                profile: super::profile_for_image(name).map(|p| p.name),
+                profile: super::profile_for_image(project, name).map(|p| p.name),
             });
         }
     }

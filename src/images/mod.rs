@@ -2,6 +2,10 @@
 //! own under `.pocketdock/profiles/<name>/`, built through the engine's build
 //! API (never pulling) and skipped while the image carries the digest of its
 //! build context.
+//!
+//! Profiles are looked up in a project the caller passes in, never in the
+//! current directory: a profile resolves to an image (and its network
+//! default) before any sandbox is created from it.
 
 pub mod airgap;
 mod context;
@@ -14,6 +18,7 @@ pub use context::context_digest;
 
 use crate::engine::{BuildLine, Engine};
 use crate::error::{Error, Result};
+use crate::labels;
 use crate::project::Project;
 
 /// A profile compiled into the binary.
@@ -212,24 +217,11 @@ pub fn profile_in(project: &Project, name: &str) -> Result<Profile> {
         })
 }
 
-/// Look a profile up by name in the current project.
-pub fn profile(name: &str) -> Result<Profile> {
-    // A shipped profile in a project without profiles of its own needs
-    // neither the project's settings nor a scan of its profiles.
-    if let Some(s) = SHIPPED.iter().find(|s| s.name == name) {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        if !Project::root_of(&cwd).join(PROJECT_PROFILES_DIR).is_dir() {
-            return Ok(s.into());
-        }
-    }
-    profile_in(&Project::current(), name)
-}
-
-/// Names of every profile known in the current project (shipped ones only
-/// when the project's profiles cannot be read).
+/// Names of every profile known in `project` (shipped ones only when the
+/// project's profiles cannot be read).
 #[must_use]
-pub fn known_names() -> Vec<String> {
-    all_in(&Project::current()).map_or_else(
+pub fn names_in(project: &Project) -> Vec<String> {
+    all_in(project).map_or_else(
         |_| SHIPPED.iter().map(|s| s.name.to_string()).collect(),
         |all| all.into_iter().map(|p| p.name).collect(),
     )
@@ -247,14 +239,14 @@ pub fn canonical_name(name: &str) -> String {
             break;
         }
     }
-    let (repo, tag) = crate::sandbox::split_image(bare);
+    let (repo, tag) = crate::engine::split_image(bare);
     format!("{repo}:{tag}")
 }
 
-/// The profile of the current project whose image is `image`, if any
-/// (compared by [`canonical_name`]: registry prefixes and `:latest` ignored).
+/// The profile of `project` whose image is `image`, if any (compared by
+/// [`canonical_name`]: registry prefixes and `:latest` ignored).
 #[must_use]
-pub fn profile_for_image(image: &str) -> Option<Profile> {
+pub fn profile_for_image(project: &Project, image: &str) -> Option<Profile> {
     let want = canonical_name(image);
     if let Some(s) = SHIPPED.iter().find(|s| canonical_name(s.image) == want) {
         return Some(s.into());
@@ -262,7 +254,7 @@ pub fn profile_for_image(image: &str) -> Option<Profile> {
     if !want.starts_with("pocketdock-") {
         return None;
     }
-    project_profiles(&Project::current())
+    project_profiles(project)
         .ok()?
         .into_iter()
         .find(|p| canonical_name(&p.image) == want)
@@ -304,9 +296,6 @@ fn first_comment(dockerfile: &str) -> Option<String> {
     (!text.is_empty() && !text.contains('=')).then(|| text.to_string())
 }
 
-/// Image label holding the SHA-256 of the build context an image was built from.
-pub const CONTEXT_LABEL: &str = "pocketdock.context-sha256";
-
 /// What [`build`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildOutcome {
@@ -321,7 +310,7 @@ pub struct BuildOutcome {
 
 /// Build `profile`'s image on `engine`, handing build output to `on_line` as it
 /// arrives. Unless `force`, the build is skipped when the image already
-/// carries this context's digest in its [`CONTEXT_LABEL`].
+/// carries this context's digest in its [`labels::CONTEXT_SHA256`] label.
 pub async fn build(
     engine: &Engine,
     profile: &Profile,
@@ -353,7 +342,7 @@ pub async fn build_with(
     let digest = with_args(digest, args);
     if !force {
         let labels = engine.image_labels(&profile.image).await?;
-        if labels.is_some_and(|l| l.get(CONTEXT_LABEL) == Some(&digest)) {
+        if labels.is_some_and(|l| l.get(labels::CONTEXT_SHA256) == Some(&digest)) {
             return Ok(BuildOutcome {
                 built: false,
                 digest,
@@ -362,9 +351,9 @@ pub async fn build_with(
         }
     }
     let labels = BTreeMap::from([
-        ("pocketdock.managed".to_string(), "true".to_string()),
-        ("pocketdock.profile".to_string(), profile.name.clone()),
-        (CONTEXT_LABEL.to_string(), digest.clone()),
+        (labels::MANAGED.to_string(), "true".to_string()),
+        (labels::PROFILE.to_string(), profile.name.clone()),
+        (labels::CONTEXT_SHA256.to_string(), digest.clone()),
     ]);
     let image_id = match &profile.context {
         Context::Dockerfile(text) => {

@@ -65,17 +65,24 @@ fn every_shipped_profile_is_debian_based_with_the_sandbox_user() {
 
 #[test]
 fn images_map_back_to_profiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    add_profile(tmp.path(), "tools", &[("Dockerfile", "FROM scratch\n")]);
+    let project = Project::find(tmp.path());
     assert_eq!(
-        profile_for_image("pocketdock/minimal").unwrap().name,
+        profile_for_image(&project, "pocketdock/minimal")
+            .unwrap()
+            .name,
         "minimal"
     );
     assert_eq!(
-        profile_for_image("localhost/pocketdock/embedded:latest")
+        profile_for_image(&project, "localhost/pocketdock/embedded:latest")
             .unwrap()
             .name,
         "embedded"
     );
-    assert!(profile_for_image("debian:bookworm-slim").is_none());
+    let own = format!("pocketdock-{}/tools", image_component(&project.name));
+    assert_eq!(profile_for_image(&project, &own).unwrap().name, "tools");
+    assert!(profile_for_image(&project, "debian:bookworm-slim").is_none());
 }
 
 #[test]

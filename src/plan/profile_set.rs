@@ -85,6 +85,15 @@ impl ProfileSet {
         self.profiles.iter().find(|p| p.name == name)
     }
 
+    /// The profile whose image is `image` (compared by canonical name), if any.
+    #[must_use]
+    pub fn for_image(&self, image: &str) -> Option<&KnownProfile> {
+        let want = images::canonical_name(image);
+        self.profiles
+            .iter()
+            .find(|p| images::canonical_name(&p.image) == want)
+    }
+
     /// Every profile's name, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.profiles.iter().map(|p| p.name.as_str())

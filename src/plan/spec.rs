@@ -5,7 +5,7 @@ use super::profile_set::ProfileSet;
 use crate::diag::suggest::hint_for;
 use crate::manifest::template::{self, is_template, Context};
 use crate::manifest::{Diagnostic, ImageSource, Manifest, SandboxDecl, Tpl};
-use crate::sandbox::spec::{SandboxSpec, DEFAULT_PROFILE};
+use crate::sandbox::spec::SandboxSpec;
 use crate::sandbox::{PortMap, VolumeMount};
 use crate::size::{ByteSize, SIZE_FORMS};
 
@@ -77,12 +77,17 @@ pub(crate) fn render_spec(
         diags,
     };
     let mut spec = SandboxSpec::default();
+    let mut network = spec.network;
     match &decl.image {
-        ImageSource::Default => spec.profile = Some(DEFAULT_PROFILE.to_string()),
+        ImageSource::Default => {}
         ImageSource::Profile(tpl) => {
             if let Some(p) = r.render(tpl) {
                 if let Some(d) = check_profile(manifest, tpl, &p, profiles) {
                     r.diags.push(d);
+                }
+                if let Some(found) = profiles.get(&p) {
+                    spec.image.clone_from(&found.image);
+                    network = found.network;
                 }
                 spec.profile = Some(p);
             }
@@ -95,7 +100,14 @@ pub(crate) fn render_spec(
                             .hint("name a local image, e.g. debian:bookworm-slim"),
                     );
                 }
-                spec.image = Some(i);
+                match profiles.for_image(&i) {
+                    Some(found) => {
+                        spec.profile = Some(found.name.clone());
+                        network = found.network;
+                    }
+                    None => spec.profile = None,
+                }
+                spec.image = i;
             }
         }
     }
@@ -108,7 +120,7 @@ pub(crate) fn render_spec(
         spec.cpu_percent = cpu.value;
     }
     spec.pids_limit = decl.pids_limit;
-    spec.network = decl.network;
+    spec.network = decl.network.unwrap_or(network);
     for (k, v) in &decl.env {
         if let Some(v) = r.render(v) {
             spec.env.push((k.clone(), v));

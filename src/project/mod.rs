@@ -1,7 +1,8 @@
 //! The project a command runs in: the nearest ancestor directory holding
-//! `pocketdock.yaml` or `.pocketdock/`, else the current directory, with
-//! its settings (see [`config`]) and persistent sandboxes' instance
-//! directories (see [`instance`]).
+//! `pocketdock.yaml` or `.pocketdock/`, else the directory itself, with its
+//! settings (see [`config`]). Which directory is the caller's to say (the
+//! CLI passes the one it was started in); nothing here reads the current
+//! directory. Its records live in the store (`crate::store`).
 
 pub mod config;
 
@@ -58,26 +59,11 @@ impl Project {
         Project { root, name, config }
     }
 
-    /// The project of the current directory (settings errors ignored).
-    #[must_use]
-    pub fn current() -> Project {
-        Project::find(&cwd())
-    }
-
-    /// The project of the current directory; settings errors are errors.
-    pub fn load_current() -> Result<Project> {
-        Project::load(&cwd())
-    }
-
     /// `.pocketdock/` of this project.
     #[must_use]
     pub fn data_dir(&self) -> PathBuf {
         self.root.join(".pocketdock")
     }
-}
-
-fn cwd() -> PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
 }
 
 #[cfg(test)]

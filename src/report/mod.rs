@@ -33,13 +33,14 @@ pub enum OutputFormat {
 
 /// Build the reporter for `format`.
 #[must_use]
-pub fn reporter(format: OutputFormat) -> Box<dyn Consumer> {
-    use std::io::IsTerminal;
+pub fn reporter(
+    format: OutputFormat,
+    github_actions: bool,
+    stdout_is_terminal: bool,
+) -> Box<dyn Consumer> {
     let format = match format {
-        OutputFormat::Auto if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") => {
-            OutputFormat::Github
-        }
-        OutputFormat::Auto if std::io::stdout().is_terminal() => OutputFormat::Progress,
+        OutputFormat::Auto if github_actions => OutputFormat::Github,
+        OutputFormat::Auto if stdout_is_terminal => OutputFormat::Progress,
         OutputFormat::Auto => OutputFormat::Plain,
         f => f,
     };

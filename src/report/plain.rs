@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::{image_line, job_line, step_line, warning_line};
-use crate::engine::demux::StreamKind;
+use crate::event::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
 /// One line per thing that happens; a step's output as `[step] line`.

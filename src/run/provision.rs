@@ -20,6 +20,7 @@ use crate::labels;
 use crate::plan::Plan;
 use crate::project::Project;
 use crate::sandbox::Sandbox;
+use crate::store::PersistentSandbox;
 
 /// One profile image's build, shared by the sandboxes that need it.
 type ImageBuild = Arc<OnceCell<Result<(), ProvisionError>>>;
@@ -77,18 +78,23 @@ impl Provisioner {
         let mut spec = inst.spec.clone();
         spec.name = Some(container_name(&self.instance, &inst.id, &self.tag));
         spec.project = Some(self.project.name.clone());
-        spec.project_root = Some(self.project.root.clone());
         spec.instance = Some(self.instance.clone());
         spec.persist = inst.persist;
         spec.labels
             .insert(labels::JOB.into(), self.plan.job_name.clone());
         spec.labels.insert(labels::SANDBOX.into(), inst.id.clone());
-        if let (true, None, Some(profile)) = (inst.build, &spec.image, &spec.profile) {
+        if let (true, Some(profile)) = (inst.build, &spec.profile) {
             self.ensure_image(&inst.id, profile).await?;
         }
-        let created = Sandbox::create(&self.engine, &spec)
-            .await
-            .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
+        // A persistent sandbox gets its record directory in the project.
+        let created = if spec.persist {
+            PersistentSandbox::create(&self.engine, &spec, &self.project)
+                .await
+                .map(PersistentSandbox::into_sandbox)
+        } else {
+            Sandbox::create(&self.engine, &spec).await
+        }
+        .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
         let image = created
             .inspect()
             .await

@@ -13,18 +13,15 @@ use time::OffsetDateTime;
 use crate::engine::Engine;
 use crate::event::JobStatus;
 use crate::plan::Plan;
-use crate::store::{self, EngineRecord, InstanceRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
+use crate::store::{
+    self, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
+};
 
 /// The record of job `instance` of `plan`, about to run on `engine`:
 /// status `running`, every sandbox `planned`, every step `pending`.
-pub(super) fn initial(
-    plan: &Plan,
-    instance: &str,
-    engine: &Engine,
-    manifest: &Path,
-) -> InstanceRecord {
+pub(super) fn initial(plan: &Plan, instance: &str, engine: &Engine, manifest: &Path) -> JobRecord {
     let info = engine.info();
-    InstanceRecord {
+    JobRecord {
         format_version: FORMAT_VERSION,
         job: plan.job_name.clone(),
         instance: instance.to_string(),
@@ -35,7 +32,7 @@ pub(super) fn initial(
         started: OffsetDateTime::now_utc(),
         finished: None,
         runner_pid: std::process::id(),
-        engine: EngineRecord {
+        engine: JobEngine {
             kind: info.kind.cli().to_string(),
             version: info.version.clone(),
             socket: info.socket.display().to_string(),
@@ -43,21 +40,21 @@ pub(super) fn initial(
         sandboxes: plan
             .sandboxes
             .iter()
-            .map(|s| SandboxRecord {
+            .map(|s| JobSandbox {
                 id: s.id.clone(),
                 container: None,
                 image: None,
-                state: "planned".into(),
+                state: SandboxState::Planned,
             })
             .collect(),
         steps: plan
             .steps
             .iter()
-            .map(|s| StepRecord {
+            .map(|s| JobStep {
                 id: s.id.clone(),
                 sandbox: plan.sandboxes[s.sandbox].id.clone(),
                 needs: s.needs.iter().map(|&n| plan.steps[n].id.clone()).collect(),
-                status: "pending".into(),
+                status: StepState::Pending,
                 exit_code: None,
                 duration_ms: None,
                 attempts: 0,

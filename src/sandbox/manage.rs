@@ -1,14 +1,13 @@
 //! Managing sandboxes as a set, through their labels: list them by project,
-//! destroy one with its instance directory, prune the stopped ones.
+//! destroy one, prune the stopped ones. Containers only: a persistent
+//! sandbox's record directory is removed by the store, which wraps these.
 
 use std::collections::HashSet;
-use std::path::Path;
 
-use super::{labels, remove_instance_dir, Sandbox};
+use super::{labels, Sandbox};
 use crate::engine::api::ContainerSummary;
 use crate::engine::{Engine, ImageInfo};
 use crate::error::{Error, Result};
-use crate::images::CONTEXT_LABEL;
 
 /// Which projects' sandboxes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +95,8 @@ pub async fn resume_sandbox(engine: &Engine, name: &str) -> Result<Sandbox> {
     Ok(sandbox)
 }
 
-/// Remove a sandbox, persistent or not, and its instance directory.
+/// Remove a sandbox, persistent or not (its record directory stays: see
+/// `store::destroy_sandbox`).
 pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
     Sandbox::attach(engine, name)
         .shutdown(true, true)
@@ -120,7 +120,7 @@ pub async fn superseded_images(
         .collect();
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for key in [CONTEXT_LABEL, labels::SNAPSHOT_OF] {
+    for key in [labels::CONTEXT_SHA256, labels::SNAPSHOT_OF] {
         for image in engine.list_images(&[key.to_string()]).await? {
             if image.repo_tags.is_empty()
                 && !used.contains(&image.id)
@@ -139,9 +139,7 @@ pub async fn superseded_images(
 #[derive(Debug, Default)]
 pub struct PruneReport {
     /// Sandboxes removed.
-    pub sandboxes: usize,
-    /// Instance directories removed with them.
-    pub instance_dirs: usize,
+    pub sandboxes: Vec<SandboxSummary>,
     /// Images removed.
     pub images: usize,
     /// Bytes of the removed images.
@@ -152,8 +150,7 @@ pub struct PruneReport {
     pub failures: Vec<String>,
 }
 
-/// Remove `sandboxes` (with their instance directories) and `images`. Goes
-/// on past failures and reports them.
+/// Remove `sandboxes` and `images`. Goes on past failures and reports them.
 pub async fn prune(
     engine: &Engine,
     sandboxes: &[SandboxSummary],
@@ -162,17 +159,7 @@ pub async fn prune(
     let mut report = PruneReport::default();
     for c in sandboxes {
         match engine.remove_container(&c.id, true).await {
-            Ok(()) => {
-                report.sandboxes += 1;
-                if let Some(dir) = &c.data_path {
-                    let dir = Path::new(dir);
-                    let had = dir.exists();
-                    remove_instance_dir(dir, &c.id);
-                    if had && !dir.exists() {
-                        report.instance_dirs += 1;
-                    }
-                }
-            }
+            Ok(()) => report.sandboxes.push(c.clone()),
             Err(Error::Api { status: 404, .. }) => {}
             Err(e) => report.failures.push(format!("sandbox {}: {e}", c.name)),
         }

@@ -17,7 +17,6 @@ mod session;
 pub mod spec;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -38,10 +37,8 @@ pub use session::{
 };
 pub use spec::{PortMap, SandboxSpec, VolumeMount};
 
-use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
+use crate::engine::{split_image, CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
 use crate::error::{Error, Result};
-use crate::images;
-use crate::{project::Project, store::sandbox_dir as instance};
 
 pub use crate::labels;
 
@@ -64,16 +61,11 @@ pub enum Shutdown {
 }
 
 impl Sandbox {
-    /// Create and start a sandbox. On any failure after the container was
-    /// created, it is removed again: a failed create leaves nothing behind.
+    /// Create and start a sandbox from `spec.image`. On any failure after
+    /// the container was created, it is removed again: a failed create
+    /// leaves nothing behind. (A persistent sandbox's record directory is
+    /// the store's business: `store::PersistentSandbox` wraps this.)
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
-        let (image, profile) = match (&spec.image, &spec.profile) {
-            (Some(image), _) => (image.clone(), images::profile_for_image(image)),
-            (None, p) => {
-                let p = images::profile(p.as_deref().unwrap_or(spec::DEFAULT_PROFILE))?;
-                (p.image.clone(), Some(p))
-            }
-        };
         let name = spec
             .name
             .clone()
@@ -86,59 +78,14 @@ impl Sandbox {
                 expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
             });
         }
-        let network = spec
-            .network
-            .unwrap_or(profile.as_ref().is_none_or(|p| p.network));
-        let current = (spec.project.is_none() || (spec.persist && spec.project_root.is_none()))
-            .then(Project::current);
-        let project = spec
-            .project
-            .clone()
-            .or_else(|| current.as_ref().map(|p| p.name.clone()))
-            .unwrap_or_default();
-        // A persistent sandbox gets an instance directory whose data/ is mounted.
-        let instance = if spec.persist {
-            let root = spec
-                .project_root
-                .clone()
-                .or_else(|| current.as_ref().map(|p| p.root.clone()))
-                .unwrap_or_else(|| PathBuf::from("."));
-            let root = std::path::absolute(&root).unwrap_or(root);
-            let dir = instance::instance_dir(&root, &name);
-            let fresh = instance::prepare(&dir)?;
-            Some((dir, fresh))
-        } else {
-            None
-        };
-        let discard = |instance: &Option<(PathBuf, bool)>| {
-            if let Some((dir, true)) = instance {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        };
-        let mut body = create_body(
-            spec,
-            &image,
-            profile.as_ref().map(|p| p.name.as_str()),
-            &name,
-            &project,
-            network,
-        );
-        if let Some((dir, _)) = &instance {
-            let data = dir.join("data");
-            body.host_config
-                .binds
-                .push(format!("{}:{}", data.display(), instance::DATA_MOUNT));
-            body.labels
-                .insert(labels::DATA_PATH.into(), dir.display().to_string());
-        }
+        let body = create_body(spec, &name);
         let id = match engine.create_container(&name, &body).await {
             Ok(id) => id,
             Err(e) => {
-                discard(&instance);
                 return Err(match e {
                     Error::Api { status: 404, .. } => Error::ImageMissing {
-                        image,
-                        profile: profile.map(|p| p.name),
+                        image: spec.image.clone(),
+                        profile: spec.profile.clone(),
                     },
                     // Docker answers 409; Podman 500 with "already in use".
                     Error::Api {
@@ -152,79 +99,20 @@ impl Sandbox {
         };
         if let Err(e) = engine.start_container(&id).await {
             let _ = engine.remove_container(&id, true).await;
-            discard(&instance);
             return Err(e);
         }
-        let sandbox = Sandbox {
+        Ok(Sandbox {
             engine: engine.clone(),
             name,
             id,
             shared: std::sync::Arc::default(),
-        };
-        if let Some((dir, _)) = &instance {
-            let recorded = sandbox
-                .record_instance(dir, spec, &body, &project, network)
-                .await;
-            if let Err(e) = recorded {
-                let _ = engine.remove_container(&sandbox.id, true).await;
-                discard(&instance);
-                return Err(e);
-            }
-        }
-        Ok(sandbox)
+        })
     }
 
-    /// Write a new persistent sandbox's `instance.toml` and first history
-    /// line, and give `data/` to the sandbox's user.
-    async fn record_instance(
-        &self,
-        dir: &std::path::Path,
-        spec: &SandboxSpec,
-        body: &CreateContainer,
-        project: &str,
-        network: bool,
-    ) -> Result<()> {
-        self.chown_to_user("/home/sandbox", &["data".to_string()])
-            .await?;
-        let meta = instance::InstanceToml {
-            container: instance::ContainerMeta {
-                id: self.id.clone(),
-                name: self.name.clone(),
-                image: body.image.clone(),
-                profile: body.labels.get(labels::PROFILE).cloned(),
-                project: project.to_string(),
-                created_at: body
-                    .labels
-                    .get(labels::CREATED_AT)
-                    .cloned()
-                    .unwrap_or_default(),
-                persist: true,
-                engine: self.engine.info().kind.cli().to_string(),
-            },
-            resources: instance::Resources {
-                mem_limit: spec.mem.to_string(),
-                cpu_percent: spec.cpu_percent,
-                network,
-            },
-            provenance: instance::Provenance::this_process(),
-            volumes: instance::volumes(body.host_config.binds.iter().map(String::as_str)),
-        };
-        instance::write(dir, &meta)?;
-        instance::append_history(
-            dir,
-            &serde_json::json!({
-                "ts": now_rfc3339(),
-                "type": "create",
-                "image": body.image,
-                "id": self.id,
-            }),
-        )
-    }
-
-    /// Give `data/` (mounted at [`instance::DATA_MOUNT`]) to the sandbox's
-    /// user, as create does; for a data directory recreated by doctor.
-    pub(crate) async fn own_data_dir(&self) -> Result<()> {
-        self.chown_to_user("/home/sandbox", &["data".to_string()])
+    /// Give `/home/sandbox/<entry>` (say, a directory mounted from the
+    /// host) and everything under it to the sandbox's user.
+    pub async fn give_to_user(&self, entry: &str) -> Result<()> {
+        self.chown_to_user("/home/sandbox", &[entry.to_string()])
             .await
     }
 
@@ -298,15 +186,13 @@ impl Sandbox {
             .remove_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
-        if let Some(dir) = inspect.label(labels::DATA_PATH) {
-            remove_instance_dir(std::path::Path::new(dir), &inspect.id);
-        }
         Ok(Shutdown::Removed)
     }
 
     /// Restart the container: processes end, the filesystem stays. With
     /// `fresh`, recreate it from its image with the same name, limits,
-    /// mounts and labels: the filesystem starts over too.
+    /// mounts and labels: the filesystem starts over too, and [`Sandbox::id`]
+    /// is the new container's.
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
         self.stop_background().await;
         if !fresh {
@@ -327,25 +213,6 @@ impl Sandbox {
         if let Err(e) = self.engine.start_container(&id).await {
             let _ = self.engine.remove_container(&id, true).await;
             return Err(e);
-        }
-        // A persistent sandbox's instance directory follows it to the new id.
-        if let Some(dir) = raw
-            .pointer("/Config/Labels")
-            .and_then(|l| l.get(labels::DATA_PATH))
-            .and_then(serde_json::Value::as_str)
-        {
-            let dir = std::path::Path::new(dir);
-            if let Some(mut meta) = instance::read(dir) {
-                let old = std::mem::replace(&mut meta.container.id, id.clone());
-                let _ = instance::write(dir, &meta);
-                let _ = instance::append_history(
-                    dir,
-                    &serde_json::json!({
-                        "ts": now_rfc3339(), "type": "reboot", "fresh": true,
-                        "id": id, "previous_id": old,
-                    }),
-                );
-            }
         }
         self.id = id;
         Ok(())
@@ -463,25 +330,25 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
     Value::Object(body)
 }
 
-fn create_body(
-    spec: &SandboxSpec,
-    image: &str,
-    profile: Option<&str>,
-    name: &str,
-    project: &str,
-    network: bool,
-) -> CreateContainer {
+fn create_body(spec: &SandboxSpec, name: &str) -> CreateContainer {
     let mut labels: BTreeMap<String, String> = spec.labels.clone();
     labels.insert(labels::MANAGED.into(), "true".into());
-    labels.insert(labels::PROJECT.into(), project.to_string());
+    labels.insert(
+        labels::PROJECT.into(),
+        spec.project.clone().unwrap_or_default(),
+    );
     labels.insert(
         labels::INSTANCE.into(),
         spec.instance.clone().unwrap_or_else(|| name.to_string()),
     );
-    if let Some(p) = profile {
-        labels.insert(labels::PROFILE.into(), p.into());
+    if let Some(p) = &spec.profile {
+        labels.insert(labels::PROFILE.into(), p.clone());
     }
-    labels.insert(labels::CREATED_AT.into(), now_rfc3339());
+    // A caller that records the sandbox stamps the time itself, so that its
+    // record and the label agree.
+    labels
+        .entry(labels::CREATED_AT.into())
+        .or_insert_with(now_rfc3339);
     labels.insert(labels::PERSIST.into(), spec.persist.to_string());
 
     let mut exposed = BTreeMap::new();
@@ -496,7 +363,7 @@ fn create_body(
     }
     let mem = i64::try_from(spec.mem.bytes()).unwrap_or(i64::MAX);
     CreateContainer {
-        image: image.to_string(),
+        image: spec.image.clone(),
         labels,
         env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         working_dir: spec.workdir.clone(),
@@ -508,7 +375,7 @@ fn create_body(
             memory_swap: (mem > 0).then_some(mem),
             nano_cpus: (spec.cpu_percent > 0).then(|| i64::from(spec.cpu_percent) * 10_000_000),
             pids_limit: spec.pids_limit.map(i64::from),
-            network_mode: (!network).then(|| "none".to_string()),
+            network_mode: (!spec.network).then(|| "none".to_string()),
             binds: spec
                 .volumes
                 .iter()
@@ -549,27 +416,10 @@ pub fn is_container_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// Remove a persistent sandbox's instance directory, but only if it still
-/// describes container `id` (a newer sandbox of the same name may own it).
-pub fn remove_instance_dir(dir: &std::path::Path, id: &str) {
-    if instance::read(dir).is_some_and(|m| m.container.id == id) {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
 fn now_rfc3339() -> String {
     OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default()
-}
-
-/// Split `repo[:tag]` into repo and tag (`latest` when absent; a `:` in a
-/// registry host's port is not a tag).
-pub(crate) fn split_image(image: &str) -> (&str, &str) {
-    match image.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (image, "latest"),
-    }
 }
 
 #[cfg(test)]
@@ -588,16 +438,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn images_split_into_repo_and_tag() {
-        assert_eq!(split_image("snap/x:v1"), ("snap/x", "v1"));
-        assert_eq!(split_image("snap/x"), ("snap/x", "latest"));
-        assert_eq!(
-            split_image("localhost:5000/x"),
-            ("localhost:5000/x", "latest")
-        );
-    }
-
-    #[test]
     fn create_body_carries_limits_labels_and_mounts() {
         let spec = SandboxSpec {
             name: Some("t1".into()),
@@ -610,14 +450,7 @@ mod tests {
             persist: true,
             ..SandboxSpec::default()
         };
-        let body = create_body(
-            &spec,
-            "pocketdock/minimal",
-            Some("minimal"),
-            "t1",
-            "proj",
-            false,
-        );
+        let body = create_body(&spec, "t1");
         let json = serde_json::to_value(&body).unwrap();
         let hc = &json["HostConfig"];
         assert_eq!(hc["Memory"], 256 << 20);
@@ -642,8 +475,22 @@ mod tests {
     }
 
     #[test]
+    fn a_given_creation_time_is_kept() {
+        let mut spec = SandboxSpec::default();
+        spec.labels
+            .insert(labels::CREATED_AT.into(), "2020-01-01T00:00:00Z".into());
+        let body = create_body(&spec, "n");
+        assert_eq!(body.labels[labels::CREATED_AT], "2020-01-01T00:00:00Z");
+        assert_eq!(body.image, spec::DEFAULT_IMAGE);
+    }
+
+    #[test]
     fn network_on_leaves_the_engine_default() {
-        let body = create_body(&SandboxSpec::default(), "img", None, "n", "p", true);
+        let spec = SandboxSpec {
+            network: true,
+            ..SandboxSpec::for_image("img")
+        };
+        let body = create_body(&spec, "n");
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
     }

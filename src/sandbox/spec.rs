@@ -1,4 +1,9 @@
-//! What a sandbox is made of: image or profile, limits, network, mounts.
+//! What a sandbox is made of: image, limits, network, mounts.
+//!
+//! A spec names an image, never a profile to look up: profiles belong to a
+//! project, and the sandbox layer knows no project. Whoever holds the project
+//! resolves a profile into an image and its network default first (see
+//! `images::Profile`), and records the profile's name here as a label.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -12,21 +17,22 @@ pub const DEFAULT_MEM: ByteSize = ByteSize(256 << 20);
 pub const DEFAULT_CPU_PERCENT: u32 = 50;
 /// Default profile when neither profile nor image is given.
 pub const DEFAULT_PROFILE: &str = "minimal";
+/// The image of [`DEFAULT_PROFILE`], what a default spec creates from.
+pub const DEFAULT_IMAGE: &str = "pocketdock/minimal";
 
 /// How to create a sandbox. `Default` gives the seed spec's defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSpec {
-    /// Image profile (`minimal`, ...); ignored when `image` is set.
+    /// Image reference to create from; [`DEFAULT_IMAGE`] by default.
+    pub image: String,
+    /// The profile `image` was resolved from, `None` for any other image:
+    /// labels the sandbox, and names the build command when the image is
+    /// missing. Change it with `image` (see [`SandboxSpec::for_image`]).
     pub profile: Option<String>,
-    /// Any image reference; overrides the profile.
-    pub image: Option<String>,
     /// Container name; `pd-` + 8 hex digits when unset.
     pub name: Option<String>,
-    /// Project label; the current project's name when unset.
+    /// Project label; empty when unset.
     pub project: Option<String>,
-    /// Project root that holds a persistent sandbox's instance directory;
-    /// the current project's when unset.
-    pub project_root: Option<std::path::PathBuf>,
     /// Instance label (the job instance, or the sandbox name).
     pub instance: Option<String>,
     /// Memory limit (swap is forbidden: the limit is the limit).
@@ -35,8 +41,8 @@ pub struct SandboxSpec {
     pub cpu_percent: u32,
     /// Maximum number of processes; no limit when unset.
     pub pids_limit: Option<u32>,
-    /// Network on or off; the profile decides when unset.
-    pub network: Option<bool>,
+    /// Network on or off (a profile's default is for its resolver to apply).
+    pub network: bool,
     /// Environment.
     pub env: Vec<(String, String)>,
     /// Working directory; the image's when unset.
@@ -56,16 +62,15 @@ pub struct SandboxSpec {
 impl Default for SandboxSpec {
     fn default() -> Self {
         SandboxSpec {
-            profile: None,
-            image: None,
+            image: DEFAULT_IMAGE.to_string(),
+            profile: Some(DEFAULT_PROFILE.to_string()),
             name: None,
             project: None,
-            project_root: None,
             instance: None,
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: None,
-            network: None,
+            network: false,
             env: Vec::new(),
             workdir: None,
             ports: Vec::new(),
@@ -73,6 +78,34 @@ impl Default for SandboxSpec {
             devices: Vec::new(),
             persist: false,
             labels: BTreeMap::new(),
+        }
+    }
+}
+
+impl SandboxSpec {
+    /// A spec for any `image` (no profile), network off, the rest default.
+    #[must_use]
+    pub fn for_image(image: impl Into<String>) -> SandboxSpec {
+        SandboxSpec {
+            image: image.into(),
+            profile: None,
+            ..SandboxSpec::default()
+        }
+    }
+
+    /// A spec for profile `name`, already resolved to its `image` and
+    /// `network` default; the rest default.
+    #[must_use]
+    pub fn for_profile(
+        name: impl Into<String>,
+        image: impl Into<String>,
+        network: bool,
+    ) -> SandboxSpec {
+        SandboxSpec {
+            image: image.into(),
+            profile: Some(name.into()),
+            network,
+            ..SandboxSpec::default()
         }
     }
 }
@@ -204,6 +237,20 @@ mod tests {
             let e = bad.parse::<VolumeMount>().unwrap_err().to_string();
             assert!(e.contains("HOST:CONTAINER"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_default_spec_is_the_minimal_profile_resolved() {
+        let d = SandboxSpec::default();
+        assert_eq!(
+            (d.image.as_str(), d.profile.as_deref(), d.network),
+            (DEFAULT_IMAGE, Some(DEFAULT_PROFILE), false)
+        );
+        let any = SandboxSpec::for_image("alpine:3");
+        assert_eq!((any.image.as_str(), any.profile), ("alpine:3", None));
+        let dev = SandboxSpec::for_profile("dev", "pocketdock/dev", true);
+        assert_eq!(dev.profile.as_deref(), Some("dev"));
+        assert!(dev.network);
     }
 
     #[test]

@@ -1,308 +1,64 @@
-//! Job records: one directory per `apply` under `.pocketdock/instances/`.
+//! The store: everything pocketdock keeps under a project's `.pocketdock/`.
+//!
+//! Words, as used here and in the types:
+//!
+//! - **job record**: what one `apply` ran and how it ended, in
+//!   `instances/<job>-<NNNN>/` ([`JobRecord`], written by [`Recorder`]; its
+//!   entries are [`JobSandbox`]es and [`JobStep`]s).
+//! - **sandbox record**: what pocketdock keeps of a persistent sandbox, in
+//!   `instances/<name>/` ([`SandboxRecord`] in its `instance.toml`, its
+//!   directory in [`sandbox_dir`], `data/` mounted into the sandbox). A
+//!   [`PersistentSandbox`] is a sandbox with its record kept up to date.
+//! - **history**: `history.jsonl` of either record, one [`HistoryEntry`]
+//!   per line.
+//! - **instance** survives only where it is on disk or on the engine:
+//!   the `instances/` directory, `instance.toml`, the `pocketdock.instance`
+//!   label, and a job's instance id (`<job>-<NNNN>`).
 //!
 //! ```text
 //! <job>-<NNNN>/
 //!   instance.toml    what ran and how it ended; rewritten whole, atomically
 //!   history.jsonl    one line per event that matters, appended and flushed
 //!   logs/<step>.log  each step's output in the run-log format
+//! <name>/
+//!   instance.toml    the persistent sandbox: identity, limits, provenance
+//!   history.jsonl    one line per operation (create, run, reboot, ...)
+//!   logs/            one log per `pocketdock run` / `pocketdock python`
+//!   data/            mounted at /home/sandbox/data
 //! ```
 //!
-//! The record must survive the runner being killed at any moment: history
-//! lines are appended and flushed one by one (a torn last line is the most a
-//! kill can leave), and `instance.toml` is replaced by rename, so it is
-//! always a whole file, old or new.
+//! The store may use the sandbox layer (it wraps persistent sandboxes from
+//! above), never the other way round.
 
 mod claim;
-mod instance;
+pub mod history;
+mod job_record;
+mod persistent;
 pub mod reconcile;
+mod recorder;
+pub mod run_log;
 pub mod sandbox_dir;
+mod sandbox_record;
 pub(crate) mod step_log;
 
-use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use claim::{claim, next_instance};
-pub use instance::{
-    ArtifactRecord, EngineRecord, InstanceRecord, SandboxRecord, StepRecord, FORMAT_VERSION,
+pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
+pub use job_record::{
+    JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
 };
-use step_log::StepLog;
+pub use persistent::{destroy_sandbox, prune, reboot, shutdown, PersistentSandbox, Pruned};
+pub use recorder::{Recorder, Reserved};
+pub use run_log::RunLog;
+pub use sandbox_record::{volumes, ContainerMeta, Provenance, Resources, SandboxRecord};
 
-use crate::error::{Error, Result};
-use crate::event::{Consumer, Event, EventKind, JobStatus};
-
-/// Where a project's job records live.
+/// Where a project's records (job and sandbox records) live.
 #[must_use]
 pub fn instances_dir(project_root: &Path) -> PathBuf {
     project_root.join(".pocketdock").join("instances")
-}
-
-/// A record directory taken for a job that has not started.
-#[derive(Debug)]
-pub struct Reserved {
-    dir: PathBuf,
-}
-
-impl Reserved {
-    /// The instance id (`<job>-<NNNN>`).
-    #[must_use]
-    pub fn instance(&self) -> &str {
-        self.dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-    }
-
-    /// Give the directory back (the job did not start).
-    pub fn abandon(self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-
-    /// Write the initial record and start recording.
-    pub fn start(self, mut record: InstanceRecord) -> Result<Recorder> {
-        let dir = self.dir;
-        let io = |what: &str, e| Error::io(format!("{what} in {}", dir.display()), e);
-        std::fs::create_dir_all(dir.join("logs")).map_err(|e| io("create logs/", e))?;
-        record.instance = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let history = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("history.jsonl"))
-            .map_err(|e| io("create history.jsonl", e))?;
-        let log_names = record
-            .steps
-            .iter()
-            .map(|s| (s.id.clone(), s.log.clone()))
-            .collect();
-        let recorder = Recorder {
-            dir,
-            record,
-            history,
-            logs: HashMap::new(),
-            log_names,
-            failed: None,
-        };
-        recorder.save()?;
-        Ok(recorder)
-    }
-}
-
-/// Writes one job's record as events arrive.
-pub struct Recorder {
-    dir: PathBuf,
-    record: InstanceRecord,
-    history: File,
-    logs: HashMap<String, StepLog>,
-    /// Step instance id -> log file name.
-    log_names: HashMap<String, String>,
-    failed: Option<String>,
-}
-
-impl std::fmt::Debug for Recorder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorder")
-            .field("dir", &self.dir)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Recorder {
-    /// Create `<instances>/<job>-<NNNN>/` with the next free number, and write
-    /// the initial `instance.toml` (status `running`).
-    pub fn create(instances: &Path, record: InstanceRecord) -> Result<Recorder> {
-        Recorder::reserve(instances, &record.job)?.start(record)
-    }
-
-    /// Take the next free `<job>-<NNNN>` directory; the id is known before
-    /// the job is planned (it is `job.id` in templates).
-    pub fn reserve(instances: &Path, job: &str) -> Result<Reserved> {
-        let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
-        std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
-        let base = sanitize(job);
-        let mut n = next_number(instances, &base);
-        loop {
-            let candidate = instances.join(format!("{base}-{n:04}"));
-            match std::fs::create_dir(&candidate) {
-                Ok(()) => return Ok(Reserved { dir: candidate }),
-                // Another runner took this number first: take the next.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(io("create the job record", e)),
-            }
-        }
-    }
-
-    /// The record's directory.
-    #[must_use]
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The instance id (`<job>-<NNNN>`).
-    #[must_use]
-    pub fn instance(&self) -> &str {
-        &self.record.instance
-    }
-
-    /// The first write error, if any: the record is incomplete from there on.
-    #[must_use]
-    pub fn error(&self) -> Option<&str> {
-        self.failed.as_deref()
-    }
-
-    fn save(&self) -> Result<()> {
-        let text = toml::to_string_pretty(&self.record).map_err(|e| Error::Protocol {
-            op: "write instance.toml",
-            detail: e.to_string(),
-        })?;
-        write_atomic(&self.dir.join("instance.toml"), text.as_bytes()).map_err(|e| {
-            Error::io(
-                format!("write {}", self.dir.join("instance.toml").display()),
-                e,
-            )
-        })
-    }
-
-    fn append_history(&mut self, event: &Event) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(event).map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        // One write per line: a kill leaves at most a torn last line.
-        self.history.write_all(&line)?;
-        self.history.flush()
-    }
-
-    fn apply(&mut self, event: &Event) -> std::io::Result<()> {
-        let ts = event.ts;
-        match &event.kind {
-            EventKind::Output { step, stream, data } => {
-                if let Some(log) = self.logs.get_mut(step) {
-                    log.output(*stream, data, ts)?;
-                }
-                return Ok(());
-            }
-            EventKind::JobStarted { .. }
-            | EventKind::ImageBuildStarted { .. }
-            | EventKind::ImageBuildFinished { .. }
-            | EventKind::Warning { .. } => {}
-            EventKind::SandboxCreated {
-                sandbox,
-                container,
-                image,
-            } => {
-                if let Some(s) = self.record.sandboxes.iter_mut().find(|s| &s.id == sandbox) {
-                    s.container = Some(container.clone());
-                    s.image = Some(image.clone());
-                    s.state = "created".into();
-                }
-            }
-            EventKind::SandboxReleased { sandbox, kept, .. } => {
-                if let Some(s) = self.record.sandboxes.iter_mut().find(|s| &s.id == sandbox) {
-                    s.state = if *kept { "kept" } else { "removed" }.into();
-                }
-            }
-            EventKind::StepStarted {
-                step,
-                sandbox,
-                attempt,
-                kind,
-                action,
-            } => {
-                let container = self
-                    .record
-                    .sandboxes
-                    .iter()
-                    .find(|s| &s.id == sandbox)
-                    .and_then(|s| s.container.clone())
-                    .unwrap_or_default();
-                let name = self
-                    .log_names
-                    .get(step)
-                    .cloned()
-                    .unwrap_or_else(|| format!("{}.log", sanitize(step)));
-                let path = self.dir.join("logs").join(&name);
-                let log = match self.logs.remove(step) {
-                    Some(log) => log,
-                    None => StepLog::create(&path)?,
-                };
-                let mut log = log;
-                log.begin(kind, &container, action, *attempt, ts)?;
-                self.logs.insert(step.clone(), log);
-                if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
-                    s.status = "running".into();
-                    s.attempts = *attempt;
-                }
-            }
-            EventKind::StepFinished {
-                step,
-                status,
-                exit_code,
-                duration_ms,
-                attempts,
-                reason,
-                artifacts,
-                ..
-            } => {
-                if let Some(log) = self.logs.get_mut(step) {
-                    log.end(*status, *exit_code, *duration_ms, reason.as_deref(), ts)?;
-                }
-                if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
-                    s.status = status.as_str().to_string();
-                    s.exit_code = *exit_code;
-                    s.duration_ms = Some(*duration_ms);
-                    s.attempts = *attempts;
-                    s.reason.clone_from(reason);
-                }
-                self.record
-                    .artifacts
-                    .extend(artifacts.iter().map(|a| ArtifactRecord {
-                        step: step.clone(),
-                        path: a.path.clone(),
-                        size: a.size,
-                        sha256: a.sha256.clone(),
-                    }));
-            }
-            EventKind::JobFinished {
-                status, exit_code, ..
-            } => {
-                self.record.status = *status;
-                self.record.exit_code = Some(*exit_code);
-                self.record.finished = Some(ts);
-                for log in self.logs.values_mut() {
-                    log.flush()?;
-                }
-            }
-        }
-        self.append_history(event)?;
-        self.save()
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    }
-}
-
-impl Consumer for Recorder {
-    fn handle(&mut self, event: &Event) {
-        if let Err(e) = self.apply(event) {
-            if self.failed.is_none() {
-                self.failed = Some(format!(
-                    "failed to write the job record in {}: {e}",
-                    self.dir.display()
-                ));
-            }
-        }
-    }
-
-    fn finish(&mut self) {
-        if self.record.status == JobStatus::Running {
-            // No JobFinished arrived (the executor failed): close as failed.
-            self.record.status = JobStatus::Failed;
-            let _ = self.save();
-        }
-        for log in self.logs.values_mut() {
-            let _ = log.flush();
-        }
-    }
 }
 
 /// Write `data` to `path` by writing a temporary file beside it and renaming:
@@ -358,16 +114,13 @@ fn next_number(instances: &Path, base: &str) -> u32 {
 
 /// Every job record under `instances`, newest first.
 #[must_use]
-pub fn list(instances: &Path) -> Vec<(PathBuf, Option<InstanceRecord>)> {
-    let mut out: Vec<(PathBuf, Option<InstanceRecord>)> = std::fs::read_dir(instances)
+pub fn list(instances: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
+    let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(instances)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            p.join("instance.toml").is_file()
-                && !crate::store::sandbox_dir::is_container_instance(p)
-        })
+        .filter(|p| p.join("instance.toml").is_file() && !sandbox_dir::is_sandbox_dir(p))
         .map(|p| {
             let rec = std::fs::read_to_string(p.join("instance.toml"))
                 .ok()
@@ -376,7 +129,7 @@ pub fn list(instances: &Path) -> Vec<(PathBuf, Option<InstanceRecord>)> {
         })
         .collect();
     out.sort_by(|a, b| {
-        let key = |r: &Option<InstanceRecord>| r.as_ref().map(|r| r.started);
+        let key = |r: &Option<JobRecord>| r.as_ref().map(|r| r.started);
         key(&b.1).cmp(&key(&a.1)).then_with(|| b.0.cmp(&a.0))
     });
     out

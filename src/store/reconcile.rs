@@ -6,15 +6,15 @@
 //! about the job's containers ([`decide`], pure). [`close`] writes the
 //! verdict into the record the way the runner would have.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::{write_atomic, InstanceRecord};
+use super::history::{self, HistoryEntry};
+use super::{write_atomic, JobRecord, SandboxState, StepState};
 use crate::error::{Error, Result};
-use crate::event::JobStatus;
+use crate::event::{Event, EventKind, JobStatus, StepStatus};
 
 /// What the engine says about one of a job's containers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,7 +68,7 @@ pub struct Decision {
     /// Why, in words.
     pub reason: String,
     /// Status for steps left `running`.
-    pub running_steps: &'static str,
+    pub running_steps: StepStatus,
     /// Containers `--fix` removes (the job's non-persistent leftovers).
     pub remove: Vec<String>,
 }
@@ -86,7 +86,7 @@ pub struct Decision {
 /// Every non-persistent container left is removed by `--fix`: no runner is
 /// left to release it.
 #[must_use]
-pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
+pub fn decide(record: &JobRecord, containers: &[Observed]) -> Decision {
     let remove = containers
         .iter()
         .filter(|c| !c.persistent)
@@ -98,7 +98,7 @@ pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
         status: JobStatus::Failed,
         exit_code: 1,
         reason,
-        running_steps: "failed",
+        running_steps: StepStatus::Failed,
         remove: Vec::new(),
     };
     let mut d = if containers.is_empty() {
@@ -110,7 +110,7 @@ pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
             status: JobStatus::Cancelled,
             exit_code: 130,
             reason: "runner died; its sandboxes were stopped unexpectedly".into(),
-            running_steps: "cancelled",
+            running_steps: StepStatus::Cancelled,
             remove: Vec::new(),
         }
     } else if let Some(c) = containers
@@ -127,7 +127,7 @@ pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
             status: JobStatus::Succeeded,
             exit_code: 0,
             reason: "runner died after every step finished; its sandboxes exited 0".into(),
-            running_steps: "failed",
+            running_steps: StepStatus::Failed,
             remove: Vec::new(),
         }
     } else {
@@ -137,18 +137,18 @@ pub fn decide(record: &InstanceRecord, containers: &[Observed]) -> Decision {
     d
 }
 
-fn steps_all_ok(record: &InstanceRecord) -> bool {
+fn steps_all_ok(record: &JobRecord) -> bool {
     record
         .steps
         .iter()
-        .all(|s| matches!(s.status.as_str(), "succeeded" | "failed_allowed"))
+        .all(|s| s.status.finished().is_some_and(StepStatus::is_ok))
 }
 
 /// Is the runner of a record still alive? True when `/proc/<pid>` exists,
 /// its command line mentions pocketdock, and the process is not younger than
 /// the record (a younger one is a reused pid).
 #[must_use]
-pub fn runner_alive(record: &InstanceRecord) -> bool {
+pub fn runner_alive(record: &JobRecord) -> bool {
     let proc = Path::new("/proc").join(record.runner_pid.to_string());
     let Ok(cmdline) = std::fs::read(proc.join("cmdline")) else {
         return false;
@@ -202,12 +202,7 @@ pub fn start_ticks(stat: &str) -> Option<u64> {
 /// atomically with the decision, mark steps left `running` (and `pending`
 /// ones skipped), note removed sandboxes, and append a `job_finished` line
 /// to `history.jsonl` saying doctor closed it.
-pub fn close(
-    dir: &Path,
-    record: &mut InstanceRecord,
-    d: &Decision,
-    removed: &[String],
-) -> Result<()> {
+pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String]) -> Result<()> {
     let now = OffsetDateTime::now_utc();
     apply_decision(record, d, removed, now);
     let text = toml::to_string_pretty(&*record).map_err(|e| Error::Protocol {
@@ -217,45 +212,38 @@ pub fn close(
     let path = dir.join("instance.toml");
     write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
-    let count = |pred: &dyn Fn(&str) -> bool| {
+    let count = |pred: &dyn Fn(StepStatus) -> bool| {
         record
             .steps
             .iter()
-            .filter(|s| pred(s.status.as_str()))
+            .filter(|s| s.status.finished().is_some_and(pred))
             .count()
     };
-    let line = serde_json::json!({
-        "ts": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
-        "event": "job_finished",
-        "status": d.status,
-        "exit_code": d.exit_code,
-        "duration_ms": u64::try_from((now - record.started).whole_milliseconds()).unwrap_or(0),
-        "succeeded": count(&|s| s == "succeeded"),
-        "failed": count(&|s| matches!(s, "failed" | "timed_out")),
-        "skipped": count(&|s| matches!(s, "skipped" | "cancelled")),
-        "closed_by": "doctor",
-        "reason": d.reason,
-    });
-    let path = dir.join("history.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(format!("open {}", path.display()), e))?;
-    // A killed runner may have left a torn last line: start on a fresh one.
-    let torn = std::fs::read(&path)
-        .ok()
-        .is_some_and(|b| b.last().is_some_and(|&c| c != b'\n'));
-    let mut bytes = if torn { b"\n".to_vec() } else { Vec::new() };
-    bytes.extend_from_slice(line.to_string().as_bytes());
-    bytes.push(b'\n');
-    f.write_all(&bytes)
-        .map_err(|e| Error::io(format!("append to {}", path.display()), e))
+    let event = Event {
+        ts: now,
+        kind: EventKind::JobFinished {
+            status: d.status,
+            exit_code: d.exit_code,
+            duration_ms: u64::try_from((now - record.started).whole_milliseconds()).unwrap_or(0),
+            succeeded: count(&|s| s == StepStatus::Succeeded),
+            allowed: count(&|s| s == StepStatus::FailedAllowed),
+            failed: count(&|s| matches!(s, StepStatus::Failed | StepStatus::TimedOut)),
+            skipped: count(&|s| matches!(s, StepStatus::Skipped | StepStatus::Cancelled)),
+        },
+    };
+    history::append(
+        dir,
+        &HistoryEntry::JobClosed {
+            event: &event,
+            closed_by: "doctor",
+            reason: &d.reason,
+        },
+    )
 }
 
 /// The in-memory half of [`close`].
 pub fn apply_decision(
-    record: &mut InstanceRecord,
+    record: &mut JobRecord,
     d: &Decision,
     removed: &[String],
     now: OffsetDateTime,
@@ -264,22 +252,22 @@ pub fn apply_decision(
     record.exit_code = Some(d.exit_code);
     record.finished = Some(now);
     for s in &mut record.steps {
-        match s.status.as_str() {
-            "running" => {
+        match s.status {
+            StepState::Running => {
                 s.status = d.running_steps.into();
                 s.reason = Some(format!("{} (closed by pocketdock doctor)", d.reason));
             }
-            "pending" => {
-                s.status = "skipped".into();
+            StepState::Pending => {
+                s.status = StepStatus::Skipped.into();
                 s.reason =
                     Some("the runner died before it ran (closed by pocketdock doctor)".into());
             }
-            _ => {}
+            StepState::Finished(_) => {}
         }
     }
     for s in &mut record.sandboxes {
         if s.container.as_ref().is_some_and(|c| removed.contains(c)) {
-            s.state = "removed".into();
+            s.state = SandboxState::Removed;
         }
     }
 }
@@ -287,14 +275,14 @@ pub fn apply_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{EngineRecord, SandboxRecord, StepRecord, FORMAT_VERSION};
+    use crate::store::{JobEngine, JobSandbox, JobStep, FORMAT_VERSION};
 
-    fn step(id: &str, status: &str) -> StepRecord {
-        StepRecord {
+    fn step(id: &str, status: &str) -> JobStep {
+        JobStep {
             id: id.into(),
             sandbox: "box".into(),
             needs: vec![],
-            status: status.into(),
+            status: StepState::parse(status).unwrap(),
             exit_code: None,
             duration_ms: None,
             attempts: 0,
@@ -303,8 +291,8 @@ mod tests {
         }
     }
 
-    fn record(steps: &[(&str, &str)]) -> InstanceRecord {
-        InstanceRecord {
+    fn record(steps: &[(&str, &str)]) -> JobRecord {
+        JobRecord {
             format_version: FORMAT_VERSION,
             job: "long".into(),
             instance: "long-0001".into(),
@@ -315,16 +303,16 @@ mod tests {
             started: OffsetDateTime::now_utc(),
             finished: None,
             runner_pid: 42,
-            engine: EngineRecord {
+            engine: JobEngine {
                 kind: "podman".into(),
                 version: "5".into(),
                 socket: "/run/podman/podman.sock".into(),
             },
-            sandboxes: vec![SandboxRecord {
+            sandboxes: vec![JobSandbox {
                 id: "box".into(),
                 container: Some("c1".into()),
                 image: None,
-                state: "created".into(),
+                state: SandboxState::Created,
             }],
             steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
             artifacts: vec![],
@@ -389,7 +377,7 @@ mod tests {
         assert_eq!(d.status, JobStatus::Failed);
         assert!(d.reason.contains("abandoned"), "{}", d.reason);
         assert_eq!(d.remove, vec!["a".to_string(), "b".to_string()]);
-        assert_eq!(d.running_steps, "failed");
+        assert_eq!(d.running_steps, StepStatus::Failed);
     }
 
     #[test]
@@ -402,7 +390,7 @@ mod tests {
             ],
         );
         assert_eq!((d.status, d.exit_code), (JobStatus::Cancelled, 130));
-        assert_eq!(d.running_steps, "cancelled");
+        assert_eq!(d.running_steps, StepStatus::Cancelled);
     }
 
     #[test]
@@ -439,7 +427,7 @@ mod tests {
         let st: Vec<&str> = r.steps.iter().map(|s| s.status.as_str()).collect();
         assert_eq!(st, ["succeeded", "failed", "skipped"]);
         assert!(r.steps[1].reason.as_deref().unwrap().contains("doctor"));
-        assert_eq!(r.sandboxes[0].state, "removed");
+        assert_eq!(r.sandboxes[0].state, SandboxState::Removed);
     }
 
     #[test]
@@ -449,11 +437,11 @@ mod tests {
         let mut r = record(&[("w", "running")]);
         let d = decide(&r, &[]);
         close(tmp.path(), &mut r, &d, &[]).unwrap();
-        let back: InstanceRecord =
+        let back: JobRecord =
             toml::from_str(&std::fs::read_to_string(tmp.path().join("instance.toml")).unwrap())
                 .unwrap();
         assert_eq!(back.status, JobStatus::Failed);
-        assert_eq!(back.steps[0].status, "failed");
+        assert_eq!(back.steps[0].status, StepStatus::Failed.into());
         let h = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
         let last: serde_json::Value = serde_json::from_str(h.lines().last().unwrap()).unwrap();
         assert_eq!(last["event"], "job_finished");

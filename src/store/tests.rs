@@ -1,9 +1,10 @@
 use super::*;
 use crate::engine::demux::StreamKind;
 use crate::event::{Artifact, StepStatus};
+use crate::event::{Consumer, Event, EventKind, JobStatus};
 
-fn record() -> InstanceRecord {
-    InstanceRecord {
+fn record() -> JobRecord {
+    JobRecord {
         format_version: FORMAT_VERSION,
         job: "grade/fizz".into(),
         instance: String::new(),
@@ -14,22 +15,22 @@ fn record() -> InstanceRecord {
         started: time::OffsetDateTime::now_utc(),
         finished: None,
         runner_pid: 42,
-        engine: EngineRecord {
+        engine: JobEngine {
             kind: "podman".into(),
             version: "4.3.1".into(),
             socket: "/run/podman/podman.sock".into(),
         },
-        sandboxes: vec![SandboxRecord {
+        sandboxes: vec![JobSandbox {
             id: "g[s=a]".into(),
             container: None,
             image: None,
-            state: "planned".into(),
+            state: SandboxState::Planned,
         }],
-        steps: vec![StepRecord {
+        steps: vec![JobStep {
             id: "t@g[s=a]".into(),
             sandbox: "g[s=a]".into(),
             needs: vec![],
-            status: "pending".into(),
+            status: StepState::Pending,
             exit_code: None,
             duration_ms: None,
             attempts: 0,
@@ -52,7 +53,7 @@ fn numbers_instances_and_writes_a_whole_record() {
     assert_eq!(a.instance(), "grade_fizz-0001");
     assert_eq!(b.instance(), "grade_fizz-0002");
     let text = std::fs::read_to_string(a.dir().join("instance.toml")).unwrap();
-    let back: InstanceRecord = toml::from_str(&text).unwrap();
+    let back: JobRecord = toml::from_str(&text).unwrap();
     assert_eq!(back.status, JobStatus::Running);
     assert_eq!(back.instance, "grade_fizz-0001");
     assert!(a.dir().join("logs").is_dir());
@@ -145,13 +146,13 @@ fn events_become_history_logs_and_status() {
         ]
     );
 
-    let rec: InstanceRecord =
+    let rec: JobRecord =
         toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap();
     assert_eq!((rec.status, rec.exit_code), (JobStatus::Failed, Some(1)));
-    assert_eq!(rec.steps[0].status, "failed");
+    assert_eq!(rec.steps[0].status, StepStatus::Failed.into());
     assert_eq!(rec.steps[0].exit_code, Some(2));
     assert_eq!(rec.sandboxes[0].container.as_deref(), Some("pd-1"));
-    assert_eq!(rec.sandboxes[0].state, "removed");
+    assert_eq!(rec.sandboxes[0].state, SandboxState::Removed);
     assert_eq!(rec.artifacts[0].path, "/out/a.txt");
     assert!(rec.finished.is_some());
 
@@ -177,7 +178,7 @@ fn an_unfinished_job_is_closed_as_failed() {
     let tmp = tempfile::tempdir().unwrap();
     let mut r = Recorder::create(tmp.path(), record()).unwrap();
     r.finish();
-    let rec: InstanceRecord =
+    let rec: JobRecord =
         toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap();
     assert_eq!(rec.status, JobStatus::Failed);
 }

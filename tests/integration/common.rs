@@ -51,12 +51,20 @@ pub fn spec(prefix: &str) -> SandboxSpec {
     let mut s = SandboxSpec {
         name: Some(unique(prefix)),
         project: Some("pocketdock-tests".into()),
-        // Persistent sandboxes' instance directories stay out of the repository.
-        project_root: Some(std::env::temp_dir().join("pocketdock-tests")),
         ..SandboxSpec::default()
     };
     s.labels.insert(TEST_LABEL.into(), "true".into());
     s
+}
+
+/// The project persistent test sandboxes keep their records in: out of
+/// the repository.
+pub fn test_project() -> pocketdock::project::Project {
+    pocketdock::project::Project {
+        root: std::env::temp_dir().join("pocketdock-tests"),
+        name: "pocketdock-tests".into(),
+        config: pocketdock::project::Config::default(),
+    }
 }
 
 /// Removes the named container when dropped, whatever happened.

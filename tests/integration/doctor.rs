@@ -252,7 +252,7 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
         crate::common::stderr(&o)
     );
     assert!(stdout(&o).contains("did: recreate it"), "{}", stdout(&o));
-    let meta = pocketdock::store::sandbox_dir::read(&inst).expect("instance.toml rebuilt");
+    let meta = pocketdock::store::SandboxRecord::read(&inst).expect("instance.toml rebuilt");
     let inspect = engine.inspect_container(&name, false).await.unwrap();
     assert_eq!(meta.container.id, inspect.id);
     assert_eq!(meta.container.project, project_name(dir.path()));
@@ -364,7 +364,7 @@ async fn doctor_rewrites_instance_toml_from_the_engine() {
 
     let (code, v) = doctor_json(dir.path(), true);
     assert_eq!(code, Some(0), "{v}");
-    let meta = pocketdock::store::sandbox_dir::read(&inst).unwrap();
+    let meta = pocketdock::store::SandboxRecord::read(&inst).unwrap();
     assert_eq!(meta.container.id, id);
     assert_eq!(meta.container.project, project_name(dir.path()));
     assert_ne!(meta.container.image, "someone/else:1");
@@ -401,7 +401,7 @@ async fn doctor_reports_ports_held_by_others() {
 
     // Another project's running container takes the port.
     let mut spec = crate::common::spec("doctor-holder");
-    spec.network = Some(true);
+    spec.network = true;
     spec.ports = vec![publish.parse().unwrap()];
     let holder = crate::common::sandbox(&engine, &mut others, &spec).await;
 

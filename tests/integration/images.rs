@@ -5,7 +5,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
-use pocketdock::images::{self, Context, Profile, CONTEXT_LABEL};
+use pocketdock::images::{self, Context, Profile};
+use pocketdock::labels::CONTEXT_SHA256 as CONTEXT_LABEL;
 use pocketdock::{Error, RunOptions, Sandbox, SandboxSpec};
 
 fn test_profile(image: &str, dockerfile: String) -> Profile {
@@ -122,7 +123,8 @@ async fn a_snapshot_keeps_the_filesystem_and_starts_new_sandboxes() {
         &engine,
         &mut c,
         &SandboxSpec {
-            image: Some(image.clone()),
+            image: image.clone(),
+            profile: None,
             ..spec("snapcopy")
         },
     )

@@ -11,7 +11,7 @@ async fn state_persists_and_results_show_like_a_repl() {
     let engine = engine_or_skip!();
     let mut guard = Cleanup::new(&engine);
     let mut s = spec("kernel");
-    s.network = Some(false);
+    s.network = false;
     let sb = sandbox(&engine, &mut guard, &s).await;
     let k = sb.kernel().await.unwrap();
     assert!(k.is_fresh());
@@ -252,7 +252,8 @@ async fn a_sandbox_without_python_fails_clearly() {
     };
     let mut guard = Cleanup::new(&engine);
     let mut s = spec("kernel-nopy");
-    s.image = Some(busybox.into());
+    s.image = busybox.into();
+    s.profile = None;
     let sb = sandbox(&engine, &mut guard, &s).await;
     let e = sb.kernel().await.unwrap_err().to_string();
     assert!(e.contains("python3 is not available"), "{e}");

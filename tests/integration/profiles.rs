@@ -159,7 +159,8 @@ async fn project_profiles_build_once_and_rebuild_only_what_changed() {
     // The image has the context's files.
     let mut c = Cleanup::new(&engine);
     let mut s = spec("profrun");
-    s.image = Some(two.clone());
+    s.image = two.clone();
+    s.profile = None;
     let sb = sandbox(&engine, &mut c, &s).await;
     let r = sb
         .run("cat /tmp/hello.txt", &RunOptions::default())
@@ -387,7 +388,8 @@ async fn build_args_reach_the_dockerfile_and_are_part_of_the_digest() {
     let greeting = |engine: Engine, image: String| async move {
         let mut c = Cleanup::new(&engine);
         let mut s = spec("bargs");
-        s.image = Some(image);
+        s.image = image;
+        s.profile = None;
         let sb = sandbox(&engine, &mut c, &s).await;
         sb.run("cat /tmp/greeting", &RunOptions::default())
             .await

@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 
 use crate::common::{sandbox, spec, Cleanup};
 use pocketdock::sandbox::labels;
-use pocketdock::{ByteSize, Error, Lang, RunOptions, Sandbox, SandboxSpec};
+use pocketdock::store::PersistentSandbox;
+use pocketdock::{ByteSize, Error, Lang, RunOptions, Sandbox};
 
 fn opts() -> RunOptions {
     RunOptions::default()
@@ -316,7 +317,7 @@ async fn create_applies_labels_limits_and_network() {
     assert_eq!(r.stdout.trim(), "1", "only the header line: {}", r.stdout);
 
     let mut s = spec("net");
-    s.network = Some(true);
+    s.network = true;
     let on = sandbox(&engine, &mut c, &s).await;
     let info = on.info().await.unwrap();
     assert!(info.network && info.ip_address.is_some(), "{info:?}");
@@ -332,7 +333,7 @@ async fn volumes_mount_read_only_and_ports_publish() {
     s.volumes = vec![format!("{}:/data:ro", dir.path().display())
         .parse()
         .unwrap()];
-    s.network = Some(true);
+    s.network = true;
     s.ports = vec!["8000".parse().unwrap()];
     let sb = sandbox(&engine, &mut c, &s).await;
 
@@ -356,7 +357,8 @@ async fn create_errors_are_typed_and_leave_nothing_behind() {
     let mut c = Cleanup::new(&engine);
 
     let mut s = spec("noimg");
-    s.image = Some("pocketdock-test/does-not-exist:1".into());
+    s.image = "pocketdock-test/does-not-exist:1".into();
+    s.profile = None;
     match Sandbox::create(&engine, &s).await {
         Err(Error::ImageMissing { image, .. }) => {
             assert_eq!(image, "pocketdock-test/does-not-exist:1");
@@ -379,12 +381,9 @@ async fn create_errors_are_typed_and_leave_nothing_behind() {
         other => panic!("expected NameInUse, got {other:?}"),
     }
 
-    let bad = SandboxSpec {
-        profile: Some("huge".into()),
-        ..spec("prof")
-    };
+    // Profiles are resolved before a sandbox exists, in a project.
     assert!(matches!(
-        Sandbox::create(&engine, &bad).await,
+        pocketdock::images::profile_in(&crate::common::test_project(), "huge"),
         Err(Error::UnknownProfile { .. })
     ));
 }
@@ -403,15 +402,20 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
         Err(Error::ContainerGone { .. })
     ));
 
-    let mut s = spec("persist");
-    s.persist = true;
-    let kept = sandbox(&engine, &mut c, &s).await;
-    let dir = s
-        .project_root
-        .clone()
-        .unwrap()
+    let s = spec("persist");
+    c.add(s.name.clone().unwrap());
+    let project = crate::common::test_project();
+    let kept = PersistentSandbox::create(&engine, &s, &project)
+        .await
+        .expect("create a persistent sandbox");
+    let dir = project
+        .root
         .join(".pocketdock/instances")
-        .join(kept.name());
+        .join(kept.sandbox().name());
+    assert_eq!(kept.dir(), dir);
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    assert!(history.contains("\"type\":\"create\""), "{history}");
+    let kept = kept.sandbox();
     assert!(
         dir.join("instance.toml").is_file(),
         "a persistent sandbox has an instance directory"
@@ -440,7 +444,9 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
         "saved\n"
     );
     assert_eq!(
-        kept.shutdown(false, true).await.unwrap(),
+        pocketdock::store::shutdown(kept, false, true)
+            .await
+            .unwrap(),
         pocketdock::sandbox::Shutdown::Removed
     );
     assert!(
@@ -457,7 +463,8 @@ async fn other_images_work_without_bash_or_python() {
     };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("busybox");
-    s.image = Some(busybox.into());
+    s.image = busybox.into();
+    s.profile = None;
     // busybox's CMD is a bare `sh`: the sandbox must keep it alive anyway.
     let sb = sandbox(&engine, &mut c, &s).await;
     let r = sb.run("echo $((6*7))", &opts()).await;

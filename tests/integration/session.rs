@@ -418,7 +418,8 @@ async fn an_image_without_bash_fails_clearly() {
     };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("sess-nobash");
-    s.image = Some(busybox.into());
+    s.image = busybox.into();
+    s.profile = None;
     let sb = sandbox(&engine, &mut c, &s).await;
     let t = Instant::now();
     match sb.session(plain()).await {

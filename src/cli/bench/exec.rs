@@ -13,7 +13,7 @@ use crate::engine::{Engine, ExecSpec};
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox};
 
-pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let runs = a.runs.unwrap_or(100);
     if runs == 0 {
         return Err(Error::Invalid {
@@ -22,7 +22,7 @@ pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
             expected: "at least 1",
         });
     }
-    let sandbox = super::bench_sandbox(engine, &a).await?;
+    let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox, &a, runs).await;
     let _ = sandbox.shutdown(true, true).await;
     let all = result?;

@@ -15,10 +15,10 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox};
 
-pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let runs = a.runs.unwrap_or(3).max(1);
     let work = std::env::temp_dir().join(format!("pocketdock-bench-{:08x}", fastrand::u32(..)));
-    let sandbox = super::bench_sandbox(engine, &a).await?;
+    let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox, &work, runs).await;
     let _ = sandbox.shutdown(true, true).await;
     let _ = std::fs::remove_dir_all(&work);

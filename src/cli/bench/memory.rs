@@ -13,8 +13,8 @@ use crate::sandbox::{RunOptions, Sandbox};
 
 const GIB: &str = "1073741824";
 
-pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let sandbox = super::bench_sandbox(engine, &a).await?;
+pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox).await;
     let _ = sandbox.shutdown(true, true).await;
     let rows = result?;

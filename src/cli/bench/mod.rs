@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use super::Context;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::{Sandbox, SandboxSpec};
@@ -75,24 +76,29 @@ pub(crate) fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Ser
     }
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     match a.suite {
-        Suite::Exec => exec::run(engine, a).await,
-        Suite::Files => files::run(engine, a).await,
-        Suite::Memory => memory::run(engine, a).await,
+        Suite::Exec => exec::run(ctx, engine, a).await,
+        Suite::Files => files::run(ctx, engine, a).await,
+        Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
     }
 }
 
 /// The sandbox a suite measures in (removed by the suite when done).
-async fn bench_sandbox(engine: &Engine, a: &Args) -> Result<Sandbox, Error> {
+async fn bench_sandbox(ctx: &Context, engine: &Engine, a: &Args) -> Result<Sandbox, Error> {
+    let base = super::context::resolve_spec(
+        ctx.project_lenient(),
+        Some(&a.profile),
+        a.image.as_deref(),
+        &a.profile,
+    )?;
     let spec = SandboxSpec {
-        profile: Some(a.profile.clone()),
-        image: a.image.clone(),
+        project: Some(ctx.project_lenient().name.clone()),
         name: Some(format!("pd-bench-{:06x}", fastrand::u32(..0x00ff_ffff))),
         mem: crate::size::ByteSize(1 << 30),
         cpu_percent: 100,
-        ..SandboxSpec::default()
+        ..base
     };
     Sandbox::create(engine, &spec).await
 }

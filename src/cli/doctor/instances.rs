@@ -12,9 +12,11 @@ use super::Finding;
 use crate::engine::{ContainerInspect, Engine, EngineKind};
 use crate::error::Error;
 use crate::images::canonical_name;
+use crate::project::Project;
 use crate::sandbox::{labels, Sandbox};
 use crate::size::ByteSize;
-use crate::{project::Project, store::sandbox_dir as instance};
+use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
+use crate::store::{self, sandbox_dir, SandboxRecord};
 
 /// One `instance.toml` field that disagrees with the engine.
 #[derive(Debug, Serialize)]
@@ -49,7 +51,7 @@ pub(super) async fn check(
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
-    let instances = canonical(&instance::instances_dir(&project.root));
+    let instances = canonical(&store::instances_dir(&project.root));
     let mut seen = Vec::new();
     for c in engine
         .list_containers(true, &[format!("{}=true", labels::MANAGED)])
@@ -84,14 +86,14 @@ pub(super) async fn check(
             findings.push(f);
         }
     }
-    for dir in instance::list(&project.root) {
+    for dir in sandbox_dir::list(&project.root) {
         let here = canonical(&dir);
         let owner = seen
             .iter()
             .find(|s| s.data_path().is_some_and(|d| canonical(&d) == here));
         // A sandbox recorded on the other engine is not lost: it is elsewhere.
         let kind = engine.info().kind.cli();
-        let elsewhere = instance::read(&dir)
+        let elsewhere = SandboxRecord::read(&dir)
             .is_some_and(|m| !m.container.engine.is_empty() && m.container.engine != kind);
         match owner {
             Some(s) => findings.extend(mismatch(s, &dir, &project.name, kind, fix)),
@@ -113,7 +115,7 @@ fn missing_parts(dir: &Path) -> Vec<String> {
         return vec!["directory".into()];
     }
     let mut out = Vec::new();
-    if !instance::is_container_instance(dir) {
+    if !sandbox_dir::is_sandbox_dir(dir) {
         out.push("instance.toml".into());
     }
     for sub in ["data", "logs"] {
@@ -195,20 +197,16 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
 }
 
 fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), Error> {
-    instance::prepare(dir)?;
+    sandbox_dir::prepare(dir)?;
     std::fs::create_dir_all(data)
         .map_err(|e| Error::io(format!("create {}", data.display()), e))?;
-    if !instance::is_container_instance(dir) {
-        instance::write(dir, &rebuilt(s, None, engine_kind))?;
+    if !sandbox_dir::is_sandbox_dir(dir) {
+        rebuilt(s, None, engine_kind).write(dir)?;
     }
-    instance::append_history(
-        dir,
-        &serde_json::json!({
-            "ts": now(),
-            "type": "doctor_recreated",
-            "id": s.inspect.id,
-        }),
-    )
+    let op = SandboxOpKind::DoctorRecreated {
+        id: s.inspect.id.clone(),
+    };
+    history::append(dir, &HistoryEntry::Sandbox(SandboxOp::now(op)))
 }
 
 /// Give a recreated data/ to the sandbox's user: at once when the container
@@ -216,11 +214,11 @@ fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), 
 async fn give_data(engine: &Engine, s: &Seen) -> Result<Option<String>, Error> {
     let sandbox = Sandbox::attach(engine, &s.inspect.id);
     if s.inspect.state.running {
-        sandbox.own_data_dir().await?;
+        sandbox.give_to_user("data").await?;
         return Ok(None);
     }
     sandbox.resume().await?;
-    let owned = sandbox.own_data_dir().await;
+    let owned = sandbox.give_to_user("data").await;
     let stopped = sandbox.stop().await;
     owned?;
     stopped?;
@@ -231,13 +229,9 @@ async fn give_data(engine: &Engine, s: &Seen) -> Result<Option<String>, Error> {
 
 /// `instance.toml` as the engine sees the container; resources, provenance
 /// and volumes are kept from `old` when there is one.
-fn rebuilt(
-    s: &Seen,
-    old: Option<&instance::InstanceToml>,
-    engine_kind: &str,
-) -> instance::InstanceToml {
+fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxRecord {
     let i = &s.inspect;
-    let container = instance::ContainerMeta {
+    let container = store::ContainerMeta {
         id: i.id.clone(),
         name: s.name().to_string(),
         image: i.config.image.clone(),
@@ -250,33 +244,33 @@ fn rebuilt(
         engine: engine_kind.to_string(),
     };
     if let Some(old) = old {
-        return instance::InstanceToml {
+        return SandboxRecord {
             container,
             ..old.clone()
         };
     }
     let hc = &i.host_config;
-    let volumes = instance::volumes(
+    let volumes = store::volumes(
         s.raw["HostConfig"]["Binds"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(serde_json::Value::as_str),
     );
-    instance::InstanceToml {
+    SandboxRecord {
         container,
-        resources: instance::Resources {
+        resources: store::Resources {
             mem_limit: ByteSize(u64::try_from(hc.memory).unwrap_or(0)).to_string(),
             cpu_percent: hc.cpu_percent().map_or(0, |p| p as u32),
             network: hc.network_mode != "none",
         },
-        provenance: instance::Provenance::this_process(),
+        provenance: store::Provenance::this_process(),
         volumes,
     }
 }
 
 fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -> Option<Finding> {
-    let old = instance::read(dir);
+    let old = SandboxRecord::read(dir);
     let truth = rebuilt(s, old.as_ref(), engine_kind);
     let mut fields = Vec::new();
     match &old {
@@ -335,16 +329,12 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
                 truth.container.image.clone_from(&o.container.image);
             }
         }
-        let done = instance::write(dir, &truth).and_then(|()| {
-            instance::append_history(
-                dir,
-                &serde_json::json!({
-                    "ts": now(),
-                    "type": "doctor_rewrote",
-                    "fields": fields.iter().map(|f| f.field).collect::<Vec<_>>(),
-                    "id": truth.container.id,
-                }),
-            )
+        let done = truth.write(dir).and_then(|()| {
+            let op = SandboxOpKind::DoctorRewrote {
+                fields: fields.iter().map(|f| f.field.to_string()).collect(),
+                id: truth.container.id.clone(),
+            };
+            history::append(dir, &HistoryEntry::Sandbox(SandboxOp::now(op)))
         });
         match done {
             Ok(()) => fixed = labelled_project.is_none(),
@@ -362,7 +352,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
 }
 
 fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
-    let meta = instance::read(dir);
+    let meta = SandboxRecord::read(dir);
     let dir_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -530,12 +520,6 @@ async fn port_conflicts(
         }
     }
     Ok(findings)
-}
-
-fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

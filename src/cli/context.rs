@@ -1,0 +1,172 @@
+//! What one invocation runs against, resolved once before any command:
+//! the current directory, its project and settings, the engine socket, and
+//! which standard streams are terminals. Commands take it from here; nothing
+//! below the CLI reads the current directory or the environment itself.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::images;
+use crate::project::Project;
+use crate::sandbox::SandboxSpec;
+
+/// One invocation's surroundings.
+#[derive(Debug)]
+pub struct Context {
+    /// The directory pocketdock was started in.
+    pub cwd: PathBuf,
+    /// The root of the project around `cwd`.
+    pub root: PathBuf,
+    /// The project, its settings read on first use (most `run`s need none),
+    /// and whether they loaded without a mistake; the defaults stand in
+    /// when they did not (see [`Context::project`]).
+    project: OnceLock<(Project, bool)>,
+    /// Engine socket: `--socket`, else the install-level `socket` setting
+    /// (unless `POCKETDOCK_SOCKET` is set); `None` leaves the choice to
+    /// the engine's own detection.
+    pub socket: Option<PathBuf>,
+    /// Standard input is a terminal (someone can answer a question).
+    pub stdin_is_terminal: bool,
+    /// Standard output is a terminal.
+    pub stdout_is_terminal: bool,
+    /// Standard error is a terminal (progress bars make sense).
+    pub stderr_is_terminal: bool,
+    /// `$TERM`, for an attached shell.
+    pub term: Option<String>,
+    /// Running in GitHub Actions (`GITHUB_ACTIONS=true`).
+    pub github_actions: bool,
+}
+
+impl Context {
+    /// Resolve everything from the process: current directory, project,
+    /// settings, socket and terminals.
+    pub fn from_process(socket_flag: Option<PathBuf>) -> Result<Context, Error> {
+        let socket = match socket_flag {
+            Some(s) => Some(s),
+            None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => None,
+            None => configured_socket()?,
+        };
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        Ok(Context {
+            root: Project::root_of(&cwd),
+            cwd,
+            project: OnceLock::new(),
+            socket,
+            stdin_is_terminal: std::io::stdin().is_terminal(),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+            term: std::env::var("TERM").ok(),
+            github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+        })
+    }
+
+    fn loaded(&self) -> &(Project, bool) {
+        self.project.get_or_init(|| match Project::load(&self.cwd) {
+            Ok(p) => (p, true),
+            Err(_) => (Project::find(&self.cwd), false),
+        })
+    }
+
+    /// The project; a mistake in its settings is an error pointing at it.
+    pub fn project(&self) -> Result<&Project, Error> {
+        let (project, ok) = self.loaded();
+        if !ok {
+            // Read again only to build the error: errors cannot be kept.
+            Project::load(&self.cwd)?;
+        }
+        Ok(project)
+    }
+
+    /// The project, with default settings in place of ones that failed to load.
+    #[must_use]
+    pub fn project_lenient(&self) -> &Project {
+        &self.loaded().0
+    }
+
+    /// Connect to the engine on [`Context::socket`].
+    pub async fn engine(&self) -> Result<Engine, Error> {
+        Engine::connect_to(self.socket.as_deref()).await
+    }
+
+    /// `path` made absolute against the current directory.
+    #[must_use]
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        }
+    }
+}
+
+/// A sandbox spec for `image`, or else profile `profile`, or else profile
+/// `default`, resolved in `project`: the image, the profile's name, and the
+/// profile's network default.
+pub(super) fn resolve_spec(
+    project: &Project,
+    profile: Option<&str>,
+    image: Option<&str>,
+    default: &str,
+) -> Result<SandboxSpec, Error> {
+    if let Some(image) = image {
+        // An image that is a profile's gets its label and network default.
+        return Ok(match images::profile_for_image(project, image) {
+            Some(p) => SandboxSpec::for_profile(p.name, image, p.network),
+            None => SandboxSpec::for_image(image),
+        });
+    }
+    let p = images::profile_in(project, profile.unwrap_or(default))?;
+    Ok(SandboxSpec::for_profile(p.name, p.image, p.network))
+}
+/// The install-level `socket` setting.
+fn configured_socket() -> Result<Option<PathBuf>, Error> {
+    let Some(file) = crate::project::config::install_file() else {
+        return Ok(None);
+    };
+    let layer = crate::project::config::read_layer(&file, true).map_err(Error::Settings)?;
+    let mut config = crate::project::Config::default();
+    config.apply(layer);
+    Ok(config.socket)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(root: &Path) -> Project {
+        Project {
+            root: root.to_path_buf(),
+            name: "p".into(),
+            config: crate::project::Config::default(),
+        }
+    }
+
+    #[test]
+    fn specs_resolve_profiles_and_images_in_the_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = project(tmp.path());
+        let dev = resolve_spec(&p, Some("dev"), None, "minimal").unwrap();
+        assert_eq!(
+            (dev.image.as_str(), dev.profile.as_deref(), dev.network),
+            ("pocketdock/dev", Some("dev"), true)
+        );
+        let fallback = resolve_spec(&p, None, None, "agent").unwrap();
+        assert_eq!(fallback.profile.as_deref(), Some("agent"));
+        // A profile's image keeps the profile's label and network default.
+        let by_image = resolve_spec(&p, None, Some("localhost/pocketdock/dev"), "minimal").unwrap();
+        assert_eq!(
+            (by_image.image.as_str(), by_image.profile.as_deref()),
+            ("localhost/pocketdock/dev", Some("dev"))
+        );
+        assert!(by_image.network);
+        let other = resolve_spec(&p, None, Some("alpine:3"), "minimal").unwrap();
+        assert_eq!((other.profile, other.network), (None, false));
+        assert!(matches!(
+            resolve_spec(&p, Some("huge"), None, "minimal"),
+            Err(Error::UnknownProfile { .. })
+        ));
+    }
+}

@@ -1,0 +1,234 @@
+//! Persistent sandboxes with their records: the sandbox layer creates,
+//! reboots and removes containers; these wrap those calls from above and
+//! keep the sandbox record (`instance.toml`, `history.jsonl`, `data/`) in
+//! step with them.
+//!
+//! A record is found from the container's `pocketdock.data-path` label, so
+//! [`shutdown`], [`reboot`] and [`destroy_sandbox`] work on any sandbox,
+//! from any directory: one without the label is simply not recorded.
+
+use std::path::{Path, PathBuf};
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
+use super::sandbox_dir::{self, DATA_MOUNT};
+use super::{ContainerMeta, Provenance, Resources, SandboxRecord};
+use crate::engine::{Engine, ImageInfo};
+use crate::error::{Error, Result};
+use crate::labels;
+use crate::project::Project;
+use crate::sandbox::manage::{self, PruneReport, SandboxSummary};
+use crate::sandbox::{is_container_name, Sandbox, SandboxSpec, Shutdown, VolumeMount};
+
+/// A persistent sandbox and its record directory in a project.
+#[derive(Debug, Clone)]
+pub struct PersistentSandbox {
+    sandbox: Sandbox,
+    dir: PathBuf,
+}
+
+impl PersistentSandbox {
+    /// Create a persistent sandbox from `spec` (`persist` is implied; the
+    /// project label defaults to `project`'s name) with its record
+    /// directory in `project`: `data/` is mounted at
+    /// `/home/sandbox/data` and given to the sandbox's user,
+    /// `instance.toml` and a first history line are written. On failure
+    /// nothing is left behind: no container, and no directory that was not
+    /// there before.
+    pub async fn create(
+        engine: &Engine,
+        spec: &SandboxSpec,
+        project: &Project,
+    ) -> Result<PersistentSandbox> {
+        let mut spec = spec.clone();
+        spec.persist = true;
+        spec.project.get_or_insert_with(|| project.name.clone());
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
+        // The name becomes a directory name: check it before making one.
+        if !is_container_name(&name) {
+            return Err(Error::Invalid {
+                what: "sandbox name",
+                value: name,
+                expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+            });
+        }
+        spec.name = Some(name.clone());
+        let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
+        let dir = sandbox_dir::sandbox_dir(&root, &name);
+        let fresh = sandbox_dir::prepare(&dir)?;
+        let discard = || {
+            if fresh {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        };
+        spec.volumes.push(VolumeMount {
+            host: dir.join("data").display().to_string(),
+            container: DATA_MOUNT.to_string(),
+            read_only: false,
+        });
+        spec.labels
+            .insert(labels::DATA_PATH.into(), dir.display().to_string());
+        let created_at = OffsetDateTime::now_utc()
+            .format(&Rfc3339)
+            .unwrap_or_default();
+        spec.labels
+            .insert(labels::CREATED_AT.into(), created_at.clone());
+        let sandbox = match Sandbox::create(engine, &spec).await {
+            Ok(s) => s,
+            Err(e) => {
+                discard();
+                return Err(e);
+            }
+        };
+        if let Err(e) = record_new(&sandbox, &dir, &spec, &created_at).await {
+            let _ = engine.remove_container(sandbox.id(), true).await;
+            discard();
+            return Err(e);
+        }
+        Ok(PersistentSandbox { sandbox, dir })
+    }
+
+    /// The sandbox.
+    #[must_use]
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// The sandbox, record bookkeeping left to the free functions.
+    #[must_use]
+    pub fn into_sandbox(self) -> Sandbox {
+        self.sandbox
+    }
+
+    /// Its record directory (`.pocketdock/instances/<name>/`).
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// [`shutdown`] this sandbox.
+    pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
+        shutdown(&self.sandbox, force, remove).await
+    }
+
+    /// [`reboot`] this sandbox.
+    pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
+        reboot(&mut self.sandbox, fresh).await
+    }
+}
+
+/// Write a new sandbox's record and give `data/` to its user.
+async fn record_new(
+    sandbox: &Sandbox,
+    dir: &Path,
+    spec: &SandboxSpec,
+    created_at: &str,
+) -> Result<()> {
+    sandbox.give_to_user("data").await?;
+    let record = SandboxRecord {
+        container: ContainerMeta {
+            id: sandbox.id().to_string(),
+            name: sandbox.name().to_string(),
+            image: spec.image.clone(),
+            profile: spec.profile.clone(),
+            project: spec.project.clone().unwrap_or_default(),
+            created_at: created_at.to_string(),
+            persist: true,
+            engine: sandbox.engine().info().kind.cli().to_string(),
+        },
+        resources: Resources {
+            mem_limit: spec.mem.to_string(),
+            cpu_percent: spec.cpu_percent,
+            network: spec.network,
+        },
+        provenance: Provenance::this_process(),
+        volumes: spec
+            .volumes
+            .iter()
+            .map(|v| (v.container.clone(), v.host.clone()))
+            .collect(),
+    };
+    record.write(dir)?;
+    history::append(
+        dir,
+        &HistoryEntry::Sandbox(SandboxOp::now(SandboxOpKind::Create {
+            image: spec.image.clone(),
+            id: sandbox.id().to_string(),
+        })),
+    )
+}
+
+/// [`Sandbox::shutdown`]; a removed persistent sandbox's record directory
+/// goes with it (only while the record still describes that container).
+pub async fn shutdown(sandbox: &Sandbox, force: bool, remove: bool) -> Result<Shutdown> {
+    let inspect = sandbox.inspect().await?;
+    let done = sandbox.shutdown(force, remove).await?;
+    if done == Shutdown::Removed {
+        if let Some(dir) = inspect.label(labels::DATA_PATH) {
+            let _ = sandbox_dir::remove_if_owned(Path::new(dir), &inspect.id);
+        }
+    }
+    Ok(done)
+}
+
+/// [`Sandbox::reboot`]; with `fresh`, a persistent sandbox's record follows
+/// it to its new container id, with a history line saying so.
+pub async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
+    if !fresh {
+        return sandbox.reboot(false).await;
+    }
+    let inspect = sandbox.inspect().await?;
+    sandbox.reboot(true).await?;
+    let Some(dir) = inspect.label(labels::DATA_PATH).map(Path::new) else {
+        return Ok(());
+    };
+    if let Some(mut record) = SandboxRecord::read(dir) {
+        let previous_id = std::mem::replace(&mut record.container.id, sandbox.id().to_string());
+        let _ = record.write(dir);
+        let _ = history::append(
+            dir,
+            &HistoryEntry::Sandbox(SandboxOp::now(SandboxOpKind::Reboot {
+                fresh: true,
+                id: sandbox.id().to_string(),
+                previous_id,
+            })),
+        );
+    }
+    Ok(())
+}
+
+/// Remove a sandbox, persistent or not, with its record directory.
+pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
+    shutdown(&Sandbox::attach(engine, name), true, true)
+        .await
+        .map(drop)
+}
+
+/// What [`prune`] did.
+#[derive(Debug, Default)]
+pub struct Pruned {
+    /// What the engine removed.
+    pub engine: PruneReport,
+    /// Sandbox record directories removed with their sandboxes.
+    pub record_dirs: usize,
+}
+
+/// [`manage::prune`], and the record directories of the sandboxes removed.
+pub async fn prune(engine: &Engine, sandboxes: &[SandboxSummary], images: &[ImageInfo]) -> Pruned {
+    let report = manage::prune(engine, sandboxes, images).await;
+    let record_dirs = report
+        .sandboxes
+        .iter()
+        .filter_map(|c| Some((Path::new(c.data_path.as_deref()?), &c.id)))
+        .filter(|(dir, id)| sandbox_dir::remove_if_owned(dir, id))
+        .count();
+    Pruned {
+        engine: report,
+        record_dirs,
+    }
+}

@@ -1,0 +1,115 @@
+//! A sandbox record's `instance.toml`: a persistent sandbox's identity,
+//! limits, provenance and mounts. Its `[container]` table is what tells a
+//! sandbox record from a job record in `.pocketdock/instances/`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+const HEADER: &str = "# This file is maintained by pocketdock. Do not edit manually.\n\
+# Changes may be overwritten. See pocketdock.yaml for project configuration.\n\n";
+
+/// The whole of a sandbox record's `instance.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRecord {
+    /// Identity, as the container's labels also carry it.
+    pub container: ContainerMeta,
+    /// Limits it was created with.
+    pub resources: Resources,
+    /// Who created it.
+    pub provenance: Provenance,
+    /// Bind mounts: path inside the sandbox -> host path.
+    #[serde(default)]
+    pub volumes: BTreeMap<String, String>,
+}
+
+/// `[container]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerMeta {
+    /// Engine container id.
+    pub id: String,
+    /// Container name (the directory's name).
+    pub name: String,
+    /// Image it was created from.
+    pub image: String,
+    /// Profile, when created from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Project name (the `pocketdock.project` label).
+    pub project: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// Kept (stopped) on shutdown.
+    pub persist: bool,
+    /// Engine it lives on (`podman` or `docker`), so that a check run against
+    /// the other engine does not take it for a lost container.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine: String,
+}
+
+/// `[resources]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// Memory limit, e.g. `256m`.
+    pub mem_limit: String,
+    /// CPU share in percent of one core.
+    pub cpu_percent: u32,
+    /// Network on or off.
+    pub network: bool,
+}
+
+/// `[provenance]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Command line of the creating process (best effort).
+    pub created_by: String,
+    /// Its process id.
+    pub pid: u32,
+}
+
+impl Provenance {
+    /// This process.
+    #[must_use]
+    pub fn this_process() -> Provenance {
+        let argv: Vec<String> = std::env::args().collect();
+        Provenance {
+            created_by: argv.join(" "),
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// `[volumes]` from bind mounts (`HOST:CONTAINER[:ro]`): path inside -> host path.
+pub fn volumes<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String, String> {
+    binds
+        .into_iter()
+        .filter_map(|b| {
+            let mut parts = b.splitn(3, ':');
+            let host = parts.next()?;
+            let inner = parts.next()?;
+            Some((inner.to_string(), host.to_string()))
+        })
+        .collect()
+}
+
+impl SandboxRecord {
+    /// Read `dir/instance.toml` as a sandbox record; `None` when it is
+    /// missing, unreadable, or a job record.
+    #[must_use]
+    pub fn read(dir: &Path) -> Option<SandboxRecord> {
+        let text = std::fs::read_to_string(dir.join("instance.toml")).ok()?;
+        toml::from_str(&text).ok()
+    }
+
+    /// Write `dir/instance.toml` atomically.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let body = toml::to_string(self)
+            .map_err(|e| Error::io("encode instance.toml", std::io::Error::other(e)))?;
+        let text = format!("{HEADER}{body}");
+        super::write_atomic(&dir.join("instance.toml"), text.as_bytes())
+            .map_err(|e| Error::io(format!("write {}/instance.toml", dir.display()), e))
+    }
+}
