@@ -305,8 +305,12 @@ async fn run_in_shipped(engine: &Engine, profile: &str, cmd: &str) -> Option<Str
         return None;
     }
     let mut c = Cleanup::new(engine);
+    // Profiles are resolved to an image before the sandbox is created.
+    let resolved = pocketdock::images::profile_in(&crate::common::test_project(), profile).unwrap();
     let mut s = spec(profile);
-    s.profile = Some(profile.to_string());
+    s.image = resolved.image;
+    s.profile = Some(resolved.name);
+    s.network = resolved.network;
     s.mem = pocketdock::ByteSize(1 << 30);
     let sb = sandbox(engine, &mut c, &s).await;
     let r = sb
