@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch, and exit codes.
 //!
-//! Exit codes: 0 success; 1 failure; 2 usage error; 130 interrupted.
+//! Exit codes: 0 success; 1 failure; 2 usage error; 3 (`apply`) the job
+//! record could not be written whole; 130 interrupted.
 //! `run` passes the command's own exit code through, so its own failures use
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
@@ -41,6 +42,9 @@ pub use context::Context;
 
 /// Exit code for usage errors.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code of `apply` when the steps succeeded but the job record could
+/// not be written whole (or not created, and nothing ran).
+pub const EXIT_RECORD: u8 = 3;
 /// Exit code of `run` when the command timed out.
 pub const EXIT_TIMEOUT: u8 = 124;
 /// Exit code of `run` when pocketdock or the engine failed.

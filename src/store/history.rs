@@ -160,7 +160,7 @@ pub fn append(dir: &Path, entry: &HistoryEntry<'_>) -> Result<()> {
 }
 
 /// True when the file is not empty and its last byte is not a newline.
-fn ends_torn(f: &mut std::fs::File) -> std::io::Result<bool> {
+pub(super) fn ends_torn(f: &mut std::fs::File) -> std::io::Result<bool> {
     let len = f.seek(SeekFrom::End(0))?;
     if len == 0 {
         return Ok(false);

@@ -288,6 +288,7 @@ mod tests {
             attempts: 0,
             reason: None,
             log: format!("{id}.log"),
+            log_cut: None,
         }
     }
 
@@ -313,6 +314,7 @@ mod tests {
                 container: Some("c1".into()),
                 image: None,
                 state: SandboxState::Created,
+                reason: None,
             }],
             steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
             artifacts: vec![],
