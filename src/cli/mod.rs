@@ -81,7 +81,7 @@ enum Command {
     Init(init::Args),
     /// Summarise the project: its sandboxes by state, disk used by .pocketdock/, job records.
     Status(status::Args),
-    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images.
+    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images; job records with --jobs.
     Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
@@ -196,6 +196,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
+        Command::Prune(a) if a.jobs() => prune::jobs(ctx, &a),
         Command::Prune(a) => prune::run(ctx, &engine().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(ctx, &a)),

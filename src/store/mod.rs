@@ -34,6 +34,7 @@
 
 mod claim;
 pub mod history;
+mod job_prune;
 mod job_record;
 mod persistent;
 pub mod reconcile;
@@ -51,6 +52,7 @@ use std::path::{Path, PathBuf};
 
 pub use claim::{claim, next_instance};
 pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
+pub use job_prune::{plan_job_prune, remove_job_record, JobPrunePlan, JobPruneRule, PrunableJob};
 pub use job_record::{
     JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
 };
