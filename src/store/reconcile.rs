@@ -241,6 +241,8 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
     let path = dir.join("instance.toml");
     write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+    // The runner did not live to give back its space reserve.
+    let _ = std::fs::remove_file(dir.join(super::RESERVE_FILE));
     let count = |pred: &dyn Fn(StepStatus) -> bool| {
         record
             .steps
