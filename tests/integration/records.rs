@@ -202,7 +202,7 @@ async fn a_read_only_record_directory_is_loud() {
     drop(mount);
 
     // Read-only once the second step runs.
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .current_dir(dir.path())
         .args(["apply", "job.yaml", "-o", "plain"])
         .stdin(Stdio::null())
@@ -210,7 +210,7 @@ async fn a_read_only_record_directory_is_loud() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_mins(1);
     let record = loop {
         assert!(Instant::now() < deadline, "the second step never started");
         let found = std::fs::read_dir(dot.join("instances"))
