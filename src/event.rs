@@ -183,7 +183,8 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
-    /// A sandbox's container was removed (or kept, when persistent or `--keep`).
+    /// A sandbox's container was removed (or kept, when persistent or
+    /// `--keep`, or left when the engine did not confirm its removal).
     SandboxReleased {
         /// Sandbox instance id.
         sandbox: String,
@@ -191,6 +192,10 @@ pub enum EventKind {
         container: String,
         /// Kept instead of removed.
         kept: bool,
+        /// Why it may still exist: its removal was asked for but the engine
+        /// did not confirm it. `None` when removed (or kept).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        left: Option<String>,
     },
     /// A step began (again, for a retry).
     StepStarted {

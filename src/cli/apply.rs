@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 use super::validate::{manifest_error, VarArgs};
-use super::EXIT_INTERRUPTED;
+use super::{EXIT_INTERRUPTED, EXIT_RECORD};
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::report::{self, OutputFormat};
@@ -20,7 +20,9 @@ use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 #[command(
     after_help = "Exit status: 0 when every step succeeded (or was allowed to fail), \
     1 when a step failed, 2 for manifest or usage errors (no container is created), \
-    130 when interrupted.\n\n\
+    3 when the steps succeeded but the job record could not be written whole (a full \
+    disk, a read-only filesystem; nothing runs when the record cannot even be \
+    created), 130 when interrupted.\n\n\
     Ctrl-C or SIGTERM stops running commands, removes the job's sandboxes (except \
     persistent ones) and closes the record as cancelled; a second Ctrl-C exits at once.\n\n\
     Examples:\n  \
@@ -90,13 +92,25 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         .await;
     signals.abort();
     match outcome {
-        Ok(o) => Ok(match o.status {
-            JobStatus::Succeeded | JobStatus::Running => 0,
-            JobStatus::Failed => 1,
-            JobStatus::Cancelled => EXIT_INTERRUPTED,
-        }),
+        Ok(o) => {
+            // The job's own result stands; an incomplete record is said last.
+            if let Some(failure) = &o.record_error {
+                eprintln!("pocketdock: warning: {failure}");
+            }
+            Ok(match o.status {
+                JobStatus::Succeeded | JobStatus::Running if o.record_error.is_some() => {
+                    EXIT_RECORD
+                }
+                JobStatus::Succeeded | JobStatus::Running => 0,
+                JobStatus::Failed => 1,
+                JobStatus::Cancelled => EXIT_INTERRUPTED,
+            })
+        }
         Err(ApplyError::Manifest(e)) => Ok(manifest_error(&e)),
-        Err(ApplyError::Record(e)) => Err(e),
+        Err(ApplyError::Record(e)) => {
+            eprintln!("error: could not create the job record, so nothing ran: {e}");
+            Ok(EXIT_RECORD)
+        }
     }
 }
 

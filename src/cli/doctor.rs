@@ -1,24 +1,21 @@
 //! `pocketdock doctor`: find what is wrong in the current project: job
 //! records left `running` by a dead runner, job containers whose record is
-//! gone, persistent sandboxes whose instance directory is gone, instance
+//! gone or does not account for them (closed records included), persistent sandboxes whose instance directory is gone, instance
 //! directories no container mounts, `instance.toml` out of step with the
 //! engine, and published host ports held by someone else. `--fix` repairs
 //! all but the last. The JSON form is documented in docs/doctor.md.
 
 mod instances;
+mod jobs;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::engine::api::ContainerSummary;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::JobStatus;
-use crate::labels;
-use crate::store::{self, reconcile, JobRecord};
+use crate::store::reconcile;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -54,6 +51,18 @@ enum Finding {
         instance: String,
         state: String,
         persistent: bool,
+        fixed: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// A job container still on the engine that its closed record says is
+    /// gone (`removed`), may be gone (`left`), or does not list.
+    Leftover {
+        container: String,
+        instance: String,
+        state: String,
+        /// What the record says of it: `removed`, `left`, ..., or `not listed`.
+        recorded: String,
         fixed: bool,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
@@ -110,6 +119,7 @@ impl Finding {
         match self {
             Finding::DeadRunner { fixed, .. }
             | Finding::Orphan { fixed, .. }
+            | Finding::Leftover { fixed, .. }
             | Finding::MissingInstanceDir { fixed, .. }
             | Finding::StrayInstanceDir { fixed, .. }
             | Finding::Mismatch { fixed, .. }
@@ -121,6 +131,7 @@ impl Finding {
         match self {
             Finding::DeadRunner { errors, .. }
             | Finding::Orphan { errors, .. }
+            | Finding::Leftover { errors, .. }
             | Finding::MissingInstanceDir { errors, .. }
             | Finding::StrayInstanceDir { errors, .. }
             | Finding::Mismatch { errors, .. } => errors,
@@ -138,6 +149,10 @@ impl Finding {
             Finding::Orphan { .. } => (
                 "Job containers whose record is gone",
                 "`pocketdock doctor --fix` removes the non-persistent ones",
+            ),
+            Finding::Leftover { .. } => (
+                "Job containers their record does not account for",
+                "`pocketdock doctor --fix` removes them and notes it in their record",
             ),
             Finding::MissingInstanceDir { .. } => (
                 "Persistent sandboxes whose instance directory is gone",
@@ -168,65 +183,7 @@ struct Report {
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let instances = store::instances_dir(&project.root);
-    let job_containers = engine
-        .list_containers(
-            true,
-            &[
-                format!("{}=true", labels::MANAGED),
-                format!("{}={}", labels::PROJECT, project.name),
-                labels::JOB.to_string(),
-            ],
-        )
-        .await?;
-    let mut by_instance: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
-    for c in &job_containers {
-        if let Some(i) = label(c, labels::INSTANCE) {
-            by_instance.entry(i.to_string()).or_default().push(c);
-        }
-    }
-
-    let mut findings = Vec::new();
-    let mut records = store::list(&instances);
-    records.reverse(); // oldest first
-    for (dir, rec) in records {
-        let Some(mut rec) = rec else { continue };
-        if rec.status != JobStatus::Running || reconcile::runner_alive(&rec) {
-            continue;
-        }
-        let instance = dir_name(&dir);
-        let mut observed = Vec::new();
-        for c in by_instance.get(&instance).into_iter().flatten() {
-            observed.push(observe(engine, c).await);
-        }
-        findings.push(dead_runner(engine, a.fix, &dir, &mut rec, observed).await);
-    }
-
-    for (instance, containers) in &by_instance {
-        if instances.join(store::sanitize(instance)).is_dir() {
-            continue;
-        }
-        for c in containers {
-            let persistent = label(c, labels::PERSIST) == Some("true");
-            let mut errors = Vec::new();
-            let mut fixed = false;
-            if a.fix && !persistent {
-                match engine.remove_container(c.name(), true).await {
-                    Ok(()) => fixed = true,
-                    Err(e) => errors.push(format!("remove {}: {e}", c.name())),
-                }
-            }
-            findings.push(Finding::Orphan {
-                container: c.name().to_string(),
-                instance: instance.clone(),
-                state: c.state.clone(),
-                persistent,
-                fixed,
-                errors,
-            });
-        }
-    }
-
+    let mut findings = jobs::check(engine, project, a.fix).await?;
     findings.extend(instances::check(engine, project, a.fix).await?);
 
     if a.json {
@@ -296,43 +253,6 @@ fn exit_code(findings: &[Finding]) -> u8 {
     u8::from(findings.iter().any(|f| !f.fixed()))
 }
 
-async fn dead_runner(
-    engine: &Engine,
-    fix: bool,
-    dir: &std::path::Path,
-    rec: &mut JobRecord,
-    observed: Vec<reconcile::Observed>,
-) -> Finding {
-    let d = reconcile::decide(rec, &observed);
-    let mut errors = Vec::new();
-    let mut fixed = false;
-    if fix {
-        let mut removed = Vec::new();
-        for name in &d.remove {
-            match engine.remove_container(name, true).await {
-                Ok(()) => removed.push(name.clone()),
-                Err(e) => errors.push(format!("remove {name}: {e}")),
-            }
-        }
-        match reconcile::close(dir, rec, &d, &removed) {
-            Ok(()) => fixed = errors.is_empty(),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    Finding::DeadRunner {
-        instance: dir_name(dir),
-        record: dir.display().to_string(),
-        runner_pid: rec.runner_pid,
-        containers: observed,
-        becomes: d.status,
-        exit_code: d.exit_code,
-        reason: d.reason,
-        remove: d.remove,
-        fixed,
-        errors,
-    }
-}
-
 fn describe(f: &Finding, fix: bool) -> String {
     let mut line = match f {
         Finding::DeadRunner {
@@ -368,6 +288,25 @@ fn describe(f: &Finding, fix: bool) -> String {
             };
             format!(
                 "{container}: {state} container of job {instance}, which has no record; {action}"
+            )
+        }
+        Finding::Leftover {
+            container,
+            instance,
+            state,
+            recorded,
+            fixed,
+            ..
+        } => {
+            let action = if *fixed {
+                "did: remove it"
+            } else if fix {
+                "could not remove it"
+            } else {
+                "--fix would: remove it"
+            };
+            format!(
+                "{container}: {state} container of job {instance}, whose record says `{recorded}`; {action}"
             )
         }
         Finding::MissingInstanceDir {
@@ -474,33 +413,4 @@ fn describe(f: &Finding, fix: bool) -> String {
         let _ = write!(line, "\n  error: {e}");
     }
     line
-}
-
-async fn observe(engine: &Engine, c: &ContainerSummary) -> reconcile::Observed {
-    let exit_code = if c.state == "exited" {
-        engine
-            .inspect_container(c.name(), false)
-            .await
-            .ok()
-            .map(|i| i.state.exit_code)
-    } else {
-        None
-    };
-    reconcile::Observed {
-        name: c.name().to_string(),
-        state: c.state.clone(),
-        exit_code,
-        persistent: label(c, labels::PERSIST) == Some("true"),
-    }
-}
-
-fn label<'a>(c: &'a ContainerSummary, key: &str) -> Option<&'a str> {
-    c.labels.as_ref()?.get(key).map(String::as_str)
-}
-
-fn dir_name(dir: &std::path::Path) -> String {
-    dir.file_name().map_or_else(
-        || PathBuf::from(dir).display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }

@@ -8,7 +8,8 @@ use super::table;
 use crate::error::Error;
 use crate::event::StepStatus;
 use crate::project::Project;
-use crate::store::{self, sandbox_dir, JobRecord};
+use crate::store::reconcile::{self, ABANDONED_HINT};
+use crate::store::{self, sandbox_dir, JobRecord, StepState};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -47,13 +48,24 @@ pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         return sandbox_logs(&record, a.history);
     }
     let dir = find(project, instance)?;
+    // The history prints even when instance.toml cannot be read.
+    let rec = read_record(&dir);
+    let abandoned = rec.as_ref().is_ok_and(reconcile::is_abandoned);
+    if let (true, Ok(rec)) = (abandoned, &rec) {
+        eprintln!(
+            "pocketdock: job {} is abandoned: runner pid {} is gone; {}",
+            rec.instance,
+            rec.runner_pid,
+            ABANDONED_HINT.trim_start_matches("its runner is gone; ")
+        );
+    }
     if a.history {
         let text = std::fs::read_to_string(dir.join("history.jsonl"))
             .map_err(|e| Error::io(format!("read {}", dir.join("history.jsonl").display()), e))?;
         print!("{text}");
         return Ok(0);
     }
-    let rec = read_record(&dir)?;
+    let rec = rec?;
     let mut shown = 0;
     for s in &rec.steps {
         if let Some(want) = &a.step {
@@ -63,14 +75,23 @@ pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
             }
         }
         let path = dir.join("logs").join(&s.log);
+        // A step left running by a dead runner will never end.
+        let status = if abandoned && s.status == StepState::Running {
+            reconcile::ABANDONED
+        } else {
+            s.status.as_str()
+        };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                println!("### {} ({})", s.id, s.status);
+                println!("### {} ({status})", s.id);
                 print!("{text}");
+                if let Some(cut) = &s.log_cut {
+                    println!("### {}: log cut short: {cut}", s.id);
+                }
                 shown += 1;
             }
             Err(_) if a.step.is_some() => {
-                println!("### {} ({}): no log", s.id, s.status);
+                println!("### {} ({status}): no log", s.id);
                 shown += 1;
             }
             Err(_) => {}
@@ -93,8 +114,24 @@ pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
 pub fn list_jobs(ctx: &super::Context, json: bool) {
     let root = &ctx.root;
     let records = store::list(&store::instances_dir(root));
+    let abandoned = records
+        .iter()
+        .filter(|(_, r)| r.as_ref().is_some_and(reconcile::is_abandoned))
+        .count();
     if json {
-        let rows: Vec<_> = records.iter().filter_map(|(_, r)| r.as_ref()).collect();
+        // The records as written, with the status shown everywhere else.
+        let rows: Vec<serde_json::Value> = records
+            .iter()
+            .filter_map(|(_, r)| r.as_ref())
+            .map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if reconcile::is_abandoned(r) {
+                    v["status"] = reconcile::ABANDONED.into();
+                    v["hint"] = ABANDONED_HINT.into();
+                }
+                v
+            })
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
@@ -118,7 +155,7 @@ pub fn list_jobs(ctx: &super::Context, json: bool) {
                 .unwrap_or_default();
             match r {
                 Some(r) => {
-                    let status = r.status.as_str().to_string();
+                    let status = reconcile::shown_status(r).to_string();
                     let took = r.finished.map_or_else(
                         || "-".into(),
                         |f| format!("{:.1}s", (f - r.started).as_seconds_f64()),
@@ -158,6 +195,12 @@ pub fn list_jobs(ctx: &super::Context, json: bool) {
         "{}",
         table::render(&["INSTANCE", "STATUS", "STARTED", "TOOK", "STEPS"], &rows)
     );
+    if abandoned > 0 {
+        eprintln!(
+            "{abandoned} abandoned job{}: {ABANDONED_HINT}",
+            if abandoned == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// A persistent sandbox's history, or its newest run log.

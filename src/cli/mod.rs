@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch, and exit codes.
 //!
-//! Exit codes: 0 success; 1 failure; 2 usage error; 130 interrupted.
+//! Exit codes: 0 success; 1 failure; 2 usage error; 3 (`apply`) the job
+//! record could not be written whole; 130 interrupted.
 //! `run` passes the command's own exit code through, so its own failures use
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
@@ -41,6 +42,9 @@ pub use context::Context;
 
 /// Exit code for usage errors.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code of `apply` when the steps succeeded but the job record could
+/// not be written whole (or not created, and nothing ran).
+pub const EXIT_RECORD: u8 = 3;
 /// Exit code of `run` when the command timed out.
 pub const EXIT_TIMEOUT: u8 = 124;
 /// Exit code of `run` when pocketdock or the engine failed.
@@ -77,7 +81,7 @@ enum Command {
     Init(init::Args),
     /// Summarise the project: its sandboxes by state, disk used by .pocketdock/, job records.
     Status(status::Args),
-    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images.
+    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images; job records with --jobs.
     Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
@@ -192,6 +196,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
+        Command::Prune(a) if a.jobs() => prune::jobs(ctx, &a),
         Command::Prune(a) => prune::run(ctx, &engine().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(ctx, &a)),

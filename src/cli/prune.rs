@@ -1,14 +1,21 @@
 //! `pocketdock prune`: remove stopped sandboxes, their instance
-//! directories, and (with `--images`) superseded pocketdock images.
+//! directories, and (with `--images`) superseded pocketdock images; with
+//! `--jobs`, job records instead.
 
 use std::fmt::Write as _;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+
+use super::table;
 
 use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
 use crate::labels;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
-use crate::store;
+use crate::store::reconcile::{self, ABANDONED_HINT};
+use crate::store::{self, JobPruneRule};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -16,7 +23,13 @@ use crate::store;
     are removed too, with their instance directories (.pocketdock/instances/NAME/, data/ \
     included); `pocketdock list --all` shows what there is first.\n\
     --images removes pocketdock images that a rebuild or a newer snapshot left untagged and no \
-    container uses; tagged images (built profiles, snapshots) stay. Images are not per project."
+    container uses; tagged images (built profiles, snapshots) stay. Images are not per project.\n\
+    --jobs removes the current project's job records (.pocketdock/instances/<job>-<NNNN>/) \
+    instead, all of them or those --older-than and --keep leave; a record still `running` is \
+    never removed (an abandoned one needs `pocketdock doctor --fix` first).\n\n\
+    Examples:\n  \
+    pocketdock prune -y\n  \
+    pocketdock prune --jobs --older-than 7d --keep 20"
 )]
 pub struct Args {
     /// Prune this project's sandboxes [default: the current project].
@@ -28,9 +41,130 @@ pub struct Args {
     /// Also remove untagged pocketdock images no container uses.
     #[arg(long)]
     images: bool,
+    /// Remove job records instead of sandboxes (no engine needed).
+    #[arg(long, conflicts_with_all = ["project", "all_projects", "images"])]
+    jobs: bool,
+    /// With --jobs: only records that ended longer ago than this (30m, 12h, 7d, 2w).
+    #[arg(long, value_name = "AGE", requires = "jobs", value_parser = parse_age)]
+    older_than: Option<Duration>,
+    /// With --jobs: keep the newest N records.
+    #[arg(long, value_name = "N", requires = "jobs")]
+    keep: Option<usize>,
     /// Remove without asking.
     #[arg(long, short = 'y')]
     yes: bool,
+}
+
+impl Args {
+    pub(super) fn jobs(&self) -> bool {
+        self.jobs
+    }
+}
+
+/// `prune --jobs`: remove the project's job records the flags select.
+pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
+    let project = ctx.project()?;
+    let records = store::list(&store::instances_dir(&project.root));
+    let rule = JobPruneRule {
+        older_than: a.older_than,
+        keep: a.keep,
+    };
+    let plan = store::plan_job_prune(
+        &records,
+        &rule,
+        OffsetDateTime::now_utc(),
+        &reconcile::runner_alive,
+    );
+    if !plan.running.is_empty() {
+        eprintln!(
+            "kept {} of jobs still running: {}",
+            plural(plan.running.len(), "record", "records"),
+            plan.running.join(", ")
+        );
+    }
+    if !plan.abandoned.is_empty() {
+        eprintln!(
+            "kept {} of abandoned jobs ({}): {ABANDONED_HINT}, then prune them",
+            plural(plan.abandoned.len(), "record", "records"),
+            plan.abandoned.join(", ")
+        );
+    }
+    if plan.remove.is_empty() {
+        println!(
+            "nothing to prune: no job records{} in project {}",
+            describe_rule(&rule),
+            project.name
+        );
+        return Ok(0);
+    }
+    let now = OffsetDateTime::now_utc();
+    let mut list = String::new();
+    for j in &plan.remove {
+        let _ = writeln!(
+            list,
+            "  {} ({}, {} ago)",
+            j.instance,
+            j.status,
+            table::duration((now - j.when).whole_seconds().max(0) as u64)
+        );
+    }
+    eprint!(
+        "pocketdock prune will remove {}{} in project {}:\n{list}",
+        plural(plan.remove.len(), "job record", "job records"),
+        describe_rule(&rule),
+        project.name
+    );
+    if !a.yes && !super::ask("Remove them?")? {
+        eprintln!("nothing removed");
+        return Ok(1);
+    }
+    let mut removed = 0;
+    let mut failed = false;
+    for j in &plan.remove {
+        match store::remove_job_record(&j.dir) {
+            Ok(()) => removed += 1,
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+    }
+    println!("removed {}", plural(removed, "job record", "job records"));
+    Ok(u8::from(failed))
+}
+
+fn describe_rule(rule: &JobPruneRule) -> String {
+    let mut s = String::new();
+    if let Some(d) = rule.older_than {
+        let _ = write!(s, " older than {}", table::duration(d.as_secs()));
+    }
+    if let Some(n) = rule.keep {
+        let _ = write!(s, " beyond the newest {n}");
+    }
+    s
+}
+
+/// `30s`, `15m`, `12h`, `7d`, `2w` (a bare number is seconds).
+fn parse_age(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("`{s}` is not an age: a number and a unit, as in 30m, 12h, 7d, 2w"))?;
+    let secs = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => {
+            return Err(format!(
+                "unknown unit `{unit}` in `{s}`: use s, m, h, d or w"
+            ))
+        }
+    };
+    Ok(Duration::from_secs(n.saturating_mul(secs)))
 }
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
@@ -154,4 +288,20 @@ fn describe(i: &ImageInfo) -> String {
 fn short_id(id: &str) -> &str {
     let bare = id.trim_start_matches("sha256:");
     &bare[..bare.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_age;
+    use std::time::Duration;
+
+    #[test]
+    fn ages_read_with_their_unit() {
+        assert_eq!(parse_age("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_age("30m"), Ok(Duration::from_mins(30)));
+        assert_eq!(parse_age("7d"), Ok(Duration::from_hours(7 * 24)));
+        assert_eq!(parse_age("2w"), Ok(Duration::from_hours(14 * 24)));
+        assert!(parse_age("7y").unwrap_err().contains("unknown unit"));
+        assert!(parse_age("d").is_err());
+    }
 }

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::project::Project;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
+use crate::store::reconcile::{self, ABANDONED_HINT};
 use crate::store::{self, sandbox_dir};
 
 #[derive(Debug, clap::Args)]
@@ -86,13 +87,13 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     let records = store::list(&store::instances_dir(&project.root));
     let mut jobs = BTreeMap::new();
     for (_, r) in &records {
-        let status = r.as_ref().map_or("unreadable", |r| r.status.as_str());
+        let status = r.as_ref().map_or("unreadable", reconcile::shown_status);
         *jobs.entry(status.to_string()).or_insert(0) += 1;
     }
     let latest_job = records.iter().find_map(|(_, r)| {
         r.as_ref().map(|r| LatestJob {
             instance: r.instance.clone(),
-            status: r.status.as_str().to_string(),
+            status: reconcile::shown_status(r).to_string(),
             started: r
                 .started
                 .format(&time::format_description::well_known::Rfc3339)
@@ -180,6 +181,13 @@ fn human(s: &Status) -> String {
         let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
     }
     out.push('\n');
+    if let Some(n) = s.jobs.get(reconcile::ABANDONED) {
+        let _ = writeln!(
+            out,
+            "  {n} abandoned job{}: {ABANDONED_HINT}",
+            if *n == 1 { "" } else { "s" }
+        );
+    }
     out
 }
 

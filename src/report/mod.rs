@@ -188,3 +188,21 @@ pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
         *duration_ms as f64 / 1000.0
     ))
 }
+
+/// The summary's line on containers the engine did not confirm removed:
+/// which, and the command that removes them.
+pub(crate) fn left_line(left: &[String]) -> Option<String> {
+    if left.is_empty() {
+        return None;
+    }
+    let (it, they) = if left.len() == 1 {
+        ("container may remain", "it")
+    } else {
+        ("containers may remain", "them")
+    };
+    Some(format!(
+        "{} {it} (the engine did not confirm removal): {}; `pocketdock doctor --fix` removes {they}",
+        left.len(),
+        left.join(", ")
+    ))
+}

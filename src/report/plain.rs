@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{image_line, job_line, step_line, warning_line};
+use super::{image_line, job_line, left_line, step_line, warning_line};
 use crate::event::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
@@ -12,6 +12,8 @@ pub struct Plain<W: Write> {
     out: W,
     github: bool,
     record: String,
+    /// Containers the engine did not confirm removed, for the summary.
+    left: Vec<String>,
     /// Partial output lines per (step, stream), printed once complete.
     partial: HashMap<(String, bool), String>,
 }
@@ -23,6 +25,7 @@ impl<W: Write> Plain<W> {
             out,
             github,
             record: String::new(),
+            left: Vec::new(),
             partial: HashMap::new(),
         }
     }
@@ -86,10 +89,19 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 sandbox,
                 container,
                 kept,
-            } => {
-                let what = if *kept { "kept" } else { "removed" };
-                self.line(&format!("- sandbox {sandbox}: {container} {what}"));
-            }
+                left,
+            } => match left {
+                Some(why) if !*kept => {
+                    self.left.push(container.clone());
+                    self.line(&format!(
+                        "! sandbox {sandbox}: {container} may remain: {why}"
+                    ));
+                }
+                _ => {
+                    let what = if *kept { "kept" } else { "removed" };
+                    self.line(&format!("- sandbox {sandbox}: {container} {what}"));
+                }
+            },
             EventKind::StepStarted {
                 step,
                 attempt,
@@ -142,6 +154,9 @@ impl<W: Write + Send> Consumer for Plain<W> {
             kind @ EventKind::JobFinished { .. } => {
                 let record = self.record.clone();
                 if let Some(l) = job_line(kind, &record) {
+                    self.line(&l);
+                }
+                if let Some(l) = left_line(&self.left) {
                     self.line(&l);
                 }
             }
@@ -232,6 +247,50 @@ mod tests {
         assert!(out.contains("::group::a@box\n"));
         assert!(out.contains("::endgroup::\n"));
         assert!(out.contains("::error title=step a@box failed::✗ a@box exit 2 (1.5s)"));
+    }
+}
+
+#[cfg(test)]
+mod left_tests {
+    use super::*;
+    use crate::event::JobStatus;
+
+    #[test]
+    fn the_summary_names_containers_left_and_how_to_remove_them() {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, false);
+            for (c, left) in [("pd-a", Some("lost the connection")), ("pd-b", None)] {
+                p.handle(&Event::now(EventKind::SandboxReleased {
+                    sandbox: c.trim_start_matches("pd-").into(),
+                    container: c.into(),
+                    kept: false,
+                    left: left.map(str::to_string),
+                }));
+            }
+            p.handle(&Event::now(EventKind::JobFinished {
+                status: JobStatus::Succeeded,
+                exit_code: 0,
+                duration_ms: 1000,
+                succeeded: 1,
+                allowed: 0,
+                failed: 0,
+                skipped: 0,
+            }));
+        }
+        let out = String::from_utf8(buf).unwrap();
+        assert!(
+            out.contains("! sandbox a: pd-a may remain: lost the connection\n"),
+            "{out}"
+        );
+        assert!(out.contains("- sandbox b: pd-b removed\n"), "{out}");
+        assert!(
+            out.ends_with(
+                "1 container may remain (the engine did not confirm removal): pd-a; \
+                 `pocketdock doctor --fix` removes it\n"
+            ),
+            "{out}"
+        );
     }
 }
 

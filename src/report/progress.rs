@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use super::{image_line, job_line, step_line, warning_line};
+use super::{image_line, job_line, left_line, step_line, warning_line};
 use crate::event::{Consumer, Event, EventKind};
 
 /// Spinners on a terminal (stdout).
@@ -15,6 +15,8 @@ pub struct Progress {
     total: Option<ProgressBar>,
     running: HashMap<String, ProgressBar>,
     record: String,
+    /// Containers the engine did not confirm removed, for the summary.
+    left: Vec<String>,
 }
 
 impl Default for Progress {
@@ -32,6 +34,7 @@ impl Progress {
             total: None,
             running: HashMap::new(),
             record: String::new(),
+            left: Vec::new(),
         }
     }
 
@@ -58,6 +61,17 @@ impl Consumer for Progress {
                         .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 self.total = Some(bar);
+            }
+            EventKind::SandboxReleased {
+                sandbox,
+                container,
+                kept: false,
+                left: Some(why),
+            } => {
+                self.left.push(container.clone());
+                self.println(&format!(
+                    "! sandbox {sandbox}: {container} may remain: {why}"
+                ));
             }
             EventKind::SandboxCreated { .. } | EventKind::SandboxReleased { .. } => {}
             kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
@@ -110,6 +124,9 @@ impl Consumer for Progress {
                     total.finish_and_clear();
                 }
                 if let Some(l) = job_line(kind, &self.record) {
+                    self.println(&l);
+                }
+                if let Some(l) = left_line(&self.left) {
                     self.println(&l);
                 }
             }

@@ -150,6 +150,7 @@ impl Job {
             std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
         let recorder = reserved.start(record::initial(&plan, &instance, engine, &manifest_path))?;
         let record_dir = recorder.dir().to_path_buf();
+        let record_problems = recorder.problems();
 
         let mut all: Vec<Box<dyn Consumer>> = vec![Box::new(recorder)];
         all.extend(consumers);
@@ -208,6 +209,7 @@ impl Job {
             instance,
             record: record_dir,
             duration,
+            record_error: record_problems.get(),
         })
     }
 

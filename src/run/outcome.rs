@@ -1,13 +1,14 @@
 //! How a job ended, for the caller of [`apply`](super::apply).
 //!
-//! A library caller gets facts (status, counts, where the record is), not
-//! an exit code: exit codes are the command line's way of saying it, and
-//! the CLI maps the status to them.
+//! A library caller gets facts (status, counts, where the record is, and
+//! whether it could be written whole), not an exit code: exit codes are the
+//! command line's way of saying it, and the CLI maps the outcome to them.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::event::{JobStatus, StepStatus};
+use crate::store::RecordFailure;
 
 /// How many steps ended how.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,6 +53,10 @@ pub struct ApplyOutcome {
     pub record: PathBuf,
     /// Wall time.
     pub duration: Duration,
+    /// Set when the record could not be written whole (a full disk, a
+    /// read-only filesystem): the job's own result stands, its record does
+    /// not tell all of it.
+    pub record_error: Option<RecordFailure>,
 }
 
 #[cfg(test)]

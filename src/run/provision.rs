@@ -197,6 +197,7 @@ impl Provisioner {
             sandbox: self.plan.sandboxes[sb].id.clone(),
             container: sandbox.name().to_string(),
             kept: keep,
+            left: None,
         });
     }
 }

@@ -45,6 +45,7 @@ pub(super) fn initial(plan: &Plan, instance: &str, engine: &Engine, manifest: &P
                 container: None,
                 image: None,
                 state: SandboxState::Planned,
+                reason: None,
             })
             .collect(),
         steps: plan
@@ -60,6 +61,7 @@ pub(super) fn initial(plan: &Plan, instance: &str, engine: &Engine, manifest: &P
                 attempts: 0,
                 reason: None,
                 log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
+                log_cut: None,
             })
             .collect(),
         artifacts: Vec::new(),

@@ -26,10 +26,11 @@ pub const HISTORY_FILE: &str = "history.jsonl";
 pub enum HistoryEntry<'a> {
     /// A job record's line: one event of the job (`output` is never recorded).
     Job(&'a Event),
-    /// The `job_finished` line of a job whose runner died, written by the
-    /// one who closed the record (`doctor`), with why.
+    /// A line the runner did not write, written by the one who repaired the
+    /// record (`doctor`), with why: the `job_finished` of a job whose runner
+    /// died, or the `sandbox_released` of a container doctor removed.
     JobClosed {
-        /// The `job_finished` event the runner did not write.
+        /// The event the runner did not write.
         #[serde(flatten)]
         event: &'a Event,
         /// Who closed it: `doctor`.
@@ -160,7 +161,7 @@ pub fn append(dir: &Path, entry: &HistoryEntry<'_>) -> Result<()> {
 }
 
 /// True when the file is not empty and its last byte is not a newline.
-fn ends_torn(f: &mut std::fs::File) -> std::io::Result<bool> {
+pub(super) fn ends_torn(f: &mut std::fs::File) -> std::io::Result<bool> {
     let len = f.seek(SeekFrom::End(0))?;
     if len == 0 {
         return Ok(false);

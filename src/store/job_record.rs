@@ -81,6 +81,9 @@ pub struct JobSandbox {
     pub image: Option<String>,
     /// Where its container is.
     pub state: SandboxState,
+    /// Why it was `left`: the engine did not confirm its removal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Where a job's sandbox instance is.
@@ -95,6 +98,23 @@ pub enum SandboxState {
     Removed,
     /// Its container was kept (persistent, or `--keep`).
     Kept,
+    /// Its removal was asked for but the engine did not confirm it: the
+    /// container may remain (`pocketdock doctor --fix` removes it).
+    Left,
+}
+
+impl SandboxState {
+    /// The word written in the record.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxState::Planned => "planned",
+            SandboxState::Created => "created",
+            SandboxState::Removed => "removed",
+            SandboxState::Kept => "kept",
+            SandboxState::Left => "left",
+        }
+    }
 }
 
 /// One step instance of a job.
@@ -123,6 +143,10 @@ pub struct JobStep {
     pub reason: Option<String>,
     /// Log file name under `logs/`.
     pub log: String,
+    /// Set when the log could not be written whole: why, and how much
+    /// output is missing from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_cut: Option<String>,
 }
 
 /// A file a job's `pull` step brought back.

@@ -20,6 +20,8 @@
 //!   instance.toml    what ran and how it ended; rewritten whole, atomically
 //!   history.jsonl    one line per event that matters, appended and flushed
 //!   logs/<step>.log  each step's output in the run-log format
+//!   .space-reserve   room set aside to close the record on a full disk,
+//!                    removed when the job ends
 //! <name>/
 //!   instance.toml    the persistent sandbox: identity, limits, provenance
 //!   history.jsonl    one line per operation (create, run, reboot, ...)
@@ -32,13 +34,16 @@
 
 mod claim;
 pub mod history;
+mod job_prune;
 mod job_record;
 mod persistent;
 pub mod reconcile;
+mod record_failure;
 mod recorder;
 pub mod run_log;
 pub mod sandbox_dir;
 mod sandbox_record;
+mod space_reserve;
 pub(crate) mod step_log;
 
 use std::fs::File;
@@ -47,13 +52,16 @@ use std::path::{Path, PathBuf};
 
 pub use claim::{claim, next_instance};
 pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
+pub use job_prune::{plan_job_prune, remove_job_record, JobPrunePlan, JobPruneRule, PrunableJob};
 pub use job_record::{
     JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
 };
 pub use persistent::{destroy_sandbox, prune, reboot, shutdown, PersistentSandbox, Pruned};
+pub use record_failure::{RecordFailure, RecordProblems};
 pub use recorder::{Recorder, Reserved};
 pub use run_log::RunLog;
 pub use sandbox_record::{volumes, ContainerMeta, Provenance, Resources, SandboxRecord};
+pub use space_reserve::RESERVE_FILE;
 
 /// Where a project's records (job and sandbox records) live.
 #[must_use]
@@ -65,13 +73,18 @@ pub fn instances_dir(project_root: &Path) -> PathBuf {
 /// readers see the old file or the new one, never half of one, whenever the
 /// writer is killed. (No fsync: it guards against power loss, not a killed
 /// runner, and costs milliseconds on every step.)
+///
+/// A failed write (a full disk, a read-only filesystem) leaves no
+/// temporary file behind, and the old file as it was.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(data)?;
+    let written = File::create(&tmp)
+        .and_then(|mut f| f.write_all(data))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path)
+    written
 }
 
 /// The log file name of a step instance: `tests@grader[student=alice]` ->

@@ -5,6 +5,10 @@
 //! processes ([`runner_alive`]); what the record should become is a question
 //! about the job's containers ([`decide`], pure). [`close`] writes the
 //! verdict into the record the way the runner would have.
+//!
+//! Every command that shows a job's state asks [`shown_status`], so a job
+//! whose runner is gone shows as `abandoned` (with [`ABANDONED_HINT`])
+//! everywhere, before anyone runs `doctor`.
 
 use std::path::Path;
 
@@ -144,6 +148,31 @@ fn steps_all_ok(record: &JobRecord) -> bool {
         .all(|s| s.status.finished().is_some_and(StepStatus::is_ok))
 }
 
+/// The word shown for a record left `running` by a runner that is gone.
+pub const ABANDONED: &str = "abandoned";
+
+/// What to do about an abandoned job.
+pub const ABANDONED_HINT: &str =
+    "its runner is gone; `pocketdock doctor --fix` closes the record and removes its containers";
+
+/// True when a record says `running` but its runner is gone: nobody will
+/// ever close it but `doctor`.
+#[must_use]
+pub fn is_abandoned(record: &JobRecord) -> bool {
+    record.status == JobStatus::Running && !runner_alive(record)
+}
+
+/// The status to show for a record: its own, or [`ABANDONED`] when its
+/// runner is gone (the liveness check `doctor` makes).
+#[must_use]
+pub fn shown_status(record: &JobRecord) -> &'static str {
+    if is_abandoned(record) {
+        ABANDONED
+    } else {
+        record.status.as_str()
+    }
+}
+
 /// Is the runner of a record still alive? True when `/proc/<pid>` exists,
 /// its command line mentions pocketdock, and the process is not younger than
 /// the record (a younger one is a reused pid).
@@ -212,6 +241,8 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
     let path = dir.join("instance.toml");
     write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+    // The runner did not live to give back its space reserve.
+    let _ = std::fs::remove_file(dir.join(super::RESERVE_FILE));
     let count = |pred: &dyn Fn(StepStatus) -> bool| {
         record
             .steps
@@ -239,6 +270,62 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
             reason: &d.reason,
         },
     )
+}
+
+/// Note in a closed record that `doctor --fix` removed `containers`, which
+/// it did not account for (it said `removed` or `left`, or did not list
+/// them): their sandboxes become `removed` in `instance.toml`, rewritten
+/// atomically, and a `sandbox_released` line with `"closed_by": "doctor"`
+/// is appended to `history.jsonl` for each.
+pub fn note_removed(dir: &Path, record: &mut JobRecord, containers: &[String]) -> Result<()> {
+    let mut lines = Vec::new();
+    for name in containers {
+        let sandbox = record
+            .sandboxes
+            .iter_mut()
+            .find(|s| s.container.as_deref() == Some(name.as_str()));
+        let (id, was) = match sandbox {
+            Some(s) => {
+                let was = s.state;
+                s.state = SandboxState::Removed;
+                s.reason = None;
+                (s.id.clone(), Some(was))
+            }
+            None => (String::new(), None),
+        };
+        lines.push((id, name.clone(), was));
+    }
+    let text = toml::to_string_pretty(&*record).map_err(|e| Error::Protocol {
+        op: "write instance.toml",
+        detail: e.to_string(),
+    })?;
+    let path = dir.join("instance.toml");
+    write_atomic(&path, text.as_bytes())
+        .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+    for (sandbox, container, was) in lines {
+        let reason = match was {
+            Some(state) => format!(
+                "the record said `{}` but the container was still there",
+                state.as_str()
+            ),
+            None => "the record did not list the container".to_string(),
+        };
+        let event = Event::now(EventKind::SandboxReleased {
+            sandbox,
+            container,
+            kept: false,
+            left: None,
+        });
+        history::append(
+            dir,
+            &HistoryEntry::JobClosed {
+                event: &event,
+                closed_by: "doctor",
+                reason: &reason,
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The in-memory half of [`close`].
@@ -288,6 +375,7 @@ mod tests {
             attempts: 0,
             reason: None,
             log: format!("{id}.log"),
+            log_cut: None,
         }
     }
 
@@ -313,6 +401,7 @@ mod tests {
                 container: Some("c1".into()),
                 image: None,
                 state: SandboxState::Created,
+                reason: None,
             }],
             steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
             artifacts: vec![],
@@ -450,6 +539,30 @@ mod tests {
     }
 
     #[test]
+    fn noting_a_removal_rewrites_the_sandbox_and_says_who_did_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut r = record(&[("w", "succeeded")]);
+        r.status = JobStatus::Succeeded;
+        r.sandboxes[0].state = SandboxState::Left;
+        r.sandboxes[0].reason = Some("engine went away".into());
+        note_removed(tmp.path(), &mut r, &["c1".to_string()]).unwrap();
+        let back: JobRecord =
+            toml::from_str(&std::fs::read_to_string(tmp.path().join("instance.toml")).unwrap())
+                .unwrap();
+        assert_eq!(back.sandboxes[0].state, SandboxState::Removed);
+        assert_eq!(back.sandboxes[0].reason, None);
+        let h = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
+        let last: serde_json::Value = serde_json::from_str(h.lines().last().unwrap()).unwrap();
+        assert_eq!(last["event"], "sandbox_released");
+        assert_eq!(last["container"], "c1");
+        assert_eq!(last["closed_by"], "doctor");
+        assert!(
+            last["reason"].as_str().unwrap().contains("`left`"),
+            "{last}"
+        );
+    }
+
+    #[test]
     fn proc_helpers() {
         assert!(cmdline_is_pocketdock(
             b"/usr/bin/pocketdock\0apply\0job.yaml\0"
@@ -461,6 +574,15 @@ mod tests {
         assert!(started_after(t + time::Duration::seconds(10), t));
         assert!(!started_after(t - time::Duration::seconds(10), t));
         assert!(!started_after(t + time::Duration::seconds(1), t));
+    }
+
+    #[test]
+    fn a_running_record_of_a_dead_runner_shows_abandoned() {
+        let mut r = record(&[("w", "running")]);
+        r.runner_pid = u32::MAX - 1;
+        assert_eq!(shown_status(&r), "abandoned");
+        r.status = JobStatus::Failed;
+        assert_eq!(shown_status(&r), "failed");
     }
 
     #[test]

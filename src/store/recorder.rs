@@ -4,18 +4,32 @@
 //! lines are appended and flushed one by one (a torn last line is the most a
 //! kill can leave), and `instance.toml` is replaced by rename, so it is
 //! always a whole file, old or new.
+//!
+//! A write that fails (a full disk, an I/O error, a read-only filesystem)
+//! never stops the job: it is noted in [`RecordProblems`] for the caller,
+//! and every later event is still written as far as it can be. When the
+//! disk fills, step output stops being written (each log says it was cut),
+//! and a small reserve set aside at the start ([`SpaceReserve`]) is freed
+//! so the record can still say how the job ended.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::history::{HistoryEntry, HISTORY_FILE};
+use time::OffsetDateTime;
+
+use super::history::{ends_torn, HistoryEntry, HISTORY_FILE};
 use super::job_record::{JobArtifact, JobRecord, SandboxState, StepState};
+use super::record_failure::{RecordFailure, RecordProblems};
+use super::space_reserve::SpaceReserve;
 use super::step_log::StepLog;
 use super::{next_number, sanitize, write_atomic};
 use crate::error::{Error, Result};
-use crate::event::{Consumer, Event, EventKind, JobStatus};
+use crate::event::{Consumer, Event, EventKind, JobStatus, StreamKind};
+
+/// Why every step log stops once the disk is full.
+const DISK_FULL: &str = "no space left on device for the job record";
 
 /// A record directory taken for a job that has not started.
 #[derive(Debug)]
@@ -38,34 +52,58 @@ impl Reserved {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 
-    /// Write the initial record and start recording.
+    /// Write the initial record and start recording. When that fails the
+    /// directory is given back.
     pub fn start(self, mut record: JobRecord) -> Result<Recorder> {
         let dir = self.dir;
         let io = |what: &str, e| Error::io(format!("{what} in {}", dir.display()), e);
-        std::fs::create_dir_all(dir.join("logs")).map_err(|e| io("create logs/", e))?;
+        let begun = std::fs::create_dir_all(dir.join("logs"))
+            .map_err(|e| io("create logs/", e))
+            .and_then(|()| {
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .read(true)
+                    .open(dir.join(HISTORY_FILE))
+                    .map_err(|e| io("create history.jsonl", e))
+            });
+        let history = match begun {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
         record.instance = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let history = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(HISTORY_FILE))
-            .map_err(|e| io("create history.jsonl", e))?;
         let log_names = record
             .steps
             .iter()
             .map(|s| (s.id.clone(), s.log.clone()))
             .collect();
-        let recorder = Recorder {
+        let size = toml::to_string_pretty(&record).map_or(0, |t| t.len());
+        let mut recorder = Recorder {
+            reserve: SpaceReserve::claim(&dir, size),
+            problems: RecordProblems::new(dir.clone()),
             dir,
             record,
             history,
+            history_torn: false,
             logs: HashMap::new(),
             log_names,
-            failed: None,
+            disk_full: false,
+            unsaved: false,
         };
-        recorder.save()?;
+        if let Err(e) = recorder.save() {
+            recorder.reserve.release();
+            let _ = std::fs::remove_dir_all(&recorder.dir);
+            return Err(Error::io(
+                format!("write {}", recorder.dir.join("instance.toml").display()),
+                e,
+            ));
+        }
         Ok(recorder)
     }
 }
@@ -75,10 +113,17 @@ pub struct Recorder {
     dir: PathBuf,
     record: JobRecord,
     history: File,
+    /// A history write failed: the file may end in half a line.
+    history_torn: bool,
     logs: HashMap<String, StepLog>,
     /// Step instance id -> log file name.
     log_names: HashMap<String, String>,
-    failed: Option<String>,
+    problems: RecordProblems,
+    reserve: SpaceReserve,
+    /// The disk filled: step output is no longer written.
+    disk_full: bool,
+    /// `instance.toml` lags behind what happened (its last write failed).
+    unsaved: bool,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -126,42 +171,167 @@ impl Recorder {
         &self.record.instance
     }
 
-    /// The first write error, if any: the record is incomplete from there on.
+    /// What failed to be written so far, if anything did.
     #[must_use]
-    pub fn error(&self) -> Option<&str> {
-        self.failed.as_deref()
+    pub fn error(&self) -> Option<RecordFailure> {
+        self.problems.get()
     }
 
-    fn save(&self) -> Result<()> {
-        let text = toml::to_string_pretty(&self.record).map_err(|e| Error::Protocol {
-            op: "write instance.toml",
-            detail: e.to_string(),
-        })?;
-        write_atomic(&self.dir.join("instance.toml"), text.as_bytes()).map_err(|e| {
-            Error::io(
-                format!("write {}", self.dir.join("instance.toml").display()),
-                e,
-            )
-        })
+    /// A handle that tells, once the job is over, what failed to be written.
+    #[must_use]
+    pub fn problems(&self) -> RecordProblems {
+        self.problems.clone()
     }
 
-    fn append_history(&mut self, event: &Event) -> std::io::Result<()> {
-        let line = HistoryEntry::Job(event)
-            .to_line()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    fn save(&mut self) -> io::Result<()> {
+        let text = toml::to_string_pretty(&self.record).map_err(io::Error::other)?;
+        write_atomic(&self.dir.join("instance.toml"), text.as_bytes())
+    }
+
+    fn save_now(&mut self) {
+        let path = self.dir.join("instance.toml");
+        self.unsaved = self.retried(&path, Recorder::save).is_none();
+    }
+
+    fn append_history(&mut self, entry: &HistoryEntry<'_>) -> io::Result<()> {
+        let mut line = entry.to_line().map_err(io::Error::other)?;
+        if self.history_torn {
+            // End the half line a failed write left, so this one stands whole.
+            if ends_torn(&mut self.history)? {
+                line.insert(0, b'\n');
+            }
+            self.history_torn = false;
+        }
         // One write per line: a kill leaves at most a torn last line.
-        self.history.write_all(&line)?;
-        self.history.flush()
+        let written = self.history.write_all(&line);
+        self.history_torn = written.is_err();
+        written
     }
 
-    fn apply(&mut self, event: &Event) -> std::io::Result<()> {
+    fn log_path(&self, step: &str) -> PathBuf {
+        let name = self
+            .log_names
+            .get(step)
+            .cloned()
+            .unwrap_or_else(|| format!("{}.log", sanitize(step)));
+        self.dir.join("logs").join(name)
+    }
+
+    /// Note a failed write of `path`; a full disk stops step output.
+    fn check<T>(&mut self, path: &Path, r: io::Result<T>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                if e.kind() == io::ErrorKind::StorageFull {
+                    self.out_of_space();
+                }
+                self.problems.note(format!("write {}: {e}", path.display()));
+                None
+            }
+        }
+    }
+
+    /// `op`, once more after freeing the reserve if the disk was full.
+    /// Only for writes that can be repeated whole (history lines mend a
+    /// torn line first; `instance.toml` is replaced whole).
+    fn retried<T>(
+        &mut self,
+        path: &Path,
+        mut op: impl FnMut(&mut Recorder) -> io::Result<T>,
+    ) -> Option<T> {
+        match op(self) {
+            Err(e) if e.kind() == io::ErrorKind::StorageFull && self.out_of_space() => {
+                let again = op(self);
+                self.check(path, again)
+            }
+            r => self.check(path, r),
+        }
+    }
+
+    /// The disk is full: stop writing step output everywhere and free the
+    /// reserve. True when that freed room.
+    fn out_of_space(&mut self) -> bool {
+        if !self.disk_full {
+            self.disk_full = true;
+            for log in self.logs.values_mut() {
+                log.break_off(DISK_FULL);
+            }
+        }
+        self.reserve.release()
+    }
+
+    /// Copy what each cut log says into the record.
+    fn note_cuts(&mut self) {
+        for (step, log) in &self.logs {
+            let Some(note) = log.cut_note() else {
+                continue;
+            };
+            if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
+                if s.log_cut.as_ref() != Some(&note) {
+                    self.problems.cut(&s.log);
+                    s.log_cut = Some(note);
+                    self.unsaved = true;
+                }
+            }
+        }
+    }
+
+    fn output(&mut self, step: &str, stream: StreamKind, data: &str, ts: OffsetDateTime) {
+        let Some(log) = self.logs.get_mut(step) else {
+            return;
+        };
+        let written = log.output(stream, data, ts);
+        if written.is_err() {
+            let path = self.log_path(step);
+            self.check(&path, written);
+        }
+    }
+
+    fn step_started(
+        &mut self,
+        step: &str,
+        sandbox: &str,
+        attempt: u32,
+        kind: &str,
+        action: &str,
+        ts: OffsetDateTime,
+    ) {
+        let container = self
+            .record
+            .sandboxes
+            .iter()
+            .find(|s| s.id == sandbox)
+            .and_then(|s| s.container.clone())
+            .unwrap_or_default();
+        let path = self.log_path(step);
+        let log = if let Some(log) = self.logs.remove(step) {
+            Some(log)
+        } else {
+            let created = StepLog::create(&path);
+            self.check(&path, created)
+        };
+        if let Some(mut log) = log {
+            if self.disk_full {
+                log.break_off(DISK_FULL);
+            }
+            if let Err(e) = log.begin(kind, &container, action, attempt, ts) {
+                log.fail(&e);
+                self.check(&path, Err::<(), _>(e));
+            }
+            self.logs.insert(step.to_string(), log);
+        }
+        if let Some(s) = self.record.steps.iter_mut().find(|s| s.id == step) {
+            s.status = StepState::Running;
+            s.attempts = attempt;
+        }
+    }
+
+    fn apply(&mut self, event: &Event) {
         let ts = event.ts;
         match &event.kind {
             EventKind::Output { step, stream, data } => {
-                if let Some(log) = self.logs.get_mut(step) {
-                    log.output(*stream, data, ts)?;
-                }
-                return Ok(());
+                self.output(step, *stream, data, ts);
+                return;
             }
             EventKind::JobStarted { .. }
             | EventKind::ImageBuildStarted { .. }
@@ -178,13 +348,19 @@ impl Recorder {
                     s.state = SandboxState::Created;
                 }
             }
-            EventKind::SandboxReleased { sandbox, kept, .. } => {
+            EventKind::SandboxReleased {
+                sandbox,
+                kept,
+                left,
+                ..
+            } => {
                 if let Some(s) = self.record.sandboxes.iter_mut().find(|s| &s.id == sandbox) {
-                    s.state = if *kept {
-                        SandboxState::Kept
-                    } else {
-                        SandboxState::Removed
+                    s.state = match (kept, left) {
+                        (true, _) => SandboxState::Kept,
+                        (false, Some(_)) => SandboxState::Left,
+                        (false, None) => SandboxState::Removed,
                     };
+                    s.reason.clone_from(left);
                 }
             }
             EventKind::StepStarted {
@@ -193,32 +369,7 @@ impl Recorder {
                 attempt,
                 kind,
                 action,
-            } => {
-                let container = self
-                    .record
-                    .sandboxes
-                    .iter()
-                    .find(|s| &s.id == sandbox)
-                    .and_then(|s| s.container.clone())
-                    .unwrap_or_default();
-                let name = self
-                    .log_names
-                    .get(step)
-                    .cloned()
-                    .unwrap_or_else(|| format!("{}.log", sanitize(step)));
-                let path = self.dir.join("logs").join(&name);
-                let log = match self.logs.remove(step) {
-                    Some(log) => log,
-                    None => StepLog::create(&path)?,
-                };
-                let mut log = log;
-                log.begin(kind, &container, action, *attempt, ts)?;
-                self.logs.insert(step.clone(), log);
-                if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
-                    s.status = StepState::Running;
-                    s.attempts = *attempt;
-                }
-            }
+            } => self.step_started(step, sandbox, *attempt, kind, action, ts),
             EventKind::StepFinished {
                 step,
                 status,
@@ -230,7 +381,9 @@ impl Recorder {
                 ..
             } => {
                 if let Some(log) = self.logs.get_mut(step) {
-                    log.end(*status, *exit_code, *duration_ms, reason.as_deref(), ts)?;
+                    let ended = log.end(*status, *exit_code, *duration_ms, reason.as_deref(), ts);
+                    let path = self.log_path(step);
+                    self.check(&path, ended);
                 }
                 if let Some(s) = self.record.steps.iter_mut().find(|s| &s.id == step) {
                     s.status = StepState::Finished(*status);
@@ -254,37 +407,45 @@ impl Recorder {
                 self.record.status = *status;
                 self.record.exit_code = Some(*exit_code);
                 self.record.finished = Some(ts);
-                for log in self.logs.values_mut() {
-                    log.flush()?;
+                self.flush_logs();
+            }
+        }
+        self.note_cuts();
+        let path = self.dir.join(HISTORY_FILE);
+        self.retried(&path, |r| r.append_history(&HistoryEntry::Job(event)));
+        self.save_now();
+    }
+
+    fn flush_logs(&mut self) {
+        let steps: Vec<String> = self.logs.keys().cloned().collect();
+        for step in steps {
+            if let Some(log) = self.logs.get_mut(&step) {
+                let flushed = log.flush();
+                if flushed.is_err() {
+                    let path = self.log_path(&step);
+                    self.check(&path, flushed);
                 }
             }
         }
-        self.append_history(event)?;
-        self.save()
-            .map_err(|e| std::io::Error::other(e.to_string()))
     }
 }
 
 impl Consumer for Recorder {
     fn handle(&mut self, event: &Event) {
-        if let Err(e) = self.apply(event) {
-            if self.failed.is_none() {
-                self.failed = Some(format!(
-                    "failed to write the job record in {}: {e}",
-                    self.dir.display()
-                ));
-            }
-        }
+        self.apply(event);
     }
 
     fn finish(&mut self) {
         if self.record.status == JobStatus::Running {
             // No JobFinished arrived (the executor failed): close as failed.
             self.record.status = JobStatus::Failed;
-            let _ = self.save();
+            self.unsaved = true;
         }
-        for log in self.logs.values_mut() {
-            let _ = log.flush();
+        self.flush_logs();
+        self.note_cuts();
+        if self.unsaved {
+            self.save_now();
         }
+        self.reserve.release();
     }
 }

@@ -16,6 +16,11 @@
 //!
 //! Output arrives in arbitrary pieces; lines are written when complete,
 //! stamped with the time their first byte arrived.
+//!
+//! A log that cannot be written (a full disk, an I/O error) is cut: output
+//! after the failure is counted, not written, and the closing section says
+//! `cut: <why>; N bytes of output not written`, so a short log never looks
+//! whole.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -38,6 +43,12 @@ pub(crate) struct StepLog {
     cut: bool,
     /// Session and kernel transcripts label output `recv`, as the session log does.
     dialogue: bool,
+    /// Why the log stopped being written, once it has.
+    broken: Option<String>,
+    /// Output bytes not written since then.
+    lost: u64,
+    /// A write of this log itself failed (not only the disk filling elsewhere).
+    failed: bool,
     partial: [(Vec<u8>, Option<OffsetDateTime>); 2],
 }
 
@@ -56,6 +67,9 @@ impl StepLog {
             room: None,
             cut: false,
             dialogue: false,
+            broken: None,
+            lost: 0,
+            failed: false,
             partial: [(Vec::new(), None), (Vec::new(), None)],
         })
     }
@@ -102,7 +116,52 @@ impl StepLog {
         self.cut
     }
 
+    /// Stop writing output (the disk is full elsewhere): what comes is
+    /// counted as not written.
+    pub fn break_off(&mut self, why: &str) {
+        if self.broken.is_none() {
+            self.broken = Some(why.to_string());
+            for (buf, first) in &mut self.partial {
+                self.lost += buf.len() as u64;
+                buf.clear();
+                *first = None;
+            }
+        }
+    }
+
+    /// A write of this log failed with `e`: it is cut from here on.
+    pub fn fail(&mut self, e: &std::io::Error) {
+        self.break_off(&e.to_string());
+        self.failed = true;
+    }
+
+    /// Why the log was cut and how much is missing, once something is.
+    pub fn cut_note(&self) -> Option<String> {
+        let why = self.broken.as_ref()?;
+        (self.failed || self.lost > 0)
+            .then(|| format!("{why}; {} bytes of output not written", self.lost))
+    }
+
     pub fn output(
+        &mut self,
+        stream: StreamKind,
+        data: &str,
+        ts: OffsetDateTime,
+    ) -> std::io::Result<()> {
+        if self.broken.is_some() {
+            self.lost += data.len() as u64;
+            return Ok(());
+        }
+        let written = self.write_output(stream, data, ts);
+        if let Err(e) = &written {
+            self.fail(e);
+            // Count the piece that failed as lost: some of it may be in the file.
+            self.lost += data.len() as u64;
+        }
+        written
+    }
+
+    fn write_output(
         &mut self,
         stream: StreamKind,
         data: &str,
@@ -150,7 +209,12 @@ impl StepLog {
         reason: Option<&str>,
         ts: OffsetDateTime,
     ) -> std::io::Result<()> {
-        self.flush_partial(ts)?;
+        if self.broken.is_some() {
+            // The failed write may have left half a line: end it.
+            writeln!(self.out)?;
+        } else {
+            self.flush_partial(ts)?;
+        }
         writeln!(self.out, "---")?;
         writeln!(self.out, "status: {}", status.as_str())?;
         if let Some(code) = exit_code {
@@ -162,6 +226,9 @@ impl StepLog {
         }
         if let Some(r) = reason {
             writeln!(self.out, "reason: {}", r.replace('\n', "\n  "))?;
+        }
+        if let Some(note) = self.cut_note() {
+            writeln!(self.out, "cut: {note}")?;
         }
         writeln!(self.out)?;
         self.out.flush()

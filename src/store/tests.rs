@@ -25,6 +25,7 @@ fn record() -> JobRecord {
             container: None,
             image: None,
             state: SandboxState::Planned,
+            reason: None,
         }],
         steps: vec![JobStep {
             id: "t@g[s=a]".into(),
@@ -36,6 +37,7 @@ fn record() -> JobRecord {
             attempts: 0,
             reason: None,
             log: log_name("t", "g[s=a]"),
+            log_cut: None,
         }],
         artifacts: vec![],
     }
@@ -112,6 +114,7 @@ fn events_become_history_logs_and_status() {
         sandbox: "g[s=a]".into(),
         container: "pd-1".into(),
         kept: false,
+        left: None,
     }));
     r.handle(&ev(EventKind::JobFinished {
         status: JobStatus::Failed,
@@ -205,4 +208,122 @@ fn listing_finds_records_newest_first() {
     assert_eq!(found.len(), 2);
     assert!(found[0].0.ends_with("grade_fizz-0002"));
     assert!(found.iter().all(|(_, r)| r.is_some()));
+}
+
+/// Issue 15: a failed `instance.toml` write left a zero-byte
+/// `instance.tmp.<pid>` beside it.
+#[test]
+fn write_atomic_leaves_no_temporary_file_when_it_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("instance.toml");
+    // A non-empty directory cannot be replaced by a file: the rename fails.
+    std::fs::create_dir_all(target.join("x")).unwrap();
+    assert!(write_atomic(&target, b"a = 1\n").is_err());
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["instance.toml"], "a temporary file was left");
+}
+
+fn started_step(r: &mut Recorder) {
+    r.handle(&ev(EventKind::SandboxCreated {
+        sandbox: "g[s=a]".into(),
+        container: "pd-1".into(),
+        image: "img".into(),
+    }));
+    r.handle(&ev(EventKind::StepStarted {
+        step: "t@g[s=a]".into(),
+        sandbox: "g[s=a]".into(),
+        attempt: 1,
+        kind: "run".into(),
+        action: "run: yes".into(),
+    }));
+}
+
+fn finished(r: &mut Recorder) {
+    r.handle(&ev(EventKind::StepFinished {
+        step: "t@g[s=a]".into(),
+        sandbox: "g[s=a]".into(),
+        status: StepStatus::Succeeded,
+        exit_code: Some(0),
+        duration_ms: 5,
+        attempts: 1,
+        reason: None,
+        artifacts: vec![],
+    }));
+    r.handle(&ev(EventKind::JobFinished {
+        status: JobStatus::Succeeded,
+        exit_code: 0,
+        duration_ms: 9,
+        succeeded: 1,
+        allowed: 0,
+        failed: 0,
+        skipped: 0,
+    }));
+    r.finish();
+}
+
+/// Issue 15: a step log cut short by a full disk said nothing, and the job
+/// still looked whole. The log is `/dev/full` here: every write of it fails
+/// with "no space left".
+#[test]
+fn a_log_cut_by_a_full_disk_is_noted_and_the_record_still_closes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    assert!(r.dir().join(RESERVE_FILE).is_file(), "no reserve held");
+    std::os::unix::fs::symlink("/dev/full", r.dir().join("logs/t[s=a].log")).unwrap();
+    started_step(&mut r);
+    for _ in 0..40 {
+        r.handle(&ev(EventKind::Output {
+            step: "t@g[s=a]".into(),
+            stream: StreamKind::Stdout,
+            data: "y\n".repeat(500),
+        }));
+    }
+    finished(&mut r);
+    let failure = r.error().expect("the failure was not reported");
+    assert!(failure.first.contains("t[s=a].log"), "{failure}");
+    assert!(failure.first.contains("No space left"), "{failure}");
+    assert_eq!(failure.cut_logs, ["t[s=a].log"]);
+    assert!(!r.dir().join(RESERVE_FILE).exists(), "the reserve was left");
+    let rec: JobRecord =
+        toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap();
+    assert_eq!(rec.status, JobStatus::Succeeded);
+    let cut = rec.steps[0].log_cut.as_deref().expect("no log_cut");
+    assert!(
+        cut.contains("No space left") && cut.contains("bytes of output not written"),
+        "{cut}"
+    );
+    let history = std::fs::read_to_string(r.dir().join("history.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "job_finished");
+}
+
+#[test]
+fn a_sandbox_the_engine_did_not_confirm_removed_is_recorded_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    started_step(&mut r);
+    r.handle(&ev(EventKind::SandboxReleased {
+        sandbox: "g[s=a]".into(),
+        container: "pd-1".into(),
+        kept: false,
+        left: Some("lost the connection to the engine".into()),
+    }));
+    finished(&mut r);
+    assert!(r.error().is_none(), "{:?}", r.error());
+    let rec: JobRecord =
+        toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap();
+    assert_eq!(rec.sandboxes[0].state, SandboxState::Left);
+    assert_eq!(
+        rec.sandboxes[0].reason.as_deref(),
+        Some("lost the connection to the engine")
+    );
+    let history = std::fs::read_to_string(r.dir().join("history.jsonl")).unwrap();
+    assert!(
+        history.contains(r#""left":"lost the connection to the engine""#),
+        "{history}"
+    );
 }

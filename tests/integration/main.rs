@@ -21,6 +21,7 @@ mod layers;
 mod library;
 mod profiles;
 mod projects;
+mod records;
 mod sandbox;
 mod session;
 mod shell;

@@ -1,0 +1,216 @@
+//! Doctor's checks of job records against the job containers on the engine:
+//! records left `running` by a dead runner, containers whose record is
+//! gone, and containers a closed record does not account for.
+//!
+//! The last are what an engine that lost track of a removal leaves: the
+//! runner was told (or assumed) the container was gone and closed the
+//! record, so nothing else would ever look at it again. Every container
+//! labelled for a job of this project is therefore matched against its
+//! record, closed or not.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::Finding;
+use crate::engine::api::ContainerSummary;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::event::JobStatus;
+use crate::labels;
+use crate::project::Project;
+use crate::store::{self, reconcile, JobRecord, SandboxState};
+
+/// Every check of this module, in report order.
+pub(super) async fn check(
+    engine: &Engine,
+    project: &Project,
+    fix: bool,
+) -> Result<Vec<Finding>, Error> {
+    let instances = store::instances_dir(&project.root);
+    let job_containers = engine
+        .list_containers(
+            true,
+            &[
+                format!("{}=true", labels::MANAGED),
+                format!("{}={}", labels::PROJECT, project.name),
+                labels::JOB.to_string(),
+            ],
+        )
+        .await?;
+    let mut by_instance: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
+    for c in &job_containers {
+        if let Some(i) = label(c, labels::INSTANCE) {
+            by_instance.entry(i.to_string()).or_default().push(c);
+        }
+    }
+
+    let mut findings = Vec::new();
+    let mut records = store::list(&instances);
+    records.reverse(); // oldest first
+    for (dir, rec) in records {
+        let Some(mut rec) = rec else { continue };
+        let instance = dir_name(&dir);
+        let containers = by_instance.get(&instance).map_or(&[][..], Vec::as_slice);
+        if rec.status != JobStatus::Running {
+            findings.extend(leftovers(engine, fix, &dir, &mut rec, containers).await);
+            continue;
+        }
+        if reconcile::runner_alive(&rec) {
+            continue;
+        }
+        let mut observed = Vec::new();
+        for c in containers {
+            observed.push(observe(engine, c).await);
+        }
+        findings.push(dead_runner(engine, fix, &dir, &mut rec, observed).await);
+    }
+
+    for (instance, containers) in &by_instance {
+        if instances.join(store::sanitize(instance)).is_dir() {
+            continue;
+        }
+        for c in containers {
+            let persistent = label(c, labels::PERSIST) == Some("true");
+            let mut errors = Vec::new();
+            let mut fixed = false;
+            if fix && !persistent {
+                match engine.remove_container(c.name(), true).await {
+                    Ok(()) => fixed = true,
+                    Err(e) => errors.push(format!("remove {}: {e}", c.name())),
+                }
+            }
+            findings.push(Finding::Orphan {
+                container: c.name().to_string(),
+                instance: instance.clone(),
+                state: c.state.clone(),
+                persistent,
+                fixed,
+                errors,
+            });
+        }
+    }
+    Ok(findings)
+}
+
+/// Containers of a closed record that the record does not account for:
+/// neither kept (`--keep`) nor persistent, yet still on the engine.
+async fn leftovers(
+    engine: &Engine,
+    fix: bool,
+    dir: &Path,
+    rec: &mut JobRecord,
+    containers: &[&ContainerSummary],
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut removed = Vec::new();
+    for c in containers {
+        if label(c, labels::PERSIST) == Some("true") {
+            continue;
+        }
+        let entry = rec
+            .sandboxes
+            .iter()
+            .find(|s| s.container.as_deref() == Some(c.name()));
+        let recorded = match entry {
+            Some(s) if s.state == SandboxState::Kept => continue,
+            Some(s) => s.state.as_str().to_string(),
+            None => "not listed".to_string(),
+        };
+        let mut errors = Vec::new();
+        let mut fixed = false;
+        if fix {
+            match engine.remove_container(c.name(), true).await {
+                Ok(()) => {
+                    fixed = true;
+                    removed.push(c.name().to_string());
+                }
+                Err(e) => errors.push(format!("remove {}: {e}", c.name())),
+            }
+        }
+        findings.push(Finding::Leftover {
+            container: c.name().to_string(),
+            instance: dir_name(dir),
+            state: c.state.clone(),
+            recorded,
+            fixed,
+            errors,
+        });
+    }
+    if !removed.is_empty() {
+        if let Err(e) = reconcile::note_removed(dir, rec, &removed) {
+            for f in &mut findings {
+                if let Finding::Leftover { fixed, errors, .. } = f {
+                    *fixed = false;
+                    errors.push(e.to_string());
+                }
+            }
+        }
+    }
+    findings
+}
+
+async fn dead_runner(
+    engine: &Engine,
+    fix: bool,
+    dir: &Path,
+    rec: &mut JobRecord,
+    observed: Vec<reconcile::Observed>,
+) -> Finding {
+    let d = reconcile::decide(rec, &observed);
+    let mut errors = Vec::new();
+    let mut fixed = false;
+    if fix {
+        let mut removed = Vec::new();
+        for name in &d.remove {
+            match engine.remove_container(name, true).await {
+                Ok(()) => removed.push(name.clone()),
+                Err(e) => errors.push(format!("remove {name}: {e}")),
+            }
+        }
+        match reconcile::close(dir, rec, &d, &removed) {
+            Ok(()) => fixed = errors.is_empty(),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    Finding::DeadRunner {
+        instance: dir_name(dir),
+        record: dir.display().to_string(),
+        runner_pid: rec.runner_pid,
+        containers: observed,
+        becomes: d.status,
+        exit_code: d.exit_code,
+        reason: d.reason,
+        remove: d.remove,
+        fixed,
+        errors,
+    }
+}
+
+async fn observe(engine: &Engine, c: &ContainerSummary) -> reconcile::Observed {
+    let exit_code = if c.state == "exited" {
+        engine
+            .inspect_container(c.name(), false)
+            .await
+            .ok()
+            .map(|i| i.state.exit_code)
+    } else {
+        None
+    };
+    reconcile::Observed {
+        name: c.name().to_string(),
+        state: c.state.clone(),
+        exit_code,
+        persistent: label(c, labels::PERSIST) == Some("true"),
+    }
+}
+
+fn label<'a>(c: &'a ContainerSummary, key: &str) -> Option<&'a str> {
+    c.labels.as_ref()?.get(key).map(String::as_str)
+}
+
+fn dir_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(
+        || PathBuf::from(dir).display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
