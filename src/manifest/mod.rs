@@ -191,4 +191,6 @@ pub fn parse(
 }
 
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 mod tests;

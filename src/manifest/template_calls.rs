@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use minijinja::machinery::ast::{CallArg, Expr, Stmt};
+use minijinja::machinery::ast::{CallArg, Expr, Stmt, UnaryOpKind};
 use minijinja::machinery::{parse, parse_expr};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::ErrorKind;
@@ -87,12 +87,19 @@ const TEST_ARITY: &[(&str, usize, usize)] = &[
 ];
 
 /// Every filter and test call in `text` that would fail for a reason
-/// known now: an unknown name, or too few or too many arguments.
-pub(crate) fn check_calls(text: &str, syntax: Syntax) -> Vec<TemplateError> {
+/// known now: an unknown name, or too few or too many arguments; and
+/// loops over constant ranges that would run more than `fuel` times.
+pub(crate) fn check_calls(text: &str, syntax: Syntax, fuel: u64) -> Vec<TemplateError> {
     let mut out = Vec::new();
     match syntax {
         Syntax::Template => {
             if let Ok(ast) = parse(text, "<manifest>", SyntaxConfig::default()) {
+                let mut loops = Loops {
+                    fuel,
+                    trips: 1,
+                    reported: false,
+                };
+                loops.stmt(&ast, &mut out);
                 stmt(&ast, &mut out);
             }
         }
@@ -103,6 +110,97 @@ pub(crate) fn check_calls(text: &str, syntax: Syntax) -> Vec<TemplateError> {
         }
     }
     out
+}
+
+/// Nested `{% for %}` loops over constant `range(…)`s: their trip counts
+/// multiply, and each trip costs at least one instruction of fuel.
+struct Loops {
+    fuel: u64,
+    trips: u64,
+    reported: bool,
+}
+
+impl Loops {
+    fn stmts(&mut self, list: &[Stmt<'_>], out: &mut Vec<TemplateError>) {
+        for s in list {
+            self.stmt(s, out);
+        }
+    }
+
+    #[allow(unreachable_patterns)]
+    fn stmt(&mut self, s: &Stmt<'_>, out: &mut Vec<TemplateError>) {
+        match s {
+            Stmt::Template(t) => self.stmts(&t.children, out),
+            Stmt::ForLoop(f) => {
+                let outer = self.trips;
+                let trips = range_len(&f.iter).unwrap_or(1);
+                self.trips = outer.saturating_mul(trips);
+                if self.trips > self.fuel && !self.reported {
+                    self.reported = true;
+                    let span = f.iter.span();
+                    out.push(TemplateError {
+                        message: format!(
+                            "this loop runs {} times, more than the `template_fuel` limit of {} instructions allows",
+                            if self.trips == u64::MAX { "more than 2^64".to_string() } else { self.trips.to_string() },
+                            self.fuel
+                        ),
+                        hint: Some(super::limits::Limit::TemplateFuel.how_to_raise()),
+                        range: Some(span.start_offset as usize..span.end_offset as usize),
+                    });
+                }
+                self.stmts(&f.body, out);
+                self.trips = outer;
+                self.stmts(&f.else_body, out);
+            }
+            Stmt::IfCond(i) => {
+                self.stmts(&i.true_body, out);
+                self.stmts(&i.false_body, out);
+            }
+            Stmt::WithBlock(w) => self.stmts(&w.body, out),
+            Stmt::SetBlock(s) => self.stmts(&s.body, out),
+            Stmt::AutoEscape(a) => self.stmts(&a.body, out),
+            Stmt::FilterBlock(f) => self.stmts(&f.body, out),
+            _ => {}
+        }
+    }
+}
+
+/// How many items `range(…)` with constant arguments yields (through
+/// filters such as `| list`).
+fn range_len(e: &Expr<'_>) -> Option<u64> {
+    match e {
+        Expr::Filter(f) => range_len(f.expr.as_ref()?),
+        Expr::Call(c) => {
+            let Expr::Var(v) = &c.expr else { return None };
+            if v.id != "range" {
+                return None;
+            }
+            let mut n = Vec::new();
+            for a in &c.args {
+                let CallArg::Pos(e) = a else { return None };
+                n.push(const_int(e)?);
+            }
+            let (from, to, by) = match n.as_slice() {
+                [to] => (0, *to, 1),
+                [from, to] => (*from, *to, 1),
+                [from, to, by] if *by != 0 => (*from, *to, *by),
+                _ => return None,
+            };
+            let width = i128::from(to) - i128::from(from);
+            let len = (width + i128::from(by) - i128::from(by.signum())) / i128::from(by);
+            u64::try_from(len.max(0)).ok()
+        }
+        _ => None,
+    }
+}
+
+/// A constant integer (`3`, `-3`).
+fn const_int(e: &Expr<'_>) -> Option<i64> {
+    match e {
+        Expr::Const(k) => i64::try_from(k.value.clone()).ok(),
+        Expr::UnaryOp(u) if matches!(u.op, UnaryOpKind::Neg) => const_int(&u.expr)?.checked_neg(),
+        _ => None,
+    }
 }
 
 fn stmts(list: &[Stmt<'_>], out: &mut Vec<TemplateError>) {
@@ -356,7 +454,7 @@ mod tests {
     use super::*;
 
     fn problems(text: &str) -> Vec<String> {
-        check_calls(text, Syntax::Template)
+        check_calls(text, Syntax::Template, 100_000)
             .into_iter()
             .map(|e| {
                 let r = e.range.unwrap();
@@ -372,7 +470,7 @@ mod tests {
             Vec::<String>::new()
         );
         assert_eq!(problems("{{ x | uper }}"), ["unknown filter `uper`@7..11"]);
-        let e = &check_calls("{{ x | uper }}", Syntax::Template)[0];
+        let e = &check_calls("{{ x | uper }}", Syntax::Template, 100_000)[0];
         assert_eq!(e.hint.as_deref(), Some("did you mean `upper`?"));
         assert_eq!(
             problems("{% if x is odd %}{% endif %}{{ x is evn }}"),
@@ -402,9 +500,28 @@ mod tests {
             2
         );
         assert_eq!(
-            check_calls("x | nope and y is defined", Syntax::Expression).len(),
+            check_calls("x | nope and y is defined", Syntax::Expression, 100_000).len(),
             1
         );
+    }
+
+    // Regression: a step template looping 10^9 times passed `validate`
+    // and ran for minutes in `apply`.
+    #[test]
+    fn loops_over_constant_ranges_past_the_fuel_are_reported() {
+        let loop9 =
+            "{% for i in range(100000) %}{% for j in range(10000) %}x{% endfor %}{% endfor %}";
+        let p = problems(loop9);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].starts_with("this loop runs 1000000000 times"), "{p:?}");
+        assert_eq!(
+            problems("{% for i in range(10, 0, -1) | list %}{% endfor %}"),
+            Vec::<String>::new()
+        );
+        assert_eq!(range_len(&parse_expr("range(10, 0, -3)").unwrap()), Some(4));
+        assert_eq!(range_len(&parse_expr("range(1, 10, 2)").unwrap()), Some(5));
+        assert_eq!(range_len(&parse_expr("range(5, 1)").unwrap()), Some(0));
+        assert_eq!(range_len(&parse_expr("range(n)").unwrap()), None);
     }
 
     #[test]

@@ -76,7 +76,9 @@ fn scan_error(source: &Source, e: &ScanError) -> Diagnostic {
 }
 
 fn scan_hint(info: &str) -> Option<String> {
-    if info.contains("tab") {
+    if info.contains("recursion limit") {
+        Some("the manifest nests lists or maps too deep: flatten it".into())
+    } else if info.contains("tab") {
         Some("indent with spaces: YAML does not allow tabs for indentation".into())
     } else if info.contains("mapping values are not allowed") {
         Some("check this line's indentation against the line above, or quote a value that contains `: `".into())

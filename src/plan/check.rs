@@ -30,7 +30,7 @@ use crate::manifest::references::{path_text, references, Reference, Syntax};
 use crate::manifest::template::{self, is_template, single_expression, TemplateError};
 use crate::manifest::template_calls::check_calls;
 use crate::manifest::{
-    Action, AxisValues, Diagnostic, Format, ImageSource, Manifest, StepDecl, Tpl,
+    Action, AxisValues, Diagnostic, Format, ImageSource, Limit, Manifest, StepDecl, Tpl,
 };
 
 /// The names templates read.
@@ -117,10 +117,11 @@ pub(super) fn check_plan_templates(manifest: &Manifest) -> Vec<Diagnostic> {
             }
         }
     }
+    let fuel = manifest.limits.get(Limit::TemplateFuel);
     let mut diags = Vec::new();
     for tpl in tpls {
         if is_template(&tpl.value) {
-            for e in check_calls(&tpl.value, Syntax::Template) {
+            for e in check_calls(&tpl.value, Syntax::Template, fuel) {
                 diags.push(template::locate(&e, tpl, &manifest.source));
             }
         }
@@ -215,7 +216,8 @@ impl Checker<'_> {
                 return;
             }
         };
-        for e in check_calls(&tpl.value, syntax) {
+        let fuel = self.manifest.limits.get(Limit::TemplateFuel);
+        for e in check_calls(&tpl.value, syntax, fuel) {
             self.diags.push(template::locate(&e, tpl, source));
         }
         let guarded: HashSet<String> = refs

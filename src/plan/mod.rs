@@ -561,4 +561,6 @@ impl Plan {
 }
 
 #[cfg(test)]
+mod limits_tests;
+#[cfg(test)]
 mod tests;
