@@ -193,3 +193,28 @@ fn volume_sources_were_not_confined() {
     assert!(run("./data:/d", &opts(vec![])).is_ok());
     assert!(run("/etc:/e", &opts(vec!["/etc".into()])).is_ok());
 }
+
+// Property: step templates among non-ASCII text (CJK, emoji, combining
+// marks, right-to-left) are located at the right character.
+#[test]
+fn step_template_errors_point_at_the_character_among_non_ascii_text() {
+    const WORDS: [&str; 6] = [
+        "日本語",
+        "😀👍🏽",
+        "e\u{301}te\u{301}",
+        "עברית",
+        "العربية",
+        "Ω≈ç√",
+    ];
+    for a in WORDS {
+        for b in WORDS {
+            let text = format!(
+                "version: 1\nsandboxes:\n  s: {{}}\nsteps:\n  a:\n    run: \"echo {a} {{{{ vars.nope }}}} {b}\"\n"
+            );
+            let d = &plan_text(&text, &LoadOptions::default()).unwrap_err()[0];
+            let line = text.lines().nth(d.line - 1).unwrap();
+            let at: String = line.chars().skip(d.col - 1).take(9).collect();
+            assert_eq!(at, "vars.nope", "{text}");
+        }
+    }
+}
