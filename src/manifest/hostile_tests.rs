@@ -224,6 +224,19 @@ fn limits_map_raises_up_to_a_ceiling_and_flags_win() {
     assert_eq!(m.limits.get(Limit::Sandboxes), 2000);
 }
 
+// Found by fuzzing (crash-1f5c76ff): lone CRs end lines for yaml-rust2;
+// the error after them was reported at line 1, column 73, past the line.
+#[test]
+fn fuzz_crash_1f5c76ff_error_after_lone_carriage_returns() {
+    let text = format!(
+        "vemaxAoutputars:t u{{sd {{studennts: [h, en{}",
+        "\r".repeat(24)
+    );
+    let d = first(yaml(&text));
+    assert_eq!(d.position(), "25:1");
+    assert!(d.message.contains("flow sequence"), "{}", d.message);
+}
+
 /// Texts that mix scripts, widths and directions.
 const WORDS: [&str; 8] = [
     "日本語",
