@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use super::validate::{manifest_error, VarArgs};
+use super::validate::{manifest_error, GuardArgs, VarArgs};
 use super::{EXIT_INTERRUPTED, EXIT_RECORD};
 use crate::error::Error;
 use crate::event::JobStatus;
@@ -36,11 +36,13 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     vars: VarArgs,
+    #[command(flatten)]
+    guard: GuardArgs,
     /// Pass a host environment variable to templates as env.NAME, repeatable.
     #[arg(long = "env-var", value_name = "NAME")]
     env_vars: Vec<String>,
-    /// Steps running at once.
-    #[arg(long, short = 'j', value_name = "N", default_value_t = DEFAULT_JOBS)]
+    /// Steps running at once (at least 1).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = DEFAULT_JOBS, value_parser = at_least_one)]
     jobs: usize,
     /// After a failure, still run every step that does not depend on it.
     #[arg(long)]
@@ -60,10 +62,12 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         .iter()
         .map(|n| (n.clone(), std::env::var(n).unwrap_or_default()))
         .collect();
+    let project = ctx.project()?;
+    a.guard.apply(&mut load, ctx, project, &a.file);
     let req = ApplyRequest {
         manifest: a.file.clone(),
         load,
-        project: ctx.project()?.clone(),
+        project: project.clone(),
         jobs: a.jobs,
         keep_going: a.keep_going,
         keep: a.keep,
@@ -111,6 +115,15 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             eprintln!("error: could not create the job record, so nothing ran: {e}");
             Ok(EXIT_RECORD)
         }
+    }
+}
+
+/// `--jobs`: a positive number (0 would run nothing, not one at a time).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::validate::{load_and_plan, VarArgs};
+use super::validate::{load_and_plan, GuardArgs, VarArgs};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -15,6 +15,8 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     vars: VarArgs,
+    #[command(flatten)]
+    guard: GuardArgs,
     /// Print the plan as JSON (sandboxes with their specs, steps with their needs).
     #[arg(long, conflicts_with = "dot")]
     json: bool,
@@ -24,7 +26,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &super::Context, args: &Args) -> u8 {
-    let plan = match load_and_plan(ctx, &args.file, &args.vars) {
+    let plan = match load_and_plan(ctx, &args.file, &args.vars, &args.guard) {
         Ok(p) => p,
         Err(code) => return code,
     };

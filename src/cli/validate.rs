@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::Context;
-use crate::manifest::{self, LoadOptions, ManifestError};
+use crate::manifest::{self, HostRoots, Limit, LoadOptions, ManifestError};
 use crate::plan::{self, Plan, PlanOptions, ProfileSet};
 use crate::project::Project;
 
@@ -21,6 +21,51 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     vars: VarArgs,
+    #[command(flatten)]
+    guard: GuardArgs,
+}
+
+/// Limits and host paths, shared by the commands that read a manifest:
+/// what the user, not the manifest, allows.
+#[derive(Debug, clap::Args)]
+pub(super) struct GuardArgs {
+    /// Set a limit, repeatable: file_size, depth, aliases, matrix,
+    /// sandboxes, steps, template_fuel, template_output (see
+    /// docs/reliability.md). Wins over the manifest's `limits:`.
+    #[arg(long = "limit", value_name = "NAME=N", value_parser = manifest::parse_limit_arg)]
+    limits: Vec<(Limit, u64)>,
+    /// Let the manifest's host paths (volume sources, push sources, pull
+    /// destinations) point under PATH too, besides the project root;
+    /// repeatable.
+    #[arg(long = "allow-host-path", value_name = "PATH")]
+    allow_host_paths: Vec<PathBuf>,
+}
+
+impl GuardArgs {
+    /// Add the limits and the host roots for `project` to `load`:
+    /// the project root, the settings' `allow_host_paths` (unless the
+    /// manifest is the settings file that lists them) and the flags.
+    pub(super) fn apply(
+        &self,
+        load: &mut LoadOptions,
+        ctx: &Context,
+        project: &Project,
+        file: &Path,
+    ) {
+        load.limits.clone_from(&self.limits);
+        let manifest = std::fs::canonicalize(ctx.absolute(file)).ok();
+        let from_settings = project
+            .config
+            .allow_host_paths
+            .iter()
+            .filter(|a| std::fs::canonicalize(&a.file).ok() != manifest || manifest.is_none())
+            .map(|a| a.path.clone());
+        let from_flags = self.allow_host_paths.iter().map(|p| ctx.absolute(p));
+        load.host_roots = HostRoots::new(
+            project.root.clone(),
+            from_settings.chain(from_flags).collect(),
+        );
+    }
 }
 
 /// Variable overrides, shared by the commands that read a manifest.
@@ -42,6 +87,8 @@ impl VarArgs {
             vars_file: self.vars_file.clone(),
             env: Vec::new(),
             host_env: host_env(),
+            limits: Vec::new(),
+            host_roots: HostRoots::default(),
         }
     }
 }
@@ -63,9 +110,17 @@ pub(super) fn plan_options(project: &Project, job_id: Option<String>) -> PlanOpt
 }
 
 /// Load and plan `file`; on failure print the diagnostics and give the exit code.
-pub(super) fn load_and_plan(ctx: &Context, file: &Path, vars: &VarArgs) -> Result<Plan, u8> {
-    manifest::load(file, &vars.options())
-        .and_then(|m| plan::plan(m, &plan_options(ctx.project_lenient(), None)))
+pub(super) fn load_and_plan(
+    ctx: &Context,
+    file: &Path,
+    vars: &VarArgs,
+    guard: &GuardArgs,
+) -> Result<Plan, u8> {
+    let project = ctx.project_lenient();
+    let mut load = vars.options();
+    guard.apply(&mut load, ctx, project, file);
+    manifest::load(file, &load)
+        .and_then(|m| plan::plan(m, &plan_options(project, None)))
         .map_err(|e| manifest_error(&e))
 }
 
@@ -83,7 +138,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> u8 {
-    let plan = match load_and_plan(ctx, &args.file, &args.vars) {
+    let plan = match load_and_plan(ctx, &args.file, &args.vars, &args.guard) {
         Ok(p) => p,
         Err(code) => return code,
     };

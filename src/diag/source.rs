@@ -71,8 +71,14 @@ impl Source {
     #[must_use]
     pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Source {
         let text = text.into();
+        // Line breaks are LF, CR LF, and a lone CR (as in YAML and KDL).
+        let b = text.as_bytes();
         let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .chain(
+                (0..b.len())
+                    .filter(|&i| b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n')))
+                    .map(|i| i + 1),
+            )
             .collect();
         let mut wide_chars = Vec::new();
         if !text.is_ascii() {
@@ -191,6 +197,20 @@ mod tests {
         assert_eq!(s.line_col(13), (4, 1));
         assert_eq!(s.line_text(100), "last");
         assert_eq!(s.offset_of(2, 3), 6 + 3);
+    }
+
+    // Found by fuzzing (crash-1f5c76ff): a lone CR is a line break for the
+    // parsers, but not for the line index, so a position after CRs was
+    // reported on line 1, past its end.
+    #[test]
+    fn fuzz_crash_1f5c76ff_lone_carriage_returns_are_line_breaks() {
+        let s = Source::new("m.yaml", "a: 1\rb: 2\r\nc: é\rd");
+        assert_eq!(s.line_col(5), (2, 1));
+        assert_eq!(s.line_text(5), "b: 2");
+        assert_eq!(s.line_col(11), (3, 1));
+        assert_eq!(s.line_text(11), "c: é");
+        assert_eq!(s.line_col(17), (4, 1));
+        assert_eq!(s.line_end(0), 4);
     }
 
     #[test]

@@ -15,12 +15,23 @@
 
 use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
 
+use super::limits::{Limit, Limits};
 use super::node::{Key, Node, NodeKind};
 use crate::diag::Diagnostic;
 use crate::diag::{Source, Span};
 
-/// Parse `source` as a KDL v2 document.
-pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
+/// Parse `source` as a KDL v2 document, nested at most `limits`' depth.
+pub(crate) fn parse(source: &Source, limits: &Limits) -> Result<Node, Vec<Diagnostic>> {
+    // The kdl crate recurses once per nesting level: check before it runs.
+    let depth = limits.get_usize(Limit::Depth);
+    if let Some(at) = too_deep(source.text(), depth) {
+        return Err(vec![Diagnostic::new(
+            source,
+            Span::new(at, at + 1),
+            format!("the manifest nests nodes more than {depth} deep"),
+        )
+        .hint(Limit::Depth.how_to_raise())]);
+    }
     let doc = KdlDocument::parse_v2(source.text()).map_err(|e| {
         e.diagnostics
             .iter()
@@ -308,6 +319,92 @@ impl Converter<'_> {
     }
 }
 
+/// The byte offset of the first `{` nested deeper than `limit`, skipping
+/// strings (quoted, raw `#"…"#`, multi-line `"""…"""`) and comments (`//`,
+/// nested `/* … */`). Where the scan misreads odd text it can only see
+/// fewer braces than the parser would in a string-heavy line, never
+/// recurse: it is a loop over bytes.
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+                i += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| i + p);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut nest = 0usize;
+                while i < b.len() {
+                    if b[i..].starts_with(b"/*") {
+                        nest += 1;
+                        i += 2;
+                    } else if b[i..].starts_with(b"*/") {
+                        nest -= 1;
+                        i += 2;
+                        if nest == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'#' if matches!(b.get(i + 1), Some(b'#' | b'"')) => {
+                // A raw string: `#…#"` … `"#…#`.
+                let hashes = b[i..].iter().take_while(|&&c| c == b'#').count();
+                let open = i + hashes;
+                if b.get(open) != Some(&b'"') {
+                    i = open;
+                    continue;
+                }
+                let mut close = Vec::with_capacity(hashes + 1);
+                close.push(b'"');
+                close.extend(std::iter::repeat_n(b'#', hashes));
+                i = b[open + 1..]
+                    .windows(close.len())
+                    .position(|w| w == close.as_slice())
+                    .map_or(b.len(), |p| open + 1 + p + close.len());
+            }
+            b'"' if b[i..].starts_with(b"\"\"\"") => {
+                i = b[i + 3..]
+                    .windows(3)
+                    .position(|w| w == b"\"\"\"")
+                    .map_or(b.len(), |p| i + 3 + p + 3);
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() {
+                    match b[i] {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 fn scalar(entry: &KdlEntry) -> Node {
     let span = span_of(entry.span());
     let kind = match entry.value() {
@@ -325,7 +422,7 @@ mod tests {
     use super::*;
 
     fn parse_str(text: &str) -> Result<Node, Vec<Diagnostic>> {
-        parse(&Source::new("job.kdl", text))
+        parse(&Source::new("job.kdl", text), &Limits::default())
     }
 
     #[test]

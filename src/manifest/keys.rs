@@ -99,6 +99,17 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
         || json!({ "type": "object", "propertyNames": { "pattern": "^[a-z0-9_][a-z0-9_-]*$" }, "additionalProperties": reference("step") }),
     ),
     key(
+        "limits",
+        "Raise limits this job needs: `matrix` (combinations per sandbox, default 1000), `sandboxes` (instances per job, 1000), `steps` (step instances per job, 10000), `template_fuel` (instructions per template, 100000), `template_output` (bytes per rendered template, 1048576). A manifest may raise each up to a ceiling; `--limit NAME=N` sets any limit and wins. See docs/reliability.md.",
+        || json!({ "type": "object", "additionalProperties": false, "properties": {
+            "matrix": { "type": "integer", "minimum": 1, "maximum": 10000 },
+            "sandboxes": { "type": "integer", "minimum": 1, "maximum": 10000 },
+            "steps": { "type": "integer", "minimum": 1, "maximum": 100_000 },
+            "template_fuel": { "type": "integer", "minimum": 1, "maximum": 1_000_000 },
+            "template_output": { "type": "integer", "minimum": 1, "maximum": 16_777_216 }
+        } }),
+    ),
+    key(
         "project",
         "Project settings, read from the project root's `pocketdock.yaml` (`pocketdock init` writes them): name, default profile and persistence, logs of persistent sandboxes. See docs/projects.md.",
         || reference("project"),
@@ -123,6 +134,11 @@ const DEFAULT_PERSIST: KeyDoc = key(
     "`create` makes persistent sandboxes (stopped, not removed, on shutdown) unless `--no-persist`. Default: false.",
     boolean,
 );
+const ALLOW_HOST_PATHS: KeyDoc = key(
+    "allow_host_paths",
+    "Host directories, besides the project root, that manifests' host paths (volume sources, `push` sources, `pull` destinations) may point into; relative ones are relative to this file's directory. `--allow-host-path` adds more. A manifest cannot set it for itself. Default: none.",
+    string_or_list,
+);
 const LOGGING: KeyDoc = key(
     "logging",
     "What persistent sandboxes' instance directories keep.",
@@ -138,6 +154,7 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     ),
     DEFAULT_PROFILE,
     DEFAULT_PERSIST,
+    ALLOW_HOST_PATHS,
     LOGGING,
 ];
 
@@ -150,6 +167,7 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     ),
     DEFAULT_PROFILE,
     DEFAULT_PERSIST,
+    ALLOW_HOST_PATHS,
     LOGGING,
 ];
 

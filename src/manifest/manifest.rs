@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+use super::host_roots::HostRoots;
+use super::limits::Limits;
 use super::sandbox_decl::{SandboxDecl, Tpl};
 use super::step_decl::StepDecl;
 use crate::diag::{Source, Spanned};
@@ -32,6 +34,12 @@ pub struct Manifest {
     pub sandboxes: IndexMap<String, SandboxDecl>,
     /// Steps in file order.
     pub steps: IndexMap<String, StepDecl>,
+    /// The limits in effect: defaults, raised by the manifest's
+    /// `limits:`, then the user's `--limit`s.
+    pub limits: Limits,
+    /// Where host paths may point, as the caller allowed it (never the
+    /// manifest): see [`Manifest::confine`].
+    pub host_roots: HostRoots,
 }
 
 impl Manifest {
@@ -52,6 +60,16 @@ impl Manifest {
     #[must_use]
     pub fn host_path(&self, path: &str) -> PathBuf {
         self.base_dir.join(path)
+    }
+}
+
+impl Manifest {
+    /// A host path written in the manifest, resolved against
+    /// [`Manifest::base_dir`] and checked to stay under the allowed roots
+    /// (symlinks followed): the project root unless the user allowed more.
+    pub fn confine(&self, path: &str) -> Result<PathBuf, super::HostPathEscape> {
+        self.host_roots
+            .confine(&self.host_path(path), &self.base_dir)
     }
 }
 

@@ -17,8 +17,11 @@
 //! the plan.
 
 mod decode;
+mod host_roots;
+mod input;
 mod kdl;
 mod keys;
+mod limits;
 // One type per file, named after the type.
 #[allow(clippy::module_inception)]
 mod manifest;
@@ -29,6 +32,7 @@ pub mod schema;
 mod settings_decl;
 mod step_decl;
 pub mod template;
+pub(crate) mod template_calls;
 mod vars;
 mod yaml;
 
@@ -40,6 +44,8 @@ use indexmap::IndexMap;
 
 pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 pub use decode::{is_id, is_project_name, VERSION};
+pub use host_roots::{HostPathEscape, HostRoots};
+pub use limits::{parse_limit_arg, Limit, Limits};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
 pub use settings_decl::SettingsDecl;
@@ -67,6 +73,12 @@ pub struct LoadOptions {
     /// The host environment the manifest's `env:` names are looked up in;
     /// a name missing here is left out of `env.*`.
     pub host_env: HashMap<String, String>,
+    /// The user's `--limit NAME=N`s: they win over the defaults and over
+    /// the manifest's own `limits:`.
+    pub limits: Vec<(Limit, u64)>,
+    /// Where the manifest's host paths may point, as the user allows it
+    /// (see [`HostRoots`]); the manifest cannot widen it.
+    pub host_roots: HostRoots,
 }
 
 /// The two syntaxes.
@@ -90,11 +102,12 @@ impl Format {
 }
 
 /// Read and check the manifest at `path` (KDL for `.kdl`, YAML otherwise).
+///
+/// The file is read with the `file_size` cap; text that is not UTF-8 is
+/// an error at its first bad byte.
 pub fn load(path: &Path, opts: &LoadOptions) -> Result<Manifest, ManifestError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let limits = Limits::default().with(&opts.limits);
+    let text = input::read_capped(path, limits.get(Limit::FileSize))?;
     parse(path, &text, Format::of(path), opts)
 }
 
@@ -105,27 +118,39 @@ pub fn parse_settings(
     text: &str,
     install: bool,
 ) -> Result<SettingsDecl, ManifestError> {
-    let source = Source::new(path, text);
-    let root = yaml::parse(&source).map_err(ManifestError::Invalid)?;
+    let source = Source::new(path, input::strip_bom(text));
+    input::check_nul(&source)?;
+    let root = yaml::parse(&source, &Limits::default()).map_err(ManifestError::Invalid)?;
     decode::decode_settings(&source, &root, install).map_err(ManifestError::Invalid)
 }
 
 /// Check a manifest given as text; `path` is used for positions and as the
 /// base for relative host paths.
+///
+/// A leading byte order mark is dropped; a NUL byte is an error. The
+/// limits that act while reading (size, depth, aliases) are the defaults
+/// with the user's `--limit`s; the others may be raised by the manifest's
+/// `limits:`, and the user's `--limit`s win over it.
 pub fn parse(
     path: &Path,
     text: &str,
     format: Format,
     opts: &LoadOptions,
 ) -> Result<Manifest, ManifestError> {
-    let source = Source::new(path, text);
+    let reading = Limits::default().with(&opts.limits);
+    if text.len() as u64 > reading.get(Limit::FileSize) {
+        return Err(input::too_large(path, reading.get(Limit::FileSize)).into());
+    }
+    let source = Source::new(path, input::strip_bom(text));
+    input::check_nul(&source)?;
     let root = match format {
-        Format::Yaml => yaml::parse(&source),
-        Format::Kdl => kdl::parse(&source),
+        Format::Yaml => yaml::parse(&source, &reading),
+        Format::Kdl => kdl::parse(&source, &reading),
     }
     .map_err(ManifestError::Invalid)?;
     let decoded =
         decode::decode(&source, &root, format == Format::Kdl).map_err(ManifestError::Invalid)?;
+    let limits = Limits::default().with(&decoded.limits).with(&opts.limits);
 
     let mut vars = decoded.vars;
     if let Some(file) = &opts.vars_file {
@@ -160,8 +185,12 @@ pub fn parse(
         env,
         sandboxes: decoded.sandboxes,
         steps: decoded.steps,
+        limits,
+        host_roots: opts.host_roots.clone(),
     })
 }
 
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,8 @@ pub struct SettingsDecl {
     pub default_persist: Option<bool>,
     /// `socket` (install file only).
     pub socket: Option<String>,
+    /// `allow_host_paths`, as written.
+    pub allow_host_paths: Option<Vec<String>>,
     /// `logging.auto_log`.
     pub auto_log: Option<bool>,
     /// `logging.max_log_size`.

@@ -15,14 +15,16 @@
 //! Step templates render late, but the plan checks what they read
 //! first, with the crate-private `manifest::references`.
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use indexmap::IndexMap;
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::limits::{Limit, Limits};
 use super::sandbox_decl::Tpl;
 use crate::diag::suggest::did_you_mean;
 use crate::diag::Diagnostic;
@@ -34,10 +36,14 @@ pub fn is_template(s: &str) -> bool {
     s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
-/// What a template can read.
+/// What a template can read, and how much work it may do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Context {
     root: Map<String, Value>,
+    /// Instructions one render may run (minijinja's fuel).
+    fuel: u64,
+    /// Bytes one render may produce.
+    max_output: usize,
 }
 
 impl Default for Context {
@@ -46,7 +52,12 @@ impl Default for Context {
         for key in ["vars", "matrix", "job", "env", "steps"] {
             root.insert(key.to_string(), Value::Object(Map::new()));
         }
-        Context { root }
+        let limits = Limits::default();
+        Context {
+            root,
+            fuel: limits.get(Limit::TemplateFuel),
+            max_output: limits.get_usize(Limit::TemplateOutput),
+        }
     }
 }
 
@@ -90,6 +101,14 @@ impl Context {
     #[must_use]
     pub fn new() -> Context {
         Context::default()
+    }
+
+    /// Use the template limits of `limits` (fuel and output size).
+    #[must_use]
+    pub fn with_limits(mut self, limits: &Limits) -> Context {
+        self.fuel = limits.get(Limit::TemplateFuel);
+        self.max_output = limits.get_usize(Limit::TemplateOutput);
+        self
     }
 
     /// Set `vars`.
@@ -228,6 +247,46 @@ pub(crate) fn environment() -> &'static Environment<'static> {
     })
 }
 
+/// The environment with `fuel`: one per value, built once (a manifest
+/// rarely asks for more than the default).
+fn fueled(fuel: u64) -> Arc<Environment<'static>> {
+    static ENVS: OnceLock<Mutex<HashMap<u64, Arc<Environment<'static>>>>> = OnceLock::new();
+    let envs = ENVS.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = envs
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(env) = map.get(&fuel) {
+        return Arc::clone(env);
+    }
+    let mut env = environment().clone();
+    env.set_fuel(Some(fuel));
+    let env = Arc::new(env);
+    if map.len() < 16 {
+        map.insert(fuel, Arc::clone(&env));
+    }
+    env
+}
+
+/// Output that refuses to grow past a cap.
+struct Capped {
+    out: Vec<u8>,
+    cap: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > self.cap {
+            return Err(std::io::Error::other("output limit"));
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A template that failed, located inside the template's own text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateError {
@@ -263,6 +322,22 @@ pub(crate) fn convert_error(e: &minijinja::Error, ctx: &Context, text: &str) -> 
     let detail = e.detail().unwrap_or("").to_string();
     let range = e.range();
     match e.kind() {
+        ErrorKind::OutOfFuel => TemplateError {
+            message: format!(
+                "the template runs more than {} instructions (the `template_fuel` limit)",
+                ctx.fuel
+            ),
+            hint: Some(Limit::TemplateFuel.how_to_raise()),
+            range,
+        },
+        ErrorKind::WriteFailure => TemplateError {
+            message: format!(
+                "the template renders more than {} bytes (the `template_output` limit)",
+                ctx.max_output
+            ),
+            hint: Some(Limit::TemplateOutput.how_to_raise()),
+            range: None,
+        },
         ErrorKind::UndefinedError => {
             let path = detail.split('`').nth(1).map(str::to_string);
             match path {
@@ -313,9 +388,19 @@ pub fn render_str(template: &str, ctx: &Context) -> Result<String, TemplateError
     if !is_template(template) {
         return Ok(template.to_string());
     }
-    environment()
-        .render_str(template, ctx.to_minijinja())
-        .map_err(|e| convert_error(&e, ctx, template))
+    let env = fueled(ctx.fuel);
+    let compiled = env
+        .template_from_str(template)
+        .map_err(|e| convert_error(&e, ctx, template))?;
+    let mut out = Capped {
+        out: Vec::new(),
+        cap: ctx.max_output,
+    };
+    compiled
+        .render_captured_to(ctx.to_minijinja(), &mut out)
+        .map_err(|e| convert_error(&e, ctx, template))?;
+    // minijinja writes whole strings, so the bytes are UTF-8.
+    Ok(String::from_utf8_lossy(&out.out).into_owned())
 }
 
 /// The expression of a template that is exactly one `{{ … }}`, with its offset.
@@ -335,7 +420,8 @@ pub(crate) fn single_expression(template: &str) -> Option<(&str, usize)> {
 /// Evaluate one expression; unlike in a template, strict mode lets a bare
 /// undefined result through, so it is caught here and named.
 fn eval_expression(expr: &str, ctx: &Context) -> Result<minijinja::Value, TemplateError> {
-    let compiled = environment()
+    let env = fueled(ctx.fuel);
+    let compiled = env
         .compile_expression(expr)
         .map_err(|e| convert_error(&e, ctx, expr))?;
     let value = compiled

@@ -221,7 +221,7 @@ fn unknown_key_lists_known_ones_when_nothing_is_close() {
     );
     assert_eq!(
         d.hint.as_deref(),
-        Some("known keys: version, name, vars, env, sandboxes, steps, project")
+        Some("known keys: version, name, vars, env, sandboxes, steps, limits, project")
     );
     let d = only(
         yaml("version: 1\nstep: {}\n"),
@@ -841,6 +841,7 @@ fn var_overrides_apply_in_order() {
         vars_file: Some(file),
         env: vec![("TOKEN".into(), "t".into())],
         host_env: std::collections::HashMap::new(),
+        ..LoadOptions::default()
     };
     let m = parse(
         Path::new("job.yaml"),

@@ -5,6 +5,8 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::input;
+use super::limits::{Limit, Limits};
 use super::node::NodeKind;
 use super::yaml;
 use crate::diag::Source;
@@ -39,7 +41,7 @@ pub fn parse_var_value(raw: &str) -> Value {
         }
     }
     if (t.starts_with('[') && t.ends_with(']')) || (t.starts_with('{') && t.ends_with('}')) {
-        if let Ok(node) = yaml::parse(&Source::new("--var", t)) {
+        if let Ok(node) = yaml::parse(&Source::new("--var", t), &Limits::default()) {
             return node.to_json();
         }
     }
@@ -48,12 +50,11 @@ pub fn parse_var_value(raw: &str) -> Value {
 
 /// Read a vars file: a YAML or JSON map.
 pub fn read_vars_file(path: &Path) -> Result<IndexMap<String, Value>, ManifestError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let source = Source::new(path, text);
-    let node = yaml::parse(&source).map_err(ManifestError::Invalid)?;
+    let limits = Limits::default();
+    let text = input::read_capped(path, limits.get(Limit::FileSize))?;
+    let source = Source::new(path, input::strip_bom(&text));
+    input::check_nul(&source)?;
+    let node = yaml::parse(&source, &limits).map_err(ManifestError::Invalid)?;
     match &node.kind {
         NodeKind::Map(entries) => Ok(entries
             .iter()

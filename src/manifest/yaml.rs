@@ -8,16 +8,22 @@
 
 use std::collections::HashMap;
 
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
-use yaml_rust2::scanner::{Marker, TScalarStyle};
+use yaml_rust2::parser::{Event, Parser, Tag};
+use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 use yaml_rust2::Yaml;
 
+use super::limits::{Limit, Limits};
 use super::node::{Key, Node, NodeKind};
 use crate::diag::Diagnostic;
 use crate::diag::{Source, Span};
 
-/// Parse `source` as one YAML document.
-pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
+/// Parse `source` as one YAML document, within `limits` (nesting depth
+/// and alias expansion).
+///
+/// The events are pulled one by one rather than through yaml-rust2's
+/// `Parser::load`, which recurses once per nesting level: a file nested a
+/// hundred thousand deep would overflow the stack before any check ran.
+pub(crate) fn parse(source: &Source, limits: &Limits) -> Result<Node, Vec<Diagnostic>> {
     let mut builder = Builder {
         source,
         stack: Vec::new(),
@@ -25,19 +31,23 @@ pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
         root: None,
         documents: 0,
         diags: Vec::new(),
+        depth_limit: limits.get_usize(Limit::Depth),
+        alias_limit: limits.get_usize(Limit::Aliases),
+        alias_budget: limits.get_usize(Limit::Aliases),
+        stop: None,
     };
     let mut parser = Parser::new_from_str(source.text());
-    if let Err(e) = parser.load(&mut builder, true) {
-        let mut at = source.byte_of_char(e.marker().index());
-        // The scanner marks where the token began; point at the tab itself.
-        if e.info().contains("tab") {
-            if let Some(i) = source.text().get(at..).and_then(|t| t.find('\t')) {
-                at += i;
+    loop {
+        match parser.next_token() {
+            Ok((Event::StreamEnd, _)) => break,
+            Ok((ev, mark)) => {
+                builder.on_event(ev, mark);
+                if let Some(d) = builder.stop.take() {
+                    return Err(vec![d]);
+                }
             }
+            Err(e) => return Err(vec![scan_error(source, &e)]),
         }
-        let d = Diagnostic::new(source, Span::new(at, at + 1), e.info().to_string())
-            .maybe_hint(scan_hint(e.info()));
-        return Err(vec![d]);
     }
     if !builder.diags.is_empty() {
         return Err(builder.diags);
@@ -53,8 +63,22 @@ pub(crate) fn parse(source: &Source) -> Result<Node, Vec<Diagnostic>> {
     }
 }
 
+fn scan_error(source: &Source, e: &ScanError) -> Diagnostic {
+    let mut at = source.byte_of_char(e.marker().index());
+    // The scanner marks where the token began; point at the tab itself.
+    if e.info().contains("tab") {
+        if let Some(i) = source.text().get(at..).and_then(|t| t.find('\t')) {
+            at += i;
+        }
+    }
+    Diagnostic::new(source, Span::new(at, at + 1), e.info().to_string())
+        .maybe_hint(scan_hint(e.info()))
+}
+
 fn scan_hint(info: &str) -> Option<String> {
-    if info.contains("tab") {
+    if info.contains("recursion limit") {
+        Some("the manifest nests lists or maps too deep: flatten it".into())
+    } else if info.contains("tab") {
         Some("indent with spaces: YAML does not allow tabs for indentation".into())
     } else if info.contains("mapping values are not allowed") {
         Some("check this line's indentation against the line above, or quote a value that contains `: `".into())
@@ -97,13 +121,32 @@ enum Frame {
 struct Builder<'a> {
     source: &'a Source,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Node>,
+    /// Anchored nodes, with their size in nodes and their depth.
+    anchors: HashMap<usize, (Node, usize, usize)>,
     root: Option<Node>,
     documents: usize,
     diags: Vec<Diagnostic>,
+    depth_limit: usize,
+    /// Nodes aliases may copy, and may still copy.
+    alias_limit: usize,
+    alias_budget: usize,
+    /// A limit was hit: parsing stops with this.
+    stop: Option<Diagnostic>,
 }
 
-impl MarkedEventReceiver for Builder<'_> {
+impl Builder<'_> {
+    fn too_deep(&mut self, at: usize) {
+        let limit = self.depth_limit;
+        self.stop = Some(
+            Diagnostic::new(
+                self.source,
+                Span::new(at, at + 1),
+                format!("the manifest nests maps and lists more than {limit} deep"),
+            )
+            .hint(Limit::Depth.how_to_raise()),
+        );
+    }
+
     fn on_event(&mut self, ev: Event, mark: Marker) {
         // Markers count characters; spans are bytes.
         let at = self.source.byte_of_char(mark.index());
@@ -120,6 +163,11 @@ impl MarkedEventReceiver for Builder<'_> {
                         .hint("remove the `---` line, or split the documents into separate files"),
                     );
                 }
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..)
+                if self.stack.len() >= self.depth_limit =>
+            {
+                self.too_deep(at);
             }
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
                 start: at,
@@ -161,13 +209,41 @@ impl MarkedEventReceiver for Builder<'_> {
                 self.insert(Node::new(kind, span), anchor);
             }
             Event::Scalar(value, style, anchor, tag) => {
-                let end = scalar_end(self.source.text(), at, style, &value);
+                let span = if value.is_empty() && style == TScalarStyle::Plain {
+                    self.empty_value_span(at)
+                } else {
+                    Span::new(at, scalar_end(self.source.text(), at, style, &value))
+                };
                 let kind = resolve(value, style, tag.as_ref());
-                self.insert(Node::new(kind, Span::new(at, end)), anchor);
+                self.insert(Node::new(kind, span), anchor);
             }
             Event::Alias(id) => {
                 let node = match self.anchors.get(&id) {
-                    Some(n) => Node::new(n.kind.clone(), Span::new(at, self.source.line_end(at))),
+                    Some((n, size, depth)) => {
+                        if *size > self.alias_budget {
+                            self.stop = Some(
+                                Diagnostic::new(
+                                    self.source,
+                                    Span::new(at, at + 1),
+                                    format!(
+                                        "aliases copy more than {} nodes in all",
+                                        self.alias_limit
+                                    ),
+                                )
+                                .hint(format!(
+                                    "anchors and aliases (`&x`, `*x`) that expand a value many times are refused; {}",
+                                    Limit::Aliases.how_to_raise()
+                                )),
+                            );
+                            return;
+                        }
+                        if self.stack.len() + depth > self.depth_limit {
+                            self.too_deep(at);
+                            return;
+                        }
+                        self.alias_budget -= size;
+                        Node::new(n.kind.clone(), Span::new(at, self.source.line_end(at)))
+                    }
                     None => Node::new(NodeKind::Null, Span::new(at, at + 1)),
                 };
                 self.insert(node, 0);
@@ -178,9 +254,31 @@ impl MarkedEventReceiver for Builder<'_> {
 }
 
 impl Builder<'_> {
+    /// Where an empty value is: yaml-rust2 marks it at the next token,
+    /// often on a later line; it is right after its key's `:`.
+    fn empty_value_span(&self, at: usize) -> Span {
+        if let Some(Frame::Map {
+            pending: Pending::Value(key),
+            ..
+        }) = self.stack.last()
+        {
+            let text = self.source.text();
+            let line_end = self.source.line_end(key.span.end);
+            if let Some(colon) = text
+                .get(key.span.end..line_end)
+                .and_then(|rest| rest.find(':'))
+            {
+                let after = key.span.end + colon + 1;
+                return Span::new(after, after);
+            }
+        }
+        Span::new(at, at)
+    }
+
     fn insert(&mut self, node: Node, anchor: usize) {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            let (size, depth) = measure(&node);
+            self.anchors.insert(anchor, (node.clone(), size, depth));
         }
         match self.stack.last_mut() {
             None => {
@@ -224,6 +322,21 @@ impl Builder<'_> {
                 }
             },
         }
+    }
+}
+
+/// Nodes in `node` and its depth (a scalar is 0 deep).
+fn measure(node: &Node) -> (usize, usize) {
+    match &node.kind {
+        NodeKind::Seq(items) => items.iter().fold((1, 1), |(n, d), i| {
+            let (s, id) = measure(i);
+            (n + s, d.max(id + 1))
+        }),
+        NodeKind::Map(entries) => entries.iter().fold((1, 1), |(n, d), (_, v)| {
+            let (s, vd) = measure(v);
+            (n + s + 1, d.max(vd + 1))
+        }),
+        _ => (1, 0),
     }
 }
 
@@ -293,7 +406,7 @@ mod tests {
     use super::*;
 
     fn parse_str(text: &str) -> Result<Node, Vec<Diagnostic>> {
-        parse(&Source::new("t.yaml", text))
+        parse(&Source::new("t.yaml", text), &Limits::default())
     }
 
     fn map(node: &Node) -> &[(Key, Node)] {
@@ -385,7 +498,7 @@ mod tests {
     fn non_ascii_text_keeps_byte_spans_and_character_columns() {
         let text = "name: \"résumé\"\nrun: echo 日本語 && echo 😀\nafter: [é, x]\nlast: 1\n";
         let source = Source::new("t.yaml", text);
-        let root = parse(&source).unwrap();
+        let root = parse(&source, &Limits::default()).unwrap();
         let m = map(&root);
         let at = |n: &Node| &text[n.span.start..n.span.end];
         assert_eq!(at(&m[0].1), "\"résumé\"");

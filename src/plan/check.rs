@@ -28,7 +28,10 @@ use super::Edge;
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::references::{path_text, references, Reference, Syntax};
 use crate::manifest::template::{self, is_template, single_expression, TemplateError};
-use crate::manifest::{Action, Diagnostic, Format, Manifest, StepDecl, Tpl};
+use crate::manifest::template_calls::check_calls;
+use crate::manifest::{
+    Action, AxisValues, Diagnostic, Format, ImageSource, Limit, Manifest, StepDecl, Tpl,
+};
 
 /// The names templates read.
 const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
@@ -91,6 +94,39 @@ pub(super) fn check_steps(
         checker.step(i, decl);
     }
     checker.diags
+}
+
+/// The filters and tests of the templates the plan renders itself (the
+/// job name and the sandboxes), which a branch not taken at plan time
+/// would otherwise leave unchecked.
+pub(super) fn check_plan_templates(manifest: &Manifest) -> Vec<Diagnostic> {
+    let mut tpls: Vec<&Tpl> = manifest.name.iter().collect();
+    for s in manifest.sandboxes.values() {
+        if let ImageSource::Profile(t) | ImageSource::Image(t) = &s.image {
+            tpls.push(t);
+        }
+        tpls.extend(&s.mem);
+        tpls.extend(s.env.values());
+        tpls.extend(&s.workdir);
+        tpls.extend(&s.ports);
+        tpls.extend(&s.volumes);
+        tpls.extend(&s.devices);
+        for axis in s.matrix.values() {
+            if let AxisValues::Template(t) = &axis.value {
+                tpls.push(t);
+            }
+        }
+    }
+    let fuel = manifest.limits.get(Limit::TemplateFuel);
+    let mut diags = Vec::new();
+    for tpl in tpls {
+        if is_template(&tpl.value) {
+            for e in check_calls(&tpl.value, Syntax::Template, fuel) {
+                diags.push(template::locate(&e, tpl, &manifest.source));
+            }
+        }
+    }
+    diags
 }
 
 /// What is wrong with a path, at which segment.
@@ -180,6 +216,10 @@ impl Checker<'_> {
                 return;
             }
         };
+        let fuel = self.manifest.limits.get(Limit::TemplateFuel);
+        for e in check_calls(&tpl.value, syntax, fuel) {
+            self.diags.push(template::locate(&e, tpl, source));
+        }
         let guarded: HashSet<String> = refs
             .iter()
             .filter(|r| r.guarded)

@@ -5,17 +5,19 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::manifest::template::{self, Context};
-use crate::manifest::{AxisValues, Diagnostic, SandboxDecl, Source};
+use crate::manifest::{AxisValues, Diagnostic, Limit, SandboxDecl, Source};
 
 /// One combination: axis name → value.
 pub(crate) type Combination = IndexMap<String, Value>;
 
 /// Render `decl`'s axes and list their combinations (one empty combination
-/// without a matrix).
+/// without a matrix). More than `limit` combinations is an error, found
+/// from the axes' lengths before any combination is built.
 pub(crate) fn combinations(
     decl: &SandboxDecl,
     ctx: &Context,
     source: &Source,
+    limit: u64,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Combination> {
     let mut axes: Vec<(&str, Vec<Value>)> = Vec::with_capacity(decl.matrix.len());
@@ -63,9 +65,20 @@ pub(crate) fn combinations(
                 }
             },
         };
+        if values.len() as u64 > limit {
+            diags.push(too_many(
+                source,
+                decl,
+                axis.span,
+                values.len() as u64,
+                limit,
+            ));
+            return Vec::new();
+        }
         // Two equal values would give two containers with the same id.
-        for (i, v) in values.iter().enumerate() {
-            if values[..i].contains(v) {
+        let mut seen = std::collections::HashSet::with_capacity(values.len());
+        for v in &values {
+            if !seen.insert(v.to_string()) {
                 diags.push(
                     Diagnostic::new(
                         source,
@@ -78,6 +91,15 @@ pub(crate) fn combinations(
             }
         }
         axes.push((name, values));
+    }
+    let count = axes
+        .iter()
+        .try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64))
+        .unwrap_or(u64::MAX);
+    if count > limit {
+        let span = decl.matrix.first().map_or(decl.id_span, |(_, a)| a.span);
+        diags.push(too_many(source, decl, span, count, limit));
+        return Vec::new();
     }
     let mut combos: Vec<Combination> = vec![IndexMap::new()];
     for (name, values) in axes {
@@ -92,6 +114,29 @@ pub(crate) fn combinations(
         combos = next;
     }
     combos
+}
+
+fn too_many(
+    source: &Source,
+    decl: &SandboxDecl,
+    span: crate::manifest::Span,
+    count: u64,
+    limit: u64,
+) -> Diagnostic {
+    let shown = if count == u64::MAX {
+        "more than 2^64".to_string()
+    } else {
+        count.to_string()
+    };
+    Diagnostic::new(
+        source,
+        span,
+        format!(
+            "sandbox `{}` has {shown} matrix combinations, more than the `matrix` limit of {limit}",
+            decl.id
+        ),
+    )
+    .hint(Limit::Matrix.how_to_raise())
 }
 
 /// A matrix value as it appears in instance ids: strings bare, the rest as JSON.

@@ -43,7 +43,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::Value;
 
 use crate::manifest::template::{self, Context, StepResult};
-use crate::manifest::{Diagnostic, Manifest, ManifestError, Span, StepDecl};
+use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span, StepDecl};
 
 pub use profile_set::{KnownProfile, ProfileSet};
 pub use rendered_step::{RenderedAction, RenderedStep};
@@ -101,8 +101,10 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
     let source = &manifest.source;
     let mut diags = Vec::new();
 
+    let limits = &manifest.limits;
     // Job name and base context.
     let base = Context::new()
+        .with_limits(limits)
         .with_vars(&manifest.vars)
         .with_env(&manifest.env);
     let job_name = match &manifest.name {
@@ -123,9 +125,27 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
     // Sandbox instances, contiguous per declared sandbox.
     let mut sandboxes = Vec::new();
     let mut instances_of_sandbox: Vec<Range<usize>> = Vec::with_capacity(manifest.sandboxes.len());
+    let max_sandboxes = limits.get(Limit::Sandboxes);
     for decl in manifest.sandboxes.values() {
         let start = sandboxes.len();
-        for combo in matrix::combinations(decl, &base, source, &mut diags) {
+        let combos =
+            matrix::combinations(decl, &base, source, limits.get(Limit::Matrix), &mut diags);
+        if (sandboxes.len() + combos.len()) as u64 > max_sandboxes {
+            diags.push(
+                Diagnostic::new(
+                    source,
+                    decl.id_span,
+                    format!(
+                        "with sandbox `{}` the job has {} sandbox instances, more than the `sandboxes` limit of {max_sandboxes}",
+                        decl.id,
+                        sandboxes.len() + combos.len()
+                    ),
+                )
+                .hint(Limit::Sandboxes.how_to_raise()),
+            );
+            return Err(ManifestError::Invalid(diags));
+        }
+        for combo in combos {
             let ctx = base.clone().with_matrix(&combo);
             let spec = spec::render_spec(&manifest, decl, &ctx, &opts.profiles, &mut diags);
             sandboxes.push(SandboxInstance {
@@ -158,6 +178,27 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         }
     }
 
+    // Step instances, counted before any is made.
+    let max_steps = limits.get(Limit::Steps);
+    let mut count = 0u64;
+    for (decl, &sb) in manifest.steps.values().zip(&step_sandbox) {
+        count += instances_of_sandbox[sb].len() as u64;
+        if count > max_steps {
+            diags.push(
+                Diagnostic::new(
+                    source,
+                    decl.id_span,
+                    format!(
+                        "with step `{}` the job has more than {max_steps} step instances (the `steps` limit)",
+                        decl.id
+                    ),
+                )
+                .hint(Limit::Steps.how_to_raise()),
+            );
+            return Err(ManifestError::Invalid(diags));
+        }
+    }
+
     // Declared-step edges, then cycles.
     let decl_edges = declared_edges(&manifest);
     diags.extend(find_cycles(&manifest, &decl_edges));
@@ -167,6 +208,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         &decl_edges,
         &instances_of_sandbox,
     ));
+    diags.extend(check::check_plan_templates(&manifest));
     if !diags.is_empty() {
         // A sandbox template is rendered once per matrix combination: say
         // each mistake once.
@@ -462,6 +504,7 @@ impl Plan {
     #[must_use]
     pub fn context(&self, step: usize) -> Context {
         Context::new()
+            .with_limits(&self.manifest.limits)
             .with_vars(&self.manifest.vars)
             .with_env(&self.manifest.env)
             .with_job(&self.job_name, &self.job_id)
@@ -517,5 +560,7 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod tests;

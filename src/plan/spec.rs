@@ -132,18 +132,26 @@ pub(crate) fn render_spec(
         .iter()
         .filter_map(|p| r.parse::<PortMap>(p, "port mapping", None))
         .collect();
-    spec.volumes = decl
-        .volumes
-        .iter()
-        .filter_map(|v| r.parse::<VolumeMount>(v, "volume", None))
-        .map(|mut v| {
+    for tpl in &decl.volumes {
+        let Some(mut v) = r.parse::<VolumeMount>(tpl, "volume", None) else {
+            continue;
+        };
+        // A source that is not a path names an engine volume.
+        if v.host.starts_with('.') || v.host.starts_with('/') {
             // Relative host paths are relative to the manifest, not to the caller.
             if v.host.starts_with('.') {
                 v.host = manifest.base_dir.join(&v.host).display().to_string();
             }
-            v
-        })
-        .collect();
+            if let Err(e) = manifest.confine(&v.host) {
+                r.diags.push(
+                    Diagnostic::new(&manifest.source, tpl.span, format!("volume source: {e}"))
+                        .hint(e.hint()),
+                );
+                continue;
+            }
+        }
+        spec.volumes.push(v);
+    }
     spec.devices = decl.devices.iter().filter_map(|d| r.render(d)).collect();
     spec.persist = decl.persist;
     spec

@@ -25,6 +25,19 @@ pub struct Config {
     pub socket: Option<PathBuf>,
     /// Logs of persistent sandboxes.
     pub logging: Logging,
+    /// `allow_host_paths` of every layer (install first): roots besides
+    /// the project's that manifests' host paths may point into.
+    pub allow_host_paths: Vec<AllowedHostPath>,
+}
+
+/// One root of `allow_host_paths`, and the settings file that allows it
+/// (a manifest that is that file cannot use it to widen its own reach).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHostPath {
+    /// The root, absolute (relative ones are relative to `file`'s directory).
+    pub path: PathBuf,
+    /// The settings file that lists it.
+    pub file: PathBuf,
 }
 
 /// `logging:`: what persistent sandboxes' instance directories keep.
@@ -62,6 +75,8 @@ pub struct ConfigLayer {
     pub default_persist: Option<bool>,
     /// `socket` (install file only).
     pub socket: Option<String>,
+    /// `allow_host_paths`, made absolute (see [`read_layer`]).
+    pub allow_host_paths: Vec<AllowedHostPath>,
     /// `logging.auto_log`.
     pub auto_log: Option<bool>,
     /// `logging.max_log_size`.
@@ -79,6 +94,7 @@ impl From<SettingsDecl> for ConfigLayer {
             default_profile: d.default_profile,
             default_persist: d.default_persist,
             socket: d.socket,
+            allow_host_paths: Vec::new(),
             auto_log: d.auto_log,
             max_log_size: d.max_log_size,
             max_logs_per_instance: d.max_logs_per_instance,
@@ -108,6 +124,7 @@ impl Config {
         if let Some(s) = layer.socket {
             self.socket = Some(PathBuf::from(s.strip_prefix("unix://").unwrap_or(&s)));
         }
+        self.allow_host_paths.extend(layer.allow_host_paths);
         let l = &mut self.logging;
         l.auto_log = layer.auto_log.unwrap_or(l.auto_log);
         l.max_log_size = layer.max_log_size.unwrap_or(l.max_log_size);
@@ -144,7 +161,21 @@ pub fn install_file_in(pocketdock_home: Option<&OsStr>, home: Option<&OsStr>) ->
 /// Read one layer; a missing file is an empty layer.
 pub fn read_layer(path: &Path, install: bool) -> Result<ConfigLayer, ManifestError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_config(path, &text, install),
+        Ok(text) => {
+            let decl = manifest::parse_settings(path, &text, install)?;
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+            let allowed = decl.allow_host_paths.clone().unwrap_or_default();
+            let mut layer = ConfigLayer::from(decl);
+            layer.allow_host_paths = allowed
+                .into_iter()
+                .map(|p| AllowedHostPath {
+                    path: dir.join(p),
+                    file: path.to_path_buf(),
+                })
+                .collect();
+            Ok(layer)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigLayer::default()),
         Err(source) => Err(ManifestError::Read {
             path: path.to_path_buf(),
@@ -188,6 +219,28 @@ mod tests {
             Some(PathBuf::from("/h/.pocketdock/pocketdock.yaml"))
         );
         assert_eq!(file(None, Some("")), None);
+    }
+
+    #[test]
+    fn allowed_host_paths_add_up_and_are_relative_to_their_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let install = tmp.path().join("install.yaml");
+        std::fs::write(&install, "allow_host_paths: /srv/data\n").unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(
+            root.join("pocketdock.yaml"),
+            "version: 1\nproject:\n  allow_host_paths: [../shared]\n",
+        )
+        .unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        let paths: Vec<&Path> = c
+            .allow_host_paths
+            .iter()
+            .map(|a| a.path.as_path())
+            .collect();
+        assert_eq!(paths, [Path::new("/srv/data"), &root.join("../shared")]);
+        assert_eq!(c.allow_host_paths[1].file, root.join("pocketdock.yaml"));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod images;
 mod kernel;
 mod layers;
 mod library;
+mod manifests;
 mod profiles;
 mod projects;
 mod records;

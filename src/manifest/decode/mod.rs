@@ -40,6 +40,8 @@ pub const VERSION: u32 = 1;
 /// What the decoder produces; `load` adds the source, overrides and env.
 #[derive(Debug)]
 pub(crate) struct Decoded {
+    /// What `limits:` raises.
+    pub limits: Vec<(super::limits::Limit, u64)>,
     pub version: u32,
     pub name: Option<Tpl>,
     pub vars: IndexMap<String, serde_json::Value>,

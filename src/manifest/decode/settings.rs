@@ -37,6 +37,11 @@ impl Decoder<'_> {
                 }
                 "socket" => layer.socket = self.string(value, "socket").map(|s| s.value),
                 "default_persist" => layer.default_persist = self.boolean(value, "default_persist"),
+                "allow_host_paths" => {
+                    layer.allow_host_paths = self
+                        .string_list(value, "allow_host_paths")
+                        .map(|l| l.into_iter().map(|s| s.value).collect());
+                }
                 "logging" => self.logging(value, &mut layer),
                 _ => {}
             }

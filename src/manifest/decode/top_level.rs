@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use super::names::is_env_name;
 use super::{Decoded, Decoder, Node, NodeKind, Span, VERSION};
 use crate::manifest::keys::{MANIFEST_KEYS, PROJECT_KEYS};
+use crate::manifest::limits::Limit;
 
 /// Declared ids, in file order for hints and hashed for look-ups.
 pub(super) struct Ids<'a> {
@@ -79,6 +80,11 @@ impl Decoder<'_> {
             }
         }
 
+        let limits = obj
+            .value("limits")
+            .map(|n| self.limits(n))
+            .unwrap_or_default();
+
         let mut sandboxes = IndexMap::new();
         if let Some(node) = obj.value("sandboxes") {
             match &node.kind {
@@ -118,6 +124,7 @@ impl Decoder<'_> {
             }
         }
         Some(Decoded {
+            limits,
             version,
             name,
             vars,
@@ -125,5 +132,53 @@ impl Decoder<'_> {
             sandboxes,
             steps,
         })
+    }
+
+    /// `limits:`: the limits a manifest may raise, each up to its ceiling.
+    fn limits(&mut self, node: &Node) -> Vec<(Limit, u64)> {
+        let mut out = Vec::new();
+        let NodeKind::Map(entries) = &node.kind else {
+            self.type_error(node, "limits", "a map of limit name to number");
+            return out;
+        };
+        for (k, v) in entries {
+            let name = k.name.replace('-', "_");
+            let Some(limit) = Limit::ALL.into_iter().find(|l| l.name() == name) else {
+                let known: Vec<&str> = Limit::ALL
+                    .iter()
+                    .filter(|l| l.manifest_ceiling().is_some())
+                    .map(|l| l.name())
+                    .collect();
+                let hint = super::hint_for(&k.name, "limits a manifest may raise", &known);
+                self.error(k.span, format!("unknown limit `{}`", k.name), hint);
+                continue;
+            };
+            let Some(ceiling) = limit.manifest_ceiling() else {
+                self.error(
+                    k.span,
+                    format!("a manifest cannot set the `{name}` limit"),
+                    Some(format!(
+                        "it applies while the file is read; pass `--limit {name}=N` instead"
+                    )),
+                );
+                continue;
+            };
+            let NodeKind::Int(n) = v.kind else {
+                self.type_error(v, &name, "an integer");
+                continue;
+            };
+            if n < 1 || n as u64 > ceiling {
+                self.error(
+                    v.span,
+                    format!("`limits.{name}` must be between 1 and {ceiling}, found {n}"),
+                    Some(format!(
+                        "a manifest may raise `{name}` up to {ceiling}; pass `--limit {name}=N` for more"
+                    )),
+                );
+                continue;
+            }
+            out.push((limit, n as u64));
+        }
+        out
     }
 }

@@ -1,0 +1,9 @@
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use pocketdock::manifest::Format;
+
+fuzz_target!(|data: &[u8]| common::validate(data, Format::Yaml, "/fuzz/job.yaml"));
