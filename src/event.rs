@@ -183,7 +183,8 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
-    /// A sandbox's container was removed (or kept, when persistent or `--keep`).
+    /// A sandbox's container was removed (or kept, when persistent or
+    /// `--keep`), or left: the engine did not confirm its removal.
     SandboxReleased {
         /// Sandbox instance id.
         sandbox: String,
@@ -191,6 +192,10 @@ pub enum EventKind {
         container: String,
         /// Kept instead of removed.
         kept: bool,
+        /// Why its container may still exist: set when the engine did not
+        /// confirm the removal (the record then says `left`, never `removed`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        left: Option<String>,
     },
     /// A step began (again, for a retry).
     StepStarted {

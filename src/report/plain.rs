@@ -86,9 +86,16 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 sandbox,
                 container,
                 kept,
+                left,
             } => {
-                let what = if *kept { "kept" } else { "removed" };
-                self.line(&format!("- sandbox {sandbox}: {container} {what}"));
+                if let Some(why) = left {
+                    self.line(&format!(
+                        "- sandbox {sandbox}: {container} left: {why}\n  hint: `pocketdock doctor --fix` removes it"
+                    ));
+                } else {
+                    let what = if *kept { "kept" } else { "removed" };
+                    self.line(&format!("- sandbox {sandbox}: {container} {what}"));
+                }
             }
             EventKind::StepStarted {
                 step,

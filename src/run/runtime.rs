@@ -16,6 +16,7 @@ use super::dispatch::Emitter;
 use super::provision::Provisioner;
 use super::scheduler::{Finished, Skip, StepRunner};
 use super::step;
+use crate::engine::Watch;
 use crate::event::{Artifact, EventKind, StepStatus};
 use crate::manifest::template::Context;
 use crate::manifest::StepResult;
@@ -28,6 +29,8 @@ pub(super) struct Runtime {
     pub cancel: CancellationToken,
     pub provision: Provisioner,
     pub actions: Actions,
+    /// Tells when the engine went away, so a step it broke says so.
+    pub watch: Watch,
     /// What each finished step leaves for templates.
     results: Mutex<Vec<Option<StepResult>>>,
 }
@@ -66,6 +69,7 @@ impl Runtime {
     ) -> Runtime {
         Runtime {
             actions: Actions::new(plan.sandboxes.len()),
+            watch: Watch::start(provision.engine()),
             results: Mutex::new(vec![None; plan.steps.len()]),
             plan,
             events,

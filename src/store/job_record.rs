@@ -95,6 +95,9 @@ pub enum SandboxState {
     Removed,
     /// Its container was kept (persistent, or `--keep`).
     Kept,
+    /// Its removal was not confirmed by the engine: the container may
+    /// still exist (`pocketdock doctor --fix` removes it).
+    Left,
 }
 
 /// One step instance of a job.

@@ -178,9 +178,16 @@ impl Recorder {
                     s.state = SandboxState::Created;
                 }
             }
-            EventKind::SandboxReleased { sandbox, kept, .. } => {
+            EventKind::SandboxReleased {
+                sandbox,
+                kept,
+                left,
+                ..
+            } => {
                 if let Some(s) = self.record.sandboxes.iter_mut().find(|s| &s.id == sandbox) {
-                    s.state = if *kept {
+                    s.state = if left.is_some() {
+                        SandboxState::Left
+                    } else if *kept {
                         SandboxState::Kept
                     } else {
                         SandboxState::Removed

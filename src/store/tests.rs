@@ -112,6 +112,7 @@ fn events_become_history_logs_and_status() {
         sandbox: "g[s=a]".into(),
         container: "pd-1".into(),
         kept: false,
+        left: None,
     }));
     r.handle(&ev(EventKind::JobFinished {
         status: JobStatus::Failed,

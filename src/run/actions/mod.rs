@@ -15,11 +15,14 @@ mod run;
 mod session;
 mod snapshot;
 
+use std::future::Future;
+use std::time::Duration;
+
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::Emitter;
-use super::step_error::StepError;
+use super::step_error::{StepError, STALL_GRACE};
 use crate::event::{Artifact, EventKind, StepStatus, StreamKind};
 use crate::manifest::template::PythonResult;
 use crate::plan::RenderedAction;
@@ -150,6 +153,36 @@ impl Actions {
             }
         }
     }
+}
+
+/// Run `work`, an action part that stops itself at `limit` (a command, a
+/// session call, a kernel call), but end it anyway [`STALL_GRACE`] later:
+/// stopping it takes engine calls, and a stalled engine answers none. The
+/// error names the stall.
+pub async fn stall_guard<T>(
+    sandbox: &Sandbox,
+    limit: Option<Duration>,
+    work: impl Future<Output = Result<T, StepError>>,
+) -> Result<T, StepError> {
+    let Some(limit) = limit else {
+        return work.await;
+    };
+    match tokio::time::timeout(limit + STALL_GRACE, work).await {
+        Ok(r) => r,
+        Err(_) => Err(StepError::TimedOut {
+            after: limit,
+            stalled: Some(stall_words(sandbox)),
+        }),
+    }
+}
+
+/// What a stall guard says when it fires.
+pub fn stall_words(sandbox: &Sandbox) -> String {
+    format!(
+        "the engine at {} did not answer within {}s while the step was being stopped: it is stalled",
+        sandbox.engine().info().socket.display(),
+        STALL_GRACE.as_secs()
+    )
 }
 
 /// True for actions that enforce their own time limit (a command, a session
