@@ -236,6 +236,11 @@ impl Provisioner {
         false
     }
 
+    /// The project the job runs in.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
     /// The engine this job runs on.
     pub fn engine(&self) -> &Engine {
         &self.engine

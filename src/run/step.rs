@@ -65,6 +65,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         step: &step.id,
         events: &rt.events,
         cancel: &rt.cancel,
+        host_paths: &rt.host_paths,
     };
 
     let attempts_allowed = rendered.retries + 1;

@@ -71,6 +71,9 @@ pub enum StepError {
     /// Python raised: the last line of its traceback.
     #[error("{0}")]
     Python(String),
+    /// A `push` source or `pull` destination outside the project.
+    #[error("{0}")]
+    HostPath(super::actions::Escape),
     /// Stopped by the job's cancellation.
     #[error("cancelled")]
     Cancelled,

@@ -8,6 +8,7 @@
 //! no time limit of their own, and `allow_failure` are the step's business
 //! (`run::step`), not the actions'.
 
+mod host_paths;
 mod pull;
 mod push;
 mod python;
@@ -28,6 +29,7 @@ use crate::manifest::template::PythonResult;
 use crate::plan::RenderedAction;
 use crate::sandbox::{Lang, Sandbox};
 
+pub use host_paths::{Escape, HostPaths, Use};
 pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 
 /// What an action works with.
@@ -42,6 +44,8 @@ pub struct ActionCtx<'a> {
     pub events: &'a Emitter,
     /// The job's cancellation.
     pub cancel: &'a CancellationToken,
+    /// Where on the host transfers may read and write.
+    pub host_paths: &'a HostPaths,
 }
 
 impl ActionCtx<'_> {
