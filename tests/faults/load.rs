@@ -30,14 +30,17 @@ async fn fifty_sandboxes_ten_steps_sixteen_at_a_time() {
     for fault in crate::harness::engines() {
         let dir = project("load");
         let axis: Vec<String> = (0..SANDBOXES).map(|i| i.to_string()).collect();
-        let mut m = format!(
+        let mut text = format!(
             "version: 1\nname: load\nsandboxes:\n  box:\n    image: IMAGE\n    matrix:\n      i: [{}]\nsteps:\n",
             axis.join(", ")
         );
         for s in 0..STEPS {
-            let _ = write!(m, "  s{s}:\n    run: echo step {s} of {{{{ matrix.i }}}}\n");
+            let _ = write!(
+                text,
+                "  s{s}:\n    run: echo step {s} of {{{{ matrix.i }}}}\n"
+            );
         }
-        manifest(dir.path(), &m);
+        manifest(dir.path(), &text);
         let t = Instant::now();
         let mut child = spawn_apply(dir.path(), &fault, &["--jobs", "16"]);
         let pid = child.id();
