@@ -17,6 +17,20 @@
 #   pocketdock-test/busybox:latest  (busybox-static only, ~2 MB, CMD ["sh"])
 #
 # Usage: scripts/provision.sh [--podman-only | --docker-only]
+#        scripts/provision.sh fault-engine start|stop|restart|pause|resume|status docker|podman
+#
+# fault-engine: a SECOND engine instance of each kind, for the fault suite
+# (tests/faults), so that stopping, restarting or pausing (SIGSTOP) an engine
+# never disturbs other tests. It runs on its own socket, data root and run
+# directory (and, for Docker, its own containerd), holds only the busybox
+# test image, and has no network bridge. `start` prints the socket path on
+# stdout (and is a no-op when the instance already answers); `pause` stops
+# the daemon with SIGSTOP (a stalled engine: the socket accepts connections,
+# nothing answers), `resume` continues it; `restart` stops it (SIGTERM, as
+# an administrator would) and starts it again; `stop` leaves it stopped.
+# Requires a normal provisioning run first (packages and the busybox rootfs).
+#   podman: unix:///run/pd-fault/podman.sock   data /var/lib/pd-fault/podman
+#   docker: unix:///run/pd-fault/docker.sock   data /var/lib/pd-fault/docker
 #
 # Idempotent: a re-run on a machine where everything is up changes nothing and
 # takes about a second. Daemons run in the background (setsid/nohup) and log to
@@ -48,6 +62,11 @@ IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 WANT_PODMAN=1
 WANT_DOCKER=1
+FAULT=0
+FAULT_ARGS=()
+
+FAULT_RUN=/run/pd-fault
+FAULT_DATA=/var/lib/pd-fault
 
 # The CLIs below must talk to the local engines, whatever the caller's shell says.
 unset CONTAINER_HOST CONTAINER_CONNECTION DOCKER_HOST DOCKER_CONTEXT || true
@@ -78,6 +97,7 @@ while (($#)); do
   case $1 in
     --podman-only) WANT_DOCKER=0 ;;
     --docker-only) WANT_PODMAN=0 ;;
+    fault-engine) FAULT=1; shift; FAULT_ARGS=("$@"); break ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -456,7 +476,135 @@ ensure_images() {
   fi
 }
 
+# ---------------------------------------------------------------- fault engine
+
+# The fault instances' own CLIs (never the shared engines').
+fault_podman() {
+  podman --root "$FAULT_DATA/podman" --runroot "$FAULT_RUN/podman-run" \
+    --tmpdir "$FAULT_RUN/podman-tmp" "$@"
+}
+fault_docker() { docker -H "unix://$FAULT_RUN/docker.sock" "$@"; }
+
+fault_sock() { printf '%s/%s.sock\n' "$FAULT_RUN" "$1"; }
+
+# fault_pid KIND: the daemon's pid, if it is alive.
+fault_pid() {
+  local pid
+  pid=$(cat "$FAULT_RUN/$1.pid" 2>/dev/null || true)
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && printf '%s\n' "$pid"
+}
+
+fault_containerd_up() {
+  [[ -S $FAULT_RUN/containerd.sock ]] &&
+    timeout 5 ctr --address "$FAULT_RUN/containerd.sock" version >/dev/null 2>&1
+}
+
+fault_start() {
+  local kind=$1 sock logfile=$LOG_DIR/fault-$1.log pid
+  sock=$(fault_sock "$kind")
+  mkdir -p "$FAULT_RUN" "$FAULT_DATA"
+  pid=$(fault_pid "$kind" || true)
+  # A paused daemon would never answer the ping below: continue it first.
+  [[ -n $pid ]] && kill -CONT "$pid" 2>/dev/null || true
+  if ping_sock "$sock"; then
+    log "fault $kind: already answers on $sock"
+  else
+    [[ -n $pid ]] && die "fault $kind (pid $pid) is alive but does not answer on $sock" "$logfile"
+    rm -f "$sock"
+    if [[ $kind == podman ]]; then
+      mkdir -p "$FAULT_RUN/podman-run" "$FAULT_RUN/podman-tmp"
+      start_daemon fault-podman "$logfile" podman --root "$FAULT_DATA/podman" \
+        --runroot "$FAULT_RUN/podman-run" --tmpdir "$FAULT_RUN/podman-tmp" \
+        system service --time=0 "unix://$sock"
+      mv "$RUN_DIR/fault-podman.pid" "$FAULT_RUN/podman.pid"
+    else
+      # Its own containerd: restarting this dockerd touches nothing shared.
+      if ! fault_containerd_up; then
+        local clog=$LOG_DIR/fault-containerd.log
+        rm -f "$FAULT_RUN/containerd.sock"
+        printf 'version = 2\n' >"$FAULT_RUN/containerd.toml"
+        start_daemon fault-containerd "$clog" containerd --config "$FAULT_RUN/containerd.toml" \
+          --address "$FAULT_RUN/containerd.sock" --root "$FAULT_DATA/containerd" \
+          --state "$FAULT_RUN/containerd-state"
+        mv "$RUN_DIR/fault-containerd.pid" "$FAULT_RUN/containerd.pid"
+        wait_for "$WAIT_SECS" "fault containerd" "$FAULT_RUN/containerd.pid" 1 "$clog" fault_containerd_up
+      fi
+      rm -f "$FAULT_RUN/docker.pid"
+      start_daemon fault-docker "$logfile" dockerd --host "unix://$sock" \
+        --containerd "$FAULT_RUN/containerd.sock" \
+        --data-root "$FAULT_DATA/docker" --exec-root "$FAULT_RUN/docker-exec" \
+        --pidfile "$FAULT_RUN/dockerd-own.pid" --bridge none --iptables=false \
+        --ip-masq=false --ip-forward=false \
+        --exec-opt native.cgroupdriver=cgroupfs --default-ulimit nofile=1024:1024
+      mv "$RUN_DIR/fault-docker.pid" "$FAULT_RUN/docker.pid"
+    fi
+    wait_for $((2 * WAIT_SECS)) "fault $kind" "$FAULT_RUN/$kind.pid" 1 "$logfile" ping_sock "$sock"
+    log "fault $kind: answers on $sock (pid $(cat "$FAULT_RUN/$kind.pid"))"
+  fi
+  local has
+  if [[ $kind == podman ]]; then has=(fault_podman image exists "$BUSYBOX_IMAGE")
+  else has=(fault_docker image inspect "$BUSYBOX_IMAGE"); fi
+  if ! "${has[@]}" >/dev/null 2>&1; then
+    ensure_busybox_rootfs
+    local -a cli
+    if [[ $kind == podman ]]; then cli=(fault_podman); else cli=(fault_docker); fi
+    log "fault $kind: importing $BUSYBOX_IMAGE"
+    tar -C "$ROOTFS_BUSYBOX" --numeric-owner -c . |
+      "${cli[@]}" import --change 'CMD ["sh"]' --change "ENV PATH=$IMAGE_PATH" - "$BUSYBOX_IMAGE" \
+        >"$LOG_DIR/fault-import.log" 2>&1 || die "fault $kind: import of $BUSYBOX_IMAGE failed" "$LOG_DIR/fault-import.log"
+  fi
+  printf '%s\n' "$sock"
+}
+
+# fault_stop KIND: SIGTERM the daemon (continued first, if paused) and wait.
+fault_stop() {
+  local kind=$1 pid i
+  pid=$(fault_pid "$kind" || true)
+  if [[ -z $pid ]]; then
+    log "fault $kind: not running"
+    return 0
+  fi
+  kill -CONT "$pid" 2>/dev/null || true
+  kill -TERM "$pid" 2>/dev/null || true
+  # dockerd stops its running containers first (up to their stop timeout).
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || { log "fault $kind: stopped (pid $pid)"; rm -f "$(fault_sock "$kind")"; return 0; }
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  log "fault $kind: killed pid $pid (did not stop within 60s)"
+  rm -f "$(fault_sock "$kind")"
+}
+
+fault_signal() {
+  local kind=$1 sig=$2 pid
+  pid=$(fault_pid "$kind" || true)
+  [[ -n $pid ]] || die "fault $kind: not running (start it with: $0 fault-engine start $kind)"
+  kill "-$sig" "$pid"
+  log "fault $kind: sent SIG$sig to pid $pid"
+}
+
+fault_engine() {
+  local action=${1:-} kind=${2:-}
+  [[ $kind == docker || $kind == podman ]] || die "usage: $0 fault-engine start|stop|restart|pause|resume|status docker|podman"
+  case $action in
+    start) fault_start "$kind" ;;
+    stop) fault_stop "$kind" ;;
+    restart) fault_stop "$kind"; fault_start "$kind" ;;
+    pause) fault_signal "$kind" STOP ;;
+    resume) fault_signal "$kind" CONT ;;
+    status)
+      if ping_sock "$(fault_sock "$kind")"; then fault_sock "$kind"; else echo "fault $kind: not answering" >&2; return 1; fi ;;
+    *) die "usage: $0 fault-engine start|stop|restart|pause|resume|status docker|podman" ;;
+  esac
+}
+
 # ---------------------------------------------------------------- main
+
+if ((FAULT)); then
+  fault_engine "${FAULT_ARGS[@]}"
+  exit $?
+fi
 
 install_packages
 ((WANT_PODMAN)) && setup_podman

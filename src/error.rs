@@ -51,6 +51,22 @@ pub enum Error {
         detail: String,
     },
 
+    /// The engine took longer than the call's deadline to answer: it is
+    /// stalled or starved. (What it was asked may still happen later.)
+    #[error(
+        "failed to {op}: the engine at {} did not answer within {}s (it is stalled or overloaded)\n\
+         hint: check the engine (`docker info` or `podman info`); `pocketdock doctor` shows what a job left behind",
+        .socket.display(), .after.as_secs()
+    )]
+    EngineStalled {
+        /// What pocketdock was doing.
+        op: &'static str,
+        /// The engine socket.
+        socket: PathBuf,
+        /// The deadline that passed.
+        after: std::time::Duration,
+    },
+
     /// The engine sent something pocketdock could not read.
     #[error("failed to {op}: unexpected reply from the engine: {detail}")]
     Protocol {

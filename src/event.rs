@@ -184,7 +184,7 @@ pub enum EventKind {
         reason: Option<String>,
     },
     /// A sandbox's container was removed (or kept, when persistent or
-    /// `--keep`, or left when the engine did not confirm its removal).
+    /// `--keep`), or left: the engine did not confirm its removal.
     SandboxReleased {
         /// Sandbox instance id.
         sandbox: String,
@@ -192,9 +192,9 @@ pub enum EventKind {
         container: String,
         /// Kept instead of removed.
         kept: bool,
-        /// Why it may still exist: its removal was asked for but the engine
-        /// did not confirm it. `None` when removed (or kept).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        /// Why its container may still exist: set when the engine did not
+        /// confirm the removal (the record then says `left`, never `removed`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         left: Option<String>,
     },
     /// A step began (again, for a retry).

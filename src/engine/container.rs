@@ -64,11 +64,12 @@ impl Engine {
     /// `POST /containers/{id}/stop?t=` (already stopped is not an error).
     pub async fn stop_container(&self, id: &str, grace_secs: u32) -> Result<()> {
         self.transport()
-            .unit(
+            .unit_within(
                 "stop container",
                 Method::POST,
                 &format!("/containers/{}/stop?t={grace_secs}", encode(id)),
                 None,
+                Some(super::deadline::stopping(grace_secs)),
             )
             .await
     }
@@ -88,11 +89,12 @@ impl Engine {
     /// `POST /containers/{id}/restart?t=`.
     pub async fn restart_container(&self, id: &str, grace_secs: u32) -> Result<()> {
         self.transport()
-            .unit(
+            .unit_within(
                 "restart container",
                 Method::POST,
                 &format!("/containers/{}/restart?t={grace_secs}", encode(id)),
                 None,
+                Some(super::deadline::stopping(grace_secs)),
             )
             .await
     }

@@ -9,11 +9,13 @@
 pub mod api;
 mod archive;
 mod container;
+pub mod deadline;
 pub mod demux;
 mod exec;
 mod image;
 pub mod socket;
 pub mod transport;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +28,7 @@ pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
 pub use exec::{ExecInput, ExecOutput, ExecSpec};
 pub use image::{split_image, BuildLine, ImageInfo};
+pub use watch::Watch;
 
 use crate::error::{Error, Result, SocketAttempt};
 use transport::Transport;
@@ -202,6 +205,14 @@ impl Engine {
 
     pub(crate) fn transport(&self) -> &Transport {
         &self.inner.transport
+    }
+
+    /// True when the engine answers on a new connection. After an engine
+    /// stops, its pooled connections may still answer for a while (Docker
+    /// closes its listener first and its connections last): only a new
+    /// connection tells that a (new) engine is there.
+    pub async fn answers_anew(&self) -> bool {
+        Self::probe(&self.inner.info.socket).await.is_ok()
     }
 
     /// `GET /_ping`: true when the engine answers `OK`.

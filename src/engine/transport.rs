@@ -149,8 +149,28 @@ impl Transport {
         &self.socket
     }
 
-    /// Send a request; the status is not checked.
+    /// Send a request; the status is not checked. The reply's head must
+    /// come within the operation's deadline ([`super::deadline::of`]);
+    /// reading its body is the caller's.
     pub async fn send(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+        headers: &[(&str, &str)],
+    ) -> Result<Response<Incoming>> {
+        let limit = super::deadline::of(op);
+        super::deadline::within(
+            op,
+            &self.socket,
+            limit,
+            self.send_unbounded(op, method, path, body, headers),
+        )
+        .await
+    }
+
+    async fn send_unbounded(
         &self,
         op: &'static str,
         method: Method,
@@ -196,7 +216,8 @@ impl Transport {
         check(op, resp).await
     }
 
-    /// Send a request and decode the JSON reply.
+    /// Send a request and decode the JSON reply, all within the
+    /// operation's deadline.
     pub async fn json<T: DeserializeOwned>(
         &self,
         op: &'static str,
@@ -204,8 +225,12 @@ impl Transport {
         path: &str,
         body: Option<Body>,
     ) -> Result<T> {
-        let resp = self.call(op, method, path, body).await?;
-        let bytes = read_body(op, resp).await?;
+        let work = async {
+            let resp = self.send_unbounded(op, method, path, body, &[]).await?;
+            read_body(op, check(op, resp).await?).await
+        };
+        let bytes =
+            super::deadline::within(op, &self.socket, super::deadline::of(op), work).await?;
         serde_json::from_slice(&bytes).map_err(|e| Error::Protocol {
             op,
             detail: format!(
@@ -215,7 +240,8 @@ impl Transport {
         })
     }
 
-    /// Send a request whose reply body does not matter.
+    /// Send a request whose reply body does not matter, within the
+    /// operation's deadline.
     pub async fn unit(
         &self,
         op: &'static str,
@@ -223,8 +249,24 @@ impl Transport {
         path: &str,
         body: Option<Body>,
     ) -> Result<()> {
-        let resp = self.call(op, method, path, body).await?;
-        read_body(op, resp).await.map(drop)
+        self.unit_within(op, method, path, body, super::deadline::of(op))
+            .await
+    }
+
+    /// [`Self::unit`] with an explicit deadline (`None`: none).
+    pub async fn unit_within(
+        &self,
+        op: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Body>,
+        limit: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let work = async {
+            let resp = self.send_unbounded(op, method, path, body, &[]).await?;
+            read_body(op, check(op, resp).await?).await.map(drop)
+        };
+        super::deadline::within(op, &self.socket, limit, work).await
     }
 
     pub(crate) fn transport_error(&self, op: &'static str, e: &dyn std::error::Error) -> Error {

@@ -8,19 +8,24 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
 use super::dispatch::Emitter;
 use super::step_error::ProvisionError;
 use crate::engine::{BuildLine, Engine};
+use crate::error::Error;
 use crate::event::{EventKind, ImageStatus};
 use crate::labels;
 use crate::plan::Plan;
 use crate::project::Project;
 use crate::sandbox::Sandbox;
 use crate::store::PersistentSandbox;
+
+/// How long a release waits for an engine that went away to come back
+/// before it leaves the container to `doctor --fix`.
+const ENGINE_RETURN: Duration = Duration::from_secs(20);
 
 /// One profile image's build, shared by the sandboxes that need it.
 type ImageBuild = Arc<OnceCell<Result<(), ProvisionError>>>;
@@ -176,30 +181,75 @@ impl Provisioner {
 
     /// Remove sandbox instance `sb`'s container (stop its background work
     /// and keep it when persistent or `--keep`). A sandbox never created
-    /// has nothing to release.
+    /// has nothing to release. It is told `removed` only when the engine
+    /// confirmed the removal (or that the container no longer exists);
+    /// otherwise `left`, with the engine's answer: the record must not
+    /// claim a container is gone while it may still exist.
     pub async fn release(&self, sb: usize) {
         let Some(Ok(sandbox)) = self.sandboxes[sb].get() else {
             return;
         };
         let keep = self.keep || self.plan.sandboxes[sb].persist;
-        let result = if keep {
+        let left = if keep {
             sandbox.stop_background().await;
-            Ok(())
+            None
         } else {
-            sandbox.shutdown(true, true).await.map(drop)
+            self.remove(sandbox).await.err()
         };
-        if let Err(e) = result {
+        if let Some(why) = &left {
             self.events.emit(EventKind::Warning {
-                message: format!("could not remove sandbox {}: {e}", sandbox.name()),
+                message: format!("could not remove sandbox {}: {why}", sandbox.name()),
             });
         }
         self.events.emit(EventKind::SandboxReleased {
             sandbox: self.plan.sandboxes[sb].id.clone(),
             container: sandbox.name().to_string(),
             kept: keep,
-            left: None,
+            left: left.map(|why| first_line(&why).to_string()),
         });
     }
+
+    /// Remove `sandbox`'s container; `Err` (why) unless the engine
+    /// confirmed it is gone. An engine that went away (a refused
+    /// connection) is given [`ENGINE_RETURN`] to come back first; a stalled
+    /// one has had its deadline already.
+    async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
+        let mut result = sandbox.shutdown(true, true).await;
+        if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {
+            result = sandbox.shutdown(true, true).await;
+        }
+        match result {
+            Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Wait up to [`ENGINE_RETURN`] for the engine to answer again.
+    async fn engine_returns(&self) -> bool {
+        let until = Instant::now() + ENGINE_RETURN;
+        while Instant::now() < until {
+            if self.engine.answers_anew().await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        false
+    }
+
+    /// The project the job runs in.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// The engine this job runs on.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+/// The first line of an error (its sentence, without the hint).
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 /// `pd-<instance>-<sandbox instance>-<tag>` in the characters engines accept.

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::actions::Actions;
+use super::actions::{Actions, HostPaths};
 use super::dispatch::Emitter;
 use super::provision::Provisioner;
 use super::scheduler::{Finished, Skip, StepRunner};
 use super::step;
+use crate::engine::Watch;
 use crate::event::{Artifact, EventKind, StepStatus};
 use crate::manifest::template::Context;
 use crate::manifest::StepResult;
@@ -28,6 +29,10 @@ pub(super) struct Runtime {
     pub cancel: CancellationToken,
     pub provision: Provisioner,
     pub actions: Actions,
+    /// Where on the host transfers may read and write.
+    pub host_paths: HostPaths,
+    /// Tells when the engine went away, so a step it broke says so.
+    pub watch: Watch,
     /// What each finished step leaves for templates.
     results: Mutex<Vec<Option<StepResult>>>,
 }
@@ -66,12 +71,27 @@ impl Runtime {
     ) -> Runtime {
         Runtime {
             actions: Actions::new(plan.sandboxes.len()),
+            watch: Watch::start(provision.engine()),
+            host_paths: HostPaths::new(&provision.project().root, &plan.manifest.base_dir, &[]),
             results: Mutex::new(vec![None; plan.steps.len()]),
             plan,
             events,
             cancel,
             provision,
         }
+    }
+
+    /// Let transfers also read and write inside `roots` (the user's
+    /// `--allow-host-path` / `allow_host_paths`; never the manifest's).
+    #[must_use]
+    #[allow(dead_code)] // called by `Job::run` once `ApplyRequest` carries the roots
+    pub fn with_allowed_host_paths(mut self, roots: &[std::path::PathBuf]) -> Runtime {
+        self.host_paths = HostPaths::new(
+            &self.provision.project().root,
+            &self.plan.manifest.base_dir,
+            roots,
+        );
+        self
     }
 
     /// The template context of step `i`, with the results of the steps

@@ -13,10 +13,15 @@ use std::time::{Duration, Instant};
 use super::actions::{self, ActionCtx, Attempt};
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
-use super::step_error::StepError;
+use super::step_error::{StepError, STALL_GRACE};
+use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
 use crate::manifest::StepResult;
-use crate::plan::RenderedStep;
+use crate::plan::{RenderedAction, RenderedStep};
+
+/// How long a step that lost its connection waits for the engine watch to
+/// say whether the engine went away.
+const WATCH_SETTLE: Duration = Duration::from_secs(3);
 
 /// Pause between a failed attempt and the next.
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
@@ -60,6 +65,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         step: &step.id,
         events: &rt.events,
         cancel: &rt.cancel,
+        host_paths: &rt.host_paths,
     };
 
     let attempts_allowed = rendered.retries + 1;
@@ -117,17 +123,91 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
 }
 
 /// One attempt; the step's `timeout` bounds actions that do not bound
-/// themselves.
+/// themselves, and a command is ended [`STALL_GRACE`] after its own limit
+/// even if the engine never answers the calls that stop it. When the
+/// engine went away during the attempt, its failure says so.
 async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep) -> Attempt {
+    let started = Instant::now();
     let work = rt.actions.attempt(ctx, &rendered.action);
-    match rendered.timeout {
-        Some(limit) if !actions::times_itself(&rendered.action) => {
-            tokio::time::timeout(limit, work)
+    let mut attempt = match (&rendered.action, rendered.timeout) {
+        (RenderedAction::Run { options, .. }, _) => match options.timeout {
+            Some(limit) => tokio::time::timeout(limit + STALL_GRACE, work)
                 .await
-                .unwrap_or_else(|_| Attempt::failed(StepError::TimedOut { after: limit }))
+                .unwrap_or_else(|_| {
+                    Attempt::failed(StepError::TimedOut {
+                        after: limit,
+                        stalled: Some(actions::stall_words(ctx.sandbox)),
+                    })
+                }),
+            None => work.await,
+        },
+        (action, Some(limit)) if !actions::times_itself(action) => {
+            tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+                Attempt::failed(StepError::TimedOut {
+                    after: limit,
+                    stalled: None,
+                })
+            })
         }
         _ => work.await,
+    };
+    if let Err(seen) = &attempt.result {
+        if let Some(detail) = engine_loss(rt, ctx, seen, started).await {
+            attempt.result = Err(StepError::EngineGone {
+                detail,
+                seen: Box::new(seen.clone()),
+            });
+        }
     }
+    attempt
+}
+
+/// How the engine went away during an attempt that ended with `seen`, if
+/// it did: the watch saw its connections close, or the attempt itself
+/// lost its connection.
+async fn engine_loss(
+    rt: &Runtime,
+    ctx: &ActionCtx<'_>,
+    seen: &StepError,
+    started: Instant,
+) -> Option<String> {
+    let refused = |e: &Error| matches!(e, Error::Transport { .. });
+    let mut lost_connection = match seen {
+        StepError::Action(e) => refused(e) || matches!(**e, Error::Protocol { .. }),
+        StepError::UnexpectedExit { .. } | StepError::OutOfMemory => false,
+        // Killed by a signal: by the command's own doing, or because its
+        // sandbox stopped. A stopping Docker kills every container first
+        // and closes its connections after: ask, then give the watch time.
+        StepError::Exit(code) if *code > 128 => match ctx.sandbox.inspect().await {
+            Ok(i) if i.state.running => return None,
+            Ok(_) => true,
+            Err(e) => refused(&e),
+        },
+        _ => return None,
+    };
+    if let StepError::Action(e) = seen {
+        lost_connection |= refused(e);
+    }
+    if !lost_connection {
+        return rt.watch.went_away_since(started);
+    }
+    // The watch hears of it about when the step did: let it catch up.
+    let until = Instant::now() + WATCH_SETTLE;
+    loop {
+        if let Some(why) = rt.watch.went_away_since(started) {
+            return Some(why);
+        }
+        if Instant::now() >= until {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    matches!(seen, StepError::Action(e) if refused(e)).then(|| {
+        format!(
+            "the engine at {} refused or dropped the connection",
+            ctx.sandbox.engine().info().socket.display()
+        )
+    })
 }
 
 /// The step failed before any attempt (its `if`, its rendering, its sandbox).

@@ -33,10 +33,23 @@ pub enum StepError {
     Action(Arc<Error>),
     /// The step's time limit passed (the command, session call or transfer
     /// was stopped).
-    #[error("timed out after {}", seconds(*.after))]
+    #[error("timed out after {}{}", seconds(*.after), stalled.as_ref().map(|s| format!(" ({s})")).unwrap_or_default())]
     TimedOut {
         /// The limit.
         after: Duration,
+        /// Set when the engine did not answer while the step was being
+        /// stopped: what was stalled. The step ended anyway, at its limit
+        /// plus [`crate::run::step_error::STALL_GRACE`].
+        stalled: Option<String>,
+    },
+    /// The engine stopped or restarted while the step ran: what the step
+    /// saw (an exit code, a refused connection) is a consequence.
+    #[error("the engine went away ({detail}); the step saw: {seen}")]
+    EngineGone {
+        /// How the engine went away.
+        detail: String,
+        /// What the step itself ended with.
+        seen: Box<StepError>,
     },
     /// The Python call's time limit passed; the kernel was interrupted.
     #[error("timed out (the kernel's state is kept)")]
@@ -58,10 +71,18 @@ pub enum StepError {
     /// Python raised: the last line of its traceback.
     #[error("{0}")]
     Python(String),
+    /// A `push` source or `pull` destination outside the project.
+    #[error("{0}")]
+    HostPath(super::actions::Escape),
     /// Stopped by the job's cancellation.
     #[error("cancelled")]
     Cancelled,
 }
+
+/// How long past its own time limit a step that stops itself (a command,
+/// a session call, a Python call) may take to stop before it is ended
+/// anyway, the engine being stalled. The bound is 10 s at most.
+pub const STALL_GRACE: Duration = Duration::from_secs(8);
 
 /// `10s` for whole seconds (as a command's timeout reads), `10ms` below.
 fn seconds(d: Duration) -> String {
@@ -165,11 +186,13 @@ mod tests {
     fn a_timeout_is_timed_out_not_failed() {
         let e = StepError::TimedOut {
             after: Duration::from_secs(3),
+            stalled: None,
         };
         assert_eq!(e.status(), StepStatus::TimedOut);
         assert_eq!(e.reason().as_deref(), Some("timed out after 3s"));
         let short = StepError::TimedOut {
             after: Duration::from_millis(10),
+            stalled: None,
         };
         assert_eq!(short.to_string(), "timed out after 10ms");
         let proto = StepError::from_action(

@@ -8,6 +8,7 @@
 //! no time limit of their own, and `allow_failure` are the step's business
 //! (`run::step`), not the actions'.
 
+mod host_paths;
 mod pull;
 mod push;
 mod python;
@@ -15,16 +16,20 @@ mod run;
 mod session;
 mod snapshot;
 
+use std::future::Future;
+use std::time::Duration;
+
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::Emitter;
-use super::step_error::StepError;
+use super::step_error::{StepError, STALL_GRACE};
 use crate::event::{Artifact, EventKind, StepStatus, StreamKind};
 use crate::manifest::template::PythonResult;
 use crate::plan::RenderedAction;
 use crate::sandbox::{Lang, Sandbox};
 
+pub use host_paths::{Escape, HostPaths, Use};
 pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 
 /// What an action works with.
@@ -39,6 +44,8 @@ pub struct ActionCtx<'a> {
     pub events: &'a Emitter,
     /// The job's cancellation.
     pub cancel: &'a CancellationToken,
+    /// Where on the host transfers may read and write.
+    pub host_paths: &'a HostPaths,
 }
 
 impl ActionCtx<'_> {
@@ -150,6 +157,36 @@ impl Actions {
             }
         }
     }
+}
+
+/// Run `work`, an action part that stops itself at `limit` (a command, a
+/// session call, a kernel call), but end it anyway [`STALL_GRACE`] later:
+/// stopping it takes engine calls, and a stalled engine answers none. The
+/// error names the stall.
+pub async fn stall_guard<T>(
+    sandbox: &Sandbox,
+    limit: Option<Duration>,
+    work: impl Future<Output = Result<T, StepError>>,
+) -> Result<T, StepError> {
+    let Some(limit) = limit else {
+        return work.await;
+    };
+    match tokio::time::timeout(limit + STALL_GRACE, work).await {
+        Ok(r) => r,
+        Err(_) => Err(StepError::TimedOut {
+            after: limit,
+            stalled: Some(stall_words(sandbox)),
+        }),
+    }
+}
+
+/// What a stall guard says when it fires.
+pub fn stall_words(sandbox: &Sandbox) -> String {
+    format!(
+        "the engine at {} did not answer within {}s while the step was being stopped: it is stalled",
+        sandbox.engine().info().socket.display(),
+        STALL_GRACE.as_secs()
+    )
 }
 
 /// True for actions that enforce their own time limit (a command, a session

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{ActionCtx, Attempt};
+use super::{ActionCtx, Attempt, Use};
 use crate::error::Error;
 use crate::event::Artifact;
 use crate::run::step_error::StepError;
 
 /// Copy `src` (sandbox) to `dst` (host); stops at cancellation.
 pub(super) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: &Path) -> Attempt {
+    if let Err(e) = ctx.host_paths.check(dst, Use::PullDestination) {
+        return Attempt::failed(StepError::HostPath(e));
+    }
     let work = async {
         ctx.sandbox.pull(src, dst).await?;
         artifacts(dst).await

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{ActionCtx, Attempt, STDOUT_IN_CONTEXT};
+use super::{stall_guard, ActionCtx, Attempt, STDOUT_IN_CONTEXT};
 use crate::event::StreamKind;
 use crate::manifest::template::PythonResult;
 use crate::run::step_error::StepError;
@@ -43,13 +43,17 @@ impl Kernels {
             }
         }
         let kernel = guard.as_ref().expect("started above").clone();
-        let result = tokio::select! {
-            r = kernel.exec(code, timeout) => r.map_err(|e| ctx.error(e)),
-            () = ctx.cancel.cancelled() => {
-                let _ = kernel.interrupt().await;
-                Err(StepError::Cancelled)
+        let work = async {
+            tokio::select! {
+                r = kernel.exec(code, timeout) => r.map_err(|e| ctx.error(e)),
+                () = ctx.cancel.cancelled() => {
+                    let _ = kernel.interrupt().await;
+                    Err(StepError::Cancelled)
+                }
             }
         };
+        // A kernel stalled mid-call is dropped like a dead one, below.
+        let result = stall_guard(ctx.sandbox, timeout, work).await;
         let r = match result {
             Ok(r) => r,
             Err(e) => {

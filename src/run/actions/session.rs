@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::{ActionCtx, Attempt, STDOUT_IN_CONTEXT};
+use super::{stall_guard, ActionCtx, Attempt, STDOUT_IN_CONTEXT};
 use crate::event::StreamKind;
 use crate::run::step_error::StepError;
 use crate::sandbox::{Session, SessionOptions};
@@ -47,23 +47,37 @@ impl Sessions {
             }
         }
         let session = guard.as_ref().expect("opened above").clone();
-        let result = tokio::select! {
-            r = session.send_and_wait(send, timeout) => r.map_err(|e| ctx.error(e)),
-            () = ctx.cancel.cancelled() => {
+        let work = async {
+            let r = tokio::select! {
+                r = session.send_and_wait(send, timeout) => r.map_err(|e| ctx.error(e))?,
+                () = ctx.cancel.cancelled() => {
+                    let _ = session.interrupt().await;
+                    return Err(StepError::Cancelled);
+                }
+            };
+            if r.timed_out {
+                // Leave the shell usable for the steps after this one.
                 let _ = session.interrupt().await;
-                Err(StepError::Cancelled)
             }
+            Ok(r)
         };
-        let r = match result {
+        let r = match stall_guard(ctx.sandbox, Some(timeout), work).await {
             Ok(r) => r,
-            Err(e) => return Attempt::failed(e),
+            Err(e) => {
+                if matches!(e, StepError::TimedOut { .. }) {
+                    // Stalled mid-command: the next step opens a new shell.
+                    *guard = None;
+                }
+                return Attempt::failed(e);
+            }
         };
         ctx.output(StreamKind::Stdout, &r.stdout);
         ctx.output(StreamKind::Stderr, &r.stderr);
         let result = if r.timed_out {
-            // Leave the shell usable for the steps after this one.
-            let _ = session.interrupt().await;
-            Err(StepError::TimedOut { after: timeout })
+            Err(StepError::TimedOut {
+                after: timeout,
+                stalled: None,
+            })
         } else if r.exit_code == expect_exit {
             Ok(())
         } else {
