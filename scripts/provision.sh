@@ -23,7 +23,7 @@
 # (tests/faults), so that stopping, restarting or pausing (SIGSTOP) an engine
 # never disturbs other tests. It runs on its own socket, data root and run
 # directory (and, for Docker, its own containerd), holds only the busybox
-# test image, and has no network bridge. `start` prints the socket path on
+# test image, and has a bridge of its own (pdfault0, never the main docker0). `start` prints the socket path on
 # stdout (and is a no-op when the instance already answers); `pause` stops
 # the daemon with SIGSTOP (a stalled engine: the socket accepts connections,
 # nothing answers), `resume` continues it; `restart` stops it (SIGTERM, as
@@ -530,10 +530,17 @@ fault_start() {
         wait_for "$WAIT_SECS" "fault containerd" "$FAULT_RUN/containerd.pid" 1 "$clog" fault_containerd_up
       fi
       rm -f "$FAULT_RUN/docker.pid"
+      # A bridge of its own: `--bridge none` would make dockerd delete the
+      # main engine's docker0 at start-up, cutting off its containers.
+      if ! ip link show pdfault0 >/dev/null 2>&1; then
+        ip link add pdfault0 type bridge
+        ip addr add 172.31.254.1/24 dev pdfault0
+        ip link set pdfault0 up
+      fi
       start_daemon fault-docker "$logfile" dockerd --host "unix://$sock" \
         --containerd "$FAULT_RUN/containerd.sock" \
         --data-root "$FAULT_DATA/docker" --exec-root "$FAULT_RUN/docker-exec" \
-        --pidfile "$FAULT_RUN/dockerd-own.pid" --bridge none --iptables=false \
+        --pidfile "$FAULT_RUN/dockerd-own.pid" --bridge pdfault0 --iptables=false \
         --ip-masq=false --ip-forward=false \
         --exec-opt native.cgroupdriver=cgroupfs --default-ulimit nofile=1024:1024
       mv "$RUN_DIR/fault-docker.pid" "$FAULT_RUN/docker.pid"

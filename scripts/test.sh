@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: lints, then unit, integration and CLI tests, once
 # against Podman and once against Docker, both real engines that
-# scripts/provision.sh installs and starts. Exits non-zero if anything failed.
+# scripts/provision.sh installs and starts; then the fault suite on second
+# engine instances, and a bounded fuzz run of the manifest front end.
+# Exits non-zero if anything failed.
 #
 # Usage: scripts/test.sh [--podman-only | --docker-only]
 set -uo pipefail
@@ -56,6 +58,21 @@ for engine in "${engines[@]}"; do
   CI=true cargo test --locked --no-fail-fast || failed+=("$engine: tests")
 done
 unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
+
+# The fault suite runs last, serially, on second engine instances of its
+# own (scripts/provision.sh fault-engine): stopping or pausing them never
+# touches the engines above.
+step "fault suite on ${engines[*]} (second engine instances)"
+fault_engines=$(IFS=,; echo "${engines[*]}")
+POCKETDOCK_FAULT_ENGINES=$fault_engines CI=true \
+  cargo test --locked --test faults -- --test-threads=1 || failed+=("fault suite")
+for engine in "${engines[@]}"; do
+  bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true
+done
+
+# A bounded fuzz run of the manifest front end (YAML and KDL).
+step "fuzz the manifest front end (${FUZZ_SECONDS:-60} s per target)"
+bash scripts/fuzz.sh || failed+=("fuzz")
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2
