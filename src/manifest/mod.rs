@@ -44,7 +44,7 @@ use indexmap::IndexMap;
 
 pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 pub use decode::{is_id, is_project_name, VERSION};
-pub use host_roots::{HostPathEscape, HostRoots};
+pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
 pub use limits::{parse_limit_arg, Limit, Limits};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};

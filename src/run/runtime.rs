@@ -72,26 +72,17 @@ impl Runtime {
         Runtime {
             actions: Actions::new(plan.sandboxes.len()),
             watch: Watch::start(provision.engine()),
-            host_paths: HostPaths::new(&provision.project().root, &plan.manifest.base_dir, &[]),
+            host_paths: HostPaths::new(
+                &provision.project().root,
+                &plan.manifest.base_dir,
+                &allowed_roots(&plan),
+            ),
             results: Mutex::new(vec![None; plan.steps.len()]),
             plan,
             events,
             cancel,
             provision,
         }
-    }
-
-    /// Let transfers also read and write inside `roots` (the user's
-    /// `--allow-host-path` / `allow_host_paths`; never the manifest's).
-    #[must_use]
-    #[allow(dead_code)] // called by `Job::run` once `ApplyRequest` carries the roots
-    pub fn with_allowed_host_paths(mut self, roots: &[std::path::PathBuf]) -> Runtime {
-        self.host_paths = HostPaths::new(
-            &self.provision.project().root,
-            &self.plan.manifest.base_dir,
-            roots,
-        );
-        self
     }
 
     /// The template context of step `i`, with the results of the steps
@@ -154,4 +145,16 @@ impl StepRunner for Runtime {
             ),
         });
     }
+}
+
+/// The roots the user allowed (`--allow-host-path`, `allow_host_paths`),
+/// as the plan holds them: never the manifest's own choice.
+fn allowed_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
+    let base = &plan.manifest.base_dir;
+    plan.manifest
+        .host_roots
+        .allowed
+        .iter()
+        .map(|r| base.join(r))
+        .collect()
 }

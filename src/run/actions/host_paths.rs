@@ -10,7 +10,7 @@
 //! The check runs just before the action, on the rendered path.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The host directories a job may read from and write to.
 #[derive(Debug, Clone)]
@@ -114,46 +114,8 @@ impl HostPaths {
     }
 }
 
-/// `path` with `.` and `..` applied and every symbolic link of the part
-/// that exists followed; the part that does not exist yet (a destination)
-/// is appended as written.
-fn resolve(path: &Path) -> PathBuf {
-    let clean = lexical(path);
-    let mut existing = clean.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return clean,
-        }
-    }
-}
-
-/// `.` and `..` applied without touching the filesystem (`..` at the root
-/// stays at the root).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            c => out.push(c.as_os_str()),
-        }
-    }
-    out
-}
+// One resolution for the plan's checks and the runner's.
+use crate::manifest::resolve_host_path as resolve;
 
 #[cfg(test)]
 mod tests {
