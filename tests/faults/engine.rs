@@ -43,7 +43,7 @@ async fn engine_restarted_mid_job_is_told_truthfully() {
         for (c, state) in rec.sandboxes() {
             assert!(state == "removed" || state == "left", "{c}: {state}");
             if state == "left" {
-                assert!(stdout.contains(&format!("{c} left: ")), "{what}");
+                assert!(stdout.contains(&format!("{c} may remain: ")), "{what}");
             }
         }
         scrub(&fault, dir.path()).await;
@@ -113,7 +113,7 @@ async fn a_stalled_engine_does_not_hold_a_step_past_its_timeout() {
         let stdout = String::from_utf8_lossy(&o.stdout);
         for (c, state) in rec.sandboxes() {
             assert_eq!(state, "left", "{c}: {what}");
-            assert!(stdout.contains(&format!("{c} left: ")), "{what}");
+            assert!(stdout.contains(&format!("{c} may remain: ")), "{what}");
         }
         agrees_with_engine(&fault, dir.path(), &rec).await;
         assert_eq!(containers(&fault, dir.path()).await.len(), 2);

@@ -93,7 +93,7 @@ async fn the_record_directory_on_a_full_small_tmpfs() {
         let _fs = Tmpfs::mount(&pdir, "300k");
         manifest(
             dir.path(),
-            "version: 1\nname: full\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  first:\n    run: echo written-before\n  big:\n    run: yes 0123456789012345678901234567890123456789 | head -c 2600000\n    max_output: 8m\n",
+            "version: 1\nname: full\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  first:\n    run: echo written-before\n  big:\n    run: yes 0123456789012345678901234567890123456789 | head -c 2600000\n",
         );
         let o = finish(spawn_apply(dir.path(), &fault, &[]));
         let what = format!("{}: {}", fault.kind, show(&o));
