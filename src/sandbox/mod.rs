@@ -66,18 +66,7 @@ impl Sandbox {
     /// leaves nothing behind. (A persistent sandbox's record directory is
     /// the store's business: `store::PersistentSandbox` wraps this.)
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
-        // Also a directory name under .pocketdock/instances/ for a persistent one.
-        if !is_container_name(&name) {
-            return Err(Error::Invalid {
-                what: "sandbox name",
-                value: name,
-                expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
-            });
-        }
+        let name = checked_name(spec)?;
         let body = create_body(spec, &name);
         let id = match engine.create_container(&name, &body).await {
             Ok(id) => id,
@@ -403,6 +392,24 @@ fn create_body(spec: &SandboxSpec, name: &str) -> CreateContainer {
                 .collect(),
         },
     }
+}
+
+/// The container name `spec` asks for, or a fresh `pd-<hex>` one, checked
+/// with [`is_container_name`] (it is also a directory name for a
+/// persistent sandbox's record).
+pub fn checked_name(spec: &SandboxSpec) -> Result<String> {
+    let name = spec
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
+    if !is_container_name(&name) {
+        return Err(Error::Invalid {
+            what: "sandbox name",
+            value: name,
+            expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+        });
+    }
+    Ok(name)
 }
 
 /// The engines' rule for container names: `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.

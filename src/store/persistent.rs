@@ -16,11 +16,11 @@ use super::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
 use super::sandbox_dir::{self, DATA_MOUNT};
 use super::{ContainerMeta, Provenance, Resources, SandboxRecord};
 use crate::engine::{Engine, ImageInfo};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::labels;
 use crate::project::Project;
 use crate::sandbox::manage::{self, PruneReport, SandboxSummary};
-use crate::sandbox::{is_container_name, Sandbox, SandboxSpec, Shutdown, VolumeMount};
+use crate::sandbox::{checked_name, Sandbox, SandboxSpec, Shutdown, VolumeMount};
 
 /// A persistent sandbox and its record directory in a project.
 #[derive(Debug, Clone)]
@@ -45,18 +45,8 @@ impl PersistentSandbox {
         let mut spec = spec.clone();
         spec.persist = true;
         spec.project.get_or_insert_with(|| project.name.clone());
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("pd-{:08x}", fastrand::u32(..)));
         // The name becomes a directory name: check it before making one.
-        if !is_container_name(&name) {
-            return Err(Error::Invalid {
-                what: "sandbox name",
-                value: name,
-                expected: "letters, digits, `_`, `.` and `-`, starting with a letter or digit",
-            });
-        }
+        let name = checked_name(&spec)?;
         spec.name = Some(name.clone());
         let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
         let dir = sandbox_dir::sandbox_dir(&root, &name);
