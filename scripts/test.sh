@@ -61,10 +61,11 @@ unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 
 # The fault suite runs last, serially, on second engine instances of its
 # own (scripts/provision.sh fault-engine): stopping or pausing them never
-# touches the engines above.
-step "fault suite on ${engines[*]} (second engine instances)"
+# touches the engines above. The load test (50 sandboxes x 10 steps,
+# about 45 s per engine) runs with it.
+step "fault suite and load test on ${engines[*]} (second engine instances)"
 fault_engines=$(IFS=,; echo "${engines[*]}")
-POCKETDOCK_FAULT_ENGINES=$fault_engines CI=true \
+POCKETDOCK_FAULT_ENGINES=$fault_engines POCKETDOCK_LOAD=1 CI=true \
   cargo test --locked --test faults -- --test-threads=1 || failed+=("fault suite")
 for engine in "${engines[@]}"; do
   bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true

@@ -100,7 +100,7 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
     ),
     key(
         "limits",
-        "Raise limits this job needs: `matrix` (combinations per sandbox, default 1000), `sandboxes` (instances per job, 1000), `steps` (step instances per job, 10000), `template_fuel` (instructions per template, 100000), `template_output` (bytes per rendered template, 1048576). A manifest may raise each up to a ceiling; `--limit NAME=N` sets any limit and wins. See docs/reliability.md.",
+        "Raise limits this job needs: `matrix` (combinations per sandbox, default 1000), `sandboxes` (instances per job, 1000), `steps` (step instances per job, 10000), `template_fuel` (work per template render: instructions and data built, 100000), `template_output` (bytes per rendered template, 1048576). A manifest may raise each up to a ceiling; `--limit NAME=N` sets any limit and wins. See docs/reliability.md.",
         || json!({ "type": "object", "additionalProperties": false, "properties": {
             "matrix": { "type": "integer", "minimum": 1, "maximum": 10000 },
             "sandboxes": { "type": "integer", "minimum": 1, "maximum": 10000 },

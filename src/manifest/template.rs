@@ -324,7 +324,7 @@ pub(crate) fn convert_error(e: &minijinja::Error, ctx: &Context, text: &str) -> 
     match e.kind() {
         ErrorKind::OutOfFuel => TemplateError {
             message: format!(
-                "the template runs more than {} instructions (the `template_fuel` limit)",
+                "the template does more work than the `template_fuel` limit of {} allows (one unit per instruction or per 64 bytes of data it builds)",
                 ctx.fuel
             ),
             hint: Some(Limit::TemplateFuel.how_to_raise()),

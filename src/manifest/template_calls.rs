@@ -28,13 +28,15 @@ const FILTER_ARITY: &[(&str, usize, Option<usize>)] = &[
     ("bool", 0, Some(0)),
     ("capitalize", 0, Some(0)),
     ("count", 0, Some(0)),
-    ("d", 0, None),
-    ("default", 0, None),
+    ("chain", 0, None),
+    ("d", 0, Some(2)),
+    ("default", 0, Some(2)),
     ("dictsort", 0, Some(0)),
     ("e", 0, Some(0)),
     ("escape", 0, Some(0)),
     ("first", 0, Some(0)),
     ("float", 0, Some(1)),
+    ("format", 0, None),
     ("groupby", 0, Some(1)),
     ("indent", 0, Some(3)),
     ("int", 0, Some(2)),
@@ -45,14 +47,17 @@ const FILTER_ARITY: &[(&str, usize, Option<usize>)] = &[
     ("lines", 0, Some(0)),
     ("list", 0, Some(0)),
     ("lower", 0, Some(0)),
+    ("map", 0, None),
     ("max", 0, Some(0)),
     ("min", 0, Some(0)),
     ("pprint", 0, Some(0)),
+    ("reject", 0, None),
     ("rejectattr", 1, None),
     ("replace", 2, Some(2)),
     ("reverse", 0, Some(0)),
     ("round", 0, Some(2)),
     ("safe", 0, Some(0)),
+    ("select", 0, None),
     ("selectattr", 1, None),
     ("slice", 1, Some(2)),
     ("sort", 0, Some(0)),
@@ -64,6 +69,7 @@ const FILTER_ARITY: &[(&str, usize, Option<usize>)] = &[
     ("trim", 0, Some(1)),
     ("unique", 0, Some(0)),
     ("upper", 0, Some(0)),
+    ("zip", 0, None),
 ];
 
 /// Tests: positional arguments after the value, (min, max).
@@ -140,7 +146,7 @@ impl Loops {
                     let span = f.iter.span();
                     out.push(TemplateError {
                         message: format!(
-                            "this loop runs {} times, more than the `template_fuel` limit of {} instructions allows",
+                            "this loop runs {} times, more than the `template_fuel` limit of {} allows",
                             if self.trips == u64::MAX { "more than 2^64".to_string() } else { self.trips.to_string() },
                             self.fuel
                         ),
@@ -309,7 +315,9 @@ fn expr(e: &Expr<'_>, out: &mut Vec<TemplateError>) {
             args(&f.args, out);
             let span = f.span();
             let range = span.start_offset as usize..span.end_offset as usize;
-            if let Some(problem) = filter_problem(f.name, positional(&f.args)) {
+            let problem = filter_problem(f.name, positional(&f.args))
+                .or_else(|| named_call_problem(f.name, &f.args));
+            if let Some(problem) = problem {
                 out.push(TemplateError {
                     message: problem.0,
                     hint: problem.1,
@@ -346,6 +354,46 @@ fn expr(e: &Expr<'_>, out: &mut Vec<TemplateError>) {
 }
 
 type Problem = (String, Option<String>);
+
+/// Filters that call a test or filter by name (`select('odd')`,
+/// `selectattr('x', 'eq', 1)`, `map('upper')`): the named one is checked
+/// with the positional arguments that follow its name.
+fn named_call_problem(filter: &str, list: &[CallArg<'_>]) -> Option<Problem> {
+    let (kind, at) = match filter {
+        "select" | "reject" => ("test", 0),
+        "selectattr" | "rejectattr" => ("test", 1),
+        // `map(attribute=…)` names no filter.
+        "map"
+            if !list
+                .iter()
+                .any(|a| matches!(a, CallArg::Kwarg("attribute", _))) =>
+        {
+            ("filter", 0)
+        }
+        _ => return None,
+    };
+    let pos: Vec<&Expr<'_>> = list
+        .iter()
+        .map_while(|a| match a {
+            CallArg::Pos(e) => Some(Some(e)),
+            CallArg::PosSplat(_) => None,
+            _ => Some(None),
+        })
+        .flatten()
+        .collect();
+    let splat = list.iter().any(|a| matches!(a, CallArg::PosSplat(_)));
+    let Some(Expr::Const(k)) = pos.get(at) else {
+        return None;
+    };
+    let name = k.value.as_str()?;
+    let rest = (!splat).then(|| pos.len() - at - 1);
+    let problem = if kind == "test" {
+        test_problem(name, rest)
+    } else {
+        filter_problem(name, rest)
+    }?;
+    Some((format!("in `{filter}`: {}", problem.0), problem.1))
+}
 
 fn filter_problem(name: &str, given: Option<usize>) -> Option<Problem> {
     if !known("filter", name) {
@@ -502,6 +550,33 @@ mod tests {
         assert_eq!(
             check_calls("x | nope and y is defined", Syntax::Expression, 100_000).len(),
             1
+        );
+    }
+
+    // Variadic filters were checked by name only: a bad `default` arity or
+    // a test or filter named inside `select`, `selectattr` or `map` failed
+    // only when the step ran.
+    #[test]
+    fn filters_that_name_a_test_or_filter_check_it() {
+        assert_eq!(
+            problems("{{ x | select('odd') }}{{ x | selectattr('a', 'eq', 1) }}{{ x | map('upper') }}{{ x | map(attribute='a') }}{{ x | reject }}{{ x | format(1, 2, 3) }}"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            problems("{{ x | select('od') }}"),
+            ["in `select`: unknown test `od`@7..19"]
+        );
+        assert_eq!(
+            problems("{{ x | rejectattr('a', 'eq') }}"),
+            ["in `rejectattr`: test `eq` takes 1 argument, given 0@7..28"]
+        );
+        assert_eq!(
+            problems("{{ x | map('replace', 'a') }}"),
+            ["in `map`: filter `replace` takes 2 arguments, given 1@7..26"]
+        );
+        assert_eq!(
+            problems("{{ x | default(1, true, 3) }}"),
+            ["filter `default` takes 0 to 2 arguments, given 3@7..26"]
         );
     }
 

@@ -36,6 +36,7 @@ mod claim;
 pub mod history;
 mod job_prune;
 mod job_record;
+pub mod last_word;
 mod persistent;
 pub mod reconcile;
 mod record_failure;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use super::history::{self, HistoryEntry};
+use super::last_word::{LastWord, StepEnd};
 use super::{write_atomic, JobRecord, SandboxState, StepState};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, JobStatus, StepStatus};
@@ -75,6 +76,14 @@ pub struct Decision {
     pub running_steps: StepStatus,
     /// Containers `--fix` removes (the job's non-persistent leftovers).
     pub remove: Vec<String>,
+    /// Step ends the runner wrote to `history.jsonl` but not to
+    /// `instance.toml`: applied before `running_steps`.
+    #[serde(skip)]
+    pub step_ends: Vec<StepEnd>,
+    /// The history already holds the runner's `job_finished`: closing adds
+    /// no second one.
+    #[serde(skip)]
+    pub from_history: bool,
 }
 
 /// Decide the fate of a record whose runner is gone, from its containers.
@@ -89,13 +98,31 @@ pub struct Decision {
 ///
 /// Every non-persistent container left is removed by `--fix`: no runner is
 /// left to release it.
+///
+/// When the runner's own `job_finished` is in `history.jsonl` (`last`), it
+/// finished the job and only failed to close `instance.toml` (a read-only
+/// or full disk): the record is closed as the history says.
 #[must_use]
-pub fn decide(record: &JobRecord, containers: &[Observed]) -> Decision {
-    let remove = containers
+pub fn decide(record: &JobRecord, containers: &[Observed], last: Option<&LastWord>) -> Decision {
+    let remove: Vec<String> = containers
         .iter()
         .filter(|c| !c.persistent)
         .map(|c| c.name.clone())
         .collect();
+    if let Some(last) = last {
+        return Decision {
+            status: last.status,
+            exit_code: last.exit_code,
+            reason: format!(
+                "the runner ended the job `{}` but could not close instance.toml; closed from history.jsonl",
+                last.status.as_str()
+            ),
+            running_steps: StepStatus::Failed,
+            remove,
+            step_ends: last.steps.clone(),
+            from_history: true,
+        };
+    }
     let verdicts: Vec<ContainerVerdict> = containers.iter().map(classify).collect();
     let has = |v| verdicts.contains(&v);
     let failed = |reason: String| Decision {
@@ -104,6 +131,8 @@ pub fn decide(record: &JobRecord, containers: &[Observed]) -> Decision {
         reason,
         running_steps: StepStatus::Failed,
         remove: Vec::new(),
+        step_ends: Vec::new(),
+        from_history: false,
     };
     let mut d = if containers.is_empty() {
         failed("runner died; its sandboxes are gone".into())
@@ -116,6 +145,8 @@ pub fn decide(record: &JobRecord, containers: &[Observed]) -> Decision {
             reason: "runner died; its sandboxes were stopped unexpectedly".into(),
             running_steps: StepStatus::Cancelled,
             remove: Vec::new(),
+            step_ends: Vec::new(),
+            from_history: false,
         }
     } else if let Some(c) = containers
         .iter()
@@ -133,6 +164,8 @@ pub fn decide(record: &JobRecord, containers: &[Observed]) -> Decision {
             reason: "runner died after every step finished; its sandboxes exited 0".into(),
             running_steps: StepStatus::Failed,
             remove: Vec::new(),
+            step_ends: Vec::new(),
+            from_history: false,
         }
     } else {
         failed("runner died before the job finished; its sandboxes exited 0".into())
@@ -243,6 +276,9 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
         .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     // The runner did not live to give back its space reserve.
     let _ = std::fs::remove_file(dir.join(super::RESERVE_FILE));
+    if d.from_history {
+        return Ok(());
+    }
     let count = |pred: &dyn Fn(StepStatus) -> bool| {
         record
             .steps
@@ -339,6 +375,12 @@ pub fn apply_decision(
     record.exit_code = Some(d.exit_code);
     record.finished = Some(now);
     for s in &mut record.steps {
+        let end = d.step_ends.iter().find(|e| e.step == s.id);
+        if let (Some(end), StepState::Running | StepState::Pending) = (end, s.status) {
+            s.status = end.status.into();
+            s.exit_code = end.exit_code;
+            continue;
+        }
         match s.status {
             StepState::Running => {
                 s.status = d.running_steps.into();
@@ -447,7 +489,7 @@ mod tests {
 
     #[test]
     fn zombie_fails() {
-        let d = decide(&record(&[("w", "running")]), &[]);
+        let d = decide(&record(&[("w", "running")]), &[], None);
         assert_eq!((d.status, d.exit_code), (JobStatus::Failed, 1));
         assert!(d.reason.contains("sandboxes are gone"), "{}", d.reason);
         assert!(d.remove.is_empty());
@@ -462,6 +504,7 @@ mod tests {
                 c("p", "running", None, true),
                 c("b", "exited", Some(0), false),
             ],
+            None,
         );
         assert_eq!(d.status, JobStatus::Failed);
         assert!(d.reason.contains("abandoned"), "{}", d.reason);
@@ -477,6 +520,7 @@ mod tests {
                 c("a", "paused", None, false),
                 c("b", "exited", Some(1), false),
             ],
+            None,
         );
         assert_eq!((d.status, d.exit_code), (JobStatus::Cancelled, 130));
         assert_eq!(d.running_steps, StepStatus::Cancelled);
@@ -490,6 +534,7 @@ mod tests {
                 c("a", "exited", Some(0), false),
                 c("b", "exited", Some(3), false),
             ],
+            None,
         );
         assert_eq!(d.status, JobStatus::Failed);
         assert!(d.reason.contains("b exited with code 3"), "{}", d.reason);
@@ -499,16 +544,51 @@ mod tests {
     fn silent_completion_succeeds_only_when_every_step_finished_well() {
         let exited = [c("a", "exited", Some(0), false)];
         let done = record(&[("h", "succeeded"), ("w", "failed_allowed")]);
-        let d = decide(&done, &exited);
+        let d = decide(&done, &exited, None);
         assert_eq!((d.status, d.exit_code), (JobStatus::Succeeded, 0));
         let midway = record(&[("h", "succeeded"), ("w", "running")]);
-        assert_eq!(decide(&midway, &exited).status, JobStatus::Failed);
+        assert_eq!(decide(&midway, &exited, None).status, JobStatus::Failed);
+    }
+
+    // Regression: a record directory turned read-only mid-job left
+    // instance.toml `running` while history.jsonl went on to the runner's
+    // `job_finished`; doctor closed it from the containers and the two
+    // disagreed.
+    #[test]
+    fn a_finished_history_closes_the_record_as_it_says() {
+        let mut r = record(&[("h", "succeeded"), ("w", "running"), ("x", "pending")]);
+        let last = LastWord {
+            status: JobStatus::Failed,
+            exit_code: 1,
+            steps: vec![
+                StepEnd {
+                    step: "w".into(),
+                    status: StepStatus::Failed,
+                    exit_code: Some(2),
+                },
+                StepEnd {
+                    step: "x".into(),
+                    status: StepStatus::Skipped,
+                    exit_code: None,
+                },
+            ],
+        };
+        let d = decide(&r, &[c("c1", "exited", Some(0), false)], Some(&last));
+        assert_eq!((d.status, d.exit_code), (JobStatus::Failed, 1));
+        assert_eq!(d.remove, ["c1".to_string()]);
+        let tmp = tempfile::tempdir().unwrap();
+        close(tmp.path(), &mut r, &d, &[]).unwrap();
+        let st: Vec<&str> = r.steps.iter().map(|s| s.status.as_str()).collect();
+        assert_eq!(st, ["succeeded", "failed", "skipped"]);
+        assert_eq!(r.steps[1].exit_code, Some(2));
+        // The history already says how it ended: no second `job_finished`.
+        assert!(!tmp.path().join("history.jsonl").exists());
     }
 
     #[test]
     fn applying_closes_steps_and_sandboxes() {
         let mut r = record(&[("h", "succeeded"), ("w", "running"), ("x", "pending")]);
-        let d = decide(&r, &[c("c1", "running", None, false)]);
+        let d = decide(&r, &[c("c1", "running", None, false)], None);
         apply_decision(&mut r, &d, &d.remove.clone(), OffsetDateTime::now_utc());
         assert_eq!(r.status, JobStatus::Failed);
         assert_eq!(r.exit_code, Some(1));
@@ -524,7 +604,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("history.jsonl"), "{\"event\":\"step_sta").unwrap();
         let mut r = record(&[("w", "running")]);
-        let d = decide(&r, &[]);
+        let d = decide(&r, &[], None);
         close(tmp.path(), &mut r, &d, &[]).unwrap();
         let back: JobRecord =
             toml::from_str(&std::fs::read_to_string(tmp.path().join("instance.toml")).unwrap())

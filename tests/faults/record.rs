@@ -150,6 +150,37 @@ async fn the_record_directory_read_only() {
         .unwrap();
         drop(ro);
         no_temporary_files(&pdir);
+        jobs_not_running(&fault, dir.path());
+        // `doctor --fix` closes instance.toml as the runner's history says,
+        // so the two agree, step by step.
+        let o = pd(dir.path(), &fault, &["doctor", "--fix"]);
+        assert!(o.status.success(), "{}", show(&o));
+        let record: toml::Value =
+            toml::from_str(&std::fs::read_to_string(rdir.join("instance.toml")).unwrap()).unwrap();
+        let history: Vec<serde_json::Value> = std::fs::read_to_string(rdir.join("history.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let finished: Vec<&serde_json::Value> = history
+            .iter()
+            .filter(|e| e["event"] == "job_finished")
+            .collect();
+        assert_eq!(finished.len(), 1, "{what}: {history:?}");
+        assert_eq!(
+            record["status"].as_str(),
+            finished[0]["status"].as_str(),
+            "{what}"
+        );
+        for step in record["steps"].as_array().unwrap() {
+            let last = history
+                .iter()
+                .rfind(|e| {
+                    e["event"] == "step_finished" && e["step"].as_str() == step["id"].as_str()
+                })
+                .unwrap_or_else(|| panic!("{what}: no step_finished for {step}"));
+            assert_eq!(step["status"].as_str(), last["status"].as_str(), "{what}");
+        }
         assert!(containers(&fault, dir.path()).await.is_empty(), "{what}");
         scrub(&fault, dir.path()).await;
     }

@@ -156,7 +156,8 @@ async fn dead_runner(
     rec: &mut JobRecord,
     observed: Vec<reconcile::Observed>,
 ) -> Finding {
-    let d = reconcile::decide(rec, &observed);
+    let last = crate::store::last_word::read(dir);
+    let d = reconcile::decide(rec, &observed, last.as_ref());
     let mut errors = Vec::new();
     let mut fixed = false;
     if fix {
