@@ -9,17 +9,36 @@
 //! turns arguments into calls. Everything that talks to the engine is async
 //! (tokio).
 //!
+//! # Quick start
+//!
 //! ```no_run
-//! # async fn demo() -> pocketdock::Result<()> {
-//! use pocketdock::{Engine, Sandbox, SandboxSpec, RunOptions};
-//! let engine = Engine::connect().await?;
-//! let sandbox = Sandbox::create(&engine, &SandboxSpec::default()).await?;
-//! let result = sandbox.run("echo hello", &RunOptions::default()).await?;
-//! assert_eq!(result.stdout, "hello\n");
-//! sandbox.shutdown(false, false).await?;
-//! # Ok(()) }
+//! use pocketdock::{Engine, RunOptions, Sandbox, SandboxSpec};
+//!
+//! #[tokio::main]
+//! async fn main() -> pocketdock::Result<()> {
+//!     let engine = Engine::connect().await?;
+//!     // A sandbox for the length of a block: removed after it, panics included.
+//!     let result = Sandbox::with(&engine, &SandboxSpec::default(), |sb| async move {
+//!         sb.run("echo hello", &RunOptions::default()).await
+//!     })
+//!     .await?;
+//!     assert_eq!(result.stdout, "hello\n");
+//!
+//!     // Or hold the handle yourself: shut it down when done. Forgotten,
+//!     // it is removed when its last clone is dropped (see `Sandbox::keep`).
+//!     let sandbox = Sandbox::create(&engine, &SandboxSpec::default()).await?;
+//!     let python = RunOptions { lang: pocketdock::Lang::Python, ..RunOptions::default() };
+//!     println!("{}", sandbox.run("print(6 * 7)", &python).await?.stdout);
+//!     sandbox.shutdown(false, false).await?;
+//!     Ok(())
+//! }
 //! ```
+//!
+//! Without async, [`blocking`] offers the same calls for scripts and
+//! tests. `examples/sdk/` holds a runnable example per feature
+//! (`cargo run --example hello`), `examples/README.md` indexes them all.
 
+pub mod blocking;
 pub mod cli;
 pub mod diag;
 pub mod engine;
@@ -38,5 +57,8 @@ pub mod store;
 
 pub use engine::{Engine, EngineInfo, EngineKind};
 pub use error::{Error, Result};
-pub use sandbox::{ExecResult, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec};
+pub use sandbox::{
+    ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
+    SessionOptions, ShellOptions, DETACH_KEY,
+};
 pub use size::ByteSize;

@@ -139,6 +139,8 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     } else {
         Sandbox::create(engine, &spec).await?
     };
+    // It outlives this invocation: `shutdown` removes it.
+    sandbox.keep();
     if a.json {
         println!(
             "{}",

@@ -1,17 +1,13 @@
 //! `pocketdock shell`: the user's terminal attached to a shell in a sandbox.
 //!
-//! The terminal goes into raw mode (restored by a guard, whatever happens),
-//! keystrokes go to the exec's TTY, its output comes straight back, window
-//! resizes are forwarded, and the shell's exit code becomes ours.
+//! The work is the library's `Sandbox::shell` (raw mode, keystrokes in,
+//! output back, resizes forwarded); this command picks or makes the
+//! sandbox, and the shell's exit code becomes ours.
 
-use std::io::Write;
-
-use tokio::io::AsyncReadExt;
-
-use crate::engine::{Engine, ExecSpec};
+use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::spec::DEFAULT_PROFILE;
-use crate::sandbox::{Sandbox, SandboxSpec};
+use crate::sandbox::{Sandbox, SandboxSpec, ShellOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -40,23 +36,6 @@ pub struct Args {
     user: Option<String>,
 }
 
-/// Raw mode for as long as it lives.
-struct RawMode(bool);
-
-impl RawMode {
-    fn enable() -> RawMode {
-        RawMode(crossterm::terminal::enable_raw_mode().is_ok())
-    }
-}
-
-impl Drop for RawMode {
-    fn drop(&mut self) {
-        if self.0 {
-            let _ = crossterm::terminal::disable_raw_mode();
-        }
-    }
-}
-
 pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let (sandbox, ephemeral) = match (&a.name, &a.profile, &a.image) {
         (Some(name), _, _) => (Sandbox::attach(engine, name), false),
@@ -74,74 +53,20 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
             (Sandbox::create(engine, &spec).await?, true)
         }
     };
-    let result = attach(ctx, engine, &sandbox, &a).await;
+    let result = attach(ctx, &sandbox, &a).await;
     if ephemeral {
         let _ = sandbox.shutdown(true, true).await;
     }
     result
 }
 
-async fn attach(
-    ctx: &super::Context,
-    engine: &Engine,
-    sandbox: &Sandbox,
-    a: &Args,
-) -> Result<u8, Error> {
-    let cmd = if a.command.is_empty() {
-        vec!["bash".to_string()]
-    } else if a.command.len() == 1 {
-        vec!["sh".into(), "-c".into(), a.command[0].clone()]
-    } else {
-        a.command.clone()
-    };
-    let term = ctx.term.as_deref().unwrap_or("xterm-256color");
-    let spec = ExecSpec {
-        cmd,
-        env: vec![format!("TERM={term}")],
+async fn attach(ctx: &super::Context, sandbox: &Sandbox, a: &Args) -> Result<u8, Error> {
+    let opts = ShellOptions {
+        command: a.command.clone(),
         user: a.user.clone(),
-        tty: true,
-        attach_stdin: true,
-        ..ExecSpec::default()
+        term: ctx.term.clone(),
+        ..ShellOptions::default()
     };
-    let id = sandbox.exec_create_explained(&spec).await?;
-    let (mut output, mut input) = engine.exec_start_attached(&id, true).await?;
-    if let Ok((w, h)) = crossterm::terminal::size() {
-        let _ = engine.exec_resize(&id, h, w).await;
-    }
-    let raw = RawMode::enable();
-
-    let mut stdin = tokio::io::stdin();
-    let mut winch =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change()).ok();
-    let mut buf = [0u8; 4096];
-    let mut stdin_open = true;
-    let mut stdout = std::io::stdout();
-    let mut show = |_, d: &[u8]| {
-        let _ = stdout.write_all(d);
-        let _ = stdout.flush();
-    };
-    loop {
-        tokio::select! {
-            more = output.next(&mut show) => {
-                if !more? {
-                    break;
-                }
-            }
-            n = stdin.read(&mut buf), if stdin_open => match n {
-                Ok(0) | Err(_) => {
-                    stdin_open = false;
-                    let _ = input.close().await;
-                }
-                Ok(n) => input.write(&buf[..n]).await?,
-            },
-            Some(()) = async { match winch.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
-                if let Ok((w, h)) = crossterm::terminal::size() {
-                    let _ = engine.exec_resize(&id, h, w).await;
-                }
-            }
-        }
-    }
-    drop(raw);
-    let code = crate::sandbox::wait_exec_exit(engine, &id).await?;
+    let code = sandbox.shell(&opts).await?;
     Ok((code.rem_euclid(256)) as u8)
 }

@@ -190,6 +190,21 @@ impl Engine {
         })
     }
 
+    /// The same engine with a connection pool of its own, made without a
+    /// request: for work on another tokio runtime (a pooled connection is
+    /// driven by the runtime that opened it).
+    #[must_use]
+    pub fn detached(&self) -> Engine {
+        let mut transport = Transport::new(&self.inner.info.socket);
+        transport.set_api_version(&self.inner.info.api_version);
+        Engine {
+            inner: Arc::new(Inner {
+                transport,
+                info: self.inner.info.clone(),
+            }),
+        }
+    }
+
     /// `GET /version`: the engine's full version report.
     pub async fn version(&self) -> Result<Version> {
         self.transport()

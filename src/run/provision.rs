@@ -100,6 +100,10 @@ impl Provisioner {
             Sandbox::create(&self.engine, &spec).await
         }
         .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
+        if self.keep {
+            // `--keep`: the container outlives the job.
+            created.keep();
+        }
         let image = created
             .inspect()
             .await

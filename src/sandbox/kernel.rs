@@ -302,7 +302,7 @@ impl Sandbox {
         let closed = CancellationToken::new();
         let (reg, token) = self.register(None);
         let watcher = (
-            self.clone(),
+            self.handle(),
             marker.clone(),
             dead.clone(),
             closed.clone(),
@@ -321,7 +321,7 @@ impl Sandbox {
         });
         Ok(Start::Ready(Kernel {
             inner: Arc::new(Inner {
-                sandbox: self.clone(),
+                sandbox: self.handle(),
                 pid,
                 marker,
                 python: hello["python"].as_str().unwrap_or_default().to_string(),

@@ -7,14 +7,18 @@
 
 mod buffer;
 mod files;
+mod guard;
 mod info;
 mod kernel;
 pub mod manage;
 mod output;
 mod process;
 mod run;
+mod scoped;
 mod session;
+mod shell;
 pub mod spec;
+mod terminal;
 
 use std::collections::BTreeMap;
 
@@ -33,8 +37,10 @@ pub use run::wait_exit as wait_exec_exit;
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
 pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 pub use session::{
-    Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
+    Handback, Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
+    DETACH_KEY,
 };
+pub use shell::ShellOptions;
 pub use spec::{PortMap, SandboxSpec, VolumeMount};
 
 use crate::engine::{split_image, CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
@@ -49,6 +55,8 @@ pub struct Sandbox {
     name: String,
     id: String,
     shared: std::sync::Arc<process::Shared>,
+    /// Set on a handle from [`Sandbox::create`]: see [`Sandbox::keep`].
+    guard: Option<std::sync::Arc<guard::Guard>>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -65,6 +73,11 @@ impl Sandbox {
     /// the container was created, it is removed again: a failed create
     /// leaves nothing behind. (A persistent sandbox's record directory is
     /// the store's business: `store::PersistentSandbox` wraps this.)
+    ///
+    /// The sandbox is removed when the last clone of the handle is dropped
+    /// without [`Sandbox::shutdown`] (unless it is persistent, or
+    /// [`Sandbox::keep`] was called): see [`Sandbox::with`] for a scope that
+    /// shuts down for you, and the `guard` module notes for the cost.
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
         let body = create_body(spec, &name);
@@ -90,11 +103,15 @@ impl Sandbox {
             let _ = engine.remove_container(&id, true).await;
             return Err(e);
         }
+        let shared = std::sync::Arc::default();
+        let guard =
+            (!spec.persist).then(|| std::sync::Arc::new(guard::Guard::new(engine, &id, &shared)));
         Ok(Sandbox {
             engine: engine.clone(),
             name,
             id,
-            shared: std::sync::Arc::default(),
+            shared,
+            guard,
         })
     }
 
@@ -114,6 +131,7 @@ impl Sandbox {
             name: name.to_string(),
             id: name.to_string(),
             shared: std::sync::Arc::default(),
+            guard: None,
         }
     }
 
@@ -153,8 +171,18 @@ impl Sandbox {
 
     /// Remove the sandbox (its processes are killed). A persistent sandbox is
     /// only stopped, unless `remove` is set; `force` then kills it at once
-    /// instead of giving its processes ten seconds to stop.
+    /// instead of giving its processes ten seconds to stop. Once it
+    /// succeeds (or finds the container gone), dropping the handle does
+    /// nothing more.
     pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
+        let result = self.shutdown_inner(force, remove).await;
+        if matches!(result, Ok(_) | Err(Error::ContainerGone { .. })) {
+            self.keep();
+        }
+        result
+    }
+
+    async fn shutdown_inner(&self, force: bool, remove: bool) -> Result<Shutdown> {
         let inspect = self.inspect().await?;
         self.stop_background().await;
         let persist = inspect.label(labels::PERSIST) == Some("true");
@@ -202,6 +230,9 @@ impl Sandbox {
         if let Err(e) = self.engine.start_container(&id).await {
             let _ = self.engine.remove_container(&id, true).await;
             return Err(e);
+        }
+        if let Some(g) = &self.guard {
+            g.set_id(&id);
         }
         self.id = id;
         Ok(())

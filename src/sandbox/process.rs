@@ -40,6 +40,15 @@ pub(crate) struct Shared {
     next_id: std::sync::atomic::AtomicU64,
 }
 
+impl Shared {
+    /// Tell every background task to end (without waiting for it).
+    pub(crate) fn cancel_all(&self) {
+        for (_, t) in lock(&self.active).iter() {
+            t.cancel();
+        }
+    }
+}
+
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared").finish_non_exhaustive()
@@ -260,7 +269,7 @@ impl Sandbox {
         let started = self.start_exec(command, opts).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
-        let sandbox = self.clone();
+        let sandbox = self.handle();
         let opts = opts.clone();
         let task = tokio::spawn(async move {
             let mut cap = CappedOutput::new(opts.max_output.bytes());
@@ -305,11 +314,11 @@ impl Sandbox {
             id: started.exec_id.clone(),
             marker: started.marker.clone(),
             user: opts.user.clone(),
-            sandbox: self.clone(),
+            sandbox: self.handle(),
             buffer: ring.clone(),
             done,
         };
-        let sandbox = self.clone();
+        let sandbox = self.handle();
         tokio::spawn(async move {
             // The ring buffer bounds memory; the cap only guards the counter.
             let mut cap = CappedOutput::new(u64::MAX);
@@ -335,9 +344,7 @@ impl Sandbox {
     /// End every stream and detached process of this handle (and its clones):
     /// their commands are killed and their tasks finish.
     pub async fn stop_background(&self) {
-        for (_, t) in lock(&self.shared.active).iter() {
-            t.cancel();
-        }
+        self.shared.cancel_all();
         // Give the tasks the moment they need to kill their commands.
         for _ in 0..100 {
             if lock(&self.shared.active).is_empty() {

@@ -106,7 +106,11 @@ async fn doctor_removes_orphaned_job_containers() {
     plain.labels.remove("pocketdock.job");
     plain.labels.remove("pocketdock.sandbox");
     let plain_name = plain.name.clone().unwrap();
-    pocketdock::Sandbox::create(&engine, &plain).await.unwrap();
+    // Kept: the handle's drop would remove it, as for any library sandbox.
+    pocketdock::Sandbox::create(&engine, &plain)
+        .await
+        .unwrap()
+        .keep();
 
     let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));

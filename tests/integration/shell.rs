@@ -81,7 +81,8 @@ async fn a_command_typed_at_the_prompt_runs_and_exit_code_passes_through() {
         name: Some(name.clone()),
         ..crate::common::spec("shell")
     };
-    pocketdock::Sandbox::create(&engine, &spec).await.unwrap();
+    // Held: a handle from `create` removes its sandbox when dropped.
+    let _sandbox = pocketdock::Sandbox::create(&engine, &spec).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = Session(unique("tmux"));
     start(&session.0, dir.path(), &format!("shell {name}"));

@@ -31,8 +31,11 @@ use crate::sandbox::run::new_marker;
 
 mod capture;
 mod inner;
+mod interactive;
 mod open;
 mod script;
+
+pub use interactive::{Handback, DETACH_KEY};
 
 use capture::Capture;
 use inner::{lock, Inner};

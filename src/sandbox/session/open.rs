@@ -111,7 +111,7 @@ impl Sandbox {
         };
         let (reg, cancel) = self.register(None);
         let inner = Arc::new(Inner {
-            sandbox: self.clone(),
+            sandbox: self.handle(),
             exec_id,
             marker,
             user: opts.user.clone(),

@@ -1,0 +1,105 @@
+//! The drop guard: a sandbox nobody shut down is removed when its last
+//! handle goes.
+//!
+//! [`Sandbox::create`] arms a guard shared by the handle and its clones
+//! (not by the copies that processes, sessions and kernels keep, so those
+//! never keep a container alive on their own). When the last clone is
+//! dropped while the guard is still armed, the guard ends the sandbox's
+//! background work and removes the container.
+//!
+//! Drop cannot await, and a task spawned on the caller's runtime from a
+//! drop at the end of `main` never runs: the runtime shuts down first. So
+//! the removal runs on a helper thread with a runtime and engine
+//! connection of its own, and the drop waits for it (one engine request,
+//! tens of milliseconds). That works inside or outside a runtime, during a
+//! panic's unwinding too. [`Sandbox::shutdown`] and [`Sandbox::keep`]
+//! disarm it; a persistent sandbox is never armed (it is meant to outlive
+//! the program).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::process::Shared;
+use super::Sandbox;
+use crate::engine::Engine;
+
+/// Removes an owned sandbox's container when dropped armed.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    engine: Engine,
+    /// The container's id (a fresh reboot replaces it).
+    id: Mutex<String>,
+    armed: AtomicBool,
+    shared: Arc<Shared>,
+}
+
+impl Guard {
+    pub(super) fn new(engine: &Engine, id: &str, shared: &Arc<Shared>) -> Guard {
+        Guard {
+            engine: engine.clone(),
+            id: Mutex::new(id.to_string()),
+            armed: AtomicBool::new(true),
+            shared: shared.clone(),
+        }
+    }
+
+    pub(super) fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    pub(super) fn set_id(&self, id: &str) {
+        *self.id.lock().unwrap_or_else(PoisonError::into_inner) = id.to_string();
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if !self.armed.load(Ordering::SeqCst) {
+            return;
+        }
+        self.shared.cancel_all();
+        let engine = self.engine.detached();
+        let id = std::mem::take(&mut *self.id.lock().unwrap_or_else(PoisonError::into_inner));
+        let removal = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                let _ = engine.remove_container(&id, true).await;
+            });
+        });
+        let _ = removal.join();
+    }
+}
+
+impl Sandbox {
+    /// Keep the container after the last handle is dropped, as the CLI's
+    /// `create` does: the sandbox is yours to shut down later (by name, with
+    /// [`Sandbox::attach`]). Affects every clone of this handle.
+    pub fn keep(&self) {
+        if let Some(g) = &self.guard {
+            g.disarm();
+        }
+    }
+
+    /// True when dropping the last handle will remove the container (made by
+    /// [`Sandbox::create`], not persistent, neither shut down nor kept).
+    #[must_use]
+    pub fn removed_on_drop(&self) -> bool {
+        self.guard
+            .as_ref()
+            .is_some_and(|g| g.armed.load(Ordering::SeqCst))
+    }
+
+    /// A copy for the sandbox's own tasks and handles: it shares the
+    /// callbacks and background work but not the guard.
+    pub(crate) fn handle(&self) -> Sandbox {
+        Sandbox {
+            guard: None,
+            ..self.clone()
+        }
+    }
+}

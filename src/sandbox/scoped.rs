@@ -1,0 +1,59 @@
+//! [`Sandbox::with`]: a sandbox for the length of one async block.
+//!
+//! The block gets its own clone of the handle; whatever it returns, and
+//! when it panics, the sandbox is shut down before `with` returns (or the
+//! panic carries on). The drop guard covers what this cannot: a `with`
+//! future that is itself dropped half-way (a timeout, a cancelled task).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures_util::future::FutureExt;
+
+use super::{Sandbox, SandboxSpec};
+use crate::engine::Engine;
+use crate::error::Error;
+
+impl Sandbox {
+    /// Create a sandbox from `spec`, run `f` with it, and shut it down
+    /// (removed; a persistent one stopped), whatever `f` returned, panics
+    /// included (the panic then resumes). `f`'s error type only needs to
+    /// hold a pocketdock [`Error`]: `anyhow::Error` and the like work too.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> pocketdock::Result<()> {
+    /// use pocketdock::{Engine, RunOptions, Sandbox, SandboxSpec};
+    /// let engine = Engine::connect().await?;
+    /// let out = Sandbox::with(&engine, &SandboxSpec::default(), |sb| async move {
+    ///     sb.run("echo hi", &RunOptions::default()).await
+    /// })
+    /// .await?;
+    /// assert_eq!(out.stdout, "hi\n");
+    /// # Ok(()) }
+    /// ```
+    pub async fn with<T, E, F, Fut>(
+        engine: &Engine,
+        spec: &SandboxSpec,
+        f: F,
+    ) -> std::result::Result<T, E>
+    where
+        F: FnOnce(Sandbox) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+        E: From<Error>,
+    {
+        let sandbox = Sandbox::create(engine, spec).await?;
+        let inner = sandbox.clone();
+        let outcome = AssertUnwindSafe(async move { f(inner).await })
+            .catch_unwind()
+            .await;
+        let down = match sandbox.shutdown(false, false).await {
+            Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(Err(e)) => Err(e),
+            Ok(Ok(v)) => down.map(|()| v).map_err(E::from),
+        }
+    }
+}
