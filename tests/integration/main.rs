@@ -15,6 +15,7 @@ mod blocking;
 mod cli;
 mod doctor;
 mod engine;
+mod examples;
 mod files;
 mod images;
 mod kernel;
