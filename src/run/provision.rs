@@ -200,6 +200,9 @@ impl Provisioner {
         } else {
             self.remove(sandbox).await.err()
         };
+        // Released is final: a container the engine would not remove is
+        // recorded `left` for `doctor`, not retried by the handle's drop.
+        sandbox.keep();
         if let Some(why) = &left {
             self.events.emit(EventKind::Warning {
                 message: format!("could not remove sandbox {}: {why}", sandbox.name()),
