@@ -204,7 +204,7 @@ pub struct ContainerConfig {
     /// Working directory.
     #[serde(default)]
     pub working_dir: String,
-    /// User processes run as (name or uid[:gid]; empty = root).
+    /// User processes run as (name or uid\[:gid\]; empty = root).
     #[serde(default)]
     pub user: String,
 }
