@@ -13,6 +13,7 @@ mod build;
 mod completions;
 mod context;
 mod create;
+mod detach_log;
 mod doctor;
 mod files;
 mod follow;
@@ -139,6 +140,9 @@ enum Command {
     /// Print names for shell completion (sandboxes, job records).
     #[command(name = "__complete", hide = true)]
     Complete(completions::CompleteArgs),
+    /// Copy a detached process's output into its sandbox record (started by `run --detach`).
+    #[command(name = "__detach-log", hide = true)]
+    DetachLog(detach_log::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -272,6 +276,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Completions(a) => Ok(completions::completions(&a)),
         Command::Man(a) => completions::man(&a),
         Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
+        Command::DetachLog(a) => detach_log::collect(ctx, &engine().await?, &a).await,
     }
 }
 

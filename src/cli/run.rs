@@ -185,7 +185,9 @@ async fn detach(
     json: bool,
 ) -> Result<u8, Error> {
     let started = sandbox.spawn_logged(command, opts).await?;
-    // Its output stays in the sandbox; the history says where.
+    // In a persistent sandbox, the history says where, and a background
+    // collector copies the output into the record as it comes.
+    let host_log = super::detach_log::host_log_dir(ctx, sandbox.name());
     if let Some((dir, logging)) = record_dir(ctx, sandbox.name()) {
         if logging.auto_log {
             let op = SandboxOpKind::Detach {
@@ -194,19 +196,28 @@ async fn detach(
                 log_in_sandbox: started.log.clone(),
             };
             let _ = history::append(&dir, &HistoryEntry::Sandbox(SandboxOp::now(op)));
+            super::detach_log::spawn(ctx, sandbox.name(), &started, command);
         }
     }
     if json {
         println!("{}", serde_json::to_string(&started).unwrap_or_default());
     } else {
         println!("{}", started.id);
+        let see = if host_log.is_some() {
+            format!("pocketdock logs {} --type detach -f", sandbox.name())
+        } else {
+            format!("pocketdock run {} \"cat {}\"", sandbox.name(), started.log)
+        };
         ctx.note(format_args!(
-            "started in the background; output goes to {log} in {name}\n  \
-             see it:  pocketdock run {name} \"cat {log}\"\n  \
+            "started in the background; output goes to {log} in {name}{copied}\n  \
+             see it:  {see}\n  \
              stop it: pocketdock kill {name} {id}",
             log = started.log,
             name = sandbox.name(),
             id = started.id,
+            copied = host_log
+                .map(|d| format!(" and to {}/detach-*.log", d.display()))
+                .unwrap_or_default(),
         ));
     }
     Ok(0)

@@ -219,3 +219,80 @@ fn follow_needs_something_to_follow() {
         stderr(&o)
     );
 }
+
+#[tokio::test]
+async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let dir = project("detachlog");
+    let name = unique("detachlog");
+    c.add(name.clone());
+    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdock_in(
+        dir.path(),
+        &[
+            "run",
+            "-d",
+            &name,
+            "echo one; sleep 1; echo two >&2; exit 3",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--type detach -f"), "{}", stderr(&o));
+
+    // Follow it: the log closes when the process ends.
+    let logs = dir
+        .path()
+        .join(".pocketdock/instances")
+        .join(&name)
+        .join("logs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let text = std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("detach-"))
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .unwrap_or_default();
+        if text.contains("exit_code:") {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the detach log never closed: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        text.starts_with("=== pocketdock detach log ===\n"),
+        "{text}"
+    );
+    assert!(text.contains("command: echo one; sleep 1"), "{text}");
+    assert!(
+        text.contains("] one\n") && text.contains("] two\n"),
+        "{text}"
+    );
+    assert!(text.contains("exit_code: 3\n"), "{text}");
+    let history = std::fs::read_to_string(
+        dir.path()
+            .join(".pocketdock/instances")
+            .join(&name)
+            .join("history.jsonl"),
+    )
+    .unwrap();
+    let ended = history
+        .lines()
+        .find(|l| l.contains(r#""type":"detach_ended""#))
+        .unwrap_or_else(|| panic!("{history}"));
+    assert!(
+        ended.contains(r#""exit":3"#) && ended.contains(r#""log":"detach-"#),
+        "{ended}"
+    );
+    let shown = pocketdock_in(dir.path(), &["logs", &name, "--type", "detach"], &[]);
+    assert!(stdout(&shown).contains("] two"), "{}", stdout(&shown));
+    let runs = pocketdock_in(dir.path(), &["logs", &name, "--type", "run"], &[]);
+    assert!(!stdout(&runs).contains("] two"), "{}", stdout(&runs));
+}
