@@ -10,6 +10,7 @@ mod pd;
 
 mod airgap;
 mod apply;
+mod artifacts;
 mod background;
 mod cli;
 mod doctor;
