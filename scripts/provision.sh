@@ -116,6 +116,8 @@ pkg_installed() {
 
 install_packages() {
   local pkgs=(curl ca-certificates procps debootstrap busybox-static tmux)
+  # The CLI tests render `pocketdock man` with `man -l`.
+  pkgs+=(man-db groff-base)
   ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
   ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
   local missing=() p

@@ -15,9 +15,6 @@ pub struct Args {
     /// Profiles to build [default: all].
     #[arg(value_name = "PROFILE")]
     profiles: Vec<String>,
-    /// Print only the summary line of each build.
-    #[arg(long, short = 'q')]
-    quiet: bool,
     /// Build even when the image is up to date (its build context is unchanged).
     #[arg(long, short = 'f')]
     force: bool,
@@ -79,7 +76,8 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
     let args: std::collections::BTreeMap<String, String> = a.build_arg.iter().cloned().collect();
     for p in &selected {
         let started = Instant::now();
-        let quiet = a.quiet;
+        // The global --quiet prints only the summary line of each build.
+        let quiet = ctx.verbosity == super::Verbosity::Quiet;
         let mut announced = false;
         let announce = |announced: &mut bool| {
             if !*announced {

@@ -38,6 +38,41 @@ pub struct Context {
     pub term: Option<String>,
     /// Running in GitHub Actions (`GITHUB_ACTIONS=true`).
     pub github_actions: bool,
+    /// `--quiet` / `--verbose`.
+    pub verbosity: Verbosity,
+}
+
+/// How much a command says besides its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verbosity {
+    /// Results and errors only.
+    Quiet,
+    /// Results, errors, hints and notes.
+    #[default]
+    Normal,
+    /// Also the engine socket and the time taken.
+    Verbose,
+}
+
+impl Verbosity {
+    /// From the global `--quiet` and `--verbose` flags.
+    #[must_use]
+    pub fn from_flags(quiet: bool, verbose: bool) -> Verbosity {
+        match (quiet, verbose) {
+            (true, _) => Verbosity::Quiet,
+            (false, true) => Verbosity::Verbose,
+            (false, false) => Verbosity::Normal,
+        }
+    }
+}
+
+impl Context {
+    /// Print a hint or note on stderr, unless `--quiet`.
+    pub fn note(&self, text: impl std::fmt::Display) {
+        if self.verbosity != Verbosity::Quiet {
+            eprintln!("{text}");
+        }
+    }
 }
 
 impl Context {
@@ -60,6 +95,7 @@ impl Context {
             stderr_is_terminal: std::io::stderr().is_terminal(),
             term: std::env::var("TERM").ok(),
             github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            verbosity: Verbosity::Normal,
         })
     }
 

@@ -68,6 +68,10 @@ pub struct Args {
     /// Remove the sandbox on shutdown even when the project's `default_persist` is true.
     #[arg(long)]
     no_persist: bool,
+    /// Default timeout in seconds of commands `pocketdock run` sends to this
+    /// sandbox without `--timeout` (kept on the sandbox); 0 = never.
+    #[arg(long, short = 't', value_name = "SECS")]
+    timeout: Option<u64>,
     /// Print {"id": ..., "name": ...} instead of the name.
     #[arg(long)]
     json: bool,
@@ -117,7 +121,12 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
             v
         })
         .collect();
+    let mut labels = base.labels.clone();
+    if let Some(t) = a.timeout {
+        labels.insert(crate::labels::TIMEOUT.into(), t.to_string());
+    }
     let spec = SandboxSpec {
+        labels,
         name: a.name,
         project: Some(a.project.unwrap_or_else(|| project.name.clone())),
         mem: a.mem,

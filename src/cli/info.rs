@@ -33,7 +33,8 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     };
     field("name", info.name.clone());
     field("id", info.id.chars().take(12).collect());
-    let mut status = info.status.clone();
+    // Colour goes to the word only; anstream drops it off a terminal.
+    let mut status = super::style::paint(super::style::status(&info.status), &info.status);
     if let Some(code) = info.exit_code {
         let _ = write!(
             status,
@@ -96,7 +97,7 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         "disk",
         opt(info.disk_usage.map(|d| ByteSize(d).to_string())),
     );
-    print!("{s}");
+    anstream::print!("{s}");
     if !info.processes.is_empty() {
         println!("processes:");
         let rows: Vec<Vec<String>> = info

@@ -2,6 +2,7 @@
 
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::sandbox::manage;
 use crate::sandbox::Shutdown;
 use crate::sandbox::{labels, Sandbox};
 use crate::store;
@@ -10,6 +11,33 @@ use crate::store;
 pub struct NameArgs {
     /// Sandbox name or id.
     name: String,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    pocketdock stop my-box\n  \
+    pocketdock stop --all -y          # every running sandbox of this project")]
+pub struct StopArgs {
+    /// Sandbox name or id.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    name: Option<String>,
+    /// Stop every running sandbox of the current project (asks first).
+    #[arg(long)]
+    all: bool,
+    /// With --all: sandboxes of this project instead.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "all",
+        conflicts_with = "all_projects"
+    )]
+    project: Option<String>,
+    /// With --all: every project's sandboxes on this engine.
+    #[arg(long, requires = "all")]
+    all_projects: bool,
+    /// Do not ask before stopping several sandboxes.
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -48,13 +76,71 @@ pub async fn snapshot(engine: &Engine, a: SnapshotArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-pub async fn stop(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
-    Sandbox::attach(engine, &a.name).stop().await?;
-    println!(
-        "stopped {} (filesystem kept; `pocketdock resume {}` starts it)",
-        a.name, a.name
-    );
+pub async fn stop(ctx: &super::Context, engine: &Engine, a: StopArgs) -> Result<u8, Error> {
+    let Some(name) = &a.name else {
+        return stop_all(ctx, engine, &a).await;
+    };
+    Sandbox::attach(engine, name).stop().await?;
+    println!("stopped {name}");
+    ctx.note(format_args!(
+        "filesystem kept; `pocketdock resume {name}` starts it"
+    ));
     Ok(0)
+}
+
+/// Stop every running sandbox in scope, each on its own; one that fails
+/// does not keep the others running.
+async fn stop_all(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8, Error> {
+    let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
+    let running = manage::list_sandboxes(engine, &scope, false).await?;
+    if running.is_empty() {
+        ctx.note("no running sandboxes to stop");
+        return Ok(0);
+    }
+    let names: Vec<&str> = running.iter().map(|r| r.name.as_str()).collect();
+    if !a.yes {
+        let question = format!(
+            "Stop {} running sandbox{} ({})? Their processes end.",
+            names.len(),
+            if names.len() == 1 { "" } else { "es" },
+            names.join(", ")
+        );
+        if !confirm_or_refuse(ctx, "confirmation for stopping sandboxes", &question)? {
+            eprintln!("stopped nothing");
+            return Ok(1);
+        }
+    }
+    let stops = names.iter().map(|n| async move {
+        let r = Sandbox::attach(engine, n).stop().await;
+        (*n, r)
+    });
+    let mut failed = 0;
+    for (name, r) in futures_util::future::join_all(stops).await {
+        match r {
+            Ok(()) => println!("stopped {name}"),
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: could not stop {name}: {e}");
+            }
+        }
+    }
+    Ok(u8::from(failed > 0))
+}
+
+/// Ask on a terminal; refuse without one (nobody can answer), pointing at -y.
+fn confirm_or_refuse(
+    ctx: &super::Context,
+    what: &'static str,
+    question: &str,
+) -> Result<bool, Error> {
+    if !ctx.stdin_is_terminal {
+        return Err(Error::Invalid {
+            what,
+            value: question.to_string(),
+            expected: "pass -y to go ahead without asking (stdin is not a terminal)",
+        });
+    }
+    super::ask(question)
 }
 
 pub async fn resume(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
@@ -98,9 +184,30 @@ fn confirm(ctx: &super::Context, name: &str) -> Result<bool, Error> {
 pub struct RebootArgs {
     /// Sandbox name or id.
     name: String,
-    /// Recreate from the image (same name, limits, mounts): the filesystem starts over.
+    /// Recreate from the image (same name, limits, mounts): the filesystem
+    /// starts over (asks first).
     #[arg(long)]
     fresh: bool,
+    /// With --fresh: do not ask before discarding the filesystem.
+    #[arg(long, short = 'y')]
+    yes: bool,
+}
+
+/// Before any engine call: `reboot --fresh` asks (unless -y); `false` when
+/// the answer was no.
+pub fn confirm_reboot(ctx: &super::Context, a: &RebootArgs) -> Result<bool, Error> {
+    if !a.fresh || a.yes {
+        return Ok(true);
+    }
+    let question = format!(
+        "Recreate {} from its image? Everything written in its filesystem is lost.",
+        a.name
+    );
+    let yes = confirm_or_refuse(ctx, "confirmation for recreating sandbox", &question)?;
+    if !yes {
+        eprintln!("kept {}", a.name);
+    }
+    Ok(yes)
 }
 
 pub async fn reboot(engine: &Engine, a: RebootArgs) -> Result<u8, Error> {

@@ -5,7 +5,9 @@ use time::OffsetDateTime;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::sandbox::manage::{self, Scope};
+use crate::sandbox::manage::{self, SandboxSummary, Scope};
+use crate::sandbox::Sandbox;
+use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -51,7 +53,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
             Scope::Project(p) => format!(" in project {p}"),
             Scope::All => String::new(),
         };
-        eprintln!(
+        ctx.note(format_args!(
             "no {}sandboxes{scope}; create one with `pocketdock create`{}",
             if a.all { "" } else { "running " },
             if a.all_projects {
@@ -59,29 +61,53 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
             } else {
                 ", or look at every project's with `--all-projects`"
             }
-        );
+        ));
         return Ok(0);
     }
+    let memory = memory(engine, &rows).await;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| {
+        .zip(memory)
+        .map(|(r, mem)| {
             vec![
                 r.name.clone(),
                 r.state.clone(),
                 r.profile.clone().unwrap_or_else(|| "-".into()),
                 r.project.clone().unwrap_or_else(|| "-".into()),
                 format!("{} ago", table::duration((now - r.created).max(0) as u64)),
+                mem,
                 r.image.clone(),
             ]
         })
         .collect();
-    print!(
+    anstream::print!(
         "{}",
-        table::render(
-            &["NAME", "STATUS", "PROFILE", "PROJECT", "CREATED", "IMAGE"],
-            &cells
+        table::render_status(
+            &["NAME", "STATUS", "PROFILE", "PROJECT", "AGE", "MEMORY", "IMAGE"],
+            &cells,
+            1
         )
     );
     Ok(0)
+}
+
+/// `used / limit` of each running sandbox, asked in parallel; `-` for the
+/// others and for any the engine could not measure.
+async fn memory(engine: &Engine, rows: &[SandboxSummary]) -> Vec<String> {
+    let asks = rows.iter().map(|r| async move {
+        if r.state != "running" {
+            return "-".to_string();
+        }
+        match Sandbox::attach(engine, &r.name).info().await {
+            Ok(i) => match (i.memory_usage, i.memory_limit) {
+                (Some(u), Some(l)) => format!("{} / {}", ByteSize(u), ByteSize(l)),
+                (Some(u), None) => format!("{} / unlimited", ByteSize(u)),
+                (None, Some(l)) => format!("- / {}", ByteSize(l)),
+                (None, None) => "-".into(),
+            },
+            Err(_) => "-".into(),
+        }
+    });
+    futures_util::future::join_all(asks).await
 }

@@ -10,10 +10,13 @@ mod airgap;
 mod apply;
 mod bench;
 mod build;
+mod completions;
 mod context;
 mod create;
+mod detach_log;
 mod doctor;
 mod files;
+mod follow;
 mod info;
 mod init;
 mod lifecycle;
@@ -25,6 +28,7 @@ mod python;
 mod run;
 mod shell;
 mod status;
+mod style;
 mod systemd;
 mod table;
 mod validate;
@@ -38,7 +42,7 @@ use clap::{Parser, Subcommand};
 use crate::error::Error;
 use crate::sandbox::manage::Scope;
 
-pub use context::Context;
+pub use context::{Context, Verbosity};
 
 /// Exit code for usage errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -60,6 +64,14 @@ pub struct Cli {
     /// Podman rootless, Podman system and Docker sockets, in that order).
     #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+
+    /// Print only results and errors: no hints, no notes.
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Also say which engine socket was used and how long the command took (on stderr).
+    #[arg(long, global = true)]
+    pub verbose: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -99,8 +111,8 @@ enum Command {
     List(list::Args),
     /// Show a sandbox's state, limits, resource use and processes.
     Info(info::Args),
-    /// Stop a sandbox, keeping its filesystem.
-    Stop(lifecycle::NameArgs),
+    /// Stop a sandbox (or every running one of the project with --all), keeping its filesystem.
+    Stop(lifecycle::StopArgs),
     /// Start a stopped sandbox again.
     Resume(lifecycle::NameArgs),
     /// Restart a sandbox (or recreate it from its image with --fresh).
@@ -121,6 +133,16 @@ enum Command {
     Bench(bench::Args),
     /// Print a systemd user unit that resumes a persistent sandbox and stops it on shutdown.
     Systemd(systemd::Args),
+    /// Print a shell completion script (bash, zsh, fish or powershell).
+    Completions(completions::CompletionsArgs),
+    /// Write man pages (roff): the main page to stdout, or one per command into --dir.
+    Man(completions::ManArgs),
+    /// Print names for shell completion (sandboxes, job records).
+    #[command(name = "__complete", hide = true)]
+    Complete(completions::CompleteArgs),
+    /// Copy a detached process's output into its sandbox record (started by `run --detach`).
+    #[command(name = "__detach-log", hide = true)]
+    DetachLog(detach_log::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -190,10 +212,26 @@ fn run_main() -> ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
-    let ctx = Context::from_process(cli.socket)?;
+    let mut ctx = Context::from_process(cli.socket)?;
+    ctx.verbosity = Verbosity::from_flags(cli.quiet, cli.verbose);
     let ctx = &ctx;
+    let started = std::time::Instant::now();
+    let code = command(ctx, cli.command).await;
+    if ctx.verbosity == Verbosity::Verbose {
+        eprintln!(
+            "pocketdock: engine socket {}; took {} ms",
+            ctx.socket
+                .as_ref()
+                .map_or_else(|| "(detected)".into(), |s| s.display().to_string()),
+            started.elapsed().as_millis()
+        );
+    }
+    code
+}
+
+async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
     let engine = || ctx.engine();
-    match cli.command {
+    match command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
         Command::Prune(a) if a.jobs() => prune::jobs(ctx, &a),
@@ -202,7 +240,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Validate(a) => Ok(validate::run(ctx, &a)),
         Command::Plan(a) => Ok(plan::run(ctx, &a)),
         Command::Apply(a) => apply::run(ctx, a).await,
-        Command::Logs(a) => logs::run(ctx, &a),
+        Command::Logs(a) => logs::run(ctx, &a).await,
         Command::List(a) if a.jobs() => {
             logs::list_jobs(ctx, a.json());
             Ok(0)
@@ -220,8 +258,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Pull(a) => files::pull(&engine().await?, a).await,
         Command::List(a) => list::run(ctx, &engine().await?, a).await,
         Command::Info(a) => info::run(&engine().await?, a).await,
-        Command::Stop(a) => lifecycle::stop(&engine().await?, a).await,
+        Command::Stop(a) => lifecycle::stop(ctx, &engine().await?, a).await,
         Command::Resume(a) => lifecycle::resume(&engine().await?, a).await,
+        Command::Reboot(a) if !lifecycle::confirm_reboot(ctx, &a)? => Ok(1),
         Command::Reboot(a) => lifecycle::reboot(&engine().await?, a).await,
         Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
         Command::Shutdown(a) => lifecycle::shutdown(ctx, &engine().await?, a).await,
@@ -234,6 +273,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Import(a) => airgap::import(ctx, &engine().await?, a).await,
         Command::Bench(a) => bench::run(ctx, &engine().await?, a).await,
         Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
+        Command::Completions(a) => Ok(completions::completions(&a)),
+        Command::Man(a) => completions::man(&a),
+        Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
+        Command::DetachLog(a) => detach_log::collect(ctx, &engine().await?, &a).await,
     }
 }
 

@@ -30,9 +30,10 @@ pub struct Args {
     /// Interpreter for COMMAND: sh, bash, python or node.
     #[arg(long, short = 'l', default_value = "sh", value_name = "LANG")]
     lang: String,
-    /// Seconds before the command and everything it started are killed; 0 = never.
-    #[arg(long, short = 't', default_value_t = 30, value_name = "SECS")]
-    timeout: u64,
+    /// Seconds before the command and everything it started are killed; 0 = never
+    /// [default: the sandbox's `create --timeout`, else 30].
+    #[arg(long, short = 't', value_name = "SECS")]
+    timeout: Option<u64>,
     /// Keep at most this much output, stdout and stderr together (512, 64k, 10m, 1g).
     #[arg(long, value_name = "SIZE", default_value = "10m", value_parser = super::parse_size)]
     max_output: ByteSize,
@@ -73,7 +74,7 @@ impl Args {
     pub fn options(&self) -> Result<RunOptions, Error> {
         Ok(RunOptions {
             lang: self.lang.parse::<Lang>()?,
-            timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
+            timeout: seconds(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
             max_output: self.max_output,
             env: self
                 .env
@@ -94,6 +95,16 @@ pub async fn run(
     mut opts: RunOptions,
 ) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(engine, &a.name);
+    if a.timeout.is_none() {
+        // The sandbox's own default, when `create --timeout` set one.
+        let inspect = sandbox.inspect().await?;
+        if let Some(secs) = inspect
+            .label(crate::labels::TIMEOUT)
+            .and_then(|t| t.parse::<u64>().ok())
+        {
+            opts.timeout = seconds(secs);
+        }
+    }
     let command = a.command.join(" ");
     let cancel = CancellationToken::new();
     opts.cancel = Some(cancel.clone());
@@ -174,7 +185,9 @@ async fn detach(
     json: bool,
 ) -> Result<u8, Error> {
     let started = sandbox.spawn_logged(command, opts).await?;
-    // Its output stays in the sandbox; the history says where.
+    // In a persistent sandbox, the history says where, and a background
+    // collector copies the output into the record as it comes.
+    let host_log = super::detach_log::host_log_dir(ctx, sandbox.name());
     if let Some((dir, logging)) = record_dir(ctx, sandbox.name()) {
         if logging.auto_log {
             let op = SandboxOpKind::Detach {
@@ -183,20 +196,29 @@ async fn detach(
                 log_in_sandbox: started.log.clone(),
             };
             let _ = history::append(&dir, &HistoryEntry::Sandbox(SandboxOp::now(op)));
+            super::detach_log::spawn(ctx, sandbox.name(), &started, command);
         }
     }
     if json {
         println!("{}", serde_json::to_string(&started).unwrap_or_default());
     } else {
         println!("{}", started.id);
-        eprintln!(
-            "started in the background; output goes to {log} in {name}\n  \
-             see it:  pocketdock run {name} \"cat {log}\"\n  \
+        let see = if host_log.is_some() {
+            format!("pocketdock logs {} --type detach -f", sandbox.name())
+        } else {
+            format!("pocketdock run {} \"cat {}\"", sandbox.name(), started.log)
+        };
+        ctx.note(format_args!(
+            "started in the background; output goes to {log} in {name}{copied}\n  \
+             see it:  {see}\n  \
              stop it: pocketdock kill {name} {id}",
             log = started.log,
             name = sandbox.name(),
             id = started.id,
-        );
+            copied = host_log
+                .map(|d| format!(" and to {}/detach-*.log", d.display()))
+                .unwrap_or_default(),
+        ));
     }
     Ok(0)
 }
@@ -259,6 +281,14 @@ fn finished(log: &mut Option<RunLog>, exit: Option<i64>, timed_out: bool, error:
     if let Some(l) = log.take() {
         l.finish(exit, timed_out, error);
     }
+}
+
+/// `run`'s timeout when neither the flag nor the sandbox sets one.
+const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
+/// A timeout in seconds; 0 is none.
+fn seconds(secs: u64) -> Option<Duration> {
+    (secs > 0).then(|| Duration::from_secs(secs))
 }
 
 fn exit_code(code: i64, timed_out: bool) -> u8 {

@@ -117,7 +117,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             serde_json::to_string_pretty(&status).expect("status serializes")
         );
     } else {
-        print!("{}", human(&status));
+        anstream::print!("{}", human(&status));
     }
     Ok(0)
 }
@@ -157,7 +157,7 @@ fn human(s: &Status) -> String {
                 ]
             })
             .collect();
-        for line in table::render(&["NAME", "STATE", "PERSIST", "IMAGE"], &rows).lines() {
+        for line in table::render_status(&["NAME", "STATE", "PERSIST", "IMAGE"], &rows, 1).lines() {
             out.push_str("  ");
             out.push_str(line);
             out.push('\n');

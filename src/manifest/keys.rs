@@ -375,7 +375,7 @@ pub(crate) const TRANSFER_KEYS: &[KeyDoc] = &[
     ),
     key(
         "dst",
-        "Destination path (a template): in the sandbox for `push`, on the host for `pull` (relative to the manifest).",
+        "Destination path (a template): in the sandbox for `push` (required), on the host for `pull` (relative to the manifest; without it, the job record's `artifacts/`).",
         template,
     ),
 ];
@@ -425,7 +425,7 @@ pub(crate) const PYTHON_KEYS: &[KeyDoc] = &[
 pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
     ("manifest", &["version"]),
     ("run", &["cmd"]),
-    ("transfer", &["src", "dst"]),
+    ("transfer", &["src"]),
     ("snapshot", &["image"]),
     ("session", &["send"]),
     ("python", &["code"]),

@@ -120,8 +120,9 @@ impl Interpreter {
 pub struct Transfer {
     /// Source path.
     pub src: Tpl,
-    /// Destination path.
-    pub dst: Tpl,
+    /// Destination path; a `pull` without one lands in the job record's
+    /// `artifacts/` (a `push` always has one).
+    pub dst: Option<Tpl>,
 }
 
 /// `snapshot:` — the image to commit to (template).

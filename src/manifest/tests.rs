@@ -121,7 +121,7 @@ fn loads_the_architecture_example() {
     );
     assert!(m.steps["tests"].needs.is_none());
     assert!(
-        matches!(&m.steps["report"].action, Action::Pull(t) if t.dst.value == "results/{{ matrix.student }}.txt")
+        matches!(&m.steps["report"].action, Action::Pull(t) if t.dst.as_ref().is_some_and(|d| d.value == "results/{{ matrix.student }}.txt"))
     );
 }
 

@@ -191,7 +191,9 @@ impl Checker<'_> {
             }
             Action::Push(t) | Action::Pull(t) => {
                 self.template(i, &t.src, Syntax::Template);
-                self.template(i, &t.dst, Syntax::Template);
+                if let Some(dst) = &t.dst {
+                    self.template(i, dst, Syntax::Template);
+                }
             }
             Action::Snapshot(s) => self.template(i, &s.image, Syntax::Template),
             Action::Session(s) => {

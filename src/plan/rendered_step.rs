@@ -48,8 +48,9 @@ pub enum RenderedAction {
     Pull {
         /// Path in the sandbox.
         src: String,
-        /// Host path, resolved against the manifest's directory.
-        dst: PathBuf,
+        /// Host path, resolved against the manifest's directory; `None`:
+        /// the job record's `artifacts/`.
+        dst: Option<PathBuf>,
     },
     /// Commit the container to `image`.
     Snapshot {
@@ -136,11 +137,15 @@ impl Plan {
             }
             Action::Push(t) => RenderedAction::Push {
                 src: self.manifest.host_path(&r(&t.src)?),
-                dst: r(&t.dst)?,
+                // Decoding requires a push's `dst`.
+                dst: t.dst.as_ref().map(&r).transpose()?.unwrap_or_default(),
             },
             Action::Pull(t) => RenderedAction::Pull {
                 src: r(&t.src)?,
-                dst: self.manifest.host_path(&r(&t.dst)?),
+                dst: match &t.dst {
+                    Some(d) => Some(self.manifest.host_path(&r(d)?)),
+                    None => None,
+                },
             },
             Action::Snapshot(s) => RenderedAction::Snapshot {
                 image: r(&s.image)?,

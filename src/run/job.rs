@@ -176,6 +176,7 @@ impl Job {
             events.clone(),
             cancel.clone(),
             provision,
+            record_dir.join("artifacts"),
         ));
         let policy = Policy {
             jobs: req.jobs,

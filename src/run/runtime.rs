@@ -6,6 +6,7 @@
 //! and what each step leaves for templates is kept here, written before
 //! the scheduler hears the step ended, so its dependents always see it.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -31,6 +32,8 @@ pub(super) struct Runtime {
     pub actions: Actions,
     /// Where on the host transfers may read and write.
     pub host_paths: HostPaths,
+    /// The job record's `artifacts/`.
+    pub artifacts: PathBuf,
     /// Tells when the engine went away, so a step it broke says so.
     pub watch: Watch,
     /// What each finished step leaves for templates.
@@ -68,8 +71,10 @@ impl Runtime {
         events: Emitter,
         cancel: CancellationToken,
         provision: Provisioner,
+        artifacts: PathBuf,
     ) -> Runtime {
         Runtime {
+            artifacts,
             actions: Actions::new(plan.sandboxes.len()),
             watch: Watch::start(provision.engine()),
             host_paths: HostPaths::new(

@@ -66,6 +66,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         events: &rt.events,
         cancel: &rt.cancel,
         host_paths: &rt.host_paths,
+        artifacts: &rt.artifacts,
     };
 
     let attempts_allowed = rendered.retries + 1;

@@ -213,8 +213,9 @@ impl Sandbox {
     pub async fn spawn_logged(&self, command: &str, opts: &RunOptions) -> Result<Spawned> {
         let marker = super::run::new_marker();
         let log = format!("{SPAWN_LOG_DIR}/{marker}.log");
+        // The exit code goes to LOG.exit, for whoever copies the log out.
         let mut argv = super::run::sh(&format!(
-            "mkdir -p {SPAWN_LOG_DIR} && exec \"$@\" > {log} 2>&1"
+            "mkdir -p {SPAWN_LOG_DIR} && {{ \"$@\"; echo $? > {log}.exit; }} > {log} 2>&1"
         ));
         argv.push("sh".into());
         argv.extend(opts.lang.argv(command));

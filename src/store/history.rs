@@ -97,6 +97,8 @@ pub enum SandboxOpKind {
         /// The log file inside the sandbox that collects its output.
         log_in_sandbox: String,
     },
+    /// A command started with `run --detach` ended; its output is in `log`.
+    DetachEnded(CommandRun),
     /// `doctor --fix` recreated the record directory.
     DoctorRecreated {
         /// Container id.

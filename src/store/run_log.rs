@@ -14,6 +14,7 @@ use crate::project::config::Logging;
 enum LogKind {
     Run,
     Python,
+    Detach,
 }
 
 impl LogKind {
@@ -21,6 +22,7 @@ impl LogKind {
         match self {
             LogKind::Run => "run",
             LogKind::Python => "python",
+            LogKind::Detach => "detach",
         }
     }
 }
@@ -60,6 +62,18 @@ impl RunLog {
         Self::start_kind(LogKind::Python, dir, logging, container, code)
     }
 
+    /// Start the log of a process started with `run --detach`
+    /// (`logs/detach-<time>.log` in the detach-log format).
+    #[must_use]
+    pub fn start_detach(
+        dir: &Path,
+        logging: &Logging,
+        container: &str,
+        command: &str,
+    ) -> Option<RunLog> {
+        Self::start_kind(LogKind::Detach, dir, logging, container, command)
+    }
+
     fn start_kind(
         kind: LogKind,
         dir: &Path,
@@ -96,7 +110,7 @@ impl RunLog {
         log.cap(logging.max_log_size.bytes());
         // The session-log format takes what was sent after a `kind: ` prefix.
         let action = match kind {
-            LogKind::Run => command.to_string(),
+            LogKind::Run | LogKind::Detach => command.to_string(),
             LogKind::Python => format!("{prefix}: {command}"),
         };
         log.begin(prefix, container, &action, 1, now).ok()?;
@@ -147,6 +161,7 @@ impl RunLog {
         let kind = match self.kind {
             LogKind::Run => SandboxOpKind::Run(run),
             LogKind::Python => SandboxOpKind::Python(run),
+            LogKind::Detach => SandboxOpKind::DetachEnded(run),
         };
         let op = SandboxOp {
             ts: self.started_at,

@@ -96,7 +96,9 @@ impl StepLog {
                 write_stamped(&mut self.out, "send", ts, line)?;
             }
         } else {
-            writeln!(self.out, "=== pocketdock run log ===")?;
+            // A detached process's log is a run log under its own title.
+            let title = if kind == "detach" { "detach" } else { "run" };
+            writeln!(self.out, "=== pocketdock {title} log ===")?;
             writeln!(self.out, "container: {container}")?;
             writeln!(self.out, "command: {}", action.replace('\n', "\n  "))?;
             writeln!(self.out, "started: {started}")?;

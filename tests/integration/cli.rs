@@ -520,7 +520,7 @@ async fn reboot_fresh_resets_the_filesystem() {
             .code(),
         Some(0)
     );
-    let o = pocketdock(&["reboot", &name, "--fresh"]);
+    let o = pocketdock(&["reboot", &name, "--fresh", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_ne!(
         pocketdock(&["run", &name, "ls /home/sandbox/mark"])

@@ -153,7 +153,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
 
     // A fresh reboot starts the filesystem over but keeps data/, and the
     // instance directory follows the new container.
-    let o = pocketdock_in(dir.path(), &["reboot", &name, "--fresh"], &[]);
+    let o = pocketdock_in(dir.path(), &["reboot", &name, "--fresh", "-y"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         run_in(

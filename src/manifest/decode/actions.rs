@@ -136,11 +136,13 @@ impl Decoder<'_> {
             None
         };
         let src = get("src");
-        let dst = get("dst");
-        Some(Transfer {
-            src: src?,
-            dst: dst?,
-        })
+        // A pull without `dst` lands in the job record's `artifacts/`.
+        let dst = if kind == "pull" && obj.value("dst").is_none() {
+            None
+        } else {
+            Some(get("dst")?)
+        };
+        Some(Transfer { src: src?, dst })
     }
 
     pub(super) fn snapshot(&mut self, node: &Node, what: &str) -> Option<SnapshotAction> {

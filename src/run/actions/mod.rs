@@ -17,6 +17,7 @@ mod session;
 mod snapshot;
 
 use std::future::Future;
+use std::path::Path;
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -46,6 +47,8 @@ pub struct ActionCtx<'a> {
     pub cancel: &'a CancellationToken,
     /// Where on the host transfers may read and write.
     pub host_paths: &'a HostPaths,
+    /// The job record's `artifacts/` (made on first use).
+    pub artifacts: &'a Path,
 }
 
 impl ActionCtx<'_> {
@@ -140,7 +143,7 @@ impl Actions {
         match action {
             RenderedAction::Run { cmd, options } => run::run(ctx, cmd, options.clone()).await,
             RenderedAction::Push { src, dst } => push::push(ctx, src, dst).await,
-            RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst).await,
+            RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst.as_deref()).await,
             RenderedAction::Snapshot { image } => snapshot::snapshot(ctx, image).await,
             RenderedAction::Session {
                 name,
@@ -208,7 +211,10 @@ pub fn describe(action: &RenderedAction) -> String {
             lang => format!("run ({lang}): {cmd}"),
         },
         RenderedAction::Push { src, dst } => format!("push: {} -> {dst}", src.display()),
-        RenderedAction::Pull { src, dst } => format!("pull: {src} -> {}", dst.display()),
+        RenderedAction::Pull { src, dst } => match dst {
+            Some(dst) => format!("pull: {src} -> {}", dst.display()),
+            None => format!("pull: {src} -> artifacts/"),
+        },
         RenderedAction::Snapshot { image } => format!("snapshot: {image}"),
         RenderedAction::Session { name, send, .. } => format!("session {name}: {send}"),
         RenderedAction::Python { code, .. } => format!("python: {code}"),

@@ -10,26 +10,100 @@ use crate::error::Error;
 use crate::event::Artifact;
 use crate::run::step_error::StepError;
 
-/// Copy `src` (sandbox) to `dst` (host); stops at cancellation.
-pub(super) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: &Path) -> Attempt {
-    if let Err(e) = ctx.host_paths.check(dst, Use::PullDestination) {
-        return Attempt::failed(StepError::HostPath(e));
-    }
+/// How much a pull with its own `dst` may copy into the record's
+/// `artifacts/` when a hard link is not possible (another filesystem).
+pub const ARTIFACT_COPY_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Copy `src` (sandbox) to `dst` (host), or into the job record's
+/// `artifacts/STEP/` without one; stops at cancellation. A pull with its own
+/// `dst` also leaves a hard link (or, across filesystems, a copy up to
+/// [`ARTIFACT_COPY_LIMIT`]) in `artifacts/STEP/`, so the record holds what
+/// every pull brought back.
+pub(super) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: Option<&Path>) -> Attempt {
+    let keep = ctx.artifacts.join(crate::store::sanitize(ctx.step));
+    let name = Path::new(src.trim_end_matches('/'))
+        .file_name()
+        .map_or_else(|| "root".into(), std::ffi::OsStr::to_os_string);
+    let target = match dst {
+        Some(dst) => {
+            if let Err(e) = ctx.host_paths.check(dst, Use::PullDestination) {
+                return Attempt::failed(StepError::HostPath(e));
+            }
+            dst.to_path_buf()
+        }
+        None => keep.join(&name),
+    };
     let work = async {
-        ctx.sandbox.pull(src, dst).await?;
-        artifacts(dst).await
+        if dst.is_none() {
+            tokio::fs::create_dir_all(&keep)
+                .await
+                .map_err(|e| Error::io(format!("create {}", keep.display()), e))?;
+        }
+        ctx.sandbox.pull(src, &target).await?;
+        let found = artifacts(&target).await?;
+        let note = match dst {
+            Some(_) => keep_in_record(&target, &keep.join(&name), &found).await,
+            None => None,
+        };
+        Ok((found, note))
     };
     let r = tokio::select! {
         r = work => r.map_err(|e| ctx.error(e)),
         () = ctx.cancel.cancelled() => Err(StepError::Cancelled),
     };
     match r {
-        Ok(artifacts) => Attempt {
-            artifacts,
-            ..Attempt::default()
-        },
+        Ok((artifacts, note)) => {
+            if let Some(note) = note {
+                ctx.output(crate::event::StreamKind::Stderr, &note);
+            }
+            Attempt {
+                artifacts,
+                ..Attempt::default()
+            }
+        }
         Err(e) => Attempt::failed(e),
     }
+}
+
+/// Hard-link every file pulled to `dst` under `keep` (a copy when linking
+/// fails and the whole is within [`ARTIFACT_COPY_LIMIT`]); a note when the
+/// record does not get them. Never fails the step: `dst` has the files.
+async fn keep_in_record(dst: &Path, keep: &Path, found: &[Artifact]) -> Option<String> {
+    let dst = dst.to_path_buf();
+    let keep = keep.to_path_buf();
+    let total: u64 = found.iter().map(|a| a.size).sum();
+    let files: Vec<PathBuf> = found.iter().map(|a| PathBuf::from(&a.path)).collect();
+    tokio::task::spawn_blocking(move || {
+        let place = |f: &Path| -> PathBuf {
+            match f.strip_prefix(&dst) {
+                Ok(rel) if !rel.as_os_str().is_empty() => keep.join(rel),
+                _ => keep.clone(),
+            }
+        };
+        for f in &files {
+            let to = place(f);
+            if let Some(parent) = to.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::remove_file(&to);
+            if std::fs::hard_link(f, &to).is_ok() {
+                continue;
+            }
+            if total > ARTIFACT_COPY_LIMIT {
+                return Some(format!(
+                    "[pocketdock] {} not kept in the record's artifacts/: {} bytes, over the {} MiB copy limit (no hard link possible)\n",
+                    dst.display(),
+                    total,
+                    ARTIFACT_COPY_LIMIT / (1024 * 1024)
+                ));
+            }
+            let _ = std::fs::copy(f, &to);
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// Size and SHA-256 of every file at `dst` (a file, or a directory's files).

@@ -1,0 +1,298 @@
+//! `pocketdock logs`: --tail, --step, --type, --since and --follow, on job
+//! records and on persistent sandboxes, through the built binary.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{bin, pocketdock_in, project, project_label, stderr, stdout, unique};
+use crate::common::{Cleanup, LabelCleanup};
+
+const JOB: &str = r#"version: 1
+name: lines
+sandboxes:
+  box: {}
+steps:
+  count:
+    run: "for i in 1 2 3 4 5; do echo line$i; done"
+  talk:
+    needs: [count]
+    session: echo from-session
+"#;
+
+#[tokio::test]
+async fn tail_step_type_and_since_pick_what_a_record_shows() {
+    let engine = engine_or_skip!();
+    let dir = project("logs");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
+    let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let logs = |args: &[&str]| {
+        let mut all = vec!["logs", "last"];
+        all.extend_from_slice(args);
+        let o = pocketdock_in(dir.path(), &all, &[]);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+
+    let everything = logs(&[]);
+    assert!(
+        everything.contains("line1") && everything.contains("from-session"),
+        "{everything}"
+    );
+
+    let last_two = logs(&["--step", "count", "--tail", "2"]);
+    assert_eq!(last_two.lines().count(), 3, "header + 2 lines: {last_two}");
+    assert!(
+        last_two.contains("duration_ms") && !last_two.contains("line1"),
+        "{last_two}"
+    );
+
+    let runs = logs(&["--type", "run"]);
+    assert!(
+        runs.contains("line5") && !runs.contains("from-session"),
+        "{runs}"
+    );
+    let sessions = logs(&["--type", "session"]);
+    assert!(
+        sessions.contains("from-session") && !sessions.contains("line5"),
+        "{sessions}"
+    );
+
+    assert!(logs(&["--since", "1h"]).contains("line3"));
+    assert!(logs(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
+
+    let listed = pocketdock_in(dir.path(), &["logs", "--since", "1h"], &[]);
+    assert!(
+        stdout(&listed).contains("lines-0001"),
+        "{}",
+        stdout(&listed)
+    );
+    let none = pocketdock_in(
+        dir.path(),
+        &["logs", "--since", "2999-01-01T00:00:00Z"],
+        &[],
+    );
+    assert!(!stdout(&none).contains("lines-0001"), "{}", stdout(&none));
+
+    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "3 weeks"], &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown unit"), "{}", stderr(&bad));
+    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "yesterday"], &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
+
+    let names = pocketdock_in(dir.path(), &["__complete", "jobs"], &[]);
+    assert_eq!(stdout(&names), "last\nlines-0001\n");
+}
+
+#[tokio::test]
+async fn follow_tails_a_running_job_until_it_ends() {
+    let engine = engine_or_skip!();
+    let dir = project("follow");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "version: 1\nname: ticks\nsandboxes:\n  box: {}\nsteps:\n  tick:\n    run: \"for i in 1 2 3 4; do echo tick$i; sleep 1; done\"\n",
+    )
+    .unwrap();
+    let mut apply = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["apply", "job.yaml", "-o", "plain"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the step's first line: the job is running from here on.
+    let deadline = Instant::now() + Duration::from_mins(1);
+    let record = loop {
+        assert!(Instant::now() < deadline, "the step never printed");
+        let found = std::fs::read_dir(dir.path().join(".pocketdock/instances"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                std::fs::read_dir(p.join("logs"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|l| {
+                        std::fs::read_to_string(l.path())
+                            .unwrap_or_default()
+                            .contains("tick1")
+                    })
+            });
+        if let Some(r) = found {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let running = std::fs::read_to_string(record.join("instance.toml")).unwrap();
+    assert!(running.contains("status = \"running\""), "{running}");
+
+    let o = pocketdock_in(dir.path(), &["logs", "last", "-f"], &[]);
+    assert!(apply.wait().unwrap().success());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("### tick@box\n"), "{text}");
+    for i in 1..=4 {
+        assert!(text.contains(&format!("] tick{i}\n")), "{text}");
+    }
+    // It printed the end of the log, which is written when the step ends.
+    assert!(text.contains("exit_code: 0"), "{text}");
+    assert!(stderr(&o).contains("succeeded"), "{}", stderr(&o));
+}
+
+#[tokio::test]
+async fn follow_tails_a_persistent_sandbox_until_it_stops() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let dir = project("followbox");
+    let name = unique("followbox");
+    c.add(name.clone());
+    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdock_in(dir.path(), &["run", &name, "echo old-run"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut follow = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["logs", &name, "--follow", "--type", "run", "--tail", "3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = pocketdock_in(
+        dir.path(),
+        &["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        follow.try_wait().unwrap().is_none(),
+        "follow ended while the sandbox runs"
+    );
+    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let status = follow.wait().unwrap();
+    let mut text = String::new();
+    follow
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let mut err = String::new();
+    follow
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("is not running"), "{err}");
+    // The newest log from its last 3 lines, then the new run in full.
+    assert!(
+        !text.contains("old-run") && text.contains("duration_ms"),
+        "{text}"
+    );
+    assert!(text.contains("] n1\n") && text.contains("] n3\n"), "{text}");
+    assert!(text.contains("=== pocketdock run log ==="), "{text}");
+}
+
+#[test]
+fn follow_needs_something_to_follow() {
+    let dir = project("follownone");
+    let o = pocketdock_in(
+        dir.path(),
+        &["logs", "-f"],
+        &[("POCKETDOCK_SOCKET", "/nonexistent.sock")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pocketdock logs last -f"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[tokio::test]
+async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let dir = project("detachlog");
+    let name = unique("detachlog");
+    c.add(name.clone());
+    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdock_in(
+        dir.path(),
+        &[
+            "run",
+            "-d",
+            &name,
+            "echo one; sleep 1; echo two >&2; exit 3",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--type detach -f"), "{}", stderr(&o));
+
+    // Follow it: the log closes when the process ends.
+    let logs = dir
+        .path()
+        .join(".pocketdock/instances")
+        .join(&name)
+        .join("logs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let text = std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("detach-"))
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .unwrap_or_default();
+        if text.contains("exit_code:") {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the detach log never closed: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        text.starts_with("=== pocketdock detach log ===\n"),
+        "{text}"
+    );
+    assert!(text.contains("command: echo one; sleep 1"), "{text}");
+    assert!(
+        text.contains("] one\n") && text.contains("] two\n"),
+        "{text}"
+    );
+    assert!(text.contains("exit_code: 3\n"), "{text}");
+    let history = std::fs::read_to_string(
+        dir.path()
+            .join(".pocketdock/instances")
+            .join(&name)
+            .join("history.jsonl"),
+    )
+    .unwrap();
+    let ended = history
+        .lines()
+        .find(|l| l.contains(r#""type":"detach_ended""#))
+        .unwrap_or_else(|| panic!("{history}"));
+    assert!(
+        ended.contains(r#""exit":3"#) && ended.contains(r#""log":"detach-"#),
+        "{ended}"
+    );
+    let shown = pocketdock_in(dir.path(), &["logs", &name, "--type", "detach"], &[]);
+    assert!(stdout(&shown).contains("] two"), "{}", stdout(&shown));
+    let runs = pocketdock_in(dir.path(), &["logs", &name, "--type", "run"], &[]);
+    assert!(!stdout(&runs).contains("] two"), "{}", stdout(&runs));
+}
