@@ -38,6 +38,35 @@ pub struct Context {
     pub term: Option<String>,
     /// Running in GitHub Actions (`GITHUB_ACTIONS=true`).
     pub github_actions: bool,
+    /// GitHub Actions' files and workspace (`$GITHUB_STEP_SUMMARY`,
+    /// `$GITHUB_OUTPUT`, `$GITHUB_WORKSPACE`), when set.
+    pub github: GithubEnv,
+}
+
+/// The GitHub Actions environment a job reports into; each `None` when unset.
+#[derive(Debug, Clone, Default)]
+pub struct GithubEnv {
+    /// `$GITHUB_STEP_SUMMARY`: the Markdown summary file.
+    pub step_summary: Option<PathBuf>,
+    /// `$GITHUB_OUTPUT`: the step outputs file.
+    pub output: Option<PathBuf>,
+    /// `$GITHUB_WORKSPACE`: annotation paths are relative to it.
+    pub workspace: Option<PathBuf>,
+}
+
+impl GithubEnv {
+    fn from_process() -> GithubEnv {
+        let path = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        GithubEnv {
+            step_summary: path("GITHUB_STEP_SUMMARY"),
+            output: path("GITHUB_OUTPUT"),
+            workspace: path("GITHUB_WORKSPACE"),
+        }
+    }
 }
 
 impl Context {
@@ -60,6 +89,7 @@ impl Context {
             stderr_is_terminal: std::io::stderr().is_terminal(),
             term: std::env::var("TERM").ok(),
             github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            github: GithubEnv::from_process(),
         })
     }
 
