@@ -15,6 +15,7 @@ mod cli;
 mod doctor;
 mod engine;
 mod files;
+mod github;
 mod images;
 mod kernel;
 mod layers;
