@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::event::JobStatus;
 use crate::report::ci::{CiFileTargets, CiFiles, JobInfo};
 use crate::report::{self, OutputFormat};
-use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
+use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -79,6 +79,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         keep_going: a.keep_going,
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
+        secrets: SecretValues::new(),
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {
@@ -86,6 +87,18 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         Err(ApplyError::Manifest(e)) => return Ok(manifest_error(ctx, &e)),
         Err(ApplyError::Record(e)) => return Err(e),
     };
+    // Secrets are read before any sandbox exists; under GitHub Actions
+    // they are masked before anything else is printed.
+    let secrets = match super::secrets::resolve(&job.plan().manifest) {
+        Ok(s) => s,
+        Err(e) => return Ok(manifest_error(ctx, &e)),
+    };
+    if ctx.github_actions || a.output == OutputFormat::Github {
+        for line in super::secrets::add_mask_lines(&secrets) {
+            println!("{line}");
+        }
+    }
+    let job = job.with_secrets(secrets);
     let engine = ctx.engine().await?;
 
     let cancel = CancellationToken::new();
