@@ -603,3 +603,115 @@ async fn action_yml_shell_steps_run_locally_with_inputs_filled_in() {
     assert!(log.contains("hi world; rm -rf /tmp/nothing"), "{log}");
     assert!(dir.join("results.xml").is_file());
 }
+
+const SECRET: &str = "s3cr3t-V4LUE-pd12";
+
+/// A step that prints the secret whole, split across two writes, on
+/// stderr, and in its failure.
+const SECRET_JOB: &str = r#"version: 1
+name: sec
+secrets:
+  TOKEN: { env: PD_TEST_TOKEN }
+sandboxes:
+  box: {}
+steps:
+  leak:
+    secrets: [TOKEN]
+    run: |
+      echo "whole: $TOKEN"
+      printf 'split: %s' "$(echo "$TOKEN" | cut -c1-6)"; sleep 0.5; echo "$TOKEN" | cut -c7-
+      echo "$TOKEN" >&2
+      echo "key=$TOKEN" >> "$POCKETDOCK_OUTPUT"
+      exit 1
+  blind:
+    run: echo "no secret here [$TOKEN]"
+    needs: []
+"#;
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_secret_printed_whole_or_split_appears_nowhere() {
+    let engine = engine_or_skip!();
+    let (pd, summary, _) = github_pd(SECRET_JOB);
+    let pd = pd.env("PD_TEST_TOKEN", SECRET);
+    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    for mode in ["github", "plain", "ndjson", "progress"] {
+        let ran = pd
+            .cmd(["apply", "job.yaml", "-o", mode, "--junit", "j.xml"])
+            .code(1);
+        let out = ran.stdout() + &ran.stderr();
+        // The one place a value may appear: the mask registration itself,
+        // which the runner hides.
+        let shown: Vec<&str> = out.lines().filter(|l| l.contains(SECRET)).collect();
+        assert_eq!(
+            shown,
+            [format!("::add-mask::{SECRET}")],
+            "-o {mode}:\n{out}"
+        );
+        assert!(
+            out.lines().next().unwrap().starts_with("::add-mask::"),
+            "{out}"
+        );
+        let junit = std::fs::read_to_string(pd.path().join("j.xml")).unwrap();
+        assert!(!junit.contains(SECRET), "{junit}");
+        assert!(junit.contains("split: ***"), "-o {mode}: {junit}");
+    }
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(!md.contains(SECRET));
+    assert!(md.contains("whole: ***"), "{md}");
+    // Nothing under .pocketdock/ holds it: logs, history, instance.toml.
+    let files = files_under(&pd.path().join(".pocketdock"));
+    assert!(files.iter().any(|f| f.ends_with("history.jsonl")));
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{} holds the secret",
+            f.display()
+        );
+    }
+    let log = std::fs::read_to_string(
+        pd.path()
+            .join(".pocketdock/instances/sec-0001/logs/leak.log"),
+    )
+    .unwrap();
+    assert!(log.contains("] whole: ***\n"), "{log}");
+    assert!(log.contains("] split: ***\n"), "{log}");
+    // Only the step that lists it receives it.
+    let blind = std::fs::read_to_string(
+        pd.path()
+            .join(".pocketdock/instances/sec-0001/logs/blind.log"),
+    )
+    .unwrap();
+    assert!(blind.contains("no secret here []"), "{blind}");
+}
+
+#[test]
+fn a_missing_secret_variable_stops_apply_before_anything_runs() {
+    let pd = Pd::new().file("job.yaml", SECRET_JOB).no_engine();
+    let ran = pd.cmd(["apply", "job.yaml"]).code(2);
+    assert!(ran.stderr().contains("secret `TOKEN`"), "{}", ran.stderr());
+    assert!(ran.stderr().contains("PD_TEST_TOKEN"), "{}", ran.stderr());
+    assert!(!pd.path().join(".pocketdock/instances").exists());
+    // A template cannot read a secret.
+    let t = SECRET_JOB.replace("echo \"whole: $TOKEN\"", "echo \"{{ secrets.TOKEN }}\"");
+    Pd::new()
+        .file("job.yaml", t)
+        .no_engine()
+        .args(["validate", "job.yaml"])
+        .code(2)
+        .stderr_has("undefined variable `secrets`");
+}
