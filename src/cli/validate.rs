@@ -121,14 +121,20 @@ pub(super) fn load_and_plan(
     guard.apply(&mut load, ctx, project, file);
     manifest::load(file, &load)
         .and_then(|m| plan::plan(m, &plan_options(project, None)))
-        .map_err(|e| manifest_error(&e))
+        .map_err(|e| manifest_error(ctx, &e))
 }
 
 /// Print a manifest that cannot be read or planned; the exit code for it.
-pub(super) fn manifest_error(e: &ManifestError) -> u8 {
+/// Under GitHub Actions each mistake is also an annotation at its place.
+pub(super) fn manifest_error(ctx: &Context, e: &ManifestError) -> u8 {
     match e {
         ManifestError::Read { .. } => eprintln!("error: {e}"),
         ManifestError::Invalid(_) => eprintln!("{}", e.to_string().trim_end()),
+    }
+    if ctx.github_actions {
+        for line in crate::report::ci::manifest_errors(e, ctx.github.workspace.as_deref()) {
+            println!("{line}");
+        }
     }
     EXIT_USAGE
 }

@@ -99,6 +99,14 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
         || json!({ "type": "object", "propertyNames": { "pattern": "^[a-z0-9_][a-z0-9_-]*$" }, "additionalProperties": reference("step") }),
     ),
     key(
+        "secrets",
+        "Secrets by name: `NAME: { env: HOST_VAR }` or `NAME: { file: path }` (relative to the manifest). A `run` step that lists a secret in its own `secrets` receives it as the environment variable NAME; its value is masked (`***`) in every log, record and report, and templates cannot read it.",
+        || json!({ "type": "object", "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }, "additionalProperties": { "oneOf": [
+            { "type": "object", "additionalProperties": false, "required": ["env"], "properties": { "env": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" } } },
+            { "type": "object", "additionalProperties": false, "required": ["file"], "properties": { "file": { "type": "string" } } }
+        ] } }),
+    ),
+    key(
         "limits",
         "Raise limits this job needs: `matrix` (combinations per sandbox, default 1000), `sandboxes` (instances per job, 1000), `steps` (step instances per job, 10000), `template_fuel` (work per template render: instructions and data built, 100000), `template_output` (bytes per rendered template, 1048576). A manifest may raise each up to a ceiling; `--limit NAME=N` sets any limit and wins. See docs/reliability.md.",
         || json!({ "type": "object", "additionalProperties": false, "properties": {
@@ -337,6 +345,11 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
         "allow_failure",
         "A failure of this step does not fail the job, and steps that need it still run. Default: false.",
         boolean,
+    ),
+    key(
+        "secrets",
+        "Names of the manifest's `secrets` this `run` step receives as environment variables (a string or a list).",
+        string_or_list,
     ),
 ];
 

@@ -34,6 +34,8 @@ pub struct Manifest {
     pub sandboxes: IndexMap<String, SandboxDecl>,
     /// Steps in file order.
     pub steps: IndexMap<String, StepDecl>,
+    /// Declared secrets by name (where their values come from; never the values).
+    pub secrets: IndexMap<String, super::SecretDecl>,
     /// The limits in effect: defaults, raised by the manifest's
     /// `limits:`, then the user's `--limit`s.
     pub limits: Limits,

@@ -29,6 +29,7 @@ mod node;
 pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
+mod secret_decl;
 mod settings_decl;
 mod step_decl;
 pub mod template;
@@ -48,6 +49,7 @@ pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
 pub use limits::{parse_limit_arg, Limit, Limits};
 pub use manifest::Manifest;
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
+pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
@@ -185,6 +187,7 @@ pub fn parse(
         env,
         sandboxes: decoded.sandboxes,
         steps: decoded.steps,
+        secrets: decoded.secrets,
         limits,
         host_roots: opts.host_roots.clone(),
     })

@@ -34,6 +34,8 @@ pub struct StepDecl {
     pub retries: u32,
     /// A failure does not fail the job.
     pub allow_failure: bool,
+    /// Secrets the step receives as environment variables (`run` only).
+    pub secrets: Vec<Spanned<String>>,
 }
 
 /// The one thing a step does.

@@ -221,7 +221,7 @@ fn unknown_key_lists_known_ones_when_nothing_is_close() {
     );
     assert_eq!(
         d.hint.as_deref(),
-        Some("known keys: version, name, vars, env, sandboxes, steps, limits, project")
+        Some("known keys: version, name, vars, env, sandboxes, steps, secrets, limits, project")
     );
     let d = only(
         yaml("version: 1\nstep: {}\n"),

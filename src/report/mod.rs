@@ -5,7 +5,10 @@
 //!   step; for logs and CI. With GitHub Actions annotations on request.
 //! - [`Progress`]: indicatif spinners for the running steps on a terminal.
 //! - [`Ndjson`]: every event as one JSON line (schema in docs/events.md).
+//! - [`ci`]: GitHub Actions' reporter and the files CI reads (summary,
+//!   outputs, JUnit).
 
+pub mod ci;
 mod plain;
 mod progress;
 
@@ -25,7 +28,9 @@ pub enum OutputFormat {
     Plain,
     /// Spinners for running steps (needs a terminal).
     Progress,
-    /// Plain, with `::group::` folding and `::error::` annotations.
+    /// GitHub Actions: each step's output folded in its own group when it
+    /// ends, annotations at the manifest line, sandbox output unable to
+    /// issue workflow commands.
     Github,
     /// One JSON event per line.
     Ndjson,
@@ -46,9 +51,33 @@ pub fn reporter(
     };
     match format {
         OutputFormat::Progress => Box::new(Progress::new()),
-        OutputFormat::Github => Box::new(Plain::new(std::io::stdout(), true)),
+        OutputFormat::Github => Box::new(ci::Github::new(
+            std::io::BufWriter::new(std::io::stdout()),
+            std::sync::Arc::default(),
+        )),
         OutputFormat::Ndjson => Box::new(Ndjson::new(std::io::stdout())),
         OutputFormat::Plain | OutputFormat::Auto => Box::new(Plain::new(std::io::stdout(), false)),
+    }
+}
+
+/// Build the reporter for `format` for a job whose places `info` gives
+/// (the `github` reporter annotates at the manifest line with it).
+#[must_use]
+pub fn job_reporter(
+    format: OutputFormat,
+    github_actions: bool,
+    stdout_is_terminal: bool,
+    info: std::sync::Arc<ci::JobInfo>,
+) -> Box<dyn Consumer> {
+    let github =
+        matches!(format, OutputFormat::Github) || (format == OutputFormat::Auto && github_actions);
+    if github {
+        Box::new(ci::Github::new(
+            std::io::BufWriter::new(std::io::stdout()),
+            info,
+        ))
+    } else {
+        reporter(format, github_actions, stdout_is_terminal)
     }
 }
 

@@ -9,6 +9,7 @@
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::secret_mask::SecretMask;
 use crate::event::{Consumer, Event, EventKind};
 
 /// What goes down the channel.
@@ -44,12 +45,32 @@ pub struct Dispatch {
 impl Dispatch {
     /// Start a thread feeding `consumers`, in their order.
     #[must_use]
-    pub fn start(mut consumers: Vec<Box<dyn Consumer>>) -> (Emitter, Dispatch) {
+    #[cfg(test)]
+    pub fn start(consumers: Vec<Box<dyn Consumer>>) -> (Emitter, Dispatch) {
+        Dispatch::start_masked(consumers, SecretMask::default())
+    }
+
+    /// Like [`Dispatch::start`], every event first run through `mask`, so
+    /// no consumer ever sees a secret's value.
+    #[must_use]
+    pub fn start_masked(
+        mut consumers: Vec<Box<dyn Consumer>>,
+        mut mask: SecretMask,
+    ) -> (Emitter, Dispatch) {
         let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
         let handle = tokio::task::spawn_blocking(move || {
             while let Some(Msg::Event(event)) = rx.blocking_recv() {
-                for c in &mut consumers {
-                    c.handle(&event);
+                if matches!(event.kind, EventKind::JobFinished { .. }) {
+                    for held in mask.drain() {
+                        for c in &mut consumers {
+                            c.handle(&held);
+                        }
+                    }
+                }
+                for event in mask.event(event) {
+                    for c in &mut consumers {
+                        c.handle(&event);
+                    }
                 }
             }
             for c in &mut consumers {

@@ -25,6 +25,8 @@ use super::provision::Provisioner;
 use super::record;
 use super::runtime::Runtime;
 use super::scheduler::{schedule, Graph, Policy};
+use super::secret_mask::SecretMask;
+use super::secret_values::SecretValues;
 use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -57,6 +59,10 @@ pub struct ApplyRequest {
     /// Show the record's path relative to this directory (when inside it)
     /// in events; the CLI passes its working directory.
     pub relative_to: Option<PathBuf>,
+    /// Values of the manifest's `secrets`, by name: given to the `run`
+    /// steps that list them, and masked (`***`) in every event, record
+    /// and report.
+    pub secrets: SecretValues,
 }
 
 impl ApplyRequest {
@@ -71,6 +77,7 @@ impl ApplyRequest {
             keep_going: false,
             keep: false,
             relative_to: None,
+            secrets: SecretValues::new(),
         }
     }
 }
@@ -128,6 +135,14 @@ impl Job {
         })
     }
 
+    /// Give the `run` steps that list them these secret values (and mask
+    /// them in every event); replaces those of the request.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretValues) -> Job {
+        self.req.secrets = secrets;
+        self
+    }
+
     /// The plan (its `job_id` is the instance id the job expects to get).
     #[must_use]
     pub fn plan(&self) -> &Plan {
@@ -154,7 +169,8 @@ impl Job {
 
         let mut all: Vec<Box<dyn Consumer>> = vec![Box::new(recorder)];
         all.extend(consumers);
-        let (events, dispatch) = Dispatch::start(all);
+        let mask = SecretMask::new(req.secrets.values().map(str::to_string));
+        let (events, dispatch) = Dispatch::start_masked(all, mask);
         let started = Instant::now();
         events.emit(EventKind::JobStarted {
             job: plan.job_name.clone(),
@@ -171,13 +187,16 @@ impl Job {
             req.keep,
             events.clone(),
         );
-        let runtime = Arc::new(Runtime::new(
-            Arc::clone(&plan),
-            events.clone(),
-            cancel.clone(),
-            provision,
-            record_dir.join("artifacts"),
-        ));
+        let runtime = Arc::new(
+            Runtime::new(
+                Arc::clone(&plan),
+                events.clone(),
+                cancel.clone(),
+                provision,
+                record_dir.join("artifacts"),
+            )
+            .with_secrets(req.secrets.clone()),
+        );
         let policy = Policy {
             jobs: req.jobs,
             keep_going: req.keep_going,

@@ -22,9 +22,13 @@ mod provision;
 mod record;
 mod runtime;
 mod scheduler;
+mod secret_mask;
+mod secret_values;
 mod step;
 mod step_error;
 
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
+pub use secret_mask::{SecretMask, MASK};
+pub use secret_values::SecretValues;

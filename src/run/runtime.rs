@@ -16,6 +16,7 @@ use super::actions::{Actions, HostPaths};
 use super::dispatch::Emitter;
 use super::provision::Provisioner;
 use super::scheduler::{Finished, Skip, StepRunner};
+use super::secret_values::SecretValues;
 use super::step;
 use crate::engine::Watch;
 use crate::event::{Artifact, EventKind, StepStatus};
@@ -38,6 +39,8 @@ pub(super) struct Runtime {
     pub watch: Watch,
     /// What each finished step leaves for templates.
     results: Mutex<Vec<Option<StepResult>>>,
+    /// Secret values, for the `run` steps that list them.
+    pub secrets: SecretValues,
 }
 
 /// How a step ended, as its `step_finished` event tells it.
@@ -87,7 +90,15 @@ impl Runtime {
             events,
             cancel,
             provision,
+            secrets: SecretValues::new(),
         }
+    }
+
+    /// Give `secrets` to the `run` steps that list them.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretValues) -> Runtime {
+        self.secrets = secrets;
+        self
     }
 
     /// The template context of step `i`, with the results of the steps

@@ -48,10 +48,18 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         }
         Err(d) => return fail(rt, i, &StepError::Template(d)),
     }
-    let rendered = match plan.render_step(i, &ctx) {
+    let mut rendered = match plan.render_step(i, &ctx) {
         Ok(r) => r,
         Err(d) => return fail(rt, i, &StepError::Template(d)),
     };
+    // Secrets reach the command as environment variables, never templates.
+    if let RenderedAction::Run { options, .. } = &mut rendered.action {
+        for name in &step.decl.secrets {
+            if let Some(value) = rt.secrets.get(&name.value) {
+                options.env.push((name.value.clone(), value.to_string()));
+            }
+        }
+    }
     let sandbox = match rt.provision.sandbox(step.sandbox).await {
         Ok(s) => s,
         Err(error) => {

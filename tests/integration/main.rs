@@ -19,6 +19,7 @@ mod engine;
 mod everyday;
 mod examples;
 mod files;
+mod github;
 mod images;
 mod kernel;
 mod layers;

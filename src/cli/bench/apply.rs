@@ -4,7 +4,8 @@
 //!   so creation and scheduling overlap the sleeps);
 //! - 200 `run: "true"` steps over 4 sandboxes (50 in script order on each):
 //!   wall time, time per step on its sandbox, and the overhead above the
-//!   engine's exec floor measured in the same session.
+//!   engine's exec floor measured in the same session; the same job again
+//!   with `--output github`, side by side with `plain`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -19,7 +20,7 @@ pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     let work = std::env::temp_dir().join(format!("pocketdock-bench-{:08x}", fastrand::u32(..)));
     let result = measure(engine, &work, runs).await;
     let _ = std::fs::remove_dir_all(&work);
-    let (sleepers, many, floor) = result?;
+    let (sleepers, many, github, floor) = result?;
     let per_step = many.p50_ms / 50.0;
     if a.json {
         println!(
@@ -28,6 +29,7 @@ pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
                 "engine": engine.info(),
                 "eight_sleep_3": sleepers,
                 "two_hundred_true": many,
+                "two_hundred_true_github": github,
                 "exec_floor_p50_ms": floor,
                 "per_step_ms": per_step,
                 "overhead_per_step_ms": per_step - floor,
@@ -48,6 +50,10 @@ pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         "200 x true over 4 sandboxes:        {:>8.0} ms wall",
         many.p50_ms
     );
+    println!(
+        "200 x true, -o github (vs plain):   {:>8.0} ms wall",
+        github.p50_ms
+    );
     println!("  per step on its sandbox:          {per_step:>8.1} ms");
     println!("  exec floor (create+start+inspect):{floor:>8.1} ms");
     println!(
@@ -61,7 +67,7 @@ async fn measure(
     engine: &Engine,
     work: &Path,
     runs: usize,
-) -> Result<(super::Series, super::Series, f64), Error> {
+) -> Result<(super::Series, super::Series, super::Series, f64), Error> {
     let io = |e| Error::io("write benchmark manifests", e);
     std::fs::create_dir_all(work).map_err(io)?;
     let mut sleep = String::from("version: 1\nname: bench-sleep\nsandboxes:\n");
@@ -85,7 +91,7 @@ async fn measure(
 
     let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
     let socket = engine.info().socket.to_string_lossy().into_owned();
-    let apply = |file: &'static str| {
+    let apply = |file: &'static str, output: &'static str| {
         let me = me.clone();
         let socket = socket.clone();
         async move {
@@ -93,19 +99,25 @@ async fn measure(
             time_cmd_in(
                 Some(work),
                 &me,
-                &["--socket", &socket, "apply", file, "--output", "plain"],
+                &["--socket", &socket, "apply", file, "--output", output],
                 &[],
             )
             .await
         }
     };
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        a.push(apply("sleep.yaml").await?);
-        b.push(apply("many.yaml").await?);
+        a.push(apply("sleep.yaml", "plain").await?);
+        b.push(apply("many.yaml", "plain").await?);
+        c.push(apply("many.yaml", "github").await?);
     }
     let floor = floor_p50(engine).await?;
-    Ok((series("8 x sleep 3", a), series("200 x true", b), floor))
+    Ok((
+        series("8 x sleep 3", a),
+        series("200 x true", b),
+        series("200 x true, -o github", c),
+        floor,
+    ))
 }
 
 /// The engine's exec floor in a throwaway container from the minimal profile.

@@ -48,6 +48,7 @@ pub(crate) struct Decoded {
     pub env_names: Vec<Spanned<String>>,
     pub sandboxes: IndexMap<String, SandboxDecl>,
     pub steps: IndexMap<String, StepDecl>,
+    pub secrets: IndexMap<String, crate::manifest::SecretDecl>,
 }
 
 /// Decode a parsed manifest; `kdl` accepts kebab-case spellings of keys.

@@ -148,8 +148,19 @@ impl Decoder<'_> {
             .and_then(|n| self.boolean(n, "allow_failure"))
             .unwrap_or(false);
         let name = obj.value("name").and_then(|n| self.string(n, "name"));
+        let secrets = obj
+            .value("secrets")
+            .and_then(|n| self.string_list(n, "secrets"))
+            .unwrap_or_default();
 
         let (action, action_span) = action?;
+        if let (Some(first), false) = (secrets.first(), matches!(action, Action::Run(_))) {
+            self.error(
+                first.span,
+                format!("{what} lists secrets, but only `run` steps receive them"),
+                Some("move the command that needs them into a `run` step".into()),
+            );
+        }
         Some(StepDecl {
             id: id.name.clone(),
             id_span: id.span,
@@ -162,6 +173,7 @@ impl Decoder<'_> {
             timeout,
             retries,
             allow_failure,
+            secrets,
         })
     }
 }

@@ -7,9 +7,10 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 
 use super::names::is_env_name;
-use super::{Decoded, Decoder, Node, NodeKind, Span, VERSION};
+use super::{did_you_mean, Decoded, Decoder, Node, NodeKind, Span, Spanned, VERSION};
 use crate::manifest::keys::{MANIFEST_KEYS, PROJECT_KEYS};
 use crate::manifest::limits::Limit;
+use crate::manifest::{SecretDecl, SecretSource};
 
 /// Declared ids, in file order for hints and hashed for look-ups.
 pub(super) struct Ids<'a> {
@@ -123,6 +124,31 @@ impl Decoder<'_> {
                 _ => self.type_error(node, "steps", "a map of step id to step"),
             }
         }
+        let secrets = obj
+            .value("secrets")
+            .map(|n| self.secrets(n))
+            .unwrap_or_default();
+        let names: Vec<&str> = secrets.keys().map(String::as_str).collect();
+        for step in steps.values() {
+            for s in &step.secrets {
+                if !secrets.contains_key(&s.value) {
+                    let hint = did_you_mean(&s.value, names.iter().copied())
+                        .map(|n| format!("did you mean `{n}`?"))
+                        .or_else(|| {
+                            Some(if names.is_empty() {
+                                "declare it under the top-level `secrets:`".to_string()
+                            } else {
+                                format!("declared secrets: {}", names.join(", "))
+                            })
+                        });
+                    self.error(
+                        s.span,
+                        format!("step `{}` lists unknown secret `{}`", step.id, s.value),
+                        hint,
+                    );
+                }
+            }
+        }
         Some(Decoded {
             limits,
             version,
@@ -131,7 +157,70 @@ impl Decoder<'_> {
             env_names,
             sandboxes,
             steps,
+            secrets,
         })
+    }
+
+    /// `secrets:`: `NAME: { env: HOST_VAR }` or `NAME: { file: path }`.
+    fn secrets(&mut self, node: &Node) -> IndexMap<String, SecretDecl> {
+        let mut out = IndexMap::new();
+        let NodeKind::Map(entries) = &node.kind else {
+            if !matches!(node.kind, NodeKind::Null) {
+                self.type_error(
+                    node,
+                    "secrets",
+                    "a map of secret name to `{ env: VAR }` or `{ file: path }`",
+                );
+            }
+            return out;
+        };
+        for (k, v) in entries {
+            if !is_env_name(&k.name) {
+                self.error(
+                    k.span,
+                    format!("invalid secret name `{}`", k.name),
+                    Some("a secret arrives as an environment variable: letters, digits and `_`, not starting with a digit".into()),
+                );
+                continue;
+            }
+            let name = Spanned::new(k.name.clone(), k.span);
+            let source = match &v.kind {
+                NodeKind::Map(fields) if fields.len() == 1 => {
+                    let (fk, fv) = &fields[0];
+                    match (fk.name.as_str(), self.string(fv, &fk.name)) {
+                        ("env", Some(var)) if is_env_name(&var.value) => {
+                            Some(SecretSource::Env(var))
+                        }
+                        ("env", Some(var)) => {
+                            self.error(
+                                var.span,
+                                format!("invalid environment variable name `{}`", var.value),
+                                None,
+                            );
+                            None
+                        }
+                        ("file", Some(path)) => Some(SecretSource::File(path)),
+                        ("env" | "file", None) => None,
+                        (other, _) => {
+                            self.error(
+                                fk.span,
+                                format!("unknown key `{other}` in secret `{}`", k.name),
+                                Some("a secret is `{ env: HOST_VAR }` or `{ file: path }`".into()),
+                            );
+                            None
+                        }
+                    }
+                }
+                _ => {
+                    self.type_error(v, &k.name, "`{ env: HOST_VAR }` or `{ file: path }`");
+                    None
+                }
+            };
+            if let Some(source) = source {
+                out.insert(k.name.clone(), SecretDecl { name, source });
+            }
+        }
+        out
     }
 
     /// `limits:`: the limits a manifest may raise, each up to its ceiling.
