@@ -23,6 +23,7 @@ mod plan;
 mod prune;
 mod python;
 mod run;
+mod serve;
 mod shell;
 mod status;
 mod systemd;
@@ -121,6 +122,8 @@ enum Command {
     Bench(bench::Args),
     /// Print a systemd user unit that resumes a persistent sandbox and stops it on shutdown.
     Systemd(systemd::Args),
+    /// Serve the HTTP API and the live dashboard for this project's jobs and sandboxes.
+    Serve(serve::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -234,6 +237,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         Command::Import(a) => airgap::import(ctx, &engine().await?, a).await,
         Command::Bench(a) => bench::run(ctx, &engine().await?, a).await,
         Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
+        Command::Serve(a) => serve::run(ctx, a).await,
     }
 }
 
