@@ -41,7 +41,27 @@ pub async fn check(State(state): State<Shared>, req: Request, next: Next) -> Res
         )
         .into_response();
     }
+    // A declared length over the limit is refused before the body is read
+    // (a body without one is cut at the limit as it is read).
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > super::MAX_BODY) {
+        return too_large();
+    }
     next.run(req).await
+}
+
+/// 413, in the API's error shape.
+pub fn too_large() -> Response {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "the request body is too large",
+        "request bodies are limited to 1 MiB; put a bigger manifest in the project and send its path",
+    )
+    .into_response()
 }
 
 fn is_json(req: &Request) -> bool {

@@ -24,6 +24,8 @@ mod profiles;
 mod projects;
 mod records;
 mod sandbox;
+mod serve;
+mod serve_security;
 mod session;
 mod shell;
 mod systemd;
