@@ -25,6 +25,7 @@ mod projects;
 mod records;
 mod sandbox;
 mod serve;
+mod serve_openapi;
 mod serve_security;
 mod session;
 mod shell;
