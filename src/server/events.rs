@@ -17,7 +17,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
 
 use super::api_error::ApiError;
-use super::files::{self, read_from};
+use super::files::{self, read_from, Growth};
 use super::index;
 use super::state::Shared;
 use crate::store::history::HISTORY_FILE;
@@ -41,8 +41,8 @@ pub async fn stream(
         Some(Err(_)) => return Err(ApiError::bad("Last-Event-ID is not text", "send a number")),
     };
     let follow = Follow {
+        growth: Growth::of(&state, &id),
         state,
-        id,
         dir,
         offset: 0,
         line: 0,
@@ -61,7 +61,6 @@ pub async fn stream(
 /// Where a stream is in a history file.
 struct Follow {
     state: Shared,
-    id: String,
     dir: PathBuf,
     /// Bytes of whole lines read so far.
     offset: u64,
@@ -72,6 +71,7 @@ struct Follow {
     /// Lines read and not yet sent.
     pending: std::collections::VecDeque<SseEvent>,
     done: bool,
+    growth: Growth,
 }
 
 impl Follow {
@@ -97,7 +97,7 @@ impl Follow {
                 self.done = true;
                 continue;
             }
-            files::wait_for_growth(&self.state, &self.id).await;
+            self.growth.wait(&self.state).await;
         }
     }
 

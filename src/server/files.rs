@@ -15,6 +15,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::Deserialize;
+use tokio::sync::watch;
 
 use super::api_error::ApiError;
 use super::index;
@@ -85,12 +86,12 @@ pub async fn step_log(
         return Ok((headers, text).into_response());
     }
     let tail = Tail {
+        growth: Growth::of(&state, &id),
         state,
         dir,
         path,
         step,
         offset: 0,
-        idle: 0,
     };
     let stream = futures_util::stream::unfold(tail, |mut t| async move {
         t.next().await.map(|b| (Ok::<Bytes, std::io::Error>(b), t))
@@ -105,7 +106,7 @@ struct Tail {
     path: PathBuf,
     step: String,
     offset: u64,
-    idle: u32,
+    growth: Growth,
 }
 
 impl Tail {
@@ -118,7 +119,6 @@ impl Tail {
             let chunk = read_from(&self.path, self.offset);
             if !chunk.is_empty() {
                 self.offset += chunk.len() as u64;
-                self.idle = 0;
                 return Some(Bytes::from(chunk));
             }
             let rec = index::read(&self.dir.join("instance.toml"))?;
@@ -135,28 +135,47 @@ impl Tail {
                     Bytes::from(chunk)
                 });
             }
-            self.idle += 1;
-            wait_for_growth(&self.state, &rec.instance).await;
+            self.growth.wait(&self.state).await;
         }
     }
 }
 
-/// Wait until the job's files may have grown: the job's own signal when
-/// this server runs it, else a short poll (a CLI runner's record).
-pub async fn wait_for_growth(state: &Shared, id: &str) {
-    let poll = tokio::time::sleep(Duration::from_millis(200));
-    match state.live(id) {
-        Some(mut job) => {
-            tokio::select! {
-                _ = job.grew.changed() => {}
-                () = poll => {}
-                () = state.stop.cancelled() => {}
+/// What a follower waits on: the job's own signal when this server runs
+/// it (the recorder has written what it signals), else a short poll (a CLI
+/// runner's record).
+pub struct Growth(Option<watch::Receiver<u64>>);
+
+impl Growth {
+    /// For run `id`, from now on.
+    pub fn of(state: &Shared, id: &str) -> Growth {
+        Growth(state.live(id).map(|j| {
+            let mut rx = j.grew;
+            rx.mark_unchanged();
+            rx
+        }))
+    }
+
+    /// Wait until the job's files may have grown (or the server stops).
+    pub async fn wait(&mut self, state: &Shared) {
+        let poll = tokio::time::sleep(Duration::from_millis(200));
+        match &mut self.0 {
+            Some(rx) => {
+                tokio::select! {
+                    r = rx.changed() => {
+                        // The job ended and dropped its signal: poll from now on.
+                        if r.is_err() {
+                            self.0 = None;
+                        }
+                    }
+                    () = poll => {}
+                    () = state.stop.cancelled() => {}
+                }
             }
-        }
-        None => {
-            tokio::select! {
-                () = poll => {}
-                () = state.stop.cancelled() => {}
+            None => {
+                tokio::select! {
+                    () = poll => {}
+                    () = state.stop.cancelled() => {}
+                }
             }
         }
     }
@@ -185,7 +204,8 @@ pub async fn artifact(
     let wanted = path.trim_start_matches('/');
     let found = rec.artifacts.iter().find(|a| {
         let p = Path::new(&a.path);
-        a.path == path || p.strip_prefix(root).is_ok_and(|r| r == Path::new(wanted))
+        a.path.trim_start_matches('/') == wanted
+            || p.strip_prefix(root).is_ok_and(|r| r == Path::new(wanted))
     });
     let Some(a) = found else {
         return Err(ApiError::missing(

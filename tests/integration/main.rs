@@ -12,6 +12,7 @@ mod airgap;
 mod apply;
 mod background;
 mod cli;
+mod dashboard;
 mod doctor;
 mod engine;
 mod files;

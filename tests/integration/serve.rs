@@ -283,17 +283,20 @@ async fn a_long_job_is_cancelled_through_the_api_and_leaves_no_container() {
         .as_str()
         .unwrap()
         .to_string();
-    // Wait until the step runs.
+    // The stream is live: `step_started` arrives while the job still runs.
+    let mut live = server.get(&format!("/v1/runs/{id}/events")).await;
+    let mut seen = String::new();
     let deadline = Instant::now() + Duration::from_mins(1);
-    loop {
-        let rec = server.get_json(&format!("/v1/runs/{id}")).await;
-        assert_eq!(rec["status"], "running", "{rec}");
-        if rec["steps"][0]["status"] == "running" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the step never started");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    while !seen.contains(r#""event":"step_started""#) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, live.chunk())
+            .await
+            .expect("no step_started arrived while the job ran")
+            .unwrap()
+            .expect("the stream ended before the step started");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
     }
+    assert!(!seen.contains("job_finished"), "{seen}");
     // The server's own job is live, never `abandoned`.
     let list = server.get_json("/v1/runs").await;
     assert_eq!(list["runs"][0]["status"], "running");
