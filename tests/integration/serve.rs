@@ -377,3 +377,66 @@ async fn stopping_the_server_cancels_its_jobs_and_exits_0() {
         "sandbox left behind"
     );
 }
+
+#[tokio::test]
+async fn a_sandbox_of_the_project_runs_commands_and_python_over_http() {
+    let engine = engine_or_skip!();
+    let dir = project("serve");
+    let label = project_label(dir.path());
+    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let name = crate::common::unique("serve");
+    let o = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["create", "--name", &name])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let server = Server::start(dir.path(), &[]);
+
+    let list = server.get_json("/v1/sandboxes").await;
+    assert!(list["sandboxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["name"] == name.as_str()));
+    let info = server.get_json(&format!("/v1/sandboxes/{name}")).await;
+    assert_eq!(info["name"], name.as_str(), "{info}");
+
+    let r = server
+        .post(
+            &format!("/v1/sandboxes/{name}/exec"),
+            &json!({ "command": "echo out; echo err >&2; exit 3" }),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let res: Value = r.json().await.unwrap();
+    assert_eq!(res["exit_code"], 3);
+    assert_eq!(res["stdout"], "out\n");
+    assert_eq!(res["stderr"], "err\n");
+
+    // Kernel state survives between calls.
+    let py = |code: &str| json!({ "code": code });
+    let r = server
+        .post(&format!("/v1/sandboxes/{name}/python"), &py("x = 21"))
+        .await;
+    assert_eq!(r.status(), 200);
+    let r = server
+        .post(&format!("/v1/sandboxes/{name}/python"), &py("x * 2"))
+        .await;
+    let res: Value = r.json().await.unwrap();
+    assert_eq!(res["result"], "42", "{res}");
+    let vars = server.get_json(&format!("/v1/sandboxes/{name}/vars")).await;
+    assert!(
+        vars["vars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == "x" && v["type"] == "int"),
+        "{vars}"
+    );
+
+    // Only this project's sandboxes.
+    let r = server.get("/v1/sandboxes/not-a-sandbox-of-ours").await;
+    assert_eq!(r.status(), 404);
+}
