@@ -51,6 +51,7 @@ CACHE_DIR=${CACHE_DIR:-/var/cache/pocketdock-ci}
 LOG_DIR=${LOG_DIR:-/var/log/pocketdock-ci}
 WAIT_SECS=${WAIT_SECS:-30}
 RUN_DIR=/run/pocketdock-ci
+ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 DEBIAN_IMAGE_PODMAN=docker.io/library/debian:bookworm-slim
 DEBIAN_IMAGE_DOCKER=debian:bookworm-slim
@@ -635,6 +636,26 @@ fault_engine() {
   esac
 }
 
+# ---------------------------------------------------------------- browser
+
+# The dashboard's browser test (tests/browser/): Debian's chromium, driven by
+# playwright-core from npm (which downloads no browser of its own).
+# Idempotent: nothing is fetched when both are present.
+install_browser_test() {
+  local dir=$ROOT_DIR/tests/browser
+  if ! pkg_installed chromium; then
+    log "browser test: installing chromium"
+    { apt-get update -q && apt-get install -y -q chromium; } >"$LOG_DIR/apt-chromium.log" 2>&1 ||
+      die "apt-get failed installing chromium" "$LOG_DIR/apt-chromium.log"
+  fi
+  if [[ ! -d $dir/node_modules/playwright-core ]]; then
+    command -v npm >/dev/null || die "npm is needed for the browser test (apt-get install npm)"
+    log "browser test: installing playwright-core"
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund) \
+      >"$LOG_DIR/npm-browser.log" 2>&1 || die "npm ci failed in $dir" "$LOG_DIR/npm-browser.log"
+  fi
+}
+
 # ---------------------------------------------------------------- main
 
 if ((FAULT)); then
@@ -644,6 +665,7 @@ fi
 
 install_packages
 install_ci_tools
+install_browser_test
 ((WANT_PODMAN)) && setup_podman
 ((WANT_DOCKER)) && setup_docker
 ensure_images

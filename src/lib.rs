@@ -52,6 +52,7 @@ pub mod project;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod server;
 pub mod size;
 pub mod store;
 

@@ -27,6 +27,7 @@ mod prune;
 mod python;
 mod run;
 mod secrets;
+mod serve;
 mod shell;
 mod status;
 mod style;
@@ -144,6 +145,8 @@ enum Command {
     /// Copy a detached process's output into its sandbox record (started by `run --detach`).
     #[command(name = "__detach-log", hide = true)]
     DetachLog(detach_log::Args),
+    /// Serve the HTTP API and the live dashboard for this project's jobs and sandboxes.
+    Serve(serve::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -278,6 +281,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Man(a) => completions::man(&a),
         Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
         Command::DetachLog(a) => detach_log::collect(ctx, &engine().await?, &a).await,
+        Command::Serve(a) => serve::run(ctx, a).await,
     }
 }
 

@@ -31,4 +31,4 @@ pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
 pub use secret_mask::{SecretMask, MASK};
-pub use secret_values::SecretValues;
+pub use secret_values::{resolve as resolve_secrets, SecretValues};

@@ -1,10 +1,13 @@
-//! Secret values by name, as the caller resolved them (the CLI reads the
-//! host variables and files a manifest's `secrets:` names). Their `Debug`
+//! Secret values by name, resolved before anything is created from the
+//! host variables (looked up by the caller: the CLI's environment, the
+//! server's snapshot) and files a manifest's `secrets:` names. Their `Debug`
 //! shows names only, so a logged request never shows a value.
 
 use std::fmt;
 
 use indexmap::IndexMap;
+
+use crate::manifest::{Diagnostic, Manifest, ManifestError, SecretSource};
 
 /// Secret values by name.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -43,5 +46,59 @@ impl SecretValues {
 impl fmt::Debug for SecretValues {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+/// Read every declared secret's value: `env` looks up a host variable
+/// (the caller's environment, as it chose to resolve it); files are read
+/// relative to the manifest's directory.
+pub fn resolve(
+    m: &Manifest,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<SecretValues, ManifestError> {
+    let mut values = SecretValues::new();
+    let mut diags = Vec::new();
+    for (name, decl) in &m.secrets {
+        match &decl.source {
+            SecretSource::Env(var) => match env(&var.value) {
+                Some(v) => values.insert(name, v),
+                None => diags.push(
+                    Diagnostic::new(
+                        &m.source,
+                        var.span,
+                        format!(
+                            "secret `{name}` comes from the host environment variable `{}`, which is not set",
+                            var.value
+                        ),
+                    )
+                    .hint(format!(
+                        "set {} before running (in GitHub Actions: `env: {}: ${{{{ secrets.{} }}}}`)",
+                        var.value, var.value, var.value
+                    )),
+                ),
+            },
+            SecretSource::File(path) => {
+                let full = m.base_dir.join(&path.value);
+                match std::fs::read_to_string(&full) {
+                    Ok(v) => {
+                        let v = v.strip_suffix('\n').unwrap_or(&v);
+                        values.insert(name, v.strip_suffix('\r').unwrap_or(v));
+                    }
+                    Err(e) => diags.push(
+                        Diagnostic::new(
+                            &m.source,
+                            path.span,
+                            format!("secret `{name}`: cannot read {}: {e}", full.display()),
+                        )
+                        .hint("the path is relative to the manifest's directory"),
+                    ),
+                }
+            }
+        }
+    }
+    if diags.is_empty() {
+        Ok(values)
+    } else {
+        Err(ManifestError::Invalid(diags))
     }
 }

@@ -1,0 +1,92 @@
+//! `pocketdock serve`: the HTTP API and the dashboard for this project.
+//! Here are only the command line's parts: the address, the token file,
+//! the signals; the server itself is `crate::server`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::server::{self, ServerConfig, DEFAULT_LISTEN};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The API is versioned under /v1 (its OpenAPI document is at \
+    /v1/openapi.json); the dashboard is at /. Off loopback a token is required: every \
+    request then sends `Authorization: Bearer <token>`.\n\n\
+    Ctrl-C or SIGTERM stops accepting requests, lets running jobs finish for \
+    --drain-timeout, cancels the rest (releasing their sandboxes) and exits 0.\n\n\
+    Examples:\n  \
+    pocketdock serve\n  \
+    pocketdock serve --listen 0.0.0.0:7777 --token-file ~/.config/pocketdock/token\n  \
+    curl -s localhost:7777/v1/runs | jq ."
+)]
+pub struct Args {
+    /// Address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// File holding the bearer token every request must carry (required off loopback).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Seconds running jobs may go on after Ctrl-C or SIGTERM before they are cancelled.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    drain_timeout: u64,
+}
+
+pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
+    let token = match &a.token_file {
+        None => None,
+        Some(f) => {
+            let path = ctx.absolute(f);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::io(format!("read the token file {}", path.display()), e))?;
+            let token = text.trim().to_string();
+            if token.is_empty() || token.contains(char::is_whitespace) {
+                return Err(Error::Invalid {
+                    what: "token file",
+                    value: path.display().to_string(),
+                    expected: "one line holding the token, with no spaces inside \
+                               (e.g. `openssl rand -hex 32 > FILE`)",
+                });
+            }
+            Some(token)
+        }
+    };
+    server::check_listen(a.listen, token.as_deref())?;
+    let project = ctx.project()?.clone();
+    let engine = ctx.engine().await?;
+    let listener = tokio::net::TcpListener::bind(a.listen)
+        .await
+        .map_err(|e| Error::io(format!("listen on {}", a.listen), e))?;
+    let addr = listener.local_addr().unwrap_or(a.listen);
+    eprintln!(
+        "pocketdock: serving project `{}` on http://{addr}/ (API under /v1; Ctrl-C stops)",
+        project.name
+    );
+    let config = ServerConfig {
+        project,
+        token,
+        drain_timeout: Duration::from_secs(a.drain_timeout),
+        host_env: std::env::vars().collect(),
+    };
+    server::serve(engine, config, listener, shutdown_signal()).await?;
+    eprintln!("pocketdock: server stopped; every job it ran is closed and its sandboxes released");
+    Ok(0)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    match &mut term {
+        Some(t) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = t.recv() => {}
+            }
+        }
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    eprintln!("pocketdock: stopping: no new requests; running jobs drain, then are cancelled");
+}

@@ -1,0 +1,248 @@
+//! Reading a record's files for a request: the record directory of an id,
+//! a step's log, an artifact. No path is ever built from what a request
+//! says: an id must be one plain directory name under `instances/`, a step
+//! is looked up among the record's steps (its log name comes from the
+//! record), and an artifact must be one the record lists, resolved with
+//! symlinks followed and still inside the project.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use super::api_error::ApiError;
+use super::index;
+use super::state::Shared;
+use crate::store::{self, JobRecord};
+
+/// The record directory of run `id`, confined to `instances/`.
+pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
+    let plain = !id.is_empty()
+        && !id.starts_with('.')
+        && !id.contains(['/', '\\', '\0'])
+        && Path::new(id).components().count() == 1;
+    if !plain {
+        return Err(ApiError::bad(
+            format!("`{id}` is not a run id"),
+            "a run id is a record's directory name, as `GET /v1/runs` lists them",
+        ));
+    }
+    let dir = state.instances.join(id);
+    // A symlink in place of a record could point anywhere: refuse it.
+    let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+    if !real || !dir.join("instance.toml").is_file() {
+        return Err(no_run(id));
+    }
+    Ok(dir)
+}
+
+fn no_run(id: &str) -> ApiError {
+    ApiError::missing(format!("no run `{id}`"), "`GET /v1/runs` lists the runs")
+}
+
+/// The job record of run `id` and its directory.
+pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
+    let dir = record_dir(state, id)?;
+    let rec = index::read(&dir.join("instance.toml")).ok_or_else(|| no_run(id))?;
+    Ok((dir, rec))
+}
+
+/// `?follow=1`.
+#[derive(Debug, Deserialize)]
+pub struct LogQuery {
+    #[serde(default)]
+    follow: Option<String>,
+}
+
+/// `GET /v1/runs/{id}/steps/{step}/log`: the step's log; with `follow`, a
+/// live tail that ends when the step does.
+pub async fn step_log(
+    State(state): State<Shared>,
+    UrlPath((id, step)): UrlPath<(String, String)>,
+    Query(q): Query<LogQuery>,
+) -> Result<Response, ApiError> {
+    let (dir, rec) = record(&state, &id)?;
+    let Some(s) = rec.steps.iter().find(|s| s.id == step) else {
+        return Err(ApiError::missing(
+            format!("run `{id}` has no step `{step}`"),
+            "`GET /v1/runs/{id}` lists its steps by id",
+        ));
+    };
+    let path = dir.join("logs").join(&s.log);
+    let follow = q.follow.is_some_and(|f| f == "1" || f == "true");
+    let headers = [
+        (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+        (header::CACHE_CONTROL, "no-cache"),
+    ];
+    if !follow {
+        let text = std::fs::read(&path).unwrap_or_default();
+        return Ok((headers, text).into_response());
+    }
+    let tail = Tail {
+        growth: Growth::of(&state, &id),
+        state,
+        dir,
+        path,
+        step,
+        offset: 0,
+    };
+    let stream = futures_util::stream::unfold(tail, |mut t| async move {
+        t.next().await.map(|b| (Ok::<Bytes, std::io::Error>(b), t))
+    });
+    Ok((headers, Body::from_stream(stream)).into_response())
+}
+
+/// A live tail of one step's log.
+struct Tail {
+    state: Shared,
+    dir: PathBuf,
+    path: PathBuf,
+    step: String,
+    offset: u64,
+    growth: Growth,
+}
+
+impl Tail {
+    /// The next chunk; `None` once the step has ended and all is sent.
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if self.state.stop.is_cancelled() {
+                return None;
+            }
+            let chunk = read_from(&self.path, self.offset);
+            if !chunk.is_empty() {
+                self.offset += chunk.len() as u64;
+                return Some(Bytes::from(chunk));
+            }
+            let rec = index::read(&self.dir.join("instance.toml"))?;
+            let running = store::reconcile::shown_status(&rec) == "running";
+            let step_running = rec
+                .steps
+                .iter()
+                .any(|s| s.id == self.step && s.status.finished().is_none());
+            if !running || !step_running {
+                // One last read: the end of the log may land after the status.
+                let chunk = read_from(&self.path, self.offset);
+                return (!chunk.is_empty()).then(|| {
+                    self.offset += chunk.len() as u64;
+                    Bytes::from(chunk)
+                });
+            }
+            self.growth.wait(&self.state).await;
+        }
+    }
+}
+
+/// What a follower waits on: the job's own signal when this server runs
+/// it (the recorder has written what it signals), else a short poll (a CLI
+/// runner's record).
+pub struct Growth(Option<watch::Receiver<u64>>);
+
+impl Growth {
+    /// For run `id`, from now on.
+    pub fn of(state: &Shared, id: &str) -> Growth {
+        Growth(state.live(id).map(|j| {
+            let mut rx = j.grew;
+            rx.mark_unchanged();
+            rx
+        }))
+    }
+
+    /// Wait until the job's files may have grown (or the server stops).
+    pub async fn wait(&mut self, state: &Shared) {
+        let poll = tokio::time::sleep(Duration::from_millis(200));
+        match &mut self.0 {
+            Some(rx) => {
+                tokio::select! {
+                    r = rx.changed() => {
+                        // The job ended and dropped its signal: poll from now on.
+                        if r.is_err() {
+                            self.0 = None;
+                        }
+                    }
+                    () = poll => {}
+                    () = state.stop.cancelled() => {}
+                }
+            }
+            None => {
+                tokio::select! {
+                    () = poll => {}
+                    () = state.stop.cancelled() => {}
+                }
+            }
+        }
+    }
+}
+
+/// The bytes of `path` from `offset` on (nothing when it cannot be read).
+pub fn read_from(path: &Path, offset: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    if let Ok(mut f) = std::fs::File::open(path) {
+        if f.seek(SeekFrom::Start(offset)).is_ok() {
+            let _ = f.read_to_end(&mut out);
+        }
+    }
+    out
+}
+
+/// `GET /v1/runs/{id}/artifacts/{path}`: a file a `pull` step of the run
+/// brought back, by its path relative to the project root (or as the
+/// record lists it).
+pub async fn artifact(
+    State(state): State<Shared>,
+    UrlPath((id, path)): UrlPath<(String, String)>,
+) -> Result<Response, ApiError> {
+    let (_, rec) = record(&state, &id)?;
+    let root = &state.project.root;
+    let wanted = path.trim_start_matches('/');
+    let found = rec.artifacts.iter().find(|a| {
+        let p = Path::new(&a.path);
+        a.path.trim_start_matches('/') == wanted
+            || p.strip_prefix(root).is_ok_and(|r| r == Path::new(wanted))
+    });
+    let Some(a) = found else {
+        return Err(ApiError::missing(
+            format!("run `{id}` has no artifact `{path}`"),
+            "`GET /v1/runs/{id}` lists its artifacts",
+        ));
+    };
+    let host = if Path::new(&a.path).is_absolute() {
+        PathBuf::from(&a.path)
+    } else {
+        root.join(&a.path)
+    };
+    let confined = match (std::fs::canonicalize(&host), std::fs::canonicalize(root)) {
+        (Ok(real), Ok(root)) if real.starts_with(&root) && real.is_file() => real,
+        _ => {
+            return Err(ApiError::missing(
+                format!("artifact `{path}` is gone or lies outside the project"),
+                "only files inside the project are served",
+            ))
+        }
+    };
+    let bytes = tokio::fs::read(&confined)
+        .await
+        .map_err(|e| ApiError::internal(&crate::error::Error::io("read the artifact", e)))?;
+    let name = confined
+        .file_name()
+        .map(|n| n.to_string_lossy().replace('"', "_"))
+        .unwrap_or_default();
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}
