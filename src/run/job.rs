@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::template::{self, Context};
 use crate::manifest::{self, LoadOptions, Manifest};
-use crate::plan::{self, Plan, PlanOptions, ProfileSet};
+use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
 use crate::store::{self, Reserved};
 
@@ -97,6 +97,8 @@ pub struct Job {
     instance: String,
     /// The project's profiles, read once: the plan checks names against them.
     profiles: ProfileSet,
+    /// The project's recipes, for `uses:`.
+    recipes: RecipeSet,
     plan: Arc<Plan>,
 }
 
@@ -117,13 +119,15 @@ impl Job {
         let name = job_name(&manifest);
         let instance = store::next_instance(&instances(&req), &name);
         let profiles = ProfileSet::of_project(&req.project);
-        let plan = plan_as(&manifest, &instance, &profiles)?;
+        let recipes = RecipeSet::of_project(&req.project);
+        let plan = plan_as(&manifest, &instance, &profiles, &recipes)?;
         Ok(Job {
             req,
             manifest,
             name,
             instance,
             profiles,
+            recipes,
             plan,
         })
     }
@@ -224,7 +228,7 @@ impl Job {
                 return Ok((reserved, instance, plan));
             }
             instance = store::next_instance(&dir, &self.name);
-            plan = plan_as(&self.manifest, &instance, &self.profiles)?;
+            plan = plan_as(&self.manifest, &instance, &self.profiles, &self.recipes)?;
         }
     }
 }
@@ -237,10 +241,12 @@ fn plan_as(
     manifest: &Arc<Manifest>,
     instance: &str,
     profiles: &ProfileSet,
+    recipes: &RecipeSet,
 ) -> Result<Arc<Plan>, ManifestError> {
     let opts = PlanOptions {
         job_id: Some(instance.to_string()),
         profiles: profiles.clone(),
+        recipes: recipes.clone(),
     };
     plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
 }
