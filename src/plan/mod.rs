@@ -30,6 +30,7 @@ mod expand;
 mod matrix;
 mod profile_set;
 mod recipe_context;
+mod recipe_doc;
 mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
@@ -50,6 +51,7 @@ use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span, StepDecl
 
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
+pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_reference};
 pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
 pub use rendered_step::{RenderedAction, RenderedStep};
 pub use sandbox_instance::SandboxInstance;
