@@ -649,4 +649,6 @@ impl Plan {
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod recipe_tests;
+#[cfg(test)]
 mod tests;
