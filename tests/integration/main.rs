@@ -22,6 +22,7 @@ mod library;
 mod manifests;
 mod profiles;
 mod projects;
+mod recipes;
 mod records;
 mod sandbox;
 mod session;
