@@ -82,7 +82,14 @@ fn a_uses_step_expands_into_named_recipe_steps_that_wait_as_one() {
     let dot = p.to_dot();
     assert!(dot.contains("greet.hi (run)"), "{dot}");
     let j = p.to_json();
-    assert!(j.to_string().contains("greet.bye@s[x=2]"), "{j}");
+    let bye = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "greet.bye@s[x=2]")
+        .unwrap();
+    assert_eq!(bye["uses"], json!({"step": "greet", "recipe": "r"}));
+    assert_eq!(bye["step"], "greet.bye");
 }
 
 #[test]
@@ -253,4 +260,14 @@ fn an_unknown_recipe_suggests_a_known_one() {
     let d = &e.diagnostics()[0];
     assert_eq!(d.message, "unknown recipe `grading-pyton`");
     assert_eq!(d.hint.as_deref(), Some("did you mean `grading-python`?"));
+}
+
+#[test]
+fn a_kdl_recipe_decodes_like_a_yaml_one() {
+    let kdl = "version 1\ndescription \"Greet\"\ninputs {\n    who required=#true\n}\noutputs {\n    said \"{{ steps.hi.outputs.said }}\"\n}\nstep \"hi\" {\n    run \"echo {{ inputs.who }}\"\n}\n";
+    let r = crate::manifest::parse_recipe(Path::new("r/recipe.kdl"), kdl, Format::Kdl)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.inputs["who"].required);
+    assert_eq!(r.outputs["said"].value.value, "{{ steps.hi.outputs.said }}");
+    assert!(r.steps.contains_key("hi"));
 }
