@@ -140,10 +140,11 @@ impl Plan {
         let inputs = self.render_inputs(u, &base).unwrap_or_else(|_| defaults(u));
         let ctx = self.recipe_context(u, sandbox, &self.steps[first?].matrix, inputs, result);
         let mut outputs = indexmap::IndexMap::new();
+        // An output whose steps did not set it (one was skipped, say) is
+        // empty, so the caller's templates still render.
         for out in u.decl.outputs.values() {
-            if let Ok(v) = template::render(&out.value, &ctx, &u.decl.source) {
-                outputs.insert(out.name.clone(), v);
-            }
+            let v = template::render(&out.value, &ctx, &u.decl.source).unwrap_or_default();
+            outputs.insert(out.name.clone(), v);
         }
         Some(StepResult {
             status,
