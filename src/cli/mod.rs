@@ -25,6 +25,7 @@ mod logs;
 mod plan;
 mod prune;
 mod python;
+mod recipe;
 mod run;
 mod secrets;
 mod serve;
@@ -87,6 +88,8 @@ enum Command {
     Validate(validate::Args),
     /// Show the steps a manifest would run, wave by wave (or --json, --dot).
     Plan(plan::Args),
+    /// List the recipes `uses:` can name, or show one's inputs and outputs.
+    Recipe(recipe::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
     /// Find what is wrong in this project (dead runners, orphans, instance dirs, ports); --fix repairs.
@@ -243,6 +246,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(ctx, &a)),
         Command::Plan(a) => Ok(plan::run(ctx, &a)),
+        Command::Recipe(a) => Ok(recipe::run(ctx, &a)),
         Command::Apply(a) => apply::run(ctx, a).await,
         Command::Logs(a) => logs::run(ctx, &a).await,
         Command::List(a) if a.jobs() => {

@@ -9,7 +9,6 @@ pub(super) fn resolve(m: &Manifest) -> Result<SecretValues, ManifestError> {
     crate::run::resolve_secrets(m, &|name| std::env::var(name).ok())
 }
 
-
 /// `::add-mask::` lines for every value (and each line of a multi-line
 /// one, as the runner masks line by line).
 pub(super) fn add_mask_lines(values: &SecretValues) -> Vec<String> {

@@ -106,6 +106,7 @@ pub(super) fn plan_options(project: &Project, job_id: Option<String>) -> PlanOpt
     PlanOptions {
         job_id,
         profiles: ProfileSet::of_project(project),
+        recipes: crate::plan::RecipeSet::of_project(project),
     }
 }
 

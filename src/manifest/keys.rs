@@ -26,6 +26,8 @@ const fn key(name: &'static str, doc: &'static str, schema: fn() -> Value) -> Ke
     }
 }
 
+// No key is reserved today; kept for the next one a version announces.
+#[allow(dead_code)]
 const fn reserved(name: &'static str, doc: &'static str) -> KeyDoc {
     KeyDoc {
         name,
@@ -276,7 +278,9 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
 ];
 
 /// The step keys that are actions, in the order the decoder and the schema list them.
-pub(crate) const ACTIONS: &[&str] = &["run", "push", "pull", "snapshot", "session", "python"];
+pub(crate) const ACTIONS: &[&str] = &[
+    "run", "push", "pull", "snapshot", "session", "python", "uses",
+];
 
 /// Keys of one step.
 pub(crate) const STEP_KEYS: &[KeyDoc] = &[
@@ -320,7 +324,16 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
         "Action: run code in the sandbox's persistent Python kernel (variables persist across `python` steps). A string (the code) or a map with `code`.",
         || json!({ "oneOf": [ { "type": "string" }, reference("python") ] }),
     ),
-    reserved("uses", "Reserved: recipes (not supported yet)."),
+    key(
+        "uses",
+        "Action: run a recipe's steps on this step's sandbox: `./path` to a recipe directory (relative to the manifest), or the name of a project recipe (`.pocketdock/recipes/NAME/`) or a shipped one. See docs/recipes.md.",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "with",
+        "Values of the recipe's inputs (with `uses`); strings are templates over the caller's `vars`, `env`, `matrix`, `job` and `steps`.",
+        || json!({ "type": "object" }),
+    ),
     key(
         "needs",
         "Step ids this step waits for (a string or a list). Without `needs`, a step waits for the previous step on the same sandbox.",
@@ -442,4 +455,56 @@ pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
     ("snapshot", &["image"]),
     ("session", &["send"]),
     ("python", &["code"]),
+];
+
+/// Keys of a recipe file (`recipe.yaml` / `recipe.kdl`).
+pub(crate) const RECIPE_KEYS: &[KeyDoc] = &[
+    key("version", "Recipe language version. Must be 1.", || json!({ "const": 1 })),
+    key("description", "What the recipe does, one line for `pocketdock recipe list`.", template),
+    key(
+        "profile",
+        "The profile the using step's sandbox must have (e.g. `embedded`). Default: any.",
+        template,
+    ),
+    key(
+        "inputs",
+        "What the caller passes with `with:`, by name: `type`, `default`, `required`, `description`.",
+        || json!({ "type": "object", "additionalProperties": reference("input") }),
+    ),
+    key(
+        "outputs",
+        "What the caller reads as `steps.<step>.outputs.<name>`: a template over the recipe's `inputs`, `matrix`, `job` and `steps`, or a map with `value` and `description`.",
+        || json!({ "type": "object", "additionalProperties": { "oneOf": [ { "type": "string" }, reference("output") ] } }),
+    ),
+    key(
+        "steps",
+        "The recipe's steps, written as in a manifest but without `sandbox`: they run on the using step's sandbox, named `<step>.<id>`.",
+        || json!({ "type": "object", "additionalProperties": reference("step") }),
+    ),
+];
+
+/// Keys of one recipe input.
+pub(crate) const INPUT_KEYS: &[KeyDoc] = &[
+    key(
+        "type",
+        "`string` (default), `number`, `integer`, `boolean`, `list` or `map`.",
+        || json!({ "enum": ["string", "number", "integer", "boolean", "list", "map"] }),
+    ),
+    key("default", "Value when the caller gives none.", || json!({})),
+    key(
+        "required",
+        "The caller must give it. Default: false (an input without a default is then null).",
+        boolean,
+    ),
+    key("description", "What the input means.", template),
+];
+
+/// Keys of the map form of one recipe output.
+pub(crate) const OUTPUT_KEYS: &[KeyDoc] = &[
+    key(
+        "value",
+        "The value: a template over the recipe's context.",
+        template,
+    ),
+    key("description", "What the output means.", template),
 ];

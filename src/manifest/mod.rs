@@ -26,6 +26,7 @@ mod limits;
 #[allow(clippy::module_inception)]
 mod manifest;
 mod node;
+mod recipe_decl;
 pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
@@ -48,13 +49,14 @@ pub use decode::{is_id, is_project_name, VERSION};
 pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
 pub use limits::{parse_limit_arg, Limit, Limits};
 pub use manifest::Manifest;
+pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
 pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
     is_session_name, Action, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction,
-    StepDecl, Transfer, DEFAULT_SESSION,
+    StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
 };
 pub use template::{Context, PythonResult, StepResult};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
@@ -124,6 +126,23 @@ pub fn parse_settings(
     input::check_nul(&source)?;
     let root = yaml::parse(&source, &Limits::default()).map_err(ManifestError::Invalid)?;
     decode::decode_settings(&source, &root, install).map_err(ManifestError::Invalid)
+}
+
+/// Read and check a recipe file (`recipe.yaml` or `recipe.kdl`) given as
+/// text; `path` is used for positions.
+pub fn parse_recipe(path: &Path, text: &str, format: Format) -> Result<RecipeDecl, ManifestError> {
+    let reading = Limits::default();
+    if text.len() as u64 > reading.get(Limit::FileSize) {
+        return Err(input::too_large(path, reading.get(Limit::FileSize)).into());
+    }
+    let source = Arc::new(Source::new(path, input::strip_bom(text)));
+    input::check_nul(&source)?;
+    let root = match format {
+        Format::Yaml => yaml::parse(&source, &reading),
+        Format::Kdl => kdl::parse(&source, &reading),
+    }
+    .map_err(ManifestError::Invalid)?;
+    decode::decode_recipe(&source, &root, format == Format::Kdl).map_err(ManifestError::Invalid)
 }
 
 /// Check a manifest given as text; `path` is used for positions and as the

@@ -45,7 +45,7 @@ pub fn json_schema() -> Value {
         "manifest",
     );
     let mut step = object(
-        "One step: exactly one action (`run`, `push`, `pull`, `snapshot`, `session` or `python`) on one sandbox.",
+        "One step: exactly one action (`run`, `push`, `pull`, `snapshot`, `session` or `python`), or `uses` a recipe with `with` values, on one sandbox.",
         STEP_KEYS,
         "step",
     );
@@ -53,6 +53,7 @@ pub fn json_schema() -> Value {
         .iter()
         .map(|a| json!({ "required": [a] }))
         .collect::<Vec<_>>());
+    step["dependentRequired"] = json!({ "with": ["uses"] });
     let mut sandbox = object(
         "One sandbox (container), or one per matrix combination.",
         SANDBOX_KEYS,

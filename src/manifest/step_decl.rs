@@ -53,6 +53,8 @@ pub enum Action {
     Session(SessionAction),
     /// Run code in the sandbox's persistent Python kernel.
     Python(PythonAction),
+    /// Run a recipe's steps on this step's sandbox (the plan expands it).
+    Uses(UsesAction),
 }
 
 impl Action {
@@ -66,6 +68,7 @@ impl Action {
             Action::Snapshot(_) => "snapshot",
             Action::Session(_) => "session",
             Action::Python(_) => "python",
+            Action::Uses(_) => "uses",
         }
     }
 }
@@ -177,4 +180,30 @@ pub struct PythonAction {
     pub code: Tpl,
     /// Time limit of the call; the step's `timeout` when unset.
     pub timeout: Option<Spanned<Duration>>,
+}
+
+/// `uses:` with its `with:` — a recipe and the values of its inputs.
+///
+/// The language only records them: which recipe a name means, and whether
+/// the values fit its inputs, is the plan's business (it finds recipes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsesAction {
+    /// `./path` (relative to the manifest) or a recipe name.
+    pub recipe: Spanned<String>,
+    /// Input values by name, in file order.
+    pub with: IndexMap<String, WithValue>,
+    /// Where `with` is written (the `uses` key when it is not).
+    pub with_span: Span,
+}
+
+/// One value under `with:`. Strings anywhere in it are templates, rendered
+/// in the caller's context just before the recipe's steps run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithValue {
+    /// Where the input's name is written.
+    pub key_span: Span,
+    /// The value as plain data.
+    pub value: serde_json::Value,
+    /// Where the value is written.
+    pub span: Span,
 }

@@ -152,6 +152,13 @@ impl Context {
         self
     }
 
+    /// Set another root (a recipe's `inputs`).
+    #[must_use]
+    pub fn with_root(mut self, name: &str, value: Value) -> Context {
+        self.root.insert(name.to_string(), value);
+        self
+    }
+
     /// Record a finished step under `steps.<id>`.
     pub fn set_step(&mut self, id: &str, result: &StepResult) {
         let value = serde_json::to_value(result).unwrap_or(Value::Null);

@@ -300,18 +300,75 @@ fn exactly_one_action() {
 }
 
 #[test]
-fn uses_is_reserved() {
+fn uses_is_an_action_of_its_own() {
+    // Formerly reserved; now a step that uses a recipe does nothing else.
     let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    uses: {}\n"),
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    uses: r\n"),
         "6:5",
-        "`uses` is not supported yet",
+        "step `a` has two actions, `run` and `uses`",
     );
-    assert!(d.hint.unwrap().contains("reserved"));
+    assert!(d.hint.unwrap().contains("split it"));
     only(
         kdl("version 1\nsandbox \"s\"\nstep \"a\" { uses \"r\"; run \"x\"; }\n"),
         "3:12",
-        "`uses` is not supported yet",
+        "step `a` has two actions, `run` and `uses`",
     );
+}
+
+#[test]
+fn uses_takes_a_name_and_with_values() {
+    let m = yaml(
+        "version: 1\nsandboxes: {s: {}}\nsteps:\n  fw:\n    uses: stm32\n    with: {src: \"b/{{ vars.x }}\", artifacts: [a.elf]}\n",
+    )
+    .unwrap();
+    let Action::Uses(u) = &m.steps["fw"].action else {
+        panic!("not a uses step");
+    };
+    assert_eq!(u.recipe.value, "stm32");
+    assert_eq!(u.with["src"].value, serde_json::json!("b/{{ vars.x }}"));
+    assert_eq!(u.with["artifacts"].value, serde_json::json!(["a.elf"]));
+}
+
+#[test]
+fn with_needs_uses_and_uses_refuses_step_options() {
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    with: {a: 1}\n"),
+        "6:5",
+        "step `a` has `with` but no `uses`",
+    );
+    only(
+        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    uses: r\n    timeout: 5\n"),
+        "6:5",
+        "`timeout` does not go with `uses` in step `a`",
+    );
+}
+
+#[test]
+fn a_recipe_file_decodes_inputs_outputs_and_steps() {
+    let text = "version: 1\ndescription: d\nprofile: embedded\ninputs:\n  src: {required: true}\n  n: {type: integer, default: 3}\noutputs:\n  size: \"{{ steps.b.outputs.size }}\"\nsteps:\n  b:\n    run: make\n";
+    let r = crate::manifest::parse_recipe(Path::new("recipe.yaml"), text, Format::Yaml).unwrap();
+    assert_eq!(r.profile.unwrap().value, "embedded");
+    assert!(r.inputs["src"].required);
+    assert_eq!(r.inputs["n"].ty, crate::manifest::InputType::Integer);
+    assert_eq!(r.inputs["n"].default, Some(serde_json::json!(3)));
+    assert_eq!(r.outputs["size"].value.value, "{{ steps.b.outputs.size }}");
+    assert_eq!(r.steps["b"].sandbox.value, crate::manifest::RECIPE_SANDBOX);
+}
+
+#[test]
+fn recipe_mistakes_point_into_the_recipe() {
+    let bad = "version: 1\ninputs:\n  n: {type: int, default: x}\nsteps:\n  b:\n    sandbox: s\n    run: make\n";
+    let Err(ManifestError::Invalid(d)) =
+        crate::manifest::parse_recipe(Path::new("r/recipe.yaml"), bad, Format::Yaml)
+    else {
+        panic!("a bad recipe decoded");
+    };
+    assert!(d.iter().all(|d| d.path == Path::new("r/recipe.yaml")));
+    assert!(d.iter().any(|d| d.message == "unknown input type `int`"
+        && d.hint.as_deref() == Some("did you mean `integer`?")));
+    assert!(d
+        .iter()
+        .any(|d| d.message == "recipe step `b` names a `sandbox`"));
 }
 
 const SESSIONS: &str = r"version: 1

@@ -24,17 +24,24 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::Edge;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use super::{Edge, RecipeUse};
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::references::{path_text, references, Reference, Syntax};
 use crate::manifest::template::{self, is_template, single_expression, TemplateError};
 use crate::manifest::template_calls::check_calls;
 use crate::manifest::{
-    Action, AxisValues, Diagnostic, Format, ImageSource, Limit, Manifest, StepDecl, Tpl,
+    Action, AxisValues, Diagnostic, Format, ImageSource, Interpreter, Limit, Manifest, RunAction,
+    Spanned, StepDecl, Tpl,
 };
 
 /// The names templates read.
 const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
+/// Why a recipe's template cannot read a name.
+const RECIPE_ROOTS_HINT: &str = "a recipe's templates read `inputs`, the caller's `matrix`, `job` and the recipe's own `steps`; pass what it needs as an input";
 /// What `job` has.
 const JOB_KEYS: [&str; 2] = ["name", "id"];
 /// What a step result has (see [`crate::manifest::StepResult`]).
@@ -71,29 +78,108 @@ pub(super) fn check_steps(
     edges: &[Vec<(usize, Edge)>],
     instances_of_sandbox: &[Range<usize>],
 ) -> Vec<Diagnostic> {
-    let mut checker = Checker {
-        manifest,
-        edges,
-        instances: instances_of_sandbox
-            .iter()
-            .map(ExactSizeIterator::len)
-            .collect(),
-        env_names: manifest
-            .env_names
-            .iter()
-            .map(|n| n.value.as_str())
-            .chain(manifest.env.keys().map(String::as_str))
-            .collect(),
-        seen: vec![0; manifest.steps.len()],
-        generation: 0,
-        stack: Vec::new(),
-        waits: HashMap::new(),
-        diags: Vec::new(),
-    };
+    let instances = instances_of_sandbox
+        .iter()
+        .map(ExactSizeIterator::len)
+        .collect();
+    let mut checker = Checker::new(manifest, edges, instances, None);
     for (i, decl) in manifest.steps.values().enumerate() {
         checker.step(i, decl);
     }
     checker.diags
+}
+
+/// Check the templates of the recipe `u` uses, as its steps will see them:
+/// `inputs`, the caller's `matrix`, `job` and the recipe's own `steps`
+/// (its outputs may read every one of them). Mistakes point at the
+/// recipe's file.
+pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> {
+    let Some(using) = caller.steps.get(&u.step) else {
+        return Vec::new();
+    };
+    let recipe = &u.decl;
+    let mut steps: IndexMap<String, StepDecl> = IndexMap::new();
+    for rs in recipe.steps.values() {
+        let mut d = rs.clone();
+        d.sandbox = using.sandbox.clone();
+        steps.insert(d.id.clone(), d);
+    }
+    // Each output is checked as a step that waits for all of the recipe's.
+    let all: Vec<Spanned<String>> = recipe
+        .steps
+        .values()
+        .map(|s| Spanned::new(s.id.clone(), s.id_span))
+        .collect();
+    for out in recipe.outputs.values() {
+        let id = format!("(output {})", out.name);
+        steps.insert(
+            id.clone(),
+            StepDecl {
+                id,
+                id_span: out.value.span,
+                name: None,
+                sandbox: using.sandbox.clone(),
+                action: Action::Run(RunAction {
+                    cmd: out.value.clone(),
+                    lang: Interpreter::Sh,
+                    max_output: None,
+                    env: IndexMap::new(),
+                    workdir: None,
+                    user: None,
+                }),
+                action_span: out.value.span,
+                needs: Some(all.clone()),
+                condition: None,
+                timeout: None,
+                retries: 0,
+                allow_failure: false,
+                secrets: Vec::new(),
+            },
+        );
+    }
+    let pseudo = Manifest {
+        source: Arc::clone(&recipe.source),
+        vars: IndexMap::new(),
+        env_names: Vec::new(),
+        env: IndexMap::new(),
+        steps,
+        ..caller.clone()
+    };
+    let edges = super::declared_edges(&pseudo);
+    let instances = vec![1; pseudo.sandboxes.len()];
+    let inputs = recipe.inputs.keys().cloned().collect();
+    let mut checker = Checker::new(&pseudo, &edges, instances, Some(inputs));
+    for (i, decl) in pseudo.steps.values().enumerate() {
+        checker.step(i, decl);
+    }
+    checker.diags
+}
+
+impl<'a> Checker<'a> {
+    fn new(
+        manifest: &'a Manifest,
+        edges: &'a [Vec<(usize, Edge)>],
+        instances: Vec<usize>,
+        inputs: Option<Vec<String>>,
+    ) -> Checker<'a> {
+        Checker {
+            manifest,
+            edges,
+            instances,
+            inputs,
+            env_names: manifest
+                .env_names
+                .iter()
+                .map(|n| n.value.as_str())
+                .chain(manifest.env.keys().map(String::as_str))
+                .collect(),
+            seen: vec![0; manifest.steps.len()],
+            generation: 0,
+            stack: Vec::new(),
+            waits: HashMap::new(),
+            diags: Vec::new(),
+        }
+    }
 }
 
 /// The filters and tests of the templates the plan renders itself (the
@@ -152,6 +238,9 @@ struct Checker<'a> {
     edges: &'a [Vec<(usize, Edge)>],
     /// Instances of each declared sandbox.
     instances: Vec<usize>,
+    /// A recipe's input names, when checking a recipe: its templates read
+    /// `inputs` and never the caller's `vars` or `env`.
+    inputs: Option<Vec<String>>,
     /// `env.X` names a template may read.
     env_names: HashSet<&'a str>,
     /// Depth-first search state: `seen[s] == generation` when visited.
@@ -203,6 +292,15 @@ impl Checker<'_> {
                 self.template(i, &s.send, Syntax::Template);
             }
             Action::Python(p) => self.template(i, &p.code, Syntax::Template),
+            Action::Uses(u) => {
+                for v in u.with.values() {
+                    let mut strings = Vec::new();
+                    leaf_strings(&v.value, &mut strings);
+                    for text in strings {
+                        self.template(i, &Spanned::new(text.to_string(), v.span), Syntax::Template);
+                    }
+                }
+            }
         }
     }
 
@@ -252,6 +350,25 @@ impl Checker<'_> {
             did_you_mean(word, candidates.iter().copied())
                 .map(|s| format!("did you mean `{}`?", path_text([root, s].into_iter())))
         };
+        if let Some(inputs) = &self.inputs {
+            match r.path[0].name.as_str() {
+                "inputs" => {
+                    let k = key?;
+                    if inputs.iter().any(|i| i == k) {
+                        return None;
+                    }
+                    let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
+                    let hint = suggest("inputs", k, &names)
+                        .unwrap_or_else(|| format!("declare `{k}` under `inputs:`"));
+                    return Some(Problem::undefined(r, 1, hint));
+                }
+                "vars" | "env" => {
+                    return Some(Problem::undefined(r, 0, RECIPE_ROOTS_HINT.to_string()));
+                }
+                "matrix" | "job" | "steps" => {}
+                _ => return Some(Problem::undefined(r, 0, RECIPE_ROOTS_HINT.to_string())),
+            }
+        }
         match r.path[0].name.as_str() {
             "vars" => {
                 let k = key?;
@@ -492,6 +609,16 @@ fn scalar_attribute(r: &Reference, kind: &str) -> Option<Problem> {
         2,
         format!("`{}` is {kind}, it has no `{}`", r.text(1), r.path[2].name),
     ))
+}
+
+/// Every string inside a `with:` value.
+fn leaf_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| leaf_strings(x, out)),
+        serde_json::Value::Object(m) => m.values().for_each(|x| leaf_strings(x, out)),
+        _ => {}
+    }
 }
 
 fn quoted(names: &[&str]) -> String {

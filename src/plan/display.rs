@@ -77,7 +77,7 @@ impl Plan {
             .steps
             .iter()
             .map(|st| {
-                json!({
+                let mut v = json!({
                     "index": st.index,
                     "id": st.id,
                     "step": st.step,
@@ -86,7 +86,12 @@ impl Plan {
                     "action": st.decl.action.kind(),
                     "needs": st.needs,
                     "wave": self.wave_of(st.index) + 1,
-                })
+                });
+                // A recipe's step says which using step and recipe it came from.
+                if let Some(u) = self.recipe_use(st.index) {
+                    v["uses"] = json!({ "step": u.step, "recipe": u.recipe });
+                }
+                v
             })
             .collect();
         json!({

@@ -26,8 +26,12 @@
 
 mod check;
 mod display;
+mod expand;
 mod matrix;
 mod profile_set;
+mod recipe_context;
+mod recipe_doc;
+mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
 mod spec;
@@ -45,7 +49,10 @@ use serde_json::Value;
 use crate::manifest::template::{self, Context, StepResult};
 use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span, StepDecl};
 
+pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
+pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_reference};
+pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
 pub use rendered_step::{RenderedAction, RenderedStep};
 pub use sandbox_instance::SandboxInstance;
 pub use step_instance::StepInstance;
@@ -58,6 +65,9 @@ pub struct PlanOptions {
     /// The profiles sandboxes may name (the caller resolves them for its
     /// project, e.g. [`ProfileSet::of_project`]); the shipped ones by default.
     pub profiles: ProfileSet,
+    /// The recipes `uses:` may name (the caller resolves them for its
+    /// project, e.g. [`RecipeSet::of_project`]); the shipped ones by default.
+    pub recipes: RecipeSet,
 }
 
 /// The executable form of a manifest.
@@ -67,8 +77,14 @@ pub struct Plan {
     pub job_name: String,
     /// Job instance id (`job.id`).
     pub job_id: String,
-    /// The manifest this plan came from (sources for diagnostics, vars, env).
+    /// The manifest this plan came from (sources for diagnostics, vars,
+    /// env), with every `uses` step expanded into its recipe's steps.
     pub manifest: Arc<Manifest>,
+    /// For each declared step of [`Plan::manifest`] (by position), the
+    /// recipe use it came from.
+    pub recipe_of: Vec<Option<Arc<RecipeUse>>>,
+    /// Every step that uses a recipe, in file order.
+    pub uses: Vec<Arc<RecipeUse>>,
     /// Containers to create, grouped by declared sandbox in file order.
     pub sandboxes: Vec<SandboxInstance>,
     /// Steps to run, in file order, each step's instances in matrix order.
@@ -161,6 +177,40 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         instances_of_sandbox.push(start..sandboxes.len());
     }
 
+    // Declared-step edges, then cycles.
+    let decl_edges = declared_edges(&manifest);
+    diags.extend(find_cycles(&manifest, &decl_edges));
+    // Step templates render when their step runs; what they read is checked now.
+    diags.extend(check::check_steps(
+        &manifest,
+        &decl_edges,
+        &instances_of_sandbox,
+    ));
+    diags.extend(check::check_plan_templates(&manifest));
+    let expansion = expand::expand(&manifest, &opts.recipes, &sandboxes, &mut diags);
+    if let Some(e) = &expansion {
+        for u in &e.uses {
+            diags.extend(check::check_recipe(&manifest, u));
+        }
+    }
+    if !diags.is_empty() {
+        // A sandbox template is rendered once per matrix combination: say
+        // each mistake once.
+        diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
+        diags.dedup();
+        return Err(ManifestError::Invalid(diags));
+    }
+    let Some(expand::Expansion {
+        manifest,
+        recipe_of,
+        uses,
+    }) = expansion
+    else {
+        return Err(ManifestError::Invalid(diags));
+    };
+    let source = &manifest.source;
+    let decl_edges = declared_edges(&manifest);
+
     // The decoder checked sandbox references; a hand-built manifest may not have.
     let mut step_sandbox = Vec::with_capacity(manifest.steps.len());
     for decl in manifest.steps.values() {
@@ -199,21 +249,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         }
     }
 
-    // Declared-step edges, then cycles.
-    let decl_edges = declared_edges(&manifest);
-    diags.extend(find_cycles(&manifest, &decl_edges));
-    // Step templates render when their step runs; what they read is checked now.
-    diags.extend(check::check_steps(
-        &manifest,
-        &decl_edges,
-        &instances_of_sandbox,
-    ));
-    diags.extend(check::check_plan_templates(&manifest));
     if !diags.is_empty() {
-        // A sandbox template is rendered once per matrix combination: say
-        // each mistake once.
-        diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
-        diags.dedup();
         return Err(ManifestError::Invalid(diags));
     }
 
@@ -278,6 +314,8 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         job_name,
         job_id,
         manifest,
+        recipe_of,
+        uses,
         sandboxes,
         steps,
         graph,
@@ -556,11 +594,61 @@ impl Plan {
                 }
             }
         }
+        self.set_use_results(&mut ctx, step, result);
         ctx
+    }
+
+    /// `steps.<step>` for every recipe use, seen from `step` (the same
+    /// rules as for a step: same sandbox, one instance, or `instances`).
+    fn set_use_results<'r>(
+        &self,
+        ctx: &mut Context,
+        step: usize,
+        result: impl Fn(usize) -> Option<&'r StepResult>,
+    ) {
+        let result = &result;
+        let me = &self.steps[step];
+        for u in &self.uses {
+            let Some(first_local) = u.local_ids.first() else {
+                continue;
+            };
+            let range = self.instances_of(&u.expanded_id(first_local));
+            let Some(first) = range.clone().next() else {
+                continue;
+            };
+            let same = self.sandboxes[self.steps[first].sandbox].sandbox
+                == self.sandboxes[me.sandbox].sandbox;
+            if same || range.len() == 1 {
+                let sb = if same {
+                    me.sandbox
+                } else {
+                    self.steps[first].sandbox
+                };
+                if let Some(r) = self.use_result(u, sb, result) {
+                    ctx.set_step(&u.step, &r);
+                }
+            } else {
+                let instances: Vec<Value> = range
+                    .filter_map(|i| {
+                        let sb = self.steps[i].sandbox;
+                        let r = self.use_result(u, sb, result)?;
+                        let mut v = serde_json::to_value(r).ok()?;
+                        v["sandbox"] = Value::String(self.sandboxes[sb].id.clone());
+                        v["matrix"] = serde_json::to_value(&self.steps[i].matrix).ok()?;
+                        Some(v)
+                    })
+                    .collect();
+                if !instances.is_empty() {
+                    ctx.set_step_value(&u.step, serde_json::json!({ "instances": instances }));
+                }
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod limits_tests;
+#[cfg(test)]
+mod recipe_tests;
 #[cfg(test)]
 mod tests;

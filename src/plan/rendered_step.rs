@@ -101,7 +101,7 @@ impl Plan {
     /// (true when it has none).
     pub fn should_run(&self, step: usize, ctx: &Context) -> Result<bool, Diagnostic> {
         match &self.steps[step].decl.condition {
-            Some(cond) => template::eval_bool(cond, ctx, &self.manifest.source),
+            Some(cond) => template::eval_bool(cond, ctx, self.source_of(step)),
             None => Ok(true),
         }
     }
@@ -109,7 +109,7 @@ impl Plan {
     /// Render step `step` with `ctx` (see [`Plan::context_with_results`]).
     pub fn render_step(&self, step: usize, ctx: &Context) -> Result<RenderedStep, Diagnostic> {
         let decl = &self.steps[step].decl;
-        let source = &self.manifest.source;
+        let source = self.source_of(step);
         let r = |t: &Tpl| template::render(t, ctx, source);
         let name = match &decl.name {
             Some(n) => r(n)?,
@@ -182,6 +182,15 @@ impl Plan {
                 code: r(&p.code)?,
                 timeout: p.timeout.as_ref().map(|t| t.value).or(timeout),
             },
+            // Planning expands every `uses`; a hand-made plan may not have.
+            Action::Uses(u) => {
+                return Err(Diagnostic::new(
+                    source,
+                    u.recipe.span,
+                    format!("step `{}` uses a recipe that was not expanded", decl.id),
+                )
+                .hint("plan the manifest with `plan::plan`, which expands recipes"))
+            }
         };
         Ok(RenderedStep {
             name,

@@ -566,7 +566,10 @@ fn examples_load_and_plan() {
             ..StepResult::default()
         };
         for i in 0..p.steps.len() {
-            let ctx = p.context_with_results(i, |_| Some(&done));
+            // (A recipe's steps render in the recipe's own context.)
+            let ctx = p
+                .step_context(i, |_| Some(&done))
+                .unwrap_or_else(|e| panic!("{e}"));
             p.should_run(i, &ctx).unwrap_or_else(|e| panic!("{e}"));
             p.render_step(i, &ctx).unwrap_or_else(|e| panic!("{e}"));
         }

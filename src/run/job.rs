@@ -33,7 +33,7 @@ use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::template::{self, Context};
 use crate::manifest::{self, LoadOptions, Manifest};
-use crate::plan::{self, Plan, PlanOptions, ProfileSet};
+use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
 use crate::store::{self, Reserved};
 
@@ -104,6 +104,8 @@ pub struct Job {
     instance: String,
     /// The project's profiles, read once: the plan checks names against them.
     profiles: ProfileSet,
+    /// The project's recipes, for `uses:`.
+    recipes: RecipeSet,
     plan: Arc<Plan>,
 }
 
@@ -124,13 +126,15 @@ impl Job {
         let name = job_name(&manifest);
         let instance = store::next_instance(&instances(&req), &name);
         let profiles = ProfileSet::of_project(&req.project);
-        let plan = plan_as(&manifest, &instance, &profiles)?;
+        let recipes = RecipeSet::of_project(&req.project);
+        let plan = plan_as(&manifest, &instance, &profiles, &recipes)?;
         Ok(Job {
             req,
             manifest,
             name,
             instance,
             profiles,
+            recipes,
             plan,
         })
     }
@@ -244,7 +248,7 @@ impl Job {
                 return Ok((reserved, instance, plan));
             }
             instance = store::next_instance(&dir, &self.name);
-            plan = plan_as(&self.manifest, &instance, &self.profiles)?;
+            plan = plan_as(&self.manifest, &instance, &self.profiles, &self.recipes)?;
         }
     }
 }
@@ -257,10 +261,12 @@ fn plan_as(
     manifest: &Arc<Manifest>,
     instance: &str,
     profiles: &ProfileSet,
+    recipes: &RecipeSet,
 ) -> Result<Arc<Plan>, ManifestError> {
     let opts = PlanOptions {
         job_id: Some(instance.to_string()),
         profiles: profiles.clone(),
+        recipes: recipes.clone(),
     };
     plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
 }

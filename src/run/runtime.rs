@@ -103,9 +103,9 @@ impl Runtime {
 
     /// The template context of step `i`, with the results of the steps
     /// finished so far.
-    pub fn template_context(&self, i: usize) -> Context {
+    pub fn template_context(&self, i: usize) -> Result<Context, crate::manifest::Diagnostic> {
         let results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
-        self.plan.context_with_results(i, |d| results[d].as_ref())
+        self.plan.step_context(i, |d| results[d].as_ref())
     }
 
     /// Keep step `i`'s `result` for templates, then tell how it ended.

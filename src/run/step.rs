@@ -30,7 +30,10 @@ const RETRY_PAUSE: Duration = Duration::from_millis(500);
 pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
     let plan = &rt.plan;
     let step = &plan.steps[i];
-    let ctx = rt.template_context(i);
+    let ctx = match rt.template_context(i) {
+        Ok(c) => c,
+        Err(d) => return fail(rt, i, &StepError::Template(d)),
+    };
     match plan.should_run(i, &ctx) {
         Ok(true) => {}
         Ok(false) => {

@@ -29,6 +29,7 @@ mod logs;
 mod manifests;
 mod profiles;
 mod projects;
+mod recipes;
 mod records;
 mod safety;
 mod sandbox;

@@ -15,6 +15,7 @@
 
 mod actions;
 mod names;
+mod recipe;
 mod sandbox;
 mod settings;
 mod step;
@@ -61,6 +62,26 @@ pub(crate) fn decode(source: &Source, root: &Node, kdl: bool) -> Result<Decoded,
     let decoded = d.manifest(root);
     match decoded {
         Some(m) if d.diags.is_empty() => Ok(m),
+        _ => {
+            d.diags.sort_by_key(|x| (x.line, x.col));
+            Err(d.diags)
+        }
+    }
+}
+
+/// Decode a recipe file.
+pub(crate) fn decode_recipe(
+    source: &std::sync::Arc<Source>,
+    root: &Node,
+    kdl: bool,
+) -> Result<super::recipe_decl::RecipeDecl, Vec<Diagnostic>> {
+    let mut d = Decoder {
+        src: source,
+        kdl,
+        diags: Vec::new(),
+    };
+    match d.recipe(root, source) {
+        Some(r) if d.diags.is_empty() => Ok(r),
         _ => {
             d.diags.sort_by_key(|x| (x.line, x.col));
             Err(d.diags)

@@ -88,6 +88,9 @@ impl Decoder<'_> {
                 "pull" => self.transfer(value, "pull", &what).map(Action::Pull),
                 "session" => self.session(value, &what).map(Action::Session),
                 "python" => self.python(value, &what).map(Action::Python),
+                "uses" => self
+                    .uses(value, key.span, obj.get("with"), &what)
+                    .map(Action::Uses),
                 _ => self.snapshot(value, &what).map(Action::Snapshot),
             };
             action = decoded.map(|a| (a, key.span));
@@ -98,9 +101,27 @@ impl Decoder<'_> {
                 id.span,
                 format!("{what} has no action"),
                 Some(
-                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`"
+                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`, or `uses` a recipe"
                         .into(),
                 ),
+            );
+        }
+
+        if first_action == Some("uses") {
+            for key in ["if", "timeout", "retries", "name"] {
+                if let Some((k, _)) = obj.get(key) {
+                    self.error(
+                        k.span,
+                        format!("`{}` does not go with `uses` in {what}", self.spell(key)),
+                        Some("set it on the recipe's own steps".into()),
+                    );
+                }
+            }
+        } else if let Some((k, _)) = obj.get("with") {
+            self.error(
+                k.span,
+                format!("{what} has `with` but no `uses`"),
+                Some("`with` gives the inputs of the recipe named by `uses: NAME`".into()),
             );
         }
 

@@ -1,0 +1,257 @@
+//! Recipes: the `uses:` / `with:` of a step, and a recipe file itself
+//! (`inputs`, `outputs`, `steps` written in the manifest language).
+//!
+//! Whether a `with:` fits the recipe's inputs needs the recipe, which the
+//! plan finds; here each side is only checked for its own form.
+
+use indexmap::IndexMap;
+
+use super::top_level::Ids;
+use super::values::has_key;
+use super::{hint_for, Decoder, Key, Node, NodeKind, Span, Spanned};
+use crate::manifest::keys::{INPUT_KEYS, OUTPUT_KEYS, RECIPE_KEYS};
+use crate::manifest::recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
+use crate::manifest::step_decl::{Action, UsesAction, WithValue};
+
+impl Decoder<'_> {
+    /// `uses: NAME` with the step's `with:` map.
+    pub(super) fn uses(
+        &mut self,
+        node: &Node,
+        uses_span: Span,
+        with: Option<(&Key, &Node)>,
+        what: &str,
+    ) -> Option<UsesAction> {
+        let recipe = self.string(node, "uses")?;
+        if recipe.value.trim().is_empty() {
+            self.error(
+                recipe.span,
+                format!("`uses` of {what} is empty"),
+                Some("name a recipe (`pocketdock recipe list`) or a directory `./path`".into()),
+            );
+            return None;
+        }
+        let mut values = IndexMap::new();
+        let mut with_span = uses_span;
+        if let Some((_, w)) = with {
+            with_span = w.span;
+            match &w.kind {
+                NodeKind::Map(entries) => {
+                    for (k, v) in entries {
+                        values.insert(
+                            k.name.replace('-', "_"),
+                            WithValue {
+                                key_span: k.span,
+                                value: v.to_json(),
+                                span: v.span,
+                            },
+                        );
+                    }
+                }
+                NodeKind::Null => {}
+                _ => self.type_error(w, "with", "a map of input name to value"),
+            }
+        }
+        Some(UsesAction {
+            recipe,
+            with: values,
+            with_span,
+        })
+    }
+
+    /// A whole recipe file.
+    pub(super) fn recipe(
+        &mut self,
+        root: &Node,
+        source: &std::sync::Arc<crate::diag::Source>,
+    ) -> Option<RecipeDecl> {
+        let obj = self.obj(root, "the recipe", "recipe", RECIPE_KEYS, &[])?;
+        if let Some(v) = obj.value("version") {
+            if !matches!(v.kind, NodeKind::Int(1)) {
+                self.error(
+                    v.span,
+                    "unsupported recipe version",
+                    Some("this pocketdock reads version 1".into()),
+                );
+            }
+        }
+        let description = obj
+            .value("description")
+            .and_then(|n| self.string(n, "description"))
+            .map(|s| s.value);
+        let profile = obj.value("profile").and_then(|n| self.string(n, "profile"));
+
+        let mut inputs = IndexMap::new();
+        if let Some(node) = obj.value("inputs") {
+            match &node.kind {
+                NodeKind::Map(entries) => {
+                    for (k, v) in entries {
+                        if let Some(input) = self.input(k, v) {
+                            inputs.insert(input.name.clone(), input);
+                        }
+                    }
+                }
+                NodeKind::Null => {}
+                _ => self.type_error(node, "inputs", "a map of input name to input"),
+            }
+        }
+
+        let mut outputs = IndexMap::new();
+        if let Some(node) = obj.value("outputs") {
+            match &node.kind {
+                NodeKind::Map(entries) => {
+                    for (k, v) in entries {
+                        if let Some(out) = self.output(k, v) {
+                            outputs.insert(out.name.clone(), out);
+                        }
+                    }
+                }
+                NodeKind::Null => {}
+                _ => self.type_error(node, "outputs", "a map of output name to value"),
+            }
+        }
+
+        let mut steps = IndexMap::new();
+        match obj.value("steps").map(|n| (n, &n.kind)) {
+            Some((_, NodeKind::Map(entries))) if !entries.is_empty() => {
+                let sandbox = Ids::new(vec![RECIPE_SANDBOX]);
+                let ids = Ids::new(entries.iter().map(|(k, _)| k.name.as_str()).collect());
+                for (key, body) in entries {
+                    self.check_id(key, "step");
+                    if has_key(body, "sandbox") {
+                        self.error(
+                            key.span,
+                            format!("recipe step `{}` names a `sandbox`", key.name),
+                            Some(
+                                "a recipe's steps run on the sandbox of the step that uses it; remove `sandbox`"
+                                    .into(),
+                            ),
+                        );
+                        continue;
+                    }
+                    if let Some(step) = self.step(key, body, &sandbox, &ids) {
+                        if let Action::Uses(u) = &step.action {
+                            self.error(
+                                u.recipe.span,
+                                format!("recipe step `{}` uses another recipe", key.name),
+                                Some("a recipe's steps are plain actions; copy the other recipe's steps in".into()),
+                            );
+                            continue;
+                        }
+                        steps.insert(key.name.clone(), step);
+                    }
+                }
+            }
+            Some((n, NodeKind::Map(_) | NodeKind::Null)) => {
+                self.error(
+                    n.span,
+                    "the recipe has no steps",
+                    Some("add `steps:`".into()),
+                );
+            }
+            Some((n, _)) => self.type_error(n, "steps", "a map of step id to step"),
+            None => {
+                let at = Span::new(root.span.start, root.span.start);
+                self.error(at, "the recipe has no `steps`", Some("add `steps:`".into()));
+            }
+        }
+        Some(RecipeDecl {
+            source: std::sync::Arc::clone(source),
+            description,
+            profile,
+            inputs,
+            outputs,
+            steps,
+        })
+    }
+
+    fn input(&mut self, key: &Key, node: &Node) -> Option<InputDecl> {
+        let what = format!("input `{}`", key.name);
+        if !super::names::is_var_name(&key.name) {
+            self.error(
+                key.span,
+                format!("invalid input name `{}`", key.name),
+                Some("input names use letters, digits and `_`, e.g. `src_dir`".into()),
+            );
+        }
+        let obj = match &node.kind {
+            NodeKind::Null => None,
+            _ => Some(self.obj(node, &what, &key.name, INPUT_KEYS, &[])?),
+        };
+        let ty = match obj.as_ref().and_then(|o| o.value("type")) {
+            Some(n) => {
+                let s = self.string(n, "type")?;
+                if let Some(t) = InputType::from_name(&s.value) {
+                    t
+                } else {
+                    let names: Vec<&str> = InputType::ALL.iter().map(|t| t.name()).collect();
+                    let hint = hint_for(&s.value, "input types", &names);
+                    self.error(s.span, format!("unknown input type `{}`", s.value), hint);
+                    return None;
+                }
+            }
+            None => InputType::String,
+        };
+        let default = obj.as_ref().and_then(|o| o.value("default"));
+        if let Some(d) = default {
+            let value = d.to_json();
+            if !ty.accepts(&value) {
+                self.error(
+                    d.span,
+                    format!(
+                        "the default of {what} must be {}, found {}",
+                        ty.article(),
+                        d.type_name()
+                    ),
+                    None,
+                );
+            }
+        }
+        let required = obj
+            .as_ref()
+            .and_then(|o| o.value("required"))
+            .and_then(|n| self.boolean(n, "required"))
+            .unwrap_or(false);
+        let description = obj
+            .as_ref()
+            .and_then(|o| o.value("description"))
+            .and_then(|n| self.string(n, "description"))
+            .map(|s| s.value);
+        Some(InputDecl {
+            name: key.name.clone(),
+            span: key.span,
+            ty,
+            default: default.map(Node::to_json),
+            required,
+            description,
+        })
+    }
+
+    fn output(&mut self, key: &Key, node: &Node) -> Option<OutputDecl> {
+        let (value, description) = if let NodeKind::Str(s) = &node.kind {
+            (Spanned::new(s.clone(), node.span), None)
+        } else {
+            let what = format!("output `{}`", key.name);
+            let obj = self.obj(node, &what, &key.name, OUTPUT_KEYS, &[])?;
+            let Some(v) = obj.value("value") else {
+                self.error(
+                    node.span,
+                    format!("{what} has no `value`"),
+                    Some("write `NAME: \"{{ steps.STEP.outputs.NAME }}\"`".into()),
+                );
+                return None;
+            };
+            let value = self.scalar_string(v, "value")?;
+            let description = obj
+                .value("description")
+                .and_then(|n| self.string(n, "description"))
+                .map(|s| s.value);
+            (value, description)
+        };
+        Some(OutputDecl {
+            name: key.name.clone(),
+            value,
+            description,
+        })
+    }
+}
