@@ -6,6 +6,9 @@
 //! consumer, so each sees the events in one order. The recorder comes first,
 //! so nothing a reporter shows is missing from the record.
 
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -21,17 +24,61 @@ enum Msg {
     End,
 }
 
+/// Output bytes that may wait for the consumer thread before a step's
+/// output stops being read (the engine then waits too): memory stays
+/// bounded however fast a step prints.
+const BACKLOG_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Output bytes sent and not yet handled.
+#[derive(Debug, Default)]
+struct Backlog {
+    bytes: Mutex<usize>,
+    drained: Condvar,
+}
+
 /// Where the job tells what happens; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Emitter {
     tx: mpsc::UnboundedSender<Msg>,
+    backlog: Arc<Backlog>,
 }
 
 impl Emitter {
     /// Stamp `kind` now and send it. Consumers that went away are not the
-    /// job's problem.
+    /// job's problem. Output waits (briefly blocking its task's thread)
+    /// while more than [`BACKLOG_LIMIT`] bytes of it wait to be handled.
     pub fn emit(&self, kind: EventKind) {
+        let len = match &kind {
+            EventKind::Output { data, .. } => data.len(),
+            _ => 0,
+        };
+        if len > 0 {
+            let mut bytes = self
+                .backlog
+                .bytes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            while *bytes > BACKLOG_LIMIT && !self.tx.is_closed() {
+                bytes = self
+                    .backlog
+                    .drained
+                    .wait_timeout(bytes, Duration::from_millis(100))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            *bytes += len;
+        }
         let _ = self.tx.send(Msg::Event(Event::now(kind)));
+    }
+}
+
+impl Backlog {
+    fn handled(&self, len: usize) {
+        if len > 0 {
+            let mut bytes = self.bytes.lock().unwrap_or_else(PoisonError::into_inner);
+            *bytes = bytes.saturating_sub(len);
+            self.drained.notify_all();
+        }
     }
 }
 
@@ -58,8 +105,14 @@ impl Dispatch {
         mut mask: SecretMask,
     ) -> (Emitter, Dispatch) {
         let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+        let backlog = Arc::new(Backlog::default());
+        let drained = Arc::clone(&backlog);
         let handle = tokio::task::spawn_blocking(move || {
             while let Some(Msg::Event(event)) = rx.blocking_recv() {
+                let len = match &event.kind {
+                    EventKind::Output { data, .. } => data.len(),
+                    _ => 0,
+                };
                 if matches!(event.kind, EventKind::JobFinished { .. }) {
                     for held in mask.drain() {
                         for c in &mut consumers {
@@ -72,12 +125,21 @@ impl Dispatch {
                         c.handle(&event);
                     }
                 }
+                drained.handled(len);
             }
+            // Nothing will drain any more: let waiting emitters go.
+            drained.handled(usize::MAX);
             for c in &mut consumers {
                 c.finish();
             }
         });
-        (Emitter { tx: tx.clone() }, Dispatch { tx, handle })
+        (
+            Emitter {
+                tx: tx.clone(),
+                backlog,
+            },
+            Dispatch { tx, handle },
+        )
     }
 
     /// Wait until every event emitted so far has been handled and every
