@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -64,23 +64,65 @@ pub struct Index {
     /// Directory name -> when its `instance.toml` was read, and what it said
     /// (`None`: not a job record).
     entries: HashMap<String, (SystemTime, Option<RunSummary>)>,
+    /// When every record was last checked against its file.
+    full_check: Option<Instant>,
 }
 
+/// How often records that have ended are checked again (only `doctor`
+/// rewrites one): running ones and new ones are checked on every list.
+const RECHECK_ENDED: Duration = Duration::from_secs(10);
+
 impl Index {
-    /// Bring the index up to date with `instances` and return every run,
-    /// newest first.
-    pub fn runs(&mut self, instances: &Path) -> Vec<RunSummary> {
+    /// Bring the index up to date with `instances`; the runs `keep` accepts,
+    /// newest first: `limit` of them from `from` on, and how many there are.
+    pub fn runs(
+        &mut self,
+        instances: &Path,
+        keep: impl Fn(&RunSummary) -> bool,
+        from: usize,
+        limit: usize,
+    ) -> (Vec<RunSummary>, usize) {
+        self.refresh(instances);
+        let mut all: Vec<&RunSummary> = self
+            .entries
+            .values()
+            .filter_map(|(_, s)| s.as_ref())
+            .filter(|s| keep(s))
+            .collect();
+        all.sort_unstable_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+        let page = all
+            .iter()
+            .skip(from)
+            .take(limit)
+            .map(|s| (*s).clone())
+            .collect();
+        (page, all.len())
+    }
+
+    fn refresh(&mut self, instances: &Path) {
+        let full = self.full_check.is_none_or(|t| t.elapsed() >= RECHECK_ENDED);
+        if full {
+            self.full_check = Some(Instant::now());
+        }
         let mut seen = HashMap::with_capacity(self.entries.len());
         for entry in std::fs::read_dir(instances).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
+            let cached = self.entries.remove(&name);
+            // An ended record does not change (but for `doctor`): trust it
+            // between full checks.
+            if let Some((t, Some(s))) = &cached {
+                if !full && s.status != "running" {
+                    seen.insert(name, (*t, Some(s.clone())));
+                    continue;
+                }
+            }
             let toml = entry.path().join("instance.toml");
             let Ok(mtime) = std::fs::metadata(&toml).and_then(|m| m.modified()) else {
                 continue;
             };
-            let cached = self.entries.remove(&name);
             let value = match cached {
                 // A running record's shown status depends on its runner: recheck it.
                 Some((t, Some(s))) if t == mtime && s.status != "running" => (t, Some(s)),
@@ -90,13 +132,6 @@ impl Index {
             seen.insert(name, value);
         }
         self.entries = seen;
-        let mut out: Vec<RunSummary> = self
-            .entries
-            .values()
-            .filter_map(|(_, s)| s.clone())
-            .collect();
-        out.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
-        out
     }
 }
 
@@ -121,9 +156,9 @@ mod tests {
         )
         .unwrap();
         let mut index = Index::default();
-        assert!(index.runs(dir.path()).is_empty());
+        assert_eq!(index.runs(dir.path(), |_| true, 0, 50).1, 0);
         std::fs::remove_dir_all(dir.path().join("box")).unwrap();
-        assert!(index.runs(dir.path()).is_empty());
+        assert_eq!(index.runs(dir.path(), |_| true, 0, 50).1, 0);
         assert!(index.entries.is_empty());
     }
 }

@@ -340,22 +340,20 @@ pub async fn list(
         })?,
     };
     let state2 = Arc::clone(&state);
-    let runs = tokio::task::spawn_blocking(move || {
+    let (page, total) = tokio::task::spawn_blocking(move || {
         let mut index = state2
             .index
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        index.runs(&state2.instances)
+        let keep = |r: &RunSummary| {
+            q.status.as_ref().is_none_or(|s| &r.status == s)
+                && q.name.as_ref().is_none_or(|n| &r.job == n)
+        };
+        index.runs(&state2.instances, keep, from, limit)
     })
     .await
     .unwrap_or_default();
-    let matching: Vec<&RunSummary> = runs
-        .iter()
-        .filter(|r| q.status.as_ref().is_none_or(|s| &r.status == s))
-        .filter(|r| q.name.as_ref().is_none_or(|n| &r.job == n))
-        .collect();
-    let page: Vec<&RunSummary> = matching.iter().skip(from).take(limit).copied().collect();
-    let next = (from + page.len() < matching.len()).then(|| (from + page.len()).to_string());
+    let next = (from + page.len() < total).then(|| (from + page.len()).to_string());
     Ok(Json(json!({ "runs": page, "next_cursor": next })))
 }
 
