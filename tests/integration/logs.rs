@@ -166,6 +166,15 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Wait for the tail of the old log: the follower has started.
+    let mut out = std::io::BufReader::new(follow.stdout.take().unwrap());
+    let mut text = String::new();
+    while !text.contains("truncated:") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(n > 0, "follow ended early: {text}");
+        text.push_str(&line);
+    }
     let o = pocketdock_in(
         dir.path(),
         &["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"],
@@ -179,13 +188,7 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
     let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let status = follow.wait().unwrap();
-    let mut text = String::new();
-    follow
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
+    out.read_to_string(&mut text).unwrap();
     let mut err = String::new();
     follow
         .stderr
