@@ -154,7 +154,11 @@ impl StepLog {
             self.lost += data.len() as u64;
             return Ok(());
         }
-        let written = self.write_output(stream, data, ts);
+        // Flushed as it comes, so `logs -f` and the server's log follow see
+        // each line when the step prints it, not when the step ends.
+        let written = self
+            .write_output(stream, data, ts)
+            .and_then(|()| self.out.flush());
         if let Err(e) = &written {
             self.fail(e);
             // Count the piece that failed as lost: some of it may be in the file.
