@@ -235,3 +235,23 @@ pub(crate) fn left_line(left: &[String]) -> Option<String> {
         left.join(", ")
     ))
 }
+
+/// The line a text reporter prints for a released sandbox, and its
+/// container when it may remain (the summary lists those again).
+pub(crate) fn released_line(
+    sandbox: &str,
+    container: &str,
+    kept: bool,
+    left: Option<&str>,
+) -> (String, Option<String>) {
+    match left {
+        Some(why) if !kept => (
+            format!("! sandbox {sandbox}: {container} may remain: {why}"),
+            Some(container.to_string()),
+        ),
+        _ => {
+            let what = if kept { "kept" } else { "removed" };
+            (format!("- sandbox {sandbox}: {container} {what}"), None)
+        }
+    }
+}

@@ -90,18 +90,12 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 container,
                 kept,
                 left,
-            } => match left {
-                Some(why) if !*kept => {
-                    self.left.push(container.clone());
-                    self.line(&format!(
-                        "! sandbox {sandbox}: {container} may remain: {why}"
-                    ));
-                }
-                _ => {
-                    let what = if *kept { "kept" } else { "removed" };
-                    self.line(&format!("- sandbox {sandbox}: {container} {what}"));
-                }
-            },
+            } => {
+                let (line, remains) =
+                    super::released_line(sandbox, container, *kept, left.as_deref());
+                self.left.extend(remains);
+                self.line(&line);
+            }
             EventKind::StepStarted {
                 step,
                 attempt,

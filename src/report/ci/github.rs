@@ -216,18 +216,12 @@ impl<W: Write + Send> Consumer for Github<W> {
                 container,
                 kept,
                 left,
-            } => match left {
-                Some(why) if !*kept => {
-                    self.left.push(container.clone());
-                    self.line(&format!(
-                        "! sandbox {sandbox}: {container} may remain: {why}"
-                    ));
-                }
-                _ => {
-                    let what = if *kept { "kept" } else { "removed" };
-                    self.line(&format!("- sandbox {sandbox}: {container} {what}"));
-                }
-            },
+            } => {
+                let (line, remains) =
+                    crate::report::released_line(sandbox, container, *kept, left.as_deref());
+                self.left.extend(remains);
+                self.line(&line);
+            }
             EventKind::StepStarted { step, .. } => {
                 let now = Instant::now();
                 self.running.entry(step.clone()).or_insert(Running {
