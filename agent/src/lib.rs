@@ -1,0 +1,7 @@
+//! The in-sandbox helper's wire protocol, shared by the helper and by
+//! pocketdock's client (`pocketdock::sandbox`), so the two cannot drift.
+//!
+//! The helper binary itself is `src/main.rs`; it is linked statically and
+//! bind-mounted read-only into each sandbox.
+
+pub mod wire;

@@ -1,0 +1,409 @@
+//! Frames between pocketdock (the client) and the helper in a sandbox.
+//!
+//! One connection carries one request. On accept the helper writes
+//! [`GREETING`]; the client checks it before sending anything, so a socket
+//! that is not a helper never sees a command. Then the client sends one
+//! request frame and, for a run, stdin frames; the helper answers with
+//! frames until the exchange ends.
+//!
+//! A frame is `tag: u8`, `len: u32 LE`, `payload[len]`, with `len` at most
+//! [`MAX_FRAME`]. Strings in payloads are `u32 LE` length + bytes; lists are
+//! a `u32 LE` count + items. Everything is bounded so that a hostile peer
+//! can neither make the other side allocate without limit nor panic it.
+
+use std::io::{self, Read, Write};
+
+/// Written by the helper on accept: magic + protocol version.
+pub const GREETING: &[u8; 8] = b"PDAGENT1";
+/// Largest payload either side accepts.
+pub const MAX_FRAME: usize = 1 << 20;
+/// Output frames carry at most this much (the helper reads in blocks this size).
+pub const CHUNK: usize = 64 * 1024;
+
+/// Where the helper listens, inside the sandbox.
+pub const SOCKET_IN_SANDBOX: &str = "/.pocketdock/run/agent.sock";
+/// The socket's file name in the host directory mounted at `/.pocketdock/run`.
+pub const SOCKET_NAME: &str = "agent.sock";
+/// Where the helper binary is, inside the sandbox (a read-only mount).
+pub const BINARY_IN_SANDBOX: &str = "/.pocketdock/bin/pocketdock-agent";
+
+/// Frame tags. Requests (client → helper) are upper case letters that
+/// start a connection; the rest flow during an exchange.
+pub mod tag {
+    /// Request: run a command ([`super::Run`]).
+    pub const RUN: u8 = b'R';
+    /// Request: signal every process carrying a marker ([`super::Signal`]).
+    pub const SIGNAL: u8 = b'K';
+    /// Request: describe the helper (answered with [`ACK`], `key=value` lines).
+    pub const INFO: u8 = b'Q';
+    /// Client → helper during a run: stdin bytes.
+    pub const STDIN: u8 = b'I';
+    /// Client → helper during a run: close stdin.
+    pub const STDIN_CLOSE: u8 = b'C';
+    /// Helper → client: the helper will not run this; use the engine's exec
+    /// (payload: the reason, UTF-8).
+    pub const FALLBACK: u8 = b'F';
+    /// Helper → client: the command started (payload: `u32 LE` pid in the sandbox).
+    pub const STARTED: u8 = b'P';
+    /// Helper → client: stdout bytes.
+    pub const STDOUT: u8 = b'O';
+    /// Helper → client: stderr bytes.
+    pub const STDERR: u8 = b'E';
+    /// Helper → client: the command ended ([`super::Exit`]).
+    pub const EXIT: u8 = b'X';
+    /// Helper → client: answer to [`SIGNAL`] or [`INFO`].
+    pub const ACK: u8 = b'A';
+}
+
+/// A command to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Run {
+    /// Program and arguments; the program is looked up in `PATH`.
+    pub argv: Vec<String>,
+    /// `NAME=value` entries added to the helper's own environment.
+    pub env: Vec<String>,
+    /// Working directory; the helper's own when `None`.
+    pub cwd: Option<String>,
+    /// User (`name`, `uid`, `uid:gid`, `name:group`); the helper's own when `None`.
+    pub user: Option<String>,
+    /// The process marker (`POCKETDOCK_EXEC`): what a kill looks for.
+    pub marker: String,
+    /// The client sends stdin frames; otherwise stdin is `/dev/null`.
+    pub stdin: bool,
+    /// Keep running when the client hangs up; otherwise a hang-up before
+    /// the exit kills the command and everything it started.
+    pub detached: bool,
+}
+
+/// A signal for every process whose environment carries a marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signal {
+    /// The marker (the value of `POCKETDOCK_EXEC`).
+    pub marker: String,
+    /// Signal number. For `SIGKILL` the helper first stops every marked
+    /// process, then kills them, twice, so forks made meanwhile die too.
+    pub signal: i32,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// Exit status; `128 + n` when killed by signal `n`.
+    pub code: i64,
+    /// The sandbox's memory cgroup counted an OOM kill during the command.
+    pub oom_killed: bool,
+}
+
+/// A malformed frame or payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub &'static str);
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "malformed helper frame: {}", self.0)
+    }
+}
+
+impl std::error::Error for Malformed {}
+
+impl From<Malformed> for io::Error {
+    fn from(m: Malformed) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, m)
+    }
+}
+
+/// One whole frame: tag, length, payload.
+#[must_use]
+pub fn frame(tag: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5 + payload.len());
+    out.push(tag);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Write one frame.
+pub fn write_frame(w: &mut impl Write, tag: u8, payload: &[u8]) -> io::Result<()> {
+    w.write_all(&frame(tag, payload))
+}
+
+/// Read one frame; `None` at a clean end of stream (between frames).
+pub fn read_frame(r: &mut impl Read) -> io::Result<Option<(u8, Vec<u8>)>> {
+    let mut head = [0u8; 5];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if len > MAX_FRAME {
+        return Err(Malformed("frame larger than 1 MiB").into());
+    }
+    let mut payload = vec![0u8; len];
+    r.read_exact(&mut payload)?;
+    Ok(Some((head[0], payload)))
+}
+
+/// For a client reading into a buffer: the frame at the start of `buf`, as
+/// (tag, payload range), once it is complete.
+pub fn split_frame(buf: &[u8]) -> Result<Option<(u8, std::ops::Range<usize>)>, Malformed> {
+    let Some(head) = buf.get(..5) else {
+        return Ok(None);
+    };
+    let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if len > MAX_FRAME {
+        return Err(Malformed("frame larger than 1 MiB"));
+    }
+    Ok((buf.len() >= 5 + len).then(|| (head[0], 5..5 + len)))
+}
+
+impl Run {
+    /// The request's payload.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_list(&mut out, &self.argv);
+        put_list(&mut out, &self.env);
+        put_opt(&mut out, self.cwd.as_deref());
+        put_opt(&mut out, self.user.as_deref());
+        put_str(&mut out, &self.marker);
+        out.push(u8::from(self.stdin) | (u8::from(self.detached) << 1));
+        out
+    }
+
+    /// Parse a request's payload.
+    pub fn decode(payload: &[u8]) -> Result<Run, Malformed> {
+        let mut r = Reader(payload);
+        let run = Run {
+            argv: r.list()?,
+            env: r.list()?,
+            cwd: r.opt()?,
+            user: r.opt()?,
+            marker: r.string()?,
+            stdin: false,
+            detached: false,
+        };
+        let flags = r.byte()?;
+        r.end()?;
+        if run.argv.is_empty() {
+            return Err(Malformed("empty argv"));
+        }
+        Ok(Run {
+            stdin: flags & 1 != 0,
+            detached: flags & 2 != 0,
+            ..run
+        })
+    }
+}
+
+impl Signal {
+    /// The request's payload.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_str(&mut out, &self.marker);
+        out.extend_from_slice(&self.signal.to_le_bytes());
+        out
+    }
+
+    /// Parse a request's payload.
+    pub fn decode(payload: &[u8]) -> Result<Signal, Malformed> {
+        let mut r = Reader(payload);
+        let marker = r.string()?;
+        let signal = i32::from_le_bytes(r.take(4)?.try_into().map_err(|_| Malformed("signal"))?);
+        r.end()?;
+        if marker.is_empty() {
+            return Err(Malformed("empty marker"));
+        }
+        Ok(Signal { marker, signal })
+    }
+}
+
+impl Exit {
+    /// The frame's payload.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = self.code.to_le_bytes().to_vec();
+        out.push(u8::from(self.oom_killed));
+        out
+    }
+
+    /// Parse the frame's payload.
+    pub fn decode(payload: &[u8]) -> Result<Exit, Malformed> {
+        let mut r = Reader(payload);
+        let code = i64::from_le_bytes(r.take(8)?.try_into().map_err(|_| Malformed("exit"))?);
+        let oom_killed = r.byte()? != 0;
+        r.end()?;
+        Ok(Exit { code, oom_killed })
+    }
+}
+
+/// The payload of a [`tag::STARTED`] frame.
+#[must_use]
+pub fn encode_pid(pid: u32) -> [u8; 4] {
+    pid.to_le_bytes()
+}
+
+/// Parse a [`tag::STARTED`] payload.
+pub fn decode_pid(payload: &[u8]) -> Result<u32, Malformed> {
+    payload
+        .try_into()
+        .map(u32::from_le_bytes)
+        .map_err(|_| Malformed("pid"))
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_list(out: &mut Vec<u8>, items: &[String]) {
+    out.extend_from_slice(&(items.len() as u32).to_le_bytes());
+    for s in items {
+        put_str(out, s);
+    }
+}
+
+fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => {
+            out.push(1);
+            put_str(out, s);
+        }
+        None => out.push(0),
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Malformed> {
+        if self.0.len() < n {
+            return Err(Malformed("payload ends early"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn byte(&mut self) -> Result<u8, Malformed> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn len(&mut self) -> Result<usize, Malformed> {
+        let n = u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| Malformed("length"))?);
+        Ok(n as usize)
+    }
+
+    fn string(&mut self) -> Result<String, Malformed> {
+        let n = self.len()?;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| Malformed("string is not UTF-8"))
+    }
+
+    fn list(&mut self) -> Result<Vec<String>, Malformed> {
+        let n = self.len()?;
+        // Each item takes at least 4 bytes: a count beyond that is a lie.
+        if n > self.0.len() / 4 {
+            return Err(Malformed("list count beyond the payload"));
+        }
+        (0..n).map(|_| self.string()).collect()
+    }
+
+    fn opt(&mut self) -> Result<Option<String>, Malformed> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => self.string().map(Some),
+            _ => Err(Malformed("option flag")),
+        }
+    }
+
+    fn end(&self) -> Result<(), Malformed> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Malformed("trailing bytes"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_requests_round_trip() {
+        let run = Run {
+            argv: vec!["sh".into(), "-c".into(), "echo 日本語".into()],
+            env: vec!["POCKETDOCK_EXEC=00ff".into(), "A=1".into()],
+            cwd: Some("/tmp".into()),
+            user: None,
+            marker: "00ff".into(),
+            stdin: true,
+            detached: false,
+        };
+        assert_eq!(Run::decode(&run.encode()).unwrap(), run);
+        let detached = Run {
+            detached: true,
+            stdin: false,
+            ..run
+        };
+        assert_eq!(Run::decode(&detached.encode()).unwrap(), detached);
+    }
+
+    #[test]
+    fn hostile_payloads_are_refused_not_trusted() {
+        // A count of 2^32-1 items in a 4-byte payload.
+        assert!(Run::decode(&u32::MAX.to_le_bytes()).is_err());
+        assert!(Run::decode(&[]).is_err());
+        let mut ok = Run {
+            argv: vec!["true".into()],
+            marker: "m".into(),
+            ..Run::default()
+        }
+        .encode();
+        ok.push(0);
+        assert_eq!(Run::decode(&ok), Err(Malformed("trailing bytes")));
+        assert!(Signal::decode(
+            &Signal {
+                marker: String::new(),
+                signal: 9
+            }
+            .encode()
+        )
+        .is_err());
+        let mut big = vec![tag::STDOUT];
+        big.extend_from_slice(&(MAX_FRAME as u32 + 1).to_le_bytes());
+        assert!(split_frame(&big).is_err());
+        assert!(read_frame(&mut &big[..]).is_err());
+    }
+
+    #[test]
+    fn frames_split_only_when_whole() {
+        let f = frame(tag::STDOUT, b"hello");
+        assert_eq!(split_frame(&f[..4]).unwrap(), None);
+        assert_eq!(split_frame(&f[..9]).unwrap(), None);
+        assert_eq!(split_frame(&f).unwrap(), Some((tag::STDOUT, 5..10)));
+        let mut r = &f[..];
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Some((tag::STDOUT, b"hello".to_vec()))
+        );
+        assert_eq!(read_frame(&mut r).unwrap(), None);
+        let exit = Exit {
+            code: 137,
+            oom_killed: true,
+        };
+        assert_eq!(Exit::decode(&exit.encode()).unwrap(), exit);
+        assert_eq!(decode_pid(&encode_pid(42)).unwrap(), 42);
+        let sig = Signal {
+            marker: "ab".into(),
+            signal: 2,
+        };
+        assert_eq!(Signal::decode(&sig.encode()).unwrap(), sig);
+    }
+}
