@@ -56,6 +56,11 @@ for engine in "${engines[@]}"; do
   step "$engine: unit, integration, CLI and doc tests"
   # With CI=true a missing engine fails the tests instead of skipping them.
   CI=true cargo test --locked --no-fail-fast || failed+=("$engine: tests")
+  # Commands go through the in-sandbox helper by default; the sandbox, run,
+  # process and apply tests run again through the engine's exec alone.
+  step "$engine: sandbox, run, process and apply tests through the engine's exec"
+  POCKETDOCK_EXEC_VIA=exec CI=true cargo test --locked --no-fail-fast --test integration -- \
+    agent:: sandbox:: background:: apply:: library:: cli:: || failed+=("$engine: tests with POCKETDOCK_EXEC_VIA=exec")
 done
 unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 

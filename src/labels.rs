@@ -23,6 +23,9 @@ pub const CONTEXT_SHA256: &str = "pocketdock.context-sha256";
 pub const JOB: &str = "pocketdock.job";
 /// On a job's sandbox: its sandbox instance id (`grader[student=alice]`).
 pub const SANDBOX: &str = "pocketdock.sandbox";
+/// On a sandbox with the in-sandbox helper: the host directory holding its
+/// socket (mounted at `/.pocketdock/run`).
+pub const AGENT: &str = "pocketdock.agent";
 /// Default command timeout of a sandbox in seconds (`create --timeout`),
 /// used by `run` when it is given none; `0` is no limit.
 pub const TIMEOUT: &str = "pocketdock.timeout";

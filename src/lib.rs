@@ -56,10 +56,10 @@ pub mod server;
 pub mod size;
 pub mod store;
 
-pub use engine::{Engine, EngineInfo, EngineKind};
+pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};
 pub use sandbox::{
-    ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
-    SessionOptions, ShellOptions, DETACH_KEY,
+    AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
+    SessionOptions, ShellOptions, Via, DETACH_KEY,
 };
 pub use size::ByteSize;

@@ -97,6 +97,17 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         "disk",
         opt(info.disk_usage.map(|d| ByteSize(d).to_string())),
     );
+    field(
+        "via",
+        match &info.agent {
+            Some(a) => format!(
+                "agent (helper pid {}, {} resident)",
+                a.pid,
+                ByteSize(a.rss_kib * 1024)
+            ),
+            None => "exec (the engine's exec API)".into(),
+        },
+    );
     anstream::print!("{s}");
     if !info.processes.is_empty() {
         println!("processes:");

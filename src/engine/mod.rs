@@ -6,6 +6,7 @@
 //! statuses to sandbox-level meaning (gone, not running) is the sandbox
 //! layer's job, because only it knows which container the caller meant.
 
+mod agent_config;
 pub mod api;
 mod archive;
 mod container;
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use hyper::Method;
 
+pub use agent_config::{AgentConfig, ExecVia};
 pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
@@ -79,6 +81,7 @@ pub struct EngineInfo {
 #[derive(Debug, Clone)]
 pub struct Engine {
     inner: Arc<Inner>,
+    agent: Arc<AgentConfig>,
 }
 
 #[derive(Debug)]
@@ -113,6 +116,11 @@ impl Engine {
     }
 
     async fn connect_with(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
+        let agent = AgentConfig::from_env(&env);
+        Ok(Self::connect_candidates(env).await?.with_agent(agent))
+    }
+
+    async fn connect_candidates(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
         let (candidates, skipped) = socket::candidates(env);
         let mut attempts: Vec<SocketAttempt> = skipped
             .into_iter()
@@ -187,6 +195,7 @@ impl Engine {
                     api_version,
                 },
             }),
+            agent: Arc::default(),
         })
     }
 
@@ -202,7 +211,32 @@ impl Engine {
                 transport,
                 info: self.inner.info.clone(),
             }),
+            agent: self.agent.clone(),
         }
+    }
+
+    /// The same engine with other helper settings (see [`AgentConfig`]).
+    #[must_use]
+    pub fn with_agent(&self, agent: AgentConfig) -> Engine {
+        Engine {
+            inner: self.inner.clone(),
+            agent: Arc::new(agent),
+        }
+    }
+
+    /// The same engine, sending commands as `via` says.
+    #[must_use]
+    pub fn with_exec_via(&self, via: ExecVia) -> Engine {
+        self.with_agent(AgentConfig {
+            via,
+            ..(*self.agent).clone()
+        })
+    }
+
+    /// The helper settings in use.
+    #[must_use]
+    pub fn agent_config(&self) -> &AgentConfig {
+        &self.agent
     }
 
     /// `GET /version`: the engine's full version report.

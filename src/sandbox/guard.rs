@@ -31,15 +31,23 @@ pub(crate) struct Guard {
     id: Mutex<String>,
     armed: AtomicBool,
     shared: Arc<Shared>,
+    /// The helper's socket directory, removed with the container.
+    agent_dir: Option<std::path::PathBuf>,
 }
 
 impl Guard {
-    pub(super) fn new(engine: &Engine, id: &str, shared: &Arc<Shared>) -> Guard {
+    pub(super) fn new(
+        engine: &Engine,
+        id: &str,
+        shared: &Arc<Shared>,
+        agent_dir: Option<std::path::PathBuf>,
+    ) -> Guard {
         Guard {
             engine: engine.clone(),
             id: Mutex::new(id.to_string()),
             armed: AtomicBool::new(true),
             shared: shared.clone(),
+            agent_dir,
         }
     }
 
@@ -72,6 +80,9 @@ impl Drop for Guard {
             });
         });
         let _ = removal.join();
+        if let Some(dir) = &self.agent_dir {
+            super::agent::discard(dir);
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{labels, Sandbox};
+use super::{labels, AgentInfo, Sandbox, Via};
 use crate::engine::{ContainerInspect, Top};
 use crate::error::Result;
 
@@ -58,6 +58,10 @@ pub struct SandboxInfo {
     pub disk_usage: Option<u64>,
     /// Processes running in it.
     pub processes: Vec<ProcessInfo>,
+    /// How commands reach it now: `agent` (the in-sandbox helper answers) or `exec`.
+    pub via: Via,
+    /// The helper's own report, when it answers.
+    pub agent: Option<AgentInfo>,
 }
 
 /// One process inside a sandbox.
@@ -80,16 +84,25 @@ impl Sandbox {
             .await
             .map_err(|e| self.gone_on_404(e))?;
         let running = inspect.state.running;
-        let (stats, top) = if running {
-            let (s, t) = tokio::join!(
+        self.agent.learn(inspect.label(labels::AGENT));
+        let (stats, top, agent) = if running {
+            let (s, t, a) = tokio::join!(
                 self.engine.stats_once(&self.name),
-                self.engine.top(&self.name)
+                self.engine.top(&self.name),
+                self.agent_info()
             );
-            (s.ok(), t.ok())
+            (s.ok(), t.ok(), a)
         } else {
-            (None, None)
+            (None, None, None)
         };
-        Ok(assemble(&inspect, stats.as_ref(), top.as_ref()))
+        let mut info = assemble(&inspect, stats.as_ref(), top.as_ref());
+        info.via = if agent.is_some() {
+            Via::Agent
+        } else {
+            Via::Exec
+        };
+        info.agent = agent;
+        Ok(info)
     }
 }
 
@@ -152,6 +165,8 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         ports,
         disk_usage: i.size_rw.map(|n| n.max(0) as u64),
         processes: top.map(processes).unwrap_or_default(),
+        via: Via::Exec,
+        agent: None,
     }
 }
 

@@ -177,5 +177,7 @@ pub async fn prune(
             Err(e) => report.failures.push(format!("image {}: {e}", i.id)),
         }
     }
+    // The helper's socket directories of sandboxes gone by any path.
+    let _ = super::sweep_agent_dirs(engine).await;
     report
 }

@@ -5,6 +5,7 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
+mod agent;
 mod buffer;
 mod files;
 mod guard;
@@ -25,6 +26,7 @@ use std::collections::BTreeMap;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Via};
 pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
@@ -57,6 +59,7 @@ pub struct Sandbox {
     shared: std::sync::Arc<process::Shared>,
     /// Set on a handle from [`Sandbox::create`]: see [`Sandbox::keep`].
     guard: Option<std::sync::Arc<guard::Guard>>,
+    agent: std::sync::Arc<agent::Slot>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -80,10 +83,20 @@ impl Sandbox {
     /// shuts down for you, and the `guard` module notes for the cost.
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
-        let body = create_body(spec, &name);
+        let helper = engine.agent_config();
+        let prepared = match (&helper.dir, helper.via) {
+            (Some(dir), via) if via != crate::engine::ExecVia::Exec => {
+                agent::prepare(dir, &engine.info().socket)
+            }
+            _ => None,
+        };
+        let body = create_body(spec, &name, prepared.as_ref());
         let id = match engine.create_container(&name, &body).await {
             Ok(id) => id,
             Err(e) => {
+                if let Some(p) = &prepared {
+                    agent::discard(&p.dir);
+                }
                 return Err(match e {
                     Error::Api { status: 404, .. } => Error::ImageMissing {
                         image: spec.image.clone(),
@@ -101,18 +114,28 @@ impl Sandbox {
         };
         if let Err(e) = engine.start_container(&id).await {
             let _ = engine.remove_container(&id, true).await;
+            if let Some(p) = &prepared {
+                agent::discard(&p.dir);
+            }
             return Err(e);
         }
         let shared = std::sync::Arc::default();
-        let guard =
-            (!spec.persist).then(|| std::sync::Arc::new(guard::Guard::new(engine, &id, &shared)));
-        Ok(Sandbox {
+        let dir = prepared.map(|p| p.dir);
+        let guard = (!spec.persist)
+            .then(|| std::sync::Arc::new(guard::Guard::new(engine, &id, &shared, dir.clone())));
+        let sandbox = Sandbox {
             engine: engine.clone(),
             name,
             id,
             shared,
             guard,
-        })
+            agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
+        };
+        if dir.is_some() {
+            // Not fatal: commands then take the engine's exec.
+            let _ = sandbox.agent_launch().await;
+        }
+        Ok(sandbox)
     }
 
     /// Give `/home/sandbox/<entry>` (say, a directory mounted from the
@@ -132,6 +155,7 @@ impl Sandbox {
             id: name.to_string(),
             shared: std::sync::Arc::default(),
             guard: None,
+            agent: std::sync::Arc::default(),
         }
     }
 
@@ -166,7 +190,16 @@ impl Sandbox {
         self.engine
             .start_container(&self.name)
             .await
-            .map_err(|e| self.gone_on_404(e))
+            .map_err(|e| self.gone_on_404(e))?;
+        self.agent_relaunch_now().await;
+        Ok(())
+    }
+
+    /// After a (re)start: the helper died with the container's processes.
+    async fn agent_relaunch_now(&self) {
+        if self.agent_dir().await.is_some() {
+            let _ = self.agent_launch().await;
+        }
     }
 
     /// Remove the sandbox (its processes are killed). A persistent sandbox is
@@ -203,6 +236,7 @@ impl Sandbox {
             .remove_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
+        self.agent_discard();
         Ok(Shutdown::Removed)
     }
 
@@ -213,11 +247,12 @@ impl Sandbox {
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
         self.stop_background().await;
         if !fresh {
-            return self
-                .engine
+            self.engine
                 .restart_container(&self.name, 10)
                 .await
-                .map_err(|e| self.gone_on_404(e));
+                .map_err(|e| self.gone_on_404(e))?;
+            self.agent_relaunch_now().await;
+            return Ok(());
         }
         let raw = self
             .engine
@@ -235,6 +270,7 @@ impl Sandbox {
             g.set_id(&id);
         }
         self.id = id;
+        self.agent_relaunch_now().await;
         Ok(())
     }
 
@@ -258,10 +294,13 @@ impl Sandbox {
 
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
     pub async fn inspect(&self) -> Result<crate::engine::ContainerInspect> {
-        self.engine
+        let inspect = self
+            .engine
             .inspect_container(&self.name, false)
             .await
-            .map_err(|e| self.gone_on_404(e))
+            .map_err(|e| self.gone_on_404(e))?;
+        self.agent.learn(inspect.label(labels::AGENT));
+        Ok(inspect)
     }
 
     fn gone_on_404(&self, e: Error) -> Error {
@@ -350,8 +389,11 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
     Value::Object(body)
 }
 
-fn create_body(spec: &SandboxSpec, name: &str) -> CreateContainer {
+fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) -> CreateContainer {
     let mut labels: BTreeMap<String, String> = spec.labels.clone();
+    if let Some(a) = agent {
+        labels.insert(labels::AGENT.into(), a.dir.display().to_string());
+    }
     labels.insert(labels::MANAGED.into(), "true".into());
     labels.insert(
         labels::PROJECT.into(),
@@ -407,6 +449,7 @@ fn create_body(spec: &SandboxSpec, name: &str) -> CreateContainer {
                         if v.read_only { ":ro" } else { "" }
                     )
                 })
+                .chain(agent.into_iter().flat_map(|a| a.binds.iter().cloned()))
                 .collect(),
             port_bindings: bindings,
             devices: spec
@@ -488,7 +531,7 @@ mod tests {
             persist: true,
             ..SandboxSpec::default()
         };
-        let body = create_body(&spec, "t1");
+        let body = create_body(&spec, "t1", None);
         let json = serde_json::to_value(&body).unwrap();
         let hc = &json["HostConfig"];
         assert_eq!(hc["Memory"], 256 << 20);
@@ -517,7 +560,7 @@ mod tests {
         let mut spec = SandboxSpec::default();
         spec.labels
             .insert(labels::CREATED_AT.into(), "2020-01-01T00:00:00Z".into());
-        let body = create_body(&spec, "n");
+        let body = create_body(&spec, "n", None);
         assert_eq!(body.labels[labels::CREATED_AT], "2020-01-01T00:00:00Z");
         assert_eq!(body.image, spec::DEFAULT_IMAGE);
     }
@@ -528,7 +571,7 @@ mod tests {
             network: true,
             ..SandboxSpec::for_image("img")
         };
-        let body = create_body(&spec, "n");
+        let body = create_body(&spec, "n", None);
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
     }

@@ -105,7 +105,7 @@ pub struct Process {
 }
 
 impl Process {
-    /// The engine's exec id.
+    /// The engine's exec id, or `agent:<pid>` when the in-sandbox helper runs it.
     #[must_use]
     pub fn id(&self) -> &str {
         &self.id
@@ -267,7 +267,7 @@ impl Sandbox {
 
     /// Run `command`, yielding output as it arrives. Timeout and output cap apply as for [`Sandbox::run`].
     pub async fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
-        let started = self.start_exec(command, opts).await?;
+        let started = self.start_exec(command, opts, false).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
         let sandbox = self.handle();
@@ -307,12 +307,12 @@ impl Sandbox {
         opts: &RunOptions,
         buffer: usize,
     ) -> Result<Process> {
-        let started = self.start_exec(command, opts).await?;
+        let started = self.start_exec(command, opts, true).await?;
         let ring = Arc::new(Mutex::new(RingBuffer::new(buffer)));
         let (done_tx, done) = watch::channel(None);
         let (reg, token) = self.register(opts.cancel.as_ref());
         let process = Process {
-            id: started.exec_id.clone(),
+            id: started.id(),
             marker: started.marker.clone(),
             user: opts.user.clone(),
             sandbox: self.handle(),

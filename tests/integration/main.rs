@@ -8,6 +8,7 @@
 mod common;
 mod pd;
 
+mod agent;
 mod airgap;
 mod apply;
 mod artifacts;

@@ -54,6 +54,22 @@ impl Sandbox {
         user: Option<&str>,
         signal: &str,
     ) -> Result<()> {
+        // The helper runs as the sandbox's own user: it can signal that
+        // user's processes, and no one else's unless it is root.
+        if user.is_none() && self.agent_signal(marker, signal).await {
+            return Ok(());
+        }
+        self.kill_marked_by_exec(marker, user, signal).await
+    }
+
+    /// [`Sandbox::kill_marked`] through the engine's exec only (the helper
+    /// may be the thing that failed).
+    pub(crate) async fn kill_marked_by_exec(
+        &self,
+        marker: &str,
+        user: Option<&str>,
+        signal: &str,
+    ) -> Result<()> {
         self.housekeeping(sh(&kill_script(marker, signal)), user)
             .await
             .map(drop)

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::agent::{AgentRun, Via};
 use super::output::{CappedOutput, Collected};
 use super::Sandbox;
 use crate::engine::demux::StreamKind;
@@ -135,15 +136,45 @@ pub struct ExecResult {
     pub truncated: bool,
     /// Killed by the kernel for exceeding the sandbox's memory limit.
     pub oom_killed: bool,
+    /// How the command ran: through the in-sandbox helper or the engine's exec.
+    pub via: Via,
 }
 
-/// A running exec, as [`Sandbox::start_exec`] leaves it.
+/// A running command, as [`Sandbox::start_exec`] leaves it.
 pub(crate) struct Started {
-    pub exec_id: String,
+    pub channel: Channel,
     pub marker: String,
     pub user: Option<String>,
-    pub output: crate::engine::ExecOutput,
     pub start: Instant,
+}
+
+/// How a started command's output and exit come back.
+pub(crate) enum Channel {
+    /// An engine exec: its attached stream, then exec inspect.
+    Exec {
+        exec_id: String,
+        output: crate::engine::ExecOutput,
+    },
+    /// The in-sandbox helper's connection.
+    Agent(AgentRun),
+}
+
+impl Started {
+    /// The exec id, or `agent:<pid>` for a command the helper runs.
+    pub(crate) fn id(&self) -> String {
+        match &self.channel {
+            Channel::Exec { exec_id, .. } => exec_id.clone(),
+            Channel::Agent(run) => format!("agent:{}", run.pid.unwrap_or(0)),
+        }
+    }
+
+    /// Which path the command took.
+    pub(crate) fn via(&self) -> Via {
+        match self.channel {
+            Channel::Exec { .. } => Via::Exec,
+            Channel::Agent(_) => Via::Agent,
+        }
+    }
 }
 
 /// What a run ended with, before output is assembled.
@@ -153,6 +184,7 @@ pub(crate) struct Outcome {
     pub duration: Duration,
     pub timed_out: bool,
     pub oom_killed: bool,
+    pub via: Via,
 }
 
 impl Sandbox {
@@ -181,13 +213,20 @@ impl Sandbox {
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
-        let started = self.start_exec(command, opts).await?;
+        let started = self.start_exec(command, opts, false).await?;
         self.drive(started, opts.timeout, opts.cancel.as_ref(), cap, sink)
             .await
     }
 
     /// Exec create + start: the command is running when this returns.
-    pub(crate) async fn start_exec(&self, command: &str, opts: &RunOptions) -> Result<Started> {
+    /// `detached`: the command outlives this process (through the helper,
+    /// a hang-up otherwise kills it).
+    pub(crate) async fn start_exec(
+        &self,
+        command: &str,
+        opts: &RunOptions,
+        detached: bool,
+    ) -> Result<Started> {
         if command.len() > MAX_SCRIPT_ARG {
             return Err(Error::Invalid {
                 what: "command",
@@ -199,6 +238,15 @@ impl Sandbox {
         let marker = new_marker();
         let spec = exec_spec(opts.lang.argv(command), &marker, opts);
         let start = Instant::now();
+        let request = agent_request(&spec, &marker, detached);
+        if let Some(run) = self.agent_run(&request).await? {
+            return Ok(Started {
+                channel: Channel::Agent(run),
+                marker,
+                user: opts.user.clone(),
+                start,
+            });
+        }
         let exec_id = match self.engine.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
@@ -208,10 +256,9 @@ impl Sandbox {
             Err(e) => return Err(self.explain(e).await),
         };
         Ok(Started {
-            exec_id,
+            channel: Channel::Exec { exec_id, output },
             marker,
             user: opts.user.clone(),
-            output,
             start,
         })
     }
@@ -225,26 +272,43 @@ impl Sandbox {
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
+        let via = started.via();
         let Started {
-            exec_id,
+            channel,
             marker,
             user,
-            mut output,
             start,
         } = started;
         let engine = self.engine.clone();
         let body = async {
-            let mut runtime_error = RuntimeError::default();
-            let mut pass = |k: StreamKind, d: &[u8]| {
-                let k = runtime_error.classify(k, d);
-                let kept = cap.admit(d);
-                if !kept.is_empty() {
-                    sink(k, kept);
+            match channel {
+                Channel::Exec {
+                    exec_id,
+                    mut output,
+                } => {
+                    let mut runtime_error = RuntimeError::default();
+                    let mut pass = |k: StreamKind, d: &[u8]| {
+                        let k = runtime_error.classify(k, d);
+                        let kept = cap.admit(d);
+                        if !kept.is_empty() {
+                            sink(k, kept);
+                        }
+                    };
+                    while output.next(&mut pass).await? {}
+                    let code = wait_exit(&engine, &exec_id).await?;
+                    Ok::<_, Error>((runtime_error.exit_code(code), None))
                 }
-            };
-            while output.next(&mut pass).await? {}
-            let code = wait_exit(&engine, &exec_id).await?;
-            Ok::<i64, Error>(runtime_error.exit_code(code))
+                Channel::Agent(mut run) => {
+                    let mut pass = |k: StreamKind, d: &[u8]| {
+                        let kept = cap.admit(d);
+                        if !kept.is_empty() {
+                            sink(k, kept);
+                        }
+                    };
+                    let exit = run.finish(&mut pass).await?;
+                    Ok((exit.code, Some(exit.oom_killed)))
+                }
+            }
         };
         let cancelled = async {
             match cancel {
@@ -258,9 +322,14 @@ impl Sandbox {
                 None => std::future::pending().await,
             }
         };
-        let exit_code = tokio::select! {
+        let (exit_code, oom) = tokio::select! {
             r = body => match r {
-                Ok(code) => code,
+                Ok(ended) => ended,
+                Err(e) if via == Via::Agent => {
+                    // The helper is gone: whatever it started must not run on.
+                    let _ = self.kill_marked_by_exec(&marker, user.as_deref(), "KILL").await;
+                    return Err(e);
+                }
                 Err(e) => return Err(self.explain(e).await),
             },
             () = deadline => {
@@ -270,6 +339,7 @@ impl Sandbox {
                     duration: start.elapsed(),
                     timed_out: true,
                     oom_killed: false,
+                    via,
                 });
             }
             () = cancelled => {
@@ -278,12 +348,16 @@ impl Sandbox {
             }
         };
         let duration = start.elapsed();
-        let oom_killed = exit_code == 137 && self.oom_kill_happened().await;
+        let oom_killed = match oom {
+            Some(known) => known,
+            None => exit_code == 137 && self.oom_kill_happened().await,
+        };
         Ok(Outcome {
             exit_code,
             duration,
             timed_out: false,
             oom_killed,
+            via,
         })
     }
 
@@ -413,6 +487,21 @@ pub(crate) fn assemble(
         timed_out: o.timed_out,
         truncated: cap.truncated(),
         oom_killed: o.oom_killed,
+        via: o.via,
+    }
+}
+
+/// The helper's request for an exec `spec` (the same argv, environment,
+/// directory and user).
+fn agent_request(spec: &ExecSpec, marker: &str, detached: bool) -> pocketdock_agent::wire::Run {
+    pocketdock_agent::wire::Run {
+        argv: spec.cmd.clone(),
+        env: spec.env.clone(),
+        cwd: spec.working_dir.clone(),
+        user: spec.user.clone(),
+        marker: marker.to_string(),
+        stdin: false,
+        detached,
     }
 }
 

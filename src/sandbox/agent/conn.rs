@@ -1,0 +1,100 @@
+//! One connection to a sandbox's helper: the greeting, then frames.
+//!
+//! The socket lives in a directory the sandbox can write to, so what
+//! answers there is not trusted: the path must be a socket (not a link to
+//! some other socket on the host), the peer must greet first with the
+//! helper's magic before anything is sent, and frames are size-checked.
+
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use pocketdock_agent::wire;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+
+/// How long a helper may take to greet a new connection.
+const GREETING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A connection that has been greeted.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    stream: UnixStream,
+    buf: BytesMut,
+}
+
+impl Conn {
+    /// Connect and check the greeting.
+    pub(crate) async fn open(socket: &Path) -> io::Result<Conn> {
+        let meta = std::fs::symlink_metadata(socket)?;
+        if !meta.file_type().is_socket() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the helper's socket path is not a socket",
+            ));
+        }
+        let mut stream = UnixStream::connect(socket).await?;
+        let mut greeting = [0u8; 8];
+        tokio::time::timeout(GREETING_TIMEOUT, stream.read_exact(&mut greeting))
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "the helper did not greet"))??;
+        if &greeting != wire::GREETING {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "what answers on the helper's socket is not a pocketdock helper of this version",
+            ));
+        }
+        Ok(Conn {
+            stream,
+            buf: BytesMut::with_capacity(wire::CHUNK + 16),
+        })
+    }
+
+    /// Send one frame.
+    pub(crate) async fn send(&mut self, tag: u8, payload: &[u8]) -> io::Result<()> {
+        self.stream.write_all(&wire::frame(tag, payload)).await
+    }
+
+    /// The next frame; `None` when the helper closed the connection between frames.
+    pub(crate) async fn next(&mut self) -> io::Result<Option<(u8, Bytes)>> {
+        loop {
+            if let Some((tag, range)) = wire::split_frame(&self.buf)? {
+                let whole = self.buf.split_to(range.end).freeze();
+                return Ok(Some((tag, whole.slice(range))));
+            }
+            self.buf.reserve(wire::CHUNK);
+            if self.stream.read_buf(&mut self.buf).await? == 0 {
+                return if self.buf.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(io::ErrorKind::UnexpectedEof.into())
+                };
+            }
+        }
+    }
+
+    /// One request answered by one [`wire::tag::ACK`] frame, within `limit`.
+    pub(crate) async fn ask(
+        socket: &Path,
+        tag: u8,
+        payload: &[u8],
+        limit: Duration,
+    ) -> io::Result<Bytes> {
+        let work = async {
+            let mut conn = Conn::open(socket).await?;
+            conn.send(tag, payload).await?;
+            match conn.next().await? {
+                Some((wire::tag::ACK, body)) => Ok(body),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the helper answered with something other than an acknowledgement",
+                )),
+            }
+        };
+        tokio::time::timeout(limit, work)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "the helper did not answer"))?
+    }
+}

@@ -1,0 +1,393 @@
+//! The in-sandbox helper, seen from the host: commands without an engine call.
+//!
+//! A sandbox created with the helper carries two mounts (the binary,
+//! read-only, and a socket directory) and the [`labels::AGENT`] label naming
+//! the socket directory on the host. Right after start, one detached exec
+//! launches `pocketdock-agent serve` as the sandbox's own user; from then on
+//! a command is one connection to its socket (see `agent/src/wire.rs`).
+//!
+//! Every failure to reach the helper falls back to the engine's exec, which
+//! gives the same results: a sandbox made by `docker run`, an old sandbox,
+//! a helper that died or cannot run there (another CPU architecture), a
+//! request the helper declines (another user, when it is not root). A
+//! helper that dies mid-command is an error for that command only.
+
+mod conn;
+mod install;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use pocketdock_agent::wire;
+use serde::Serialize;
+
+pub(crate) use conn::Conn;
+pub(crate) use install::{discard, prepare, Prepared};
+
+use crate::engine::Engine;
+
+use super::{labels, Sandbox};
+use crate::engine::demux::StreamKind;
+use crate::engine::{ExecSpec, ExecVia};
+use crate::error::{Error, Result};
+
+/// How long after launching the helper a missing socket means "not yet".
+const LAUNCH_GRACE: Duration = Duration::from_millis(1500);
+/// How long a signal request may take before the engine's exec does it.
+const SIGNAL_TIMEOUT: Duration = Duration::from_secs(3);
+/// A helper found dead is relaunched at most this often per handle.
+const RELAUNCH_EVERY: Duration = Duration::from_secs(5);
+
+/// Which path a command took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// The in-sandbox helper.
+    Agent,
+    /// The engine's exec.
+    #[default]
+    Exec,
+}
+
+/// The socket directory, as far as a handle knows.
+#[derive(Debug, Clone, Default)]
+enum Known {
+    /// Not looked up yet.
+    #[default]
+    Unknown,
+    /// The sandbox has no helper.
+    None,
+    /// The directory the label names.
+    At(PathBuf),
+}
+
+impl Known {
+    fn from(dir: Option<PathBuf>) -> Known {
+        dir.map_or(Known::None, Known::At)
+    }
+
+    fn dir(self) -> Option<PathBuf> {
+        match self {
+            Known::At(d) => Some(d),
+            Known::None | Known::Unknown => None,
+        }
+    }
+}
+
+/// What a handle knows about its sandbox's helper (shared by clones).
+#[derive(Debug, Default)]
+pub(crate) struct Slot(Mutex<State>);
+
+#[derive(Debug, Default)]
+struct State {
+    dir: Known,
+    launched: Option<Instant>,
+    relaunched: Option<Instant>,
+}
+
+impl Slot {
+    /// A slot for a sandbox just created with (or without) a helper.
+    pub(crate) fn known(dir: Option<PathBuf>) -> Slot {
+        Slot(Mutex::new(State {
+            dir: Known::from(dir),
+            ..State::default()
+        }))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Record the label seen in an inspect.
+    pub(crate) fn learn(&self, label: Option<&str>) {
+        self.state().dir = Known::from(label.filter(|d| !d.is_empty()).map(PathBuf::from));
+    }
+}
+
+/// What the helper says about itself (`info`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AgentInfo {
+    /// Helper version.
+    pub version: String,
+    /// Its pid inside the sandbox.
+    pub pid: u32,
+    /// Its resident memory, KiB.
+    pub rss_kib: u64,
+}
+
+/// A command running through the helper.
+#[derive(Debug)]
+pub(crate) struct AgentRun {
+    conn: Conn,
+    first: Option<(u8, Bytes)>,
+    /// The command's pid in the sandbox, once started.
+    pub pid: Option<u32>,
+}
+
+impl AgentRun {
+    /// Hand output to `sink` until the command ends; its exit.
+    pub(crate) async fn finish(
+        &mut self,
+        sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
+    ) -> Result<wire::Exit> {
+        loop {
+            let frame = match self.first.take() {
+                Some(f) => Some(f),
+                None => self.conn.next().await.map_err(lost)?,
+            };
+            match frame {
+                Some((wire::tag::STDOUT, d)) => sink(StreamKind::Stdout, &d),
+                Some((wire::tag::STDERR, d)) => sink(StreamKind::Stderr, &d),
+                Some((wire::tag::STARTED, p)) => self.pid = wire::decode_pid(&p).ok(),
+                Some((wire::tag::EXIT, e)) => {
+                    return wire::Exit::decode(&e).map_err(|m| lost(m.into()))
+                }
+                Some(_) => return Err(lost(std::io::ErrorKind::InvalidData.into())),
+                None => return Err(lost(std::io::ErrorKind::UnexpectedEof.into())),
+            }
+        }
+    }
+}
+
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(lost)`
+fn lost(e: std::io::Error) -> Error {
+    Error::Protocol {
+        op: "run a command through the sandbox's helper",
+        detail: format!(
+            "the helper stopped answering mid-command ({e}); the command was killed. \
+             The next command uses a new helper or the engine's exec"
+        ),
+    }
+}
+
+impl Sandbox {
+    /// The host directory of this sandbox's helper socket, looked up once
+    /// per handle (one inspect) when the handle did not create the sandbox.
+    pub(crate) async fn agent_dir(&self) -> Option<PathBuf> {
+        if self.engine.agent_config().via == ExecVia::Exec {
+            return None;
+        }
+        let known = self.agent.state().dir.clone();
+        if !matches!(known, Known::Unknown) {
+            return known.dir();
+        }
+        // `inspect` records the label in the slot.
+        let _ = self.inspect().await;
+        self.agent.state().dir.clone().dir()
+    }
+
+    /// Launch the helper (a detached exec as the sandbox's user). Errors are
+    /// not fatal: commands then use the engine's exec.
+    pub(crate) async fn agent_launch(&self) -> Result<()> {
+        let spec = ExecSpec {
+            cmd: vec![
+                wire::BINARY_IN_SANDBOX.into(),
+                "serve".into(),
+                wire::SOCKET_IN_SANDBOX.into(),
+            ],
+            ..ExecSpec::default()
+        };
+        self.agent.state().launched = Some(Instant::now());
+        let id = self.engine.exec_create(&self.name, &spec).await?;
+        self.engine.exec_start_detached(&id).await
+    }
+
+    /// Start `run` through the helper. `Ok(None)`: use the engine's exec.
+    pub(crate) async fn agent_run(&self, run: &wire::Run) -> Result<Option<AgentRun>> {
+        let forced = self.engine.agent_config().via == ExecVia::Agent;
+        let Some(dir) = self.agent_dir().await else {
+            return if forced {
+                Err(unavailable(&self.name, "it was created without one"))
+            } else {
+                Ok(None)
+            };
+        };
+        let socket = dir.join(wire::SOCKET_NAME);
+        let mut conn = match self.agent_connect(&socket).await {
+            Ok(c) => c,
+            Err(e) if forced => return Err(unavailable(&self.name, &e.to_string())),
+            Err(_) => return Ok(None),
+        };
+        let first = async {
+            conn.send(wire::tag::RUN, &run.encode()).await?;
+            conn.next().await
+        };
+        match first.await {
+            Ok(Some((wire::tag::FALLBACK, _))) => Ok(None),
+            Ok(Some((wire::tag::STARTED, p))) => Ok(Some(AgentRun {
+                conn,
+                first: None,
+                pid: wire::decode_pid(&p).ok(),
+            })),
+            Ok(Some(frame)) => Ok(Some(AgentRun {
+                conn,
+                first: Some(frame),
+                pid: None,
+            })),
+            Ok(None) | Err(_) if !forced => Ok(None),
+            Ok(None) => Err(unavailable(&self.name, "it closed the connection")),
+            Err(e) => Err(unavailable(&self.name, &e.to_string())),
+        }
+    }
+
+    /// Connect, waiting for a helper launched a moment ago to listen. A
+    /// helper found dead is relaunched in the background for next time.
+    async fn agent_connect(&self, socket: &std::path::Path) -> std::io::Result<Conn> {
+        loop {
+            let err = match Conn::open(socket).await {
+                Ok(c) => return Ok(c),
+                Err(e) => e,
+            };
+            let waiting = matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) && self
+                .agent
+                .state()
+                .launched
+                .is_some_and(|t| t.elapsed() < LAUNCH_GRACE);
+            if !waiting {
+                self.agent_relaunch();
+                return Err(err);
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    fn agent_relaunch(&self) {
+        {
+            let mut s = self.agent.state();
+            if s.relaunched.is_some_and(|t| t.elapsed() < RELAUNCH_EVERY) {
+                return;
+            }
+            s.relaunched = Some(Instant::now());
+        }
+        let me = self.handle();
+        tokio::spawn(async move {
+            let _ = me.agent_launch().await;
+        });
+    }
+
+    /// Signal every process carrying `marker` through the helper; false
+    /// when it could not (the caller then uses the engine's exec).
+    pub(crate) async fn agent_signal(&self, marker: &str, signal: &str) -> bool {
+        let Some(signal) = signal_number(signal) else {
+            return false;
+        };
+        let Some(dir) = self.agent_dir().await else {
+            return false;
+        };
+        let req = wire::Signal {
+            marker: marker.to_string(),
+            signal,
+        };
+        Conn::ask(
+            &dir.join(wire::SOCKET_NAME),
+            wire::tag::SIGNAL,
+            &req.encode(),
+            SIGNAL_TIMEOUT,
+        )
+        .await
+        .is_ok()
+    }
+
+    /// The helper's own report, when this sandbox has one that answers.
+    pub async fn agent_info(&self) -> Option<AgentInfo> {
+        let dir = self.agent_dir().await?;
+        let body = Conn::ask(
+            &dir.join(wire::SOCKET_NAME),
+            wire::tag::INFO,
+            &[],
+            Duration::from_secs(2),
+        )
+        .await
+        .ok()?;
+        let text = String::from_utf8_lossy(&body);
+        let get = |k: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix('='))
+                .unwrap_or_default()
+                .to_string()
+        };
+        Some(AgentInfo {
+            version: get("version"),
+            pid: get("pid").parse().unwrap_or(0),
+            rss_kib: get("rss_kib").parse().unwrap_or(0),
+        })
+    }
+
+    /// Remove the helper's socket directory (the container is gone).
+    pub(crate) fn agent_discard(&self) {
+        if let Some(dir) = self.agent.state().dir.clone().dir() {
+            discard(&dir);
+        }
+    }
+}
+
+/// Remove the socket directories of this engine's sandboxes that are gone;
+/// how many. (Removal outside [`Sandbox::shutdown`] cannot clean up.)
+pub async fn sweep(engine: &Engine) -> Result<usize> {
+    let Some(root) = engine.agent_config().dir.clone() else {
+        return Ok(0);
+    };
+    let all = engine
+        .list_containers(true, &[labels::AGENT.to_string()])
+        .await?;
+    let alive: Vec<PathBuf> = all
+        .iter()
+        .filter_map(|c| c.labels.as_ref()?.get(labels::AGENT).map(PathBuf::from))
+        .collect();
+    let stale = install::stale(&root, &engine.info().socket, &alive);
+    for d in &stale {
+        discard(d);
+    }
+    Ok(stale.len())
+}
+
+fn unavailable(name: &str, why: &str) -> Error {
+    Error::Protocol {
+        op: "reach the sandbox's helper",
+        detail: format!(
+            "POCKETDOCK_EXEC_VIA=agent, but sandbox `{name}` has no helper that answers: {why}. \
+             Unset POCKETDOCK_EXEC_VIA to fall back to the engine's exec"
+        ),
+    }
+}
+
+/// `KILL`, `SIGINT`, `9` → the signal number (Linux numbering).
+fn signal_number(name: &str) -> Option<i32> {
+    if let Ok(n) = name.parse::<i32>() {
+        return (1..=64).contains(&n).then_some(n);
+    }
+    let name = name.strip_prefix("SIG").unwrap_or(name);
+    Some(match name {
+        "HUP" => 1,
+        "INT" => 2,
+        "QUIT" => 3,
+        "KILL" => 9,
+        "USR1" => 10,
+        "USR2" => 12,
+        "TERM" => 15,
+        "CONT" => 18,
+        "STOP" => 19,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_number("KILL"), Some(9));
+        assert_eq!(signal_number("SIGINT"), Some(2));
+        assert_eq!(signal_number("15"), Some(15));
+        assert_eq!(signal_number("0"), None);
+        assert_eq!(signal_number("WINCH"), None);
+    }
+}
