@@ -129,7 +129,7 @@ mod tests {
         let marker = new_marker();
         let spawn = |env: Option<&str>| {
             let mut c = std::process::Command::new("sleep");
-            c.arg("30");
+            c.arg("600");
             if let Some(m) = env {
                 c.env("POCKETDOCK_EXEC", m);
             }
