@@ -1,7 +1,57 @@
 //! `pocketdock-agent serve SOCKET`: the helper pocketdock starts in each
-//! sandbox. (Skeleton: the server lands next.)
+//! sandbox, so that a command costs one Unix-socket round trip instead of
+//! the engine's exec create + start + inspect.
+//!
+//! This file is the crate root of a static build made by rustc directly
+//! (see ../../build.rs), so it declares every module itself; `wire.rs` is
+//! shared with the host through the library target.
+
+#[allow(dead_code)] // the host's half of the protocol lives here too
+mod wire;
+
+mod marker;
+mod oom;
+mod out;
+mod run;
+mod server;
+mod sys;
+mod user;
+
+/// The helper's version (the building crate's).
+const VERSION: &str = match option_env!("CARGO_PKG_VERSION") {
+    Some(v) => v,
+    None => "unknown",
+};
+
+/// Threads serve connections and runs: small stacks, the buffers are on
+/// the heap (idle memory matters: one helper per sandbox).
+const STACK: usize = 256 * 1024;
 
 fn main() {
-    eprintln!("pocketdock-agent: not built yet");
-    std::process::exit(2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["--version"] => {
+            println!("pocketdock-agent {VERSION}");
+            0
+        }
+        ["serve", socket] => match server::serve(std::path::Path::new(socket)) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("pocketdock-agent: cannot serve on {socket}: {e}");
+                1
+            }
+        },
+        _ => {
+            eprintln!("usage: pocketdock-agent serve SOCKET | --version");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Run `f` on a new small-stack thread; `None` when no thread can be had.
+fn spawn_thread<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new().stack_size(STACK).spawn(f).ok()
 }

@@ -1,0 +1,140 @@
+//! The few libc calls std does not wrap, in one place so the rest of the
+//! helper is safe code. Declared by hand (no `libc` crate: the helper is
+//! std only); the types and constants are those of Linux on `x86_64` and `aarch64`.
+
+use std::ffi::{c_int, c_short, c_ulong, c_void};
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// `SIGKILL`.
+pub const SIGKILL: c_int = 9;
+/// `SIGSTOP`.
+pub const SIGSTOP: c_int = 19;
+/// `poll` event: data to read.
+pub const POLLIN: c_short = 0x1;
+
+const SOL_SOCKET: c_int = 1;
+const SO_PEERCRED: c_int = 17;
+
+/// `struct ucred`.
+#[repr(C)]
+#[derive(Default)]
+struct Ucred {
+    pid: i32,
+    uid: u32,
+    gid: u32,
+}
+
+/// `struct pollfd`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PollFd {
+    /// The descriptor.
+    pub fd: c_int,
+    /// What to wait for.
+    pub events: c_short,
+    /// What happened.
+    pub revents: c_short,
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: c_int) -> c_int;
+    fn getuid() -> u32;
+    fn getgid() -> u32;
+    fn geteuid() -> u32;
+    fn setgroups(size: usize, list: *const u32) -> c_int;
+    fn setgid(gid: u32) -> c_int;
+    fn setuid(uid: u32) -> c_int;
+    fn getsockopt(fd: c_int, level: c_int, name: c_int, val: *mut c_void, len: *mut u32) -> c_int;
+    fn poll(fds: *mut PollFd, nfds: c_ulong, timeout: c_int) -> c_int;
+}
+
+/// Send `sig` to `pid` (a negative pid is a process group).
+pub fn send_signal(pid: i32, sig: c_int) -> io::Result<()> {
+    // SAFETY: kill takes plain integers and touches no memory of ours.
+    if unsafe { kill(pid, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The real uid and gid of the helper.
+pub fn ids() -> (u32, u32) {
+    // SAFETY: getuid and getgid cannot fail and take no arguments.
+    unsafe { (getuid(), getgid()) }
+}
+
+/// Whether the helper may switch users (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail and takes no arguments.
+    unsafe { geteuid() == 0 }
+}
+
+/// Become `uid`:`gid` with supplementary `groups`, in that order (groups
+/// and gid need the privilege the uid change drops). Meant for a forked
+/// child before exec: it only makes three system calls, no allocation.
+pub fn switch_user(uid: u32, gid: u32, groups: &[u32]) -> io::Result<()> {
+    // SAFETY: `groups` is a live slice of `groups.len()` gid_t values; the
+    // other calls take plain integers.
+    let failed = unsafe {
+        setgroups(groups.len(), groups.as_ptr()) != 0 || setgid(gid) != 0 || setuid(uid) != 0
+    };
+    if failed {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The pid of the process at the other end of a Unix socket, as seen from
+/// the helper's PID namespace (0 when the peer is outside it).
+pub fn peer_pid(sock: &impl AsRawFd) -> io::Result<i32> {
+    let mut cred = Ucred::default();
+    let mut len = std::mem::size_of::<Ucred>() as u32;
+    // SAFETY: `cred` is a writable `struct ucred` and `len` holds its size,
+    // as SO_PEERCRED expects; the fd is borrowed, so it is open.
+    let rc = unsafe {
+        getsockopt(
+            sock.as_raw_fd(),
+            SOL_SOCKET,
+            SO_PEERCRED,
+            std::ptr::addr_of_mut!(cred).cast(),
+            &raw mut len,
+        )
+    };
+    if rc == 0 {
+        Ok(cred.pid)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Wait until one of `fds` is ready or `timeout_ms` passes (-1: no limit);
+/// how many are ready (0 on timeout).
+pub fn wait_ready(fds: &mut [PollFd], timeout_ms: c_int) -> io::Result<usize> {
+    loop {
+        // SAFETY: `fds` is a live, writable array of `fds.len()` pollfd.
+        let n = unsafe { poll(fds.as_mut_ptr(), fds.len() as c_ulong, timeout_ms) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Make `cmd` switch to `uid`:`gid` with supplementary `groups` in the
+/// child, after fork and before exec. (std's own `uid`/`gid` would clear
+/// the supplementary groups instead of setting them.)
+pub fn run_as(cmd: &mut std::process::Command, uid: u32, gid: u32, groups: Vec<u32>) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child; it only makes the
+    // three system calls of `switch_user` on data moved in beforehand (no
+    // allocation, no lock), which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || switch_user(uid, gid, &groups));
+    }
+}
