@@ -41,8 +41,17 @@ fn main() {
                 1
             }
         },
+        // The helper's own delegate (see `marker`): signals what it sees,
+        // never delegates further, prints the count.
+        ["signal", marker, signal] => match signal.parse() {
+            Ok(sig) => {
+                println!("{}", marker::signal_visible(marker, sig).0);
+                0
+            }
+            Err(_) => 2,
+        },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET | signal MARKER SIGNAL | --version");
             2
         }
     };

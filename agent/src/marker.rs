@@ -5,9 +5,10 @@
 //! it waits for), and for SIGKILL stop all, kill, kill again (catches forks).
 //!
 //! `/proc/PID/environ` of another user's process is readable only with
-//! `CAP_SYS_PTRACE`, which sandboxes lack: a scan sees the helper's own
-//! user's processes (and root's, when root). A run's hang-up therefore also
-//! kills the command's process group.
+//! `CAP_SYS_PTRACE`, which sandboxes lack: a scan sees only the helper's
+//! own user's processes. A root helper therefore hands each other owner's
+//! share to a copy of itself running as that owner (`signal` command); a
+//! run's hang-up also kills the command's process group.
 
 use crate::sys;
 use std::ffi::c_int;
@@ -17,8 +18,24 @@ use std::io::Read;
 pub const MARKER_VAR: &str = "POCKETDOCK_EXEC";
 
 /// Send `signal` to every marked process (the helper excepted); how many
-/// distinct processes were signalled.
+/// distinct processes were signalled. A root helper also signals, through
+/// a copy of itself running as each owner, the processes it may not read.
 pub fn signal_marked(marker: &str, signal: c_int) -> usize {
+    let (hit, mut hidden) = signal_visible(marker, signal);
+    if !sys::is_root() {
+        return hit;
+    }
+    // Root gains nothing from becoming root again (and must not recurse).
+    hidden.retain(|&(uid, _)| uid != 0);
+    hit + hidden
+        .into_iter()
+        .map(|(uid, gid)| signal_as(uid, gid, marker, signal))
+        .sum::<usize>()
+}
+
+/// Signal the marked processes this process may see: how many, and the
+/// owners (uid, gid) of the ones it may not.
+pub fn signal_visible(marker: &str, signal: c_int) -> (usize, Vec<(u32, u32)>) {
     let passes: &[c_int] = if signal == sys::SIGKILL {
         &[sys::SIGSTOP, sys::SIGKILL, sys::SIGKILL]
     } else {
@@ -26,8 +43,11 @@ pub fn signal_marked(marker: &str, signal: c_int) -> usize {
     };
     let entry = format!("{MARKER_VAR}={marker}");
     let mut hit = Vec::new();
+    let mut hidden = Vec::new();
     for &sig in passes {
-        for pid in marked_pids(&entry) {
+        let scan = scan(&entry);
+        hidden.extend(scan.hidden);
+        for pid in scan.marked {
             if sys::send_signal(pid, sig).is_ok() {
                 hit.push(pid);
             }
@@ -35,35 +55,78 @@ pub fn signal_marked(marker: &str, signal: c_int) -> usize {
     }
     hit.sort_unstable();
     hit.dedup();
-    hit.len()
+    hidden.sort_unstable();
+    hidden.dedup();
+    (hit.len(), hidden)
 }
 
-/// Pids (numeric order) whose environment holds exactly `entry`.
-pub fn marked_pids(entry: &str) -> Vec<i32> {
+/// Run `pocketdock-agent signal MARKER SIGNAL` as `uid`:`gid` (a uid other
+/// than 0: the copy cannot delegate again); its count.
+fn signal_as(uid: u32, gid: u32, marker: &str, signal: c_int) -> usize {
+    let mut cmd = std::process::Command::new("/proc/self/exe");
+    cmd.args(["signal", marker, &signal.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    sys::run_as(&mut cmd, uid, gid, Vec::new());
+    cmd.output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// What one pass over `/proc` found.
+pub struct Scan {
+    /// Pids (numeric order) whose environment holds the entry.
+    pub marked: Vec<i32>,
+    /// Owners (uid, gid) of processes whose environment may not be read.
+    pub hidden: Vec<(u32, u32)>,
+}
+
+/// Look at every process but the helper.
+pub fn scan(entry: &str) -> Scan {
     let me = std::process::id() as i32;
     let mut pids: Vec<i32> = match std::fs::read_dir("/proc") {
         Ok(dir) => dir
             .filter_map(|d| d.ok()?.file_name().to_str()?.parse().ok())
             .filter(|&pid| pid != me)
             .collect(),
-        Err(_) => return Vec::new(),
+        Err(_) => Vec::new(),
     };
     pids.sort_unstable();
-    pids.retain(|pid| has_entry(*pid, entry.as_bytes()));
-    pids
+    let mut found = Scan {
+        marked: Vec::new(),
+        hidden: Vec::new(),
+    };
+    for pid in pids {
+        match has_entry(pid, entry.as_bytes()) {
+            Ok(true) => found.marked.push(pid),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                found.hidden.extend(owner(pid));
+            }
+            // Not marked, or gone meanwhile.
+            _ => {}
+        }
+    }
+    found
 }
 
-/// Whether `/proc/PID/environ` holds `entry` (a gone or unreadable process
-/// does not). Read whole but bounded: environments are at most a few MiB.
-fn has_entry(pid: i32, entry: &[u8]) -> bool {
-    let Ok(f) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
+/// Whether `/proc/PID/environ` holds `entry`. Read whole but bounded:
+/// environments are at most a few MiB.
+fn has_entry(pid: i32, entry: &[u8]) -> std::io::Result<bool> {
+    let f = std::fs::File::open(format!("/proc/{pid}/environ"))?;
     let mut env = Vec::new();
-    if f.take(8 << 20).read_to_end(&mut env).is_err() {
-        return false;
-    }
-    env.split(|&b| b == 0).any(|e| e == entry)
+    f.take(8 << 20).read_to_end(&mut env)?;
+    Ok(env.split(|&b| b == 0).any(|e| e == entry))
+}
+
+/// The effective uid and gid of a process.
+fn owner(pid: i32) -> Option<(u32, u32)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u32> {
+        let line = status.lines().find_map(|l| l.strip_prefix(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some((field("Uid:")?, field("Gid:")?))
 }
 
 #[cfg(test)]
@@ -88,7 +151,7 @@ mod tests {
         let mut similar = sleeper(Some(&format!("{marker}0")));
         let mut other = sleeper(None);
         let entry = format!("{MARKER_VAR}={marker}");
-        assert_eq!(marked_pids(&entry), vec![tagged.id() as i32]);
+        assert_eq!(scan(&entry).marked, vec![tagged.id() as i32]);
         assert_eq!(signal_marked(&marker, sys::SIGKILL), 1);
         let status = tagged.wait().unwrap();
         assert!(!status.success(), "{status:?}");

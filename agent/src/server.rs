@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Test switch: `1` lets peers in the helper's own PID namespace in, so
@@ -26,6 +27,7 @@ const REQUEST_WAIT: Duration = Duration::from_secs(30);
 
 /// Listen on `socket` (replacing a stale one) and serve until killed.
 pub fn serve(socket: &Path) -> io::Result<()> {
+    crate::sys::one_malloc_arena();
     match std::fs::remove_file(socket) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -38,10 +40,35 @@ pub fn serve(socket: &Path) -> io::Result<()> {
             Ok((stream, _)) => {
                 // No thread: the connection is dropped, the client retries
                 // or falls back.
-                let _ = crate::spawn_thread(move || handle(stream, allow_local));
+                let _ = crate::spawn_thread(move || {
+                    let _busy = Busy::enter();
+                    handle(stream, allow_local);
+                });
             }
             // Out of descriptors and the like: wait rather than spin.
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Connections being served.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a connection while it is served; the last one out returns the
+/// memory the burst used.
+struct Busy;
+
+impl Busy {
+    fn enter() -> Busy {
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
+        Busy
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if ACTIVE.fetch_sub(1, Ordering::SeqCst) == 1 {
+            crate::sys::release_free_memory();
         }
     }
 }
