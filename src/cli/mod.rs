@@ -76,6 +76,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub verbose: bool,
 
+    /// Colour status words and headers: `auto` on a terminal without NO_COLOR, or always, or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -221,6 +225,7 @@ fn run_main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
     let mut ctx = Context::from_process(cli.socket)?;
     ctx.verbosity = Verbosity::from_flags(cli.quiet, cli.verbose);
+    ctx.set_color(cli.color);
     let ctx = &ctx;
     let started = std::time::Instant::now();
     let code = command(ctx, cli.command).await;
@@ -262,8 +267,8 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         }
         Command::Shell(a) => shell::run(ctx, &engine().await?, a).await,
         Command::Python(a) => python::run(ctx, &engine().await?, a).await,
-        Command::Push(a) => files::push(&engine().await?, a).await,
-        Command::Pull(a) => files::pull(&engine().await?, a).await,
+        Command::Push(a) => files::push(ctx, &engine().await?, a).await,
+        Command::Pull(a) => files::pull(ctx, &engine().await?, a).await,
         Command::List(a) => list::run(ctx, &engine().await?, a).await,
         Command::Info(a) => info::run(&engine().await?, a).await,
         Command::Stop(a) => lifecycle::stop(ctx, &engine().await?, a).await,
