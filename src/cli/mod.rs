@@ -9,6 +9,7 @@
 mod airgap;
 mod apply;
 mod bench;
+mod broken_pipe;
 mod build;
 mod completions;
 mod context;
@@ -205,9 +206,12 @@ fn run_main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(dispatch(cli));
+    let outcome = broken_pipe::catch(|| runtime.block_on(dispatch(cli)));
     // A blocked read of stdin (shell) must not hold the exit.
     runtime.shutdown_background();
+    let Some(outcome) = outcome else {
+        return ExitCode::from(broken_pipe::EXIT_BROKEN_PIPE);
+    };
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -338,3 +338,27 @@ fn quiet_silences_notes_of_every_command_but_not_errors() {
         .code(2)
         .stderr_has("error: invalid job record `no-such-job`");
 }
+
+/// Run pocketdock with `args` writing into a pipe nobody reads.
+fn into_closed_pipe(dir: &Path, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(dir).stdout(writer);
+    cmd.output().expect("run pocketdock")
+}
+
+#[tokio::test]
+async fn a_closed_stdout_ends_quietly_not_in_a_panic() {
+    let dir = project("pipe");
+    let grading = crate::common::repo().join("examples/grading/job.yaml");
+    let grading = grading.to_str().unwrap();
+    // Needs no engine: a plan is printed with print!.
+    let o = into_closed_pipe(dir.path(), &["plan", grading, "--json"]);
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let _engine = engine_or_skip!();
+    let o = into_closed_pipe(dir.path(), &["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
