@@ -11,6 +11,7 @@ mod guard;
 mod info;
 mod kernel;
 pub mod manage;
+mod observer;
 mod output;
 mod process;
 mod run;
@@ -29,6 +30,7 @@ pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
+pub use observer::{RunObserver, RunWatch};
 pub use output::CappedOutput;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
@@ -57,6 +59,8 @@ pub struct Sandbox {
     shared: std::sync::Arc<process::Shared>,
     /// Set on a handle from [`Sandbox::create`]: see [`Sandbox::keep`].
     guard: Option<std::sync::Arc<guard::Guard>>,
+    /// Sees every command this handle (and its clones) runs.
+    observer: Option<std::sync::Arc<dyn RunObserver>>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -112,6 +116,7 @@ impl Sandbox {
             id,
             shared,
             guard,
+            observer: None,
         })
     }
 
@@ -132,7 +137,15 @@ impl Sandbox {
             id: name.to_string(),
             shared: std::sync::Arc::default(),
             guard: None,
+            observer: None,
         }
+    }
+
+    /// Tell `observer` of every command this handle and its later clones
+    /// run (`run`, and the CLI's streaming runs); the store uses it to log
+    /// a persistent sandbox's runs.
+    pub fn observe(&mut self, observer: std::sync::Arc<dyn RunObserver>) {
+        self.observer = Some(observer);
     }
 
     /// Container name (or the id it was attached by).
