@@ -109,6 +109,10 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         ctx.github_actions,
         ctx.stdout_is_terminal,
         Arc::clone(&info),
+        report::ReportStyle {
+            quiet: ctx.verbosity == super::Verbosity::Quiet,
+            color: ctx.stdout_color,
+        },
     )];
     // The CI files are written in every output mode.
     let in_github = ctx.github_actions || a.output == OutputFormat::Github;

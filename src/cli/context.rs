@@ -40,6 +40,9 @@ pub struct Context {
     pub github_actions: bool,
     /// `--quiet` / `--verbose`.
     pub verbosity: Verbosity,
+    /// Colour on stdout: `--color`, else a terminal without `NO_COLOR`
+    /// (see [`Context::set_color`]).
+    pub stdout_color: bool,
     /// GitHub Actions' files and workspace (`$GITHUB_STEP_SUMMARY`,
     /// `$GITHUB_OUTPUT`, `$GITHUB_WORKSPACE`), when set.
     pub github: GithubEnv,
@@ -67,14 +70,35 @@ impl Verbosity {
             (false, false) => Verbosity::Normal,
         }
     }
+
+    /// Print a hint or note on stderr, unless quiet (for a task that
+    /// outlives the borrowed [`Context`]).
+    pub fn note(self, text: impl std::fmt::Display) {
+        if self != Verbosity::Quiet {
+            eprintln!("{text}");
+        }
+    }
 }
 
 impl Context {
+    /// Apply `--color`: every `anstream` writer (tables, status words)
+    /// follows it, and [`Context::stdout_color`] gets anstream's answer for
+    /// stdout (`auto`: a terminal, no `NO_COLOR`, `CLICOLOR`/`CLICOLOR_FORCE`
+    /// honoured), for writers that colour on their own (the reporters).
+    pub fn set_color(&mut self, when: clap::ColorChoice) {
+        let choice = match when {
+            clap::ColorChoice::Always => anstream::ColorChoice::Always,
+            clap::ColorChoice::Never => anstream::ColorChoice::Never,
+            clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        };
+        choice.write_global();
+        self.stdout_color =
+            anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+    }
+
     /// Print a hint or note on stderr, unless `--quiet`.
     pub fn note(&self, text: impl std::fmt::Display) {
-        if self.verbosity != Verbosity::Quiet {
-            eprintln!("{text}");
-        }
+        self.verbosity.note(text);
     }
 }
 
@@ -125,6 +149,7 @@ impl Context {
             term: std::env::var("TERM").ok(),
             github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             verbosity: Verbosity::Normal,
+            stdout_color: false,
             github: GithubEnv::from_process(),
         })
     }

@@ -40,12 +40,13 @@ pub struct PullArgs {
     json: bool,
 }
 
-pub async fn push(engine: &Engine, a: PushArgs) -> Result<u8, Error> {
+pub async fn push(ctx: &super::Context, engine: &Engine, a: PushArgs) -> Result<u8, Error> {
     let started = Instant::now();
     let report = Sandbox::attach(engine, &a.name)
         .push(&a.src, &a.dst)
         .await?;
     summary(
+        ctx,
         &report,
         a.json,
         started,
@@ -54,12 +55,13 @@ pub async fn push(engine: &Engine, a: PushArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-pub async fn pull(engine: &Engine, a: PullArgs) -> Result<u8, Error> {
+pub async fn pull(ctx: &super::Context, engine: &Engine, a: PullArgs) -> Result<u8, Error> {
     let started = Instant::now();
     let report = Sandbox::attach(engine, &a.name)
         .pull(&a.src, &a.dst)
         .await?;
     summary(
+        ctx,
         &report,
         a.json,
         started,
@@ -68,16 +70,16 @@ pub async fn pull(engine: &Engine, a: PullArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-fn summary(r: &CopyReport, json: bool, started: Instant, what: &str) {
+fn summary(ctx: &super::Context, r: &CopyReport, json: bool, started: Instant, what: &str) {
     if json {
         println!("{}", serde_json::to_string(r).unwrap_or_default());
     } else {
-        eprintln!(
+        ctx.note(format_args!(
             "copied {} file{} ({}) {what} in {:.2}s",
             r.files,
             if r.files == 1 { "" } else { "s" },
             ByteSize(r.bytes),
             started.elapsed().as_secs_f64()
-        );
+        ));
     }
 }

@@ -20,6 +20,7 @@ const POLL: Duration = Duration::from_millis(250);
 /// Follow a job record's step logs until the job ends (or its runner is
 /// found gone); exit 130 on Ctrl-C.
 pub async fn job(
+    ctx: &Context,
     dir: &Path,
     step: Option<&str>,
     kind: Option<LogType>,
@@ -48,7 +49,7 @@ pub async fn job(
         tailer.started();
         if done {
             let shown = reconcile::shown_status(&rec);
-            eprintln!("pocketdock: job {} {shown}", rec.instance);
+            ctx.note(format_args!("pocketdock: job {} {shown}", rec.instance));
             return Ok(0);
         }
         tokio::select! {
@@ -91,7 +92,7 @@ pub async fn sandbox(
             tailer.print(&label(&path), &path, done);
         }
         if done {
-            eprintln!("pocketdock: sandbox {name} is not running");
+            ctx.note(format_args!("pocketdock: sandbox {name} is not running"));
             return Ok(0);
         }
         tokio::select! {

@@ -62,10 +62,10 @@ pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let manifest = dir.join("pocketdock.yaml");
     let wrote = match std::fs::read_to_string(&manifest) {
         Ok(text) if has_project_section(&text) => {
-            eprintln!(
+            ctx.note(format_args!(
                 "{} already has a `project:` section; left as it is",
                 manifest.display()
-            );
+            ));
             false
         }
         Ok(text) => {

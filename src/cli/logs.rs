@@ -178,22 +178,22 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         if a.follow {
             return super::follow::sandbox(ctx, &record, instance, a.kind, a.tail).await;
         }
-        return sandbox_logs(&record, a);
+        return sandbox_logs(ctx, &record, a);
     }
     let dir = find(project, instance)?;
     if a.follow {
-        return super::follow::job(&dir, a.step.as_deref(), a.kind, a.tail).await;
+        return super::follow::job(ctx, &dir, a.step.as_deref(), a.kind, a.tail).await;
     }
     // The history prints even when instance.toml cannot be read.
     let rec = read_record(&dir);
     let abandoned = rec.as_ref().is_ok_and(reconcile::is_abandoned);
     if let (true, Ok(rec)) = (abandoned, &rec) {
-        eprintln!(
+        ctx.note(format_args!(
             "pocketdock: job {} is abandoned: runner pid {} is gone; {}",
             rec.instance,
             rec.runner_pid,
             ABANDONED_HINT.trim_start_matches("its runner is gone; ")
-        );
+        ));
     }
     if a.history {
         let text = std::fs::read_to_string(dir.join("history.jsonl"))
@@ -357,16 +357,16 @@ fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTim
         )
     );
     if abandoned > 0 {
-        eprintln!(
+        ctx.note(format_args!(
             "{abandoned} abandoned job{}: {ABANDONED_HINT}",
             if abandoned == 1 { "" } else { "s" }
-        );
+        ));
     }
 }
 
 /// A persistent sandbox's history, or its newest log (of `--type`); with
 /// `--since`, every log written since, oldest first, each under a header.
-fn sandbox_logs(dir: &Path, a: &Args) -> Result<u8, Error> {
+fn sandbox_logs(ctx: &super::Context, dir: &Path, a: &Args) -> Result<u8, Error> {
     if a.history {
         let path = dir.join("history.jsonl");
         let text = std::fs::read_to_string(&path)
@@ -380,7 +380,7 @@ fn sandbox_logs(dir: &Path, a: &Args) -> Result<u8, Error> {
         None => logs.last().into_iter().collect(),
     };
     if chosen.is_empty() {
-        eprintln!(
+        ctx.note(format_args!(
             "no {}logs{} in {}; `pocketdock run` in the sandbox writes one",
             a.kind
                 .map(|k| format!("{} ", k.as_str()))
@@ -391,7 +391,7 @@ fn sandbox_logs(dir: &Path, a: &Args) -> Result<u8, Error> {
                 ""
             },
             dir.join("logs").display()
-        );
+        ));
         return Ok(0);
     }
     let many = chosen.len() > 1;

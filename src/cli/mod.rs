@@ -9,6 +9,7 @@
 mod airgap;
 mod apply;
 mod bench;
+mod broken_pipe;
 mod build;
 mod completions;
 mod context;
@@ -75,6 +76,10 @@ pub struct Cli {
     /// Also say which engine socket was used and how long the command took (on stderr).
     #[arg(long, global = true)]
     pub verbose: bool,
+
+    /// Colour status words and headers: `auto` on a terminal without NO_COLOR, or always, or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
 
     #[command(subcommand)]
     command: Command,
@@ -201,9 +206,12 @@ fn run_main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(dispatch(cli));
+    let outcome = broken_pipe::catch(|| runtime.block_on(dispatch(cli)));
     // A blocked read of stdin (shell) must not hold the exit.
     runtime.shutdown_background();
+    let Some(outcome) = outcome else {
+        return ExitCode::from(broken_pipe::EXIT_BROKEN_PIPE);
+    };
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -221,6 +229,7 @@ fn run_main() -> ExitCode {
 async fn dispatch(cli: Cli) -> Result<u8, Error> {
     let mut ctx = Context::from_process(cli.socket)?;
     ctx.verbosity = Verbosity::from_flags(cli.quiet, cli.verbose);
+    ctx.set_color(cli.color);
     let ctx = &ctx;
     let started = std::time::Instant::now();
     let code = command(ctx, cli.command).await;
@@ -262,8 +271,8 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         }
         Command::Shell(a) => shell::run(ctx, &engine().await?, a).await,
         Command::Python(a) => python::run(ctx, &engine().await?, a).await,
-        Command::Push(a) => files::push(&engine().await?, a).await,
-        Command::Pull(a) => files::pull(&engine().await?, a).await,
+        Command::Push(a) => files::push(ctx, &engine().await?, a).await,
+        Command::Pull(a) => files::pull(ctx, &engine().await?, a).await,
         Command::List(a) => list::run(ctx, &engine().await?, a).await,
         Command::Info(a) => info::run(&engine().await?, a).await,
         Command::Stop(a) => lifecycle::stop(ctx, &engine().await?, a).await,

@@ -76,18 +76,18 @@ pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         &reconcile::runner_alive,
     );
     if !plan.running.is_empty() {
-        eprintln!(
+        ctx.note(format_args!(
             "kept {} of jobs still running: {}",
             plural(plan.running.len(), "record", "records"),
             plan.running.join(", ")
-        );
+        ));
     }
     if !plan.abandoned.is_empty() {
-        eprintln!(
+        ctx.note(format_args!(
             "kept {} of abandoned jobs ({}): {ABANDONED_HINT}, then prune them",
             plural(plan.abandoned.len(), "record", "records"),
             plan.abandoned.join(", ")
-        );
+        ));
     }
     if plan.remove.is_empty() {
         println!(
@@ -108,12 +108,15 @@ pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
             table::duration((now - j.when).whole_seconds().max(0) as u64)
         );
     }
-    eprint!(
-        "pocketdock prune will remove {}{} in project {}:\n{list}",
-        plural(plan.remove.len(), "job record", "job records"),
-        describe_rule(&rule),
-        project.name
-    );
+    // The list is the question's context; with `-y -q` nobody reads it.
+    if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
+        eprint!(
+            "pocketdock prune will remove {}{} in project {}:\n{list}",
+            plural(plan.remove.len(), "job record", "job records"),
+            describe_rule(&rule),
+            project.name
+        );
+    }
     if !a.yes && !super::ask("Remove them?")? {
         eprintln!("nothing removed");
         return Ok(1);
@@ -218,15 +221,17 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             ByteSize(i.size)
         );
     }
-    eprint!(
-        "pocketdock prune will remove {} {where_}{}:\n{plan}",
-        plural(sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
-        if a.images {
-            format!(" and {}", plural(images.len(), "image", "images"))
-        } else {
-            String::new()
-        }
-    );
+    if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
+        eprint!(
+            "pocketdock prune will remove {} {where_}{}:\n{plan}",
+            plural(sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
+            if a.images {
+                format!(" and {}", plural(images.len(), "image", "images"))
+            } else {
+                String::new()
+            }
+        );
+    }
     if !a.yes && !super::ask("Remove them?")? {
         eprintln!("nothing removed");
         return Ok(1);
@@ -235,7 +240,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     let pruned = store::prune(engine, &sandboxes, &images).await;
     let report = &pruned.engine;
     for id in &report.in_use {
-        eprintln!("kept image {}: in use", short_id(id));
+        ctx.note(format_args!("kept image {}: in use", short_id(id)));
     }
     let mut summary = format!(
         "removed {}",

@@ -69,7 +69,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
     let kernel = sandbox.kernel().await?;
     if a.reset {
         kernel.close().await?;
-        eprintln!("the python kernel in {} was ended", a.name);
+        ctx.note(format_args!("the python kernel in {} was ended", a.name));
         return Ok(0);
     }
     if a.vars {

@@ -13,9 +13,10 @@ use crate::error::Error;
 use crate::project::config::Logging;
 use crate::sandbox::spec::parse_env;
 use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
+use crate::sandbox::{RunObserver, RunWatch};
 use crate::size::ByteSize;
 use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
-use crate::store::{sandbox_dir, RunLog};
+use crate::store::{sandbox_dir, RunLogger};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: the command's own; 124 when it timed out; \
@@ -117,16 +118,21 @@ pub async fn run(
         watcher.abort();
         return detach(ctx, &sandbox, &command, &opts, a.json).await;
     }
-    let mut log = record_log(ctx, &a.name, &command);
+    let logger = run_logger(ctx, &a.name);
     let outcome = if a.json && a.stream {
-        ndjson(&sandbox, &command, &opts, &mut log).await
+        let mut log = logger.and_then(|l| l.run_started(&command));
+        let outcome = ndjson(&sandbox, &command, &opts, &mut log).await;
+        if let (Err(e), Some(l)) = (&outcome, log.take()) {
+            l.finished(None, false, Some(&e.to_string()));
+        }
+        outcome
     } else if a.json {
+        // Logged by the hook, as the library's persistent sandboxes are.
+        let mut sandbox = sandbox.clone();
+        if let Some(l) = logger {
+            sandbox.observe(l);
+        }
         sandbox.run(&command, &opts).await.map(|r| {
-            if let Some(l) = &mut log {
-                l.output(StreamKind::Stdout, r.stdout.as_bytes());
-                l.output(StreamKind::Stderr, r.stderr.as_bytes());
-            }
-            finished(&mut log, Some(r.exit_code), r.timed_out, None);
             // Straight to stdout: escaped, 10 MB of output can take 60 MB as one string.
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let _ = serde_json::to_writer(&mut out, &r)
@@ -136,12 +142,13 @@ pub async fn run(
             exit_code(r.exit_code, r.timed_out)
         })
     } else {
-        stream(&sandbox, &command, &opts, &mut log).await
+        let mut sandbox = sandbox.clone();
+        if let Some(l) = logger {
+            sandbox.observe(l);
+        }
+        stream(&sandbox, &command, &opts).await
     };
     watcher.abort();
-    if let Err(e) = &outcome {
-        finished(&mut log, None, false, Some(&e.to_string()));
-    }
     match outcome {
         Err(Error::Cancelled) => {
             eprintln!(
@@ -158,7 +165,7 @@ async fn ndjson(
     sandbox: &Sandbox,
     command: &str,
     opts: &RunOptions,
-    log: &mut Option<RunLog>,
+    log: &mut Option<Box<dyn RunWatch>>,
 ) -> Result<u8, Error> {
     let mut stream = sandbox.run_stream(command, opts).await?;
     let mut out = std::io::stdout();
@@ -170,7 +177,9 @@ async fn ndjson(
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
     let result = stream.finish().await?;
-    finished(log, Some(result.exit_code), result.timed_out, None);
+    if let Some(l) = log.take() {
+        l.finished(Some(result.exit_code), result.timed_out, None);
+    }
     println!("{}", serde_json::json!({ "result": result }));
     Ok(exit_code(result.exit_code, result.timed_out))
 }
@@ -224,20 +233,12 @@ async fn detach(
 }
 
 /// Write output to our stdout and stderr as it arrives.
-async fn stream(
-    sandbox: &Sandbox,
-    command: &str,
-    opts: &RunOptions,
-    log: &mut Option<RunLog>,
-) -> Result<u8, Error> {
+async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u8, Error> {
     let mut cap = CappedOutput::new(opts.max_output.bytes());
     let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
     let mut stdout_open = true;
     let outcome = sandbox
         .run_streaming(command, opts, &mut cap, &mut |kind, data| {
-            if let Some(l) = log.as_mut() {
-                l.output(kind, data);
-            }
             // A closed stdout (`| head`) is not an error: keep draining quietly.
             match kind {
                 StreamKind::Stdout if stdout_open => {
@@ -251,7 +252,6 @@ async fn stream(
             }
         })
         .await?;
-    finished(log, Some(outcome.exit_code), outcome.timed_out, None);
     if cap.truncated() {
         eprint!("{}", cap.notice());
     }
@@ -272,15 +272,12 @@ pub(super) fn record_dir(ctx: &Context, name: &str) -> Option<(PathBuf, Logging)
     sandbox_dir::is_sandbox_dir(&dir).then(|| (dir, ctx.project_lenient().config.logging))
 }
 
-fn record_log(ctx: &Context, name: &str, command: &str) -> Option<RunLog> {
+/// The store's run-log hook for sandbox `name`, when it is a persistent
+/// sandbox of the current project (the one the library's
+/// `PersistentSandbox` installs).
+fn run_logger(ctx: &Context, name: &str) -> Option<std::sync::Arc<RunLogger>> {
     let (dir, logging) = record_dir(ctx, name)?;
-    RunLog::start(&dir, &logging, name, command)
-}
-
-fn finished(log: &mut Option<RunLog>, exit: Option<i64>, timed_out: bool, error: Option<&str>) {
-    if let Some(l) = log.take() {
-        l.finish(exit, timed_out, error);
-    }
+    Some(std::sync::Arc::new(RunLogger::new(&dir, &logging, name)))
 }
 
 /// `run`'s timeout when neither the flag nor the sandbox sets one.

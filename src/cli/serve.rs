@@ -59,23 +59,23 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         .await
         .map_err(|e| Error::io(format!("listen on {}", a.listen), e))?;
     let addr = listener.local_addr().unwrap_or(a.listen);
-    eprintln!(
+    ctx.note(format_args!(
         "pocketdock: serving project `{}` on http://{addr}/ (API under /v1; Ctrl-C stops)",
         project.name
-    );
+    ));
     let config = ServerConfig {
         project,
         token,
         drain_timeout: Duration::from_secs(a.drain_timeout),
         host_env: std::env::vars().collect(),
     };
-    server::serve(engine, config, listener, shutdown_signal()).await?;
-    eprintln!("pocketdock: server stopped; every job it ran is closed and its sandboxes released");
+    server::serve(engine, config, listener, shutdown_signal(ctx.verbosity)).await?;
+    ctx.note("pocketdock: server stopped; every job it ran is closed and its sandboxes released");
     Ok(0)
 }
 
 /// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+async fn shutdown_signal(verbosity: super::Verbosity) {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     match &mut term {
         Some(t) => {
@@ -88,5 +88,5 @@ async fn shutdown_signal() {
             let _ = tokio::signal::ctrl_c().await;
         }
     }
-    eprintln!("pocketdock: stopping: no new requests; running jobs drain, then are cancelled");
+    verbosity.note("pocketdock: stopping: no new requests; running jobs drain, then are cancelled");
 }

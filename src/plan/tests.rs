@@ -593,31 +593,45 @@ fn grading_example_yaml_and_kdl_plan_alike() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let dave_record = p
-        .steps
-        .iter()
-        .find(|s| s.id == "record@grader[student=dave]")
-        .unwrap()
-        .index;
-    let mut results = vec![None; p.steps.len()];
-    let grade = p
-        .steps
-        .iter()
-        .find(|s| s.id == "grade@grader[student=dave]")
-        .unwrap()
-        .index;
-    results[grade] = Some(StepResult {
-        status: "timed_out".into(),
-        exit_code: None,
-        ..StepResult::default()
-    });
-    let ctx = p.context_with_results(dave_record, |i| results[i].as_ref());
-    let RenderedAction::Run { cmd, .. } = p.render_step(dave_record, &ctx).unwrap().action else {
-        panic!()
+    // `record` reads the recipe's outputs through `steps.grade`: a timeout
+    // is a verdict without counts, a failure gives them.
+    let render_record = |student: &str, outputs: &[(&str, &str)]| {
+        let find = |id: String| p.steps.iter().find(|s| s.id == id).unwrap().index;
+        let record = find(format!("record@grader[student={student}]"));
+        let grade = find(format!("grade.grade@grader[student={student}]"));
+        let mut results = vec![None; p.steps.len()];
+        results[grade] = Some(StepResult {
+            status: "success".into(),
+            exit_code: Some(0),
+            outputs: outputs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+            ..StepResult::default()
+        });
+        let ctx = p.context_with_results(record, |i| results[i].as_ref());
+        let RenderedAction::Run { cmd, .. } = p.render_step(record, &ctx).unwrap().action else {
+            panic!()
+        };
+        cmd
     };
     assert_eq!(
-        cmd,
-        "echo \"dave fail (timed_out)\" > /home/sandbox/result.txt"
+        render_record(
+            "dave",
+            &[
+                ("verdict", "timed_out"),
+                ("tests_run", ""),
+                ("failures", "")
+            ]
+        ),
+        "echo \"dave timed_out\" > /home/sandbox/result.txt"
+    );
+    assert_eq!(
+        render_record(
+            "carol",
+            &[("verdict", "failed"), ("tests_run", "5"), ("failures", "2")]
+        ),
+        "echo \"carol failed (2 of 5 failed)\" > /home/sandbox/result.txt"
     );
 }
 

@@ -7,12 +7,18 @@
 //! - [`Ndjson`]: every event as one JSON line (schema in docs/events.md).
 //! - [`ci`]: GitHub Actions' reporter and the files CI reads (summary,
 //!   outputs, JUnit).
+//!
+//! Whether to be quiet or to colour is a [`ReportStyle`] the caller
+//! decides (the CLI from its flags, the terminal and `NO_COLOR`): nothing
+//! here reads the environment.
 
 pub mod ci;
 mod plain;
 mod progress;
 
 use std::io::Write;
+
+use anstyle::{AnsiColor, Style};
 
 pub use plain::Plain;
 pub use progress::Progress;
@@ -36,12 +42,26 @@ pub enum OutputFormat {
     Ndjson,
 }
 
-/// Build the reporter for `format`.
+/// How the human reporters (`plain`, `progress`) speak; the machine ones
+/// (`github`, `ndjson`) ignore it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportStyle {
+    /// `--quiet`: print only what went wrong (a failed or timed-out step's
+    /// line, after the last lines of its output; a failed image build; a
+    /// container that may remain; warnings) and the job's final line. The
+    /// `progress` reporter draws nothing and prints the same.
+    pub quiet: bool,
+    /// Colour the status words with ANSI escapes.
+    pub color: bool,
+}
+
+/// Build the reporter for `format`, styled by `style`.
 #[must_use]
 pub fn reporter(
     format: OutputFormat,
     github_actions: bool,
     stdout_is_terminal: bool,
+    style: ReportStyle,
 ) -> Box<dyn Consumer> {
     let format = match format {
         OutputFormat::Auto if github_actions => OutputFormat::Github,
@@ -50,13 +70,19 @@ pub fn reporter(
         f => f,
     };
     match format {
-        OutputFormat::Progress => Box::new(Progress::new()),
+        // Quiet spinners are no spinners: the quiet lines are plain's.
+        OutputFormat::Progress if style.quiet => {
+            Box::new(Plain::new(std::io::stdout(), false).with_style(style))
+        }
+        OutputFormat::Progress => Box::new(Progress::new().with_color(style.color)),
         OutputFormat::Github => Box::new(ci::Github::new(
             std::io::BufWriter::new(std::io::stdout()),
             std::sync::Arc::default(),
         )),
         OutputFormat::Ndjson => Box::new(Ndjson::new(std::io::stdout())),
-        OutputFormat::Plain | OutputFormat::Auto => Box::new(Plain::new(std::io::stdout(), false)),
+        OutputFormat::Plain | OutputFormat::Auto => {
+            Box::new(Plain::new(std::io::stdout(), false).with_style(style))
+        }
     }
 }
 
@@ -68,6 +94,7 @@ pub fn job_reporter(
     github_actions: bool,
     stdout_is_terminal: bool,
     info: std::sync::Arc<ci::JobInfo>,
+    style: ReportStyle,
 ) -> Box<dyn Consumer> {
     let github =
         matches!(format, OutputFormat::Github) || (format == OutputFormat::Auto && github_actions);
@@ -77,7 +104,7 @@ pub fn job_reporter(
             info,
         ))
     } else {
-        reporter(format, github_actions, stdout_is_terminal)
+        reporter(format, github_actions, stdout_is_terminal, style)
     }
 }
 
@@ -102,8 +129,19 @@ impl<W: Write + Send> Consumer for Ndjson<W> {
     }
 }
 
-/// The one-line summary of a finished step, shared by the human reporters.
-pub(crate) fn step_line(event: &EventKind) -> Option<String> {
+/// `text` in `hue` when `color`, else as it is.
+fn paint(color: bool, hue: AnsiColor, text: &str) -> String {
+    if color {
+        let style = Style::new().fg_color(Some(hue.into()));
+        format!("{style}{text}{style:#}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The one-line summary of a finished step, shared by the human reporters;
+/// its mark and status word coloured when `color`.
+pub(crate) fn step_line(event: &EventKind, color: bool) -> Option<String> {
     let EventKind::StepFinished {
         step,
         status,
@@ -138,16 +176,37 @@ pub(crate) fn step_line(event: &EventKind) -> Option<String> {
                     if artifacts.len() == 1 { "" } else { "s" }
                 )
             };
-            format!("✓ {step} ({secs:.1}s{retries}{pulled})")
+            let ok = paint(color, AnsiColor::Green, "✓");
+            format!("{ok} {step} ({secs:.1}s{retries}{pulled})")
         }
-        StepStatus::FailedAllowed => format!("~ {step} failed, allowed ({secs:.1}s{retries}){why}"),
-        StepStatus::Failed => match exit_code {
-            Some(code) => format!("✗ {step} exit {code} ({secs:.1}s{retries}){why}"),
-            None => format!("✗ {step} ({secs:.1}s{retries}){why}"),
-        },
-        StepStatus::TimedOut => format!("✗ {step} timed out ({secs:.1}s{retries}){why}"),
-        StepStatus::Skipped => format!("- {step} skipped{why}"),
-        StepStatus::Cancelled => format!("✗ {step} cancelled"),
+        StepStatus::FailedAllowed => {
+            let word = paint(color, AnsiColor::Yellow, "failed, allowed");
+            format!("~ {step} {word} ({secs:.1}s{retries}){why}")
+        }
+        StepStatus::Failed => {
+            let bad = paint(color, AnsiColor::Red, "✗");
+            match exit_code {
+                Some(code) => {
+                    let exit = paint(color, AnsiColor::Red, &format!("exit {code}"));
+                    format!("{bad} {step} {exit} ({secs:.1}s{retries}){why}")
+                }
+                None => format!("{bad} {step} ({secs:.1}s{retries}){why}"),
+            }
+        }
+        StepStatus::TimedOut => {
+            let bad = paint(color, AnsiColor::Red, "✗");
+            let word = paint(color, AnsiColor::Red, "timed out");
+            format!("{bad} {step} {word} ({secs:.1}s{retries}){why}")
+        }
+        StepStatus::Skipped => {
+            let word = paint(color, AnsiColor::Yellow, "skipped");
+            format!("- {step} {word}{why}")
+        }
+        StepStatus::Cancelled => {
+            let bad = paint(color, AnsiColor::Yellow, "✗");
+            let word = paint(color, AnsiColor::Yellow, "cancelled");
+            format!("{bad} {step} {word}")
+        }
     })
 }
 
@@ -187,8 +246,8 @@ pub(crate) fn warning_line(message: &str) -> String {
     format!("pocketdock: {message}")
 }
 
-/// The closing line of a job.
-pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
+/// The closing line of a job; its status word coloured when `color`.
+pub(crate) fn job_line(event: &EventKind, record: &str, color: bool) -> Option<String> {
     let EventKind::JobFinished {
         status,
         duration_ms,
@@ -201,11 +260,17 @@ pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
     else {
         return None;
     };
-    let word = match status {
-        JobStatus::Succeeded => "succeeded",
-        JobStatus::Failed => "failed",
-        JobStatus::Cancelled => "cancelled",
-        JobStatus::Running => "stopped",
+    let (word, hue) = match status {
+        JobStatus::Succeeded => ("succeeded", AnsiColor::Green),
+        JobStatus::Failed => ("failed", AnsiColor::Red),
+        JobStatus::Cancelled => ("cancelled", AnsiColor::Yellow),
+        JobStatus::Running => ("stopped", AnsiColor::Yellow),
+    };
+    let word = paint(color, hue, word);
+    let failed = if *failed > 0 {
+        paint(color, AnsiColor::Red, &format!("{failed} failed"))
+    } else {
+        format!("{failed} failed")
     };
     let allowed = if *allowed > 0 {
         format!(", {allowed} failed (allowed)")
@@ -213,7 +278,7 @@ pub(crate) fn job_line(event: &EventKind, record: &str) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "job {word} in {:.1}s: {succeeded} succeeded{allowed}, {failed} failed, {skipped} skipped; record: {record}",
+        "job {word} in {:.1}s: {succeeded} succeeded{allowed}, {failed}, {skipped} skipped; record: {record}",
         *duration_ms as f64 / 1000.0
     ))
 }

@@ -1,9 +1,11 @@
-//! Prefixed lines, for logs and CI.
+//! Prefixed lines, for logs and CI. Quiet, it holds each running step's
+//! last lines of output and prints them only if the step fails, so that a
+//! failure still explains itself (as `cargo -q` still shows errors).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 
-use super::{image_line, job_line, left_line, step_line, warning_line};
+use super::{image_line, job_line, left_line, step_line, warning_line, ReportStyle};
 use crate::event::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
@@ -16,7 +18,13 @@ pub struct Plain<W: Write> {
     left: Vec<String>,
     /// Partial output lines per (step, stream), printed once complete.
     partial: HashMap<(String, bool), String>,
+    style: ReportStyle,
+    /// Quiet: each running step's last output lines, and how many went.
+    held: HashMap<String, (VecDeque<String>, usize)>,
 }
+
+/// Output lines a quiet reporter keeps per step, for when it fails.
+const HELD_LINES: usize = 20;
 
 impl<W: Write> Plain<W> {
     /// Write to `out`; `github` adds GitHub Actions workflow commands.
@@ -27,18 +35,60 @@ impl<W: Write> Plain<W> {
             record: String::new(),
             left: Vec::new(),
             partial: HashMap::new(),
+            style: ReportStyle::default(),
+            held: HashMap::new(),
         }
+    }
+
+    /// Quiet and colour as `style` says.
+    #[must_use]
+    pub fn with_style(mut self, style: ReportStyle) -> Self {
+        self.style = style;
+        self
     }
 
     fn line(&mut self, s: &str) {
         let _ = writeln!(self.out, "{s}");
     }
 
+    /// A line of a step's output: printed, or held when quiet.
+    fn output_line(&mut self, step: &str, l: &str) {
+        if !self.style.quiet {
+            self.line(&format!("[{step}] {l}"));
+            return;
+        }
+        let (lines, dropped) = self.held.entry(step.to_string()).or_default();
+        if lines.len() == HELD_LINES {
+            lines.pop_front();
+            *dropped += 1;
+        }
+        lines.push_back(l.to_string());
+    }
+
+    /// Quiet: a failed step's held output, before its line.
+    fn release_held(&mut self, step: &str, failed: bool) {
+        let Some((lines, dropped)) = self.held.remove(step) else {
+            return;
+        };
+        if !failed {
+            return;
+        }
+        if dropped > 0 {
+            self.line(&format!(
+                "[{step}] ... {dropped} earlier line{} in the step's log",
+                if dropped == 1 { "" } else { "s" }
+            ));
+        }
+        for l in lines {
+            self.line(&format!("[{step}] {l}"));
+        }
+    }
+
     fn flush_partial(&mut self, step: &str) {
         for err in [false, true] {
             if let Some(rest) = self.partial.remove(&(step.to_string(), err)) {
                 if !rest.is_empty() {
-                    self.line(&format!("[{step}] {rest}"));
+                    self.output_line(step, &rest);
                 }
             }
         }
@@ -56,6 +106,9 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 record,
             } => {
                 self.record.clone_from(record);
+                if self.style.quiet {
+                    return;
+                }
                 self.line(&format!(
                     "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
                     if *steps == 1 { "" } else { "s" },
@@ -67,9 +120,21 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 container,
                 image,
             } => {
-                self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+                if !self.style.quiet {
+                    self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+                }
             }
             kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
+                let failed = matches!(
+                    kind,
+                    EventKind::ImageBuildFinished {
+                        status: ImageStatus::Failed,
+                        ..
+                    }
+                );
+                if self.style.quiet && !failed {
+                    return;
+                }
                 if let Some(l) = image_line(kind) {
                     self.line(&l);
                     if let (
@@ -93,8 +158,10 @@ impl<W: Write + Send> Consumer for Plain<W> {
             } => {
                 let (line, remains) =
                     super::released_line(sandbox, container, *kept, left.as_deref());
+                if !self.style.quiet || remains.is_some() {
+                    self.line(&line);
+                }
                 self.left.extend(remains);
-                self.line(&line);
             }
             EventKind::StepStarted {
                 step,
@@ -102,6 +169,9 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 action,
                 ..
             } => {
+                if self.style.quiet {
+                    return;
+                }
                 if self.github {
                     self.line(&format!("::group::{step}"));
                 }
@@ -123,15 +193,20 @@ impl<W: Write + Send> Consumer for Plain<W> {
                     buf.drain(..=pos);
                 }
                 for l in lines {
-                    self.line(&format!("[{step}] {l}"));
+                    self.output_line(step, &l);
                 }
             }
             kind @ EventKind::StepFinished { step, status, .. } => {
                 self.flush_partial(step);
-                if self.github {
+                let failed = matches!(status, StepStatus::Failed | StepStatus::TimedOut);
+                self.release_held(step, failed);
+                if self.style.quiet && !failed {
+                    return;
+                }
+                if self.github && !self.style.quiet {
                     self.line("::endgroup::");
                 }
-                if let Some(l) = step_line(kind) {
+                if let Some(l) = step_line(kind, self.style.color) {
                     self.line(&l);
                     if self.github && matches!(status, StepStatus::Failed | StepStatus::TimedOut) {
                         self.line(&format!("::error title=step {step} failed::{l}"));
@@ -147,7 +222,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
             }
             kind @ EventKind::JobFinished { .. } => {
                 let record = self.record.clone();
-                if let Some(l) = job_line(kind, &record) {
+                if let Some(l) = job_line(kind, &record, self.style.color) {
                     self.line(&l);
                 }
                 if let Some(l) = left_line(&self.left) {
@@ -341,5 +416,106 @@ mod image_tests {
             "✗ build pocketdock-p/tools (2.5s): boom\n\
              ::error title=build pocketdock-p/tools failed::✗ build pocketdock-p/tools (2.5s): boom\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod style_tests {
+    use super::*;
+    use crate::event::JobStatus;
+
+    fn step_events(step: &str, status: StepStatus, lines: usize) -> Vec<EventKind> {
+        let mut out = vec![EventKind::StepStarted {
+            step: step.into(),
+            sandbox: "box".into(),
+            attempt: 1,
+            kind: "run".into(),
+            action: "run: x".into(),
+        }];
+        for i in 1..=lines {
+            out.push(EventKind::Output {
+                step: step.into(),
+                stream: StreamKind::Stdout,
+                data: format!("{step} line {i}\n"),
+            });
+        }
+        out.push(EventKind::StepFinished {
+            step: step.into(),
+            sandbox: "box".into(),
+            status,
+            exit_code: Some(i64::from(status != StepStatus::Succeeded)),
+            duration_ms: 100,
+            attempts: 1,
+            reason: None,
+            artifacts: vec![],
+        });
+        out
+    }
+
+    fn render(style: ReportStyle) -> String {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, false).with_style(style);
+            let mut events = vec![
+                EventKind::JobStarted {
+                    job: "j".into(),
+                    instance: "j-0001".into(),
+                    steps: 2,
+                    sandboxes: 1,
+                    record: "/r".into(),
+                },
+                EventKind::SandboxCreated {
+                    sandbox: "box".into(),
+                    container: "pd-box".into(),
+                    image: "img".into(),
+                },
+            ];
+            events.extend(step_events("ok@box", StepStatus::Succeeded, 2));
+            events.extend(step_events("bad@box", StepStatus::Failed, HELD_LINES + 3));
+            events.push(EventKind::JobFinished {
+                status: JobStatus::Failed,
+                exit_code: 1,
+                duration_ms: 2000,
+                succeeded: 1,
+                allowed: 0,
+                failed: 1,
+                skipped: 0,
+            });
+            for e in events {
+                p.handle(&Event::now(e));
+            }
+        }
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn quiet_prints_a_failed_steps_last_output_its_line_and_the_end() {
+        let out = render(ReportStyle {
+            quiet: true,
+            color: false,
+        });
+        let mut want = vec!["[bad@box] ... 3 earlier lines in the step's log".to_string()];
+        want.extend((4..=HELD_LINES + 3).map(|i| format!("[bad@box] bad@box line {i}")));
+        want.push("✗ bad@box exit 1 (0.1s)".into());
+        want.push("job failed in 2.0s: 1 succeeded, 1 failed, 0 skipped; record: /r".into());
+        assert_eq!(out.lines().collect::<Vec<_>>(), want, "{out}");
+    }
+
+    #[test]
+    fn colour_marks_status_words_only_when_asked() {
+        let plain = render(ReportStyle::default());
+        assert!(!plain.contains('\u{1b}'), "{plain}");
+        assert!(plain.contains("[ok@box] ok@box line 2"), "{plain}");
+        let coloured = render(ReportStyle {
+            quiet: false,
+            color: true,
+        });
+        for painted in [
+            "\u{1b}[32m✓\u{1b}[0m ok@box",
+            "\u{1b}[31m✗\u{1b}[0m bad@box \u{1b}[31mexit 1\u{1b}[0m",
+            "job \u{1b}[31mfailed\u{1b}[0m in 2.0s",
+        ] {
+            assert!(coloured.contains(painted), "{painted:?} in {coloured:?}");
+        }
     }
 }

@@ -17,6 +17,8 @@ pub struct Progress {
     record: String,
     /// Containers the engine did not confirm removed, for the summary.
     left: Vec<String>,
+    /// Colour the status words.
+    color: bool,
 }
 
 impl Default for Progress {
@@ -35,7 +37,15 @@ impl Progress {
             running: HashMap::new(),
             record: String::new(),
             left: Vec::new(),
+            color: false,
         }
+    }
+
+    /// Colour the status words (the caller decided the terminal takes them).
+    #[must_use]
+    pub fn with_color(mut self, color: bool) -> Self {
+        self.color = color;
+        self
     }
 
     fn println(&self, s: &str) {
@@ -107,7 +117,7 @@ impl Consumer for Progress {
                 if let Some(total) = &self.total {
                     total.inc(1);
                 }
-                if let Some(l) = step_line(kind) {
+                if let Some(l) = step_line(kind, self.color) {
                     self.println(&l);
                 }
             }
@@ -123,7 +133,7 @@ impl Consumer for Progress {
                 if let Some(total) = self.total.take() {
                     total.finish_and_clear();
                 }
-                if let Some(l) = job_line(kind, &self.record) {
+                if let Some(l) = job_line(kind, &self.record, self.color) {
                     self.println(&l);
                 }
                 if let Some(l) = left_line(&self.left) {

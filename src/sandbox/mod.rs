@@ -12,6 +12,7 @@ mod guard;
 mod info;
 mod kernel;
 pub mod manage;
+mod observer;
 mod output;
 mod process;
 mod run;
@@ -31,6 +32,7 @@ pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
+pub use observer::{RunObserver, RunWatch};
 pub use output::CappedOutput;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
@@ -60,6 +62,8 @@ pub struct Sandbox {
     /// Set on a handle from [`Sandbox::create`]: see [`Sandbox::keep`].
     guard: Option<std::sync::Arc<guard::Guard>>,
     agent: std::sync::Arc<agent::Slot>,
+    /// Sees every command this handle (and its clones) runs.
+    observer: Option<std::sync::Arc<dyn RunObserver>>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -130,6 +134,7 @@ impl Sandbox {
             shared,
             guard,
             agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
+            observer: None,
         };
         if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
@@ -156,7 +161,15 @@ impl Sandbox {
             shared: std::sync::Arc::default(),
             guard: None,
             agent: std::sync::Arc::default(),
+            observer: None,
         }
+    }
+
+    /// Tell `observer` of every command this handle and its later clones
+    /// run (`run`, and the CLI's streaming runs); the store uses it to log
+    /// a persistent sandbox's runs.
+    pub fn observe(&mut self, observer: std::sync::Arc<dyn RunObserver>) {
+        self.observer = Some(observer);
     }
 
     /// Container name (or the id it was attached by).

@@ -13,6 +13,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
+use super::run_log::RunLogger;
 use super::sandbox_dir::{self, DATA_MOUNT};
 use super::{ContainerMeta, Provenance, Resources, SandboxRecord};
 use crate::engine::{Engine, ImageInfo};
@@ -68,7 +69,7 @@ impl PersistentSandbox {
             .unwrap_or_default();
         spec.labels
             .insert(labels::CREATED_AT.into(), created_at.clone());
-        let sandbox = match Sandbox::create(engine, &spec).await {
+        let mut sandbox = match Sandbox::create(engine, &spec).await {
             Ok(s) => s,
             Err(e) => {
                 discard();
@@ -80,7 +81,24 @@ impl PersistentSandbox {
             discard();
             return Err(e);
         }
+        log_runs(&mut sandbox, &dir, project);
         Ok(PersistentSandbox { sandbox, dir })
+    }
+
+    /// A handle on the existing persistent sandbox `name` of `project`
+    /// whose runs are logged into its record directory, as after
+    /// [`PersistentSandbox::create`]; `None` when `project` has no record
+    /// of that name. Makes no request.
+    #[must_use]
+    pub fn attach(engine: &Engine, project: &Project, name: &str) -> Option<PersistentSandbox> {
+        let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
+        let dir = sandbox_dir::sandbox_dir(&root, name);
+        if !sandbox_dir::is_sandbox_dir(&dir) {
+            return None;
+        }
+        let mut sandbox = Sandbox::attach(engine, name);
+        log_runs(&mut sandbox, &dir, project);
+        Some(PersistentSandbox { sandbox, dir })
     }
 
     /// The sandbox.
@@ -110,6 +128,13 @@ impl PersistentSandbox {
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
         reboot(&mut self.sandbox, fresh).await
     }
+}
+
+/// Log every command `sandbox` runs into `dir/logs/`, as the project's
+/// logging settings say (none when `auto_log` is off).
+fn log_runs(sandbox: &mut Sandbox, dir: &Path, project: &Project) {
+    let logger = RunLogger::new(dir, &project.config.logging, sandbox.name());
+    sandbox.observe(std::sync::Arc::new(logger));
 }
 
 /// Write a new sandbox's record and give `data/` to its user.

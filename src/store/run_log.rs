@@ -172,6 +172,44 @@ impl RunLog {
     }
 }
 
+impl crate::sandbox::RunWatch for RunLog {
+    fn output(&mut self, kind: StreamKind, data: &[u8]) {
+        RunLog::output(self, kind, data);
+    }
+
+    fn finished(self: Box<Self>, exit_code: Option<i64>, timed_out: bool, error: Option<&str>) {
+        self.finish(exit_code, timed_out, error);
+    }
+}
+
+/// The hook that logs each command a persistent sandbox's handle runs as a
+/// [`RunLog`] in its record directory (when `auto_log` is on).
+#[derive(Debug, Clone)]
+pub struct RunLogger {
+    dir: PathBuf,
+    logging: Logging,
+    container: String,
+}
+
+impl RunLogger {
+    /// Log the runs of `container` into the record directory `dir`.
+    #[must_use]
+    pub fn new(dir: &Path, logging: &Logging, container: &str) -> RunLogger {
+        RunLogger {
+            dir: dir.to_path_buf(),
+            logging: *logging,
+            container: container.to_string(),
+        }
+    }
+}
+
+impl crate::sandbox::RunObserver for RunLogger {
+    fn run_started(&self, command: &str) -> Option<Box<dyn crate::sandbox::RunWatch>> {
+        RunLog::start(&self.dir, &self.logging, &self.container, command)
+            .map(|l| Box::new(l) as Box<dyn crate::sandbox::RunWatch>)
+    }
+}
+
 /// Keep the newest `max_logs_per_instance` logs, none older than `retention_days`.
 fn prune_logs(logs: &Path, logging: &Logging) {
     let mut files: Vec<(PathBuf, std::time::SystemTime)> = std::fs::read_dir(logs)

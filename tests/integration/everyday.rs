@@ -232,3 +232,133 @@ async fn create_timeout_is_the_default_of_later_runs() {
     let o = pocketdock_in(dir.path(), &["run", &plain, "sleep 2; echo ok"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+const PASSING: &str = "version: 1\nname: ok\nsandboxes: {box: {}}\nsteps:\n  a: {run: echo hello}\n  b: {run: echo world, needs: [a]}\n";
+const FAILING: &str = "version: 1\nname: bad\nsandboxes: {box: {}}\nsteps:\n  a: {run: echo hello}\n  boom: {run: 'echo why-it-broke; exit 3', needs: [a]}\n";
+
+#[tokio::test]
+async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
+    let engine = engine_or_skip!();
+    let dir = project("quiet");
+    let _cleanup =
+        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    std::fs::write(dir.path().join("ok.yaml"), PASSING).unwrap();
+    std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
+
+    let o = pocketdock_in(dir.path(), &["apply", "-q", "ok.yaml"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("job succeeded in "), "{out}");
+    assert_eq!(stderr(&o), "");
+
+    // Plain (piped) and progress alike: the failure explains itself.
+    for output in ["plain", "progress"] {
+        let o = pocketdock_in(
+            dir.path(),
+            &["apply", "bad.yaml", "--quiet", "--output", output],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let out = stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{output}: {out}");
+        assert_eq!(lines[0], "[boom@box] why-it-broke", "{out}");
+        assert!(lines[1].starts_with("✗ boom@box exit 3 ("), "{out}");
+        assert!(lines[2].starts_with("job failed in "), "{out}");
+    }
+    // Not quiet: everything.
+    let o = pocketdock_in(dir.path(), &["apply", "ok.yaml"], &[]);
+    assert!(stdout(&o).contains("[a@box] hello"), "{}", stdout(&o));
+}
+
+#[tokio::test]
+async fn apply_colours_status_words_only_when_allowed() {
+    let engine = engine_or_skip!();
+    let dir = project("colour-apply");
+    let _cleanup =
+        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
+    let failed_mark = "\u{1b}[31m✗\u{1b}[0m boom@box";
+
+    let piped = pocketdock_in(dir.path(), &["apply", "bad.yaml"], &[]);
+    assert_eq!(piped.status.code(), Some(1), "{}", stderr(&piped));
+    assert!(!stdout(&piped).contains('\u{1b}'), "{:?}", stdout(&piped));
+
+    let always = pocketdock_in(dir.path(), &["apply", "bad.yaml", "--color", "always"], &[]);
+    assert!(
+        stdout(&always).contains(failed_mark),
+        "{:?}",
+        stdout(&always)
+    );
+    assert!(
+        stdout(&always).contains("job \u{1b}[31mfailed\u{1b}[0m in "),
+        "{:?}",
+        stdout(&always)
+    );
+    // CLICOLOR_FORCE asks for colour, NO_COLOR refuses it, --color decides.
+    let forced = pocketdock_in(
+        dir.path(),
+        &["apply", "bad.yaml"],
+        &[("CLICOLOR_FORCE", "1")],
+    );
+    assert!(
+        stdout(&forced).contains(failed_mark),
+        "{:?}",
+        stdout(&forced)
+    );
+    let refused = pocketdock_in(
+        dir.path(),
+        &["apply", "bad.yaml"],
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
+    );
+    assert!(
+        !stdout(&refused).contains('\u{1b}'),
+        "{:?}",
+        stdout(&refused)
+    );
+    let never = pocketdock_in(
+        dir.path(),
+        &["--color", "never", "apply", "bad.yaml"],
+        &[("CLICOLOR_FORCE", "1")],
+    );
+    assert!(!stdout(&never).contains('\u{1b}'), "{:?}", stdout(&never));
+}
+
+#[test]
+fn quiet_silences_notes_of_every_command_but_not_errors() {
+    let pd = Pd::new().no_engine();
+    pd.cmd(["init"]).code(0);
+    pd.cmd(["init"])
+        .code(0)
+        .stderr_has("already has a `project:` section");
+    let again = pd.cmd(["init", "-q"]).code(0);
+    assert_eq!(again.stderr(), "");
+    pd.cmd(["logs", "no-such-job", "-q"])
+        .code(2)
+        .stderr_has("error: invalid job record `no-such-job`");
+}
+
+/// Run pocketdock with `args` writing into a pipe nobody reads.
+fn into_closed_pipe(dir: &Path, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(dir).stdout(writer);
+    cmd.output().expect("run pocketdock")
+}
+
+#[tokio::test]
+async fn a_closed_stdout_ends_quietly_not_in_a_panic() {
+    let dir = project("pipe");
+    let grading = crate::common::repo().join("examples/grading/job.yaml");
+    let grading = grading.to_str().unwrap();
+    // Needs no engine: a plan is printed with print!.
+    let o = into_closed_pipe(dir.path(), &["plan", grading, "--json"]);
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let _engine = engine_or_skip!();
+    let o = into_closed_pipe(dir.path(), &["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(141), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}

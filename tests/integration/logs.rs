@@ -299,3 +299,58 @@ async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
     let runs = pocketdock_in(dir.path(), &["logs", &name, "--type", "run"], &[]);
     assert!(!stdout(&runs).contains("] two"), "{}", stdout(&runs));
 }
+
+/// A persistent sandbox made through the library logs its runs as the CLI
+/// does: a run log each, a history line each, readable by `pocketdock logs`.
+#[tokio::test]
+async fn library_runs_in_a_persistent_sandbox_are_logged() {
+    use pocketdock::sandbox::RunOptions;
+    use pocketdock::store::PersistentSandbox;
+
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let dir = project("liblog");
+    let project = pocketdock::project::Project::load(dir.path()).unwrap();
+    let spec = crate::common::spec("liblog");
+    let name = spec.name.clone().unwrap();
+    c.add(name.clone());
+    let sandbox = PersistentSandbox::create(&engine, &spec, &project)
+        .await
+        .expect("create a persistent sandbox");
+    let sb = sandbox.sandbox();
+    let opts = RunOptions::default();
+    sb.run("echo first-run", &opts).await.unwrap();
+    let r = sb.run("echo second-run >&2; exit 4", &opts).await.unwrap();
+    assert_eq!(r.exit_code, 4);
+
+    let mut logs: Vec<String> = std::fs::read_dir(sandbox.dir().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    assert!(logs.iter().all(|l| l.starts_with("run-")), "{logs:?}");
+    let history = std::fs::read_to_string(sandbox.dir().join("history.jsonl")).unwrap();
+    let runs: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains("\"type\":\"run\""))
+        .collect();
+    assert_eq!(runs.len(), 2, "{history}");
+    assert!(runs[1].contains("\"exit\":4"), "{history}");
+
+    // A handle attached later logs too.
+    let again = PersistentSandbox::attach(&engine, &project, &name).expect("a record");
+    again.sandbox().run("echo third-run", &opts).await.unwrap();
+
+    let o = pocketdock_in(dir.path(), &["logs", &name], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("=== pocketdock run log ==="), "{text}");
+    assert!(text.contains("third-run"), "{text}");
+    let o = pocketdock_in(dir.path(), &["logs", &name, "--since", "1h"], &[]);
+    let text = stdout(&o);
+    for run in ["first-run", "second-run", "third-run", "exit_code: 4"] {
+        assert!(text.contains(run), "{run}: {text}");
+    }
+    sandbox.shutdown(true, true).await.unwrap();
+}

@@ -134,7 +134,7 @@ impl<W: Write> Github<W> {
             return;
         };
         let ran = self.running.remove(step).is_some();
-        let title = step_line(kind).unwrap_or_else(|| step.clone());
+        let title = step_line(kind, false).unwrap_or_else(|| step.clone());
         if ran {
             self.block(step, &title);
         } else {
@@ -246,7 +246,7 @@ impl<W: Write + Send> Consumer for Github<W> {
                     self.line(&l);
                 }
                 let record = self.record.display().to_string();
-                if let Some(l) = job_line(kind, &record) {
+                if let Some(l) = job_line(kind, &record, false) {
                     self.line(&l);
                 }
                 if let Some(l) = left_line(&self.left) {

@@ -213,9 +213,37 @@ impl Sandbox {
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
-        let started = self.start_exec(command, opts, false).await?;
-        self.drive(started, opts.timeout, opts.cancel.as_ref(), cap, sink)
-            .await
+        let mut watch = self.observer.as_ref().and_then(|o| o.run_started(command));
+        let Some(w) = watch.as_mut() else {
+            let started = self.start_exec(command, opts, false).await?;
+            return self
+                .drive(started, opts.timeout, opts.cancel.as_ref(), cap, sink)
+                .await;
+        };
+        let mut watched = |k: StreamKind, d: &[u8]| {
+            w.output(k, d);
+            sink(k, d);
+        };
+        let outcome = match self.start_exec(command, opts, false).await {
+            Ok(started) => {
+                self.drive(
+                    started,
+                    opts.timeout,
+                    opts.cancel.as_ref(),
+                    cap,
+                    &mut watched,
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        if let Some(w) = watch {
+            match &outcome {
+                Ok(o) => w.finished(Some(o.exit_code), o.timed_out, None),
+                Err(e) => w.finished(None, false, Some(&e.to_string())),
+            }
+        }
+        outcome
     }
 
     /// Exec create + start: the command is running when this returns.

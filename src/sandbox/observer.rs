@@ -1,0 +1,23 @@
+//! A hook on a sandbox handle that sees every command it runs, so a layer
+//! above (the store's persistent-sandbox logs) can record runs without the
+//! sandbox layer knowing where or how. The hook sits at the `run` level,
+//! above how a command is executed.
+
+use crate::event::StreamKind;
+
+/// Told of each command a [`Sandbox`](super::Sandbox) handle runs (set by
+/// [`Sandbox::observe`](super::Sandbox::observe)).
+pub trait RunObserver: std::fmt::Debug + Send + Sync {
+    /// `command` is about to run; the watch sees its output and end, or
+    /// `None` to let this one pass unwatched.
+    fn run_started(&self, command: &str) -> Option<Box<dyn RunWatch>>;
+}
+
+/// One watched command: its output as it arrives, then how it ended.
+pub trait RunWatch: Send {
+    /// Output as it arrives (what fits under the output cap).
+    fn output(&mut self, kind: StreamKind, data: &[u8]);
+    /// The command ended: its exit code (`None` when it never finished),
+    /// whether it timed out, and the error that stopped it, if any.
+    fn finished(self: Box<Self>, exit_code: Option<i64>, timed_out: bool, error: Option<&str>);
+}
