@@ -4,7 +4,9 @@
 //! synchronous code that writes files and terminals. A channel joins them:
 //! emitting never blocks a step, and one blocking thread owns every
 //! consumer, so each sees the events in one order. The recorder comes first,
-//! so nothing a reporter shows is missing from the record.
+//! so nothing a reporter shows is missing from the record. After a quiet
+//! spell the consumers are told so ([`Consumer::idle`]): the recorder
+//! writes out then what it held back while events came fast.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -13,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::secret_mask::SecretMask;
-use crate::event::{Consumer, Event, EventKind};
+use crate::event::{Consumer, Event, EventKind, IDLE_AFTER};
 
 /// What goes down the channel.
 #[derive(Debug)]
@@ -108,7 +110,27 @@ impl Dispatch {
         let backlog = Arc::new(Backlog::default());
         let drained = Arc::clone(&backlog);
         let handle = tokio::task::spawn_blocking(move || {
-            while let Some(Msg::Event(event)) = rx.blocking_recv() {
+            let runtime = tokio::runtime::Handle::current();
+            // Consumers are told once per quiet spell, not while idle.
+            let mut told_idle = true;
+            loop {
+                let msg = if told_idle {
+                    rx.blocking_recv()
+                } else if let Ok(msg) =
+                    runtime.block_on(tokio::time::timeout(IDLE_AFTER, rx.recv()))
+                {
+                    msg
+                } else {
+                    for c in &mut consumers {
+                        c.idle();
+                    }
+                    told_idle = true;
+                    continue;
+                };
+                let Some(Msg::Event(event)) = msg else {
+                    break;
+                };
+                told_idle = false;
                 let len = match &event.kind {
                     EventKind::Output { data, .. } => data.len(),
                     _ => 0,

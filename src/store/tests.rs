@@ -327,3 +327,124 @@ fn a_sandbox_the_engine_did_not_confirm_removed_is_recorded_left() {
         "{history}"
     );
 }
+
+fn step_event(started: bool) -> EventKind {
+    if started {
+        EventKind::StepStarted {
+            step: "t@g[s=a]".into(),
+            sandbox: "g[s=a]".into(),
+            attempt: 1,
+            kind: "run".into(),
+            action: "run: true".into(),
+        }
+    } else {
+        EventKind::StepFinished {
+            step: "t@g[s=a]".into(),
+            sandbox: "g[s=a]".into(),
+            status: StepStatus::Succeeded,
+            exit_code: Some(0),
+            duration_ms: 1,
+            attempts: 1,
+            reason: None,
+            artifacts: vec![],
+        }
+    }
+}
+
+fn saved(r: &Recorder) -> JobRecord {
+    toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap()
+}
+
+fn history_events(r: &Recorder) -> Vec<String> {
+    std::fs::read_to_string(r.dir().join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["event"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn fast_step_events_reach_the_history_at_once_and_instance_toml_when_idle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    r.handle(&ev(EventKind::SandboxCreated {
+        sandbox: "g[s=a]".into(),
+        container: "pd-1".into(),
+        image: "img".into(),
+    }));
+    // A sandbox event is written at once.
+    assert_eq!(saved(&r).sandboxes[0].state, SandboxState::Created);
+    r.handle(&ev(step_event(true)));
+    r.handle(&ev(step_event(false)));
+    // Every event is in the history the moment it is handled...
+    assert_eq!(
+        history_events(&r),
+        ["sandbox_created", "step_started", "step_finished"]
+    );
+    // ...while instance.toml, rewritten just now, holds the step back.
+    assert_eq!(saved(&r).steps[0].status, StepState::Pending);
+    // A quiet spell writes it: the two agree again.
+    r.idle();
+    let s = saved(&r);
+    assert_eq!(
+        s.steps[0].status,
+        StepState::Finished(StepStatus::Succeeded)
+    );
+    assert_eq!(s.steps[0].exit_code, Some(0));
+    // And a runner killed before that spell leaves a summary doctor can
+    // bring up to its history.
+    let mut behind = record();
+    behind.sandboxes[0].state = SandboxState::Created;
+    assert!(super::last_word::catch_up(r.dir(), &mut behind));
+    assert_eq!(behind.steps[0].status, s.steps[0].status);
+}
+
+#[test]
+fn a_step_event_past_the_interval_and_the_end_are_written_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    r.handle(&ev(step_event(true)));
+    std::thread::sleep(recorder::SAVE_EVERY + std::time::Duration::from_millis(20));
+    // The last write is older than the interval: this one goes out.
+    r.handle(&ev(step_event(false)));
+    assert_eq!(
+        saved(&r).steps[0].status,
+        StepState::Finished(StepStatus::Succeeded)
+    );
+
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    r.handle(&ev(step_event(true)));
+    r.handle(&ev(step_event(false)));
+    r.handle(&ev(EventKind::JobFinished {
+        status: JobStatus::Succeeded,
+        exit_code: 0,
+        duration_ms: 1,
+        succeeded: 1,
+        allowed: 0,
+        failed: 0,
+        skipped: 0,
+    }));
+    // The job's end writes everything held back, with it.
+    let s = saved(&r);
+    assert_eq!(s.status, JobStatus::Succeeded);
+    assert_eq!(
+        s.steps[0].status,
+        StepState::Finished(StepStatus::Succeeded)
+    );
+}
+
+#[test]
+fn finish_writes_what_was_held_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    r.handle(&ev(step_event(true)));
+    assert_eq!(saved(&r).steps[0].status, StepState::Pending);
+    r.finish();
+    // No job_finished came: closed as failed, with the step as it stood.
+    let s = saved(&r);
+    assert_eq!(s.status, JobStatus::Failed);
+    assert_eq!(s.steps[0].status, StepState::Running);
+}
