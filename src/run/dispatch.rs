@@ -188,9 +188,25 @@ mod tests {
                 self.1.lock().unwrap().push(format!("{} {message}", self.0));
             }
         }
+        fn idle(&mut self) {
+            self.1.lock().unwrap().push(format!("{} idle", self.0));
+        }
         fn finish(&mut self) {
             self.1.lock().unwrap().push(format!("{} done", self.0));
         }
+    }
+
+    #[tokio::test]
+    async fn a_quiet_spell_is_told_once_and_not_while_events_come() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (events, dispatch) = Dispatch::start(vec![Box::new(Note("r", log.clone()))]);
+        // Nothing yet: no event, no quiet spell to tell of.
+        tokio::time::sleep(crate::event::IDLE_AFTER * 2).await;
+        events.emit(EventKind::Warning { message: "a".into() });
+        tokio::time::sleep(crate::event::IDLE_AFTER * 3).await;
+        events.emit(EventKind::Warning { message: "b".into() });
+        dispatch.finish().await;
+        assert_eq!(*log.lock().unwrap(), ["r a", "r idle", "r b", "r done"]);
     }
 
     #[tokio::test]

@@ -77,36 +77,51 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
         "engine: {:?} {}; image {}; median of {runs} runs",
         info.kind, info.version, spec.image
     );
-    println!(
-        "one-step job (library apply):          {:>8.1} ms",
-        f.one_step_job.p50_ms
-    );
-    println!(
-        "{tool} run --rm IMAGE true:{:>width$.1} ms",
-        f.engine_run_rm.p50_ms,
-        width = 33 - tool.len()
-    );
-    println!(
-        "{tool} run --rm --network none:{:>width$.1} ms",
-        f.engine_run_rm_no_network.p50_ms,
-        width = 29 - tool.len()
-    );
-    println!(
-        "  one-step job / run --rm:             {:>8.2}x (target <= 1.0; {:.2}x against --network none)",
-        f.one_step_ratio, f.one_step_ratio_no_network
-    );
-    println!(
-        "200 x true over 4 sandboxes:           {:>8.0} ms (target <= 1500)",
-        f.steps_200_over_4.p50_ms
-    );
-    println!(
-        "20 x true over 4 sandboxes:            {:>8.0} ms",
-        f.steps_20_over_4.p50_ms
-    );
-    println!(
-        "  marginal cost of one more step:      {:>8.1} ms (target <= 5)",
-        f.marginal_step_ms
-    );
+    let rows = [
+        (
+            "one-step job (library apply)".to_string(),
+            f.one_step_job.p50_ms,
+            "ms",
+        ),
+        (
+            format!("{tool} run --rm IMAGE true"),
+            f.engine_run_rm.p50_ms,
+            "ms",
+        ),
+        (
+            format!("{tool} run --rm --network none IMAGE true"),
+            f.engine_run_rm_no_network.p50_ms,
+            "ms",
+        ),
+        (
+            "  one-step job / run --rm (target <= 1.0)".into(),
+            f.one_step_ratio,
+            "x",
+        ),
+        (
+            "  one-step job / run --rm --network none".into(),
+            f.one_step_ratio_no_network,
+            "x",
+        ),
+        (
+            "200 x true over 4 sandboxes (target <= 1500)".into(),
+            f.steps_200_over_4.p50_ms,
+            "ms",
+        ),
+        (
+            "20 x true over 4 sandboxes".into(),
+            f.steps_20_over_4.p50_ms,
+            "ms",
+        ),
+        (
+            "  marginal cost of one more step (target <= 5)".into(),
+            f.marginal_step_ms,
+            "ms",
+        ),
+    ];
+    for (label, value, unit) in rows {
+        println!("{label:<48} {value:>9.2} {unit}");
+    }
     Ok(0)
 }
 
