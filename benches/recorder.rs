@@ -3,10 +3,6 @@
 //! dispatcher would (record directory, `instance.toml`, `history.jsonl`,
 //! one log per step).
 //!
-//! Two ways: as the runner records (`instance.toml` rewritten at most every
-//! 100 ms while steps end fast), and with `instance.toml` rewritten after
-//! every event, as it was before (an idle call after each event forces it).
-//!
 //! `cargo bench --bench recorder` prints the time per step. No assertion:
 //! the figure is for humans (the runner's own target is 2 ms per step, all
 //! of it included).
@@ -67,15 +63,10 @@ fn record(steps: usize) -> JobRecord {
 
 /// Record a whole job of `steps` steps; the time from the first event to
 /// the recorder's finish.
-fn job(dir: &std::path::Path, steps: usize, every_event: bool) -> Duration {
+fn job(dir: &std::path::Path, steps: usize) -> Duration {
     let mut r = Recorder::create(dir, record(steps)).expect("create the record");
     let t = Instant::now();
-    let mut feed = |kind| {
-        r.handle(&Event::now(kind));
-        if every_event {
-            r.idle();
-        }
-    };
+    let mut feed = |kind| r.handle(&Event::now(kind));
     feed(EventKind::JobStarted {
         job: "bench".into(),
         instance: "bench-0001".into(),
@@ -142,17 +133,14 @@ fn main() {
     let root =
         std::env::temp_dir().join(format!("pocketdock-bench-recorder-{}", std::process::id()));
     for steps in [20, 200, 1000] {
-        for (every_event, how) in [(false, "batched"), (true, "every event")] {
-            let mut samples: Vec<Duration> =
-                (0..5).map(|_| job(&root, steps, every_event)).collect();
-            samples.sort();
-            let p50 = samples[samples.len() / 2];
-            println!(
-                "record a job of {steps:>4} steps, instance.toml {how:<11}: {:>8.1} ms, {:>6.3} ms per step",
-                p50.as_secs_f64() * 1e3,
-                p50.as_secs_f64() * 1e3 / steps as f64
-            );
-        }
+        let mut samples: Vec<Duration> = (0..5).map(|_| job(&root, steps)).collect();
+        samples.sort();
+        let p50 = samples[samples.len() / 2];
+        println!(
+            "record a job of {steps:>4} steps: {:>8.1} ms, {:>6.3} ms per step",
+            p50.as_secs_f64() * 1e3,
+            p50.as_secs_f64() * 1e3 / steps as f64
+        );
     }
     let _ = std::fs::remove_dir_all(&root);
 }

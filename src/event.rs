@@ -277,18 +277,11 @@ impl Event {
     }
 }
 
-/// How long without an event before consumers are told [`Consumer::idle`].
-pub const IDLE_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// Something that takes events: a reporter, the recorder.
 pub trait Consumer: Send {
     /// Handle one event. Errors are the consumer's own business: a reporter
     /// that cannot write must not stop the job.
     fn handle(&mut self, event: &Event);
-
-    /// No event came for a while ([`IDLE_AFTER`]): a good moment to write
-    /// out what was held back while events came fast.
-    fn idle(&mut self) {}
 
     /// The job is over; flush whatever is buffered.
     fn finish(&mut self) {}

@@ -4,9 +4,7 @@
 //! synchronous code that writes files and terminals. A channel joins them:
 //! emitting never blocks a step, and one blocking thread owns every
 //! consumer, so each sees the events in one order. The recorder comes first,
-//! so nothing a reporter shows is missing from the record. After a quiet
-//! spell the consumers are told so ([`Consumer::idle`]): the recorder
-//! writes out then what it held back while events came fast.
+//! so nothing a reporter shows is missing from the record.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -15,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::secret_mask::SecretMask;
-use crate::event::{Consumer, Event, EventKind, IDLE_AFTER};
+use crate::event::{Consumer, Event, EventKind};
 
 /// What goes down the channel.
 #[derive(Debug)]
@@ -110,27 +108,7 @@ impl Dispatch {
         let backlog = Arc::new(Backlog::default());
         let drained = Arc::clone(&backlog);
         let handle = tokio::task::spawn_blocking(move || {
-            let runtime = tokio::runtime::Handle::current();
-            // Consumers are told once per quiet spell, not while idle.
-            let mut told_idle = true;
-            loop {
-                let msg = if told_idle {
-                    rx.blocking_recv()
-                } else if let Ok(msg) =
-                    runtime.block_on(tokio::time::timeout(IDLE_AFTER, rx.recv()))
-                {
-                    msg
-                } else {
-                    for c in &mut consumers {
-                        c.idle();
-                    }
-                    told_idle = true;
-                    continue;
-                };
-                let Some(Msg::Event(event)) = msg else {
-                    break;
-                };
-                told_idle = false;
+            while let Some(Msg::Event(event)) = rx.blocking_recv() {
                 let len = match &event.kind {
                     EventKind::Output { data, .. } => data.len(),
                     _ => 0,
@@ -188,25 +166,9 @@ mod tests {
                 self.1.lock().unwrap().push(format!("{} {message}", self.0));
             }
         }
-        fn idle(&mut self) {
-            self.1.lock().unwrap().push(format!("{} idle", self.0));
-        }
         fn finish(&mut self) {
             self.1.lock().unwrap().push(format!("{} done", self.0));
         }
-    }
-
-    #[tokio::test]
-    async fn a_quiet_spell_is_told_once_and_not_while_events_come() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (events, dispatch) = Dispatch::start(vec![Box::new(Note("r", log.clone()))]);
-        // Nothing yet: no event, no quiet spell to tell of.
-        tokio::time::sleep(crate::event::IDLE_AFTER * 2).await;
-        events.emit(EventKind::Warning { message: "a".into() });
-        tokio::time::sleep(crate::event::IDLE_AFTER * 3).await;
-        events.emit(EventKind::Warning { message: "b".into() });
-        dispatch.finish().await;
-        assert_eq!(*log.lock().unwrap(), ["r a", "r idle", "r b", "r done"]);
     }
 
     #[tokio::test]

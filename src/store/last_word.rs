@@ -42,40 +42,6 @@ pub struct LastWord {
 /// torn last line included, are skipped.
 #[must_use]
 pub fn read(dir: &Path) -> Option<LastWord> {
-    let (steps, finished) = scan(dir)?;
-    let (status, exit_code) = finished?;
-    Some(LastWord {
-        status,
-        exit_code,
-        steps,
-    })
-}
-
-/// Bring the steps `record` still has pending or running up to what `dir`'s
-/// history says of them: `instance.toml` is rewritten at most every
-/// [`super::recorder::SAVE_EVERY`] while steps end fast, so a runner killed
-/// meanwhile leaves it that much behind its history. True when a step changed.
-pub fn catch_up(dir: &Path, record: &mut super::JobRecord) -> bool {
-    let Some((ends, _)) = scan(dir) else {
-        return false;
-    };
-    let mut changed = false;
-    for s in &mut record.steps {
-        if !matches!(s.status, StepState::Pending | StepState::Running) {
-            continue;
-        }
-        if let Some(end) = ends.iter().find(|e| e.step == s.id) {
-            s.status = end.status.into();
-            s.exit_code = end.exit_code;
-            changed = true;
-        }
-    }
-    changed
-}
-
-/// Every `step_finished` of `dir`'s history, and the runner's `job_finished` if any.
-#[allow(clippy::type_complexity)]
-fn scan(dir: &Path) -> Option<(Vec<StepEnd>, Option<(JobStatus, u8)>)> {
     let file = std::fs::File::open(dir.join("history.jsonl")).ok()?;
     let mut steps: Vec<StepEnd> = Vec::new();
     let mut finished = None;
@@ -116,7 +82,12 @@ fn scan(dir: &Path) -> Option<(Vec<StepEnd>, Option<(JobStatus, u8)>)> {
             _ => {}
         }
     }
-    Some((steps, finished))
+    let (status, exit_code) = finished?;
+    Some(LastWord {
+        status,
+        exit_code,
+        steps,
+    })
 }
 
 #[cfg(test)]

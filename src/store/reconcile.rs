@@ -673,43 +673,4 @@ mod tests {
         r.runner_pid = u32::MAX - 1;
         assert!(!runner_alive(&r));
     }
-
-    #[test]
-    fn catch_up_takes_the_step_ends_the_summary_lagged_behind() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("history.jsonl"),
-            concat!(
-                "{\"event\":\"step_started\",\"step\":\"a@box\"}\n",
-                "{\"event\":\"step_finished\",\"step\":\"a@box\",\"status\":\"succeeded\",\"exit_code\":0}\n",
-                "{\"event\":\"step_finished\",\"step\":\"c@box\",\"status\":\"failed\",\"exit_code\":2}\n",
-            ),
-        )
-        .unwrap();
-        // a: running in instance.toml, finished in the history; b: still
-        // running in both; c: already finished in both (kept as it is).
-        let mut r = record(&[
-            ("a@box", "running"),
-            ("b@box", "running"),
-            ("c@box", "succeeded"),
-        ]);
-        assert!(super::super::last_word::catch_up(dir.path(), &mut r));
-        let st: Vec<_> = r
-            .steps
-            .iter()
-            .map(|s| (s.status.as_str(), s.exit_code))
-            .collect();
-        assert_eq!(
-            st,
-            [
-                ("succeeded", Some(0)),
-                ("running", None),
-                ("succeeded", None)
-            ]
-        );
-        assert!(
-            !super::super::last_word::catch_up(dir.path(), &mut r),
-            "nothing left to catch up"
-        );
-    }
 }

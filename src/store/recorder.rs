@@ -5,14 +5,6 @@
 //! kill can leave), and `instance.toml` is replaced by rename, so it is
 //! always a whole file, old or new.
 //!
-//! `history.jsonl` is the record of truth step by step; `instance.toml` is
-//! its summary, rewritten whole (its cost grows with the job), so while
-//! step events come fast it is rewritten at most every [`SAVE_EVERY`], and
-//! once they pause ([`Consumer::idle`]); a sandbox or job event, and the
-//! end, always write it at once. A runner killed in between leaves it up
-//! to that much behind the history, which `doctor` reads to close it
-//! ([`super::last_word::catch_up`]).
-//!
 //! A write that fails (a full disk, an I/O error, a read-only filesystem)
 //! never stops the job: it is noted in [`RecordProblems`] for the caller,
 //! and every later event is still written as far as it can be. When the
@@ -24,7 +16,6 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
@@ -36,10 +27,6 @@ use super::step_log::StepLog;
 use super::{next_number, sanitize, write_atomic};
 use crate::error::{Error, Result};
 use crate::event::{Consumer, Event, EventKind, JobStatus, StreamKind};
-
-/// While step events come fast, `instance.toml` is rewritten at most this
-/// often.
-pub const SAVE_EVERY: Duration = Duration::from_millis(100);
 
 /// Why every step log stops once the disk is full.
 const DISK_FULL: &str = "no space left on device for the job record";
@@ -108,7 +95,6 @@ impl Reserved {
             log_names,
             disk_full: false,
             unsaved: false,
-            saved_at: Instant::now(),
         };
         if let Err(e) = recorder.save() {
             recorder.reserve.release();
@@ -136,11 +122,8 @@ pub struct Recorder {
     reserve: SpaceReserve,
     /// The disk filled: step output is no longer written.
     disk_full: bool,
-    /// `instance.toml` lags behind what happened (its last write failed,
-    /// or was held back while step events came fast).
+    /// `instance.toml` lags behind what happened (its last write failed).
     unsaved: bool,
-    /// When `instance.toml` was last written.
-    saved_at: Instant,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -208,7 +191,6 @@ impl Recorder {
     fn save_now(&mut self) {
         let path = self.dir.join("instance.toml");
         self.unsaved = self.retried(&path, Recorder::save).is_none();
-        self.saved_at = Instant::now();
     }
 
     fn append_history(&mut self, entry: &HistoryEntry<'_>) -> io::Result<()> {
@@ -431,16 +413,7 @@ impl Recorder {
         self.note_cuts();
         let path = self.dir.join(HISTORY_FILE);
         self.retried(&path, |r| r.append_history(&HistoryEntry::Job(event)));
-        let step_event = matches!(
-            event.kind,
-            EventKind::StepStarted { .. } | EventKind::StepFinished { .. }
-        );
-        if step_event && self.saved_at.elapsed() < SAVE_EVERY {
-            // Written on the next event past SAVE_EVERY, when idle, or at the end.
-            self.unsaved = true;
-        } else {
-            self.save_now();
-        }
+        self.save_now();
     }
 
     fn flush_logs(&mut self) {
@@ -460,12 +433,6 @@ impl Recorder {
 impl Consumer for Recorder {
     fn handle(&mut self, event: &Event) {
         self.apply(event);
-    }
-
-    fn idle(&mut self) {
-        if self.unsaved {
-            self.save_now();
-        }
     }
 
     fn finish(&mut self) {

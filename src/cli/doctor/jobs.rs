@@ -157,9 +157,6 @@ async fn dead_runner(
     observed: Vec<reconcile::Observed>,
 ) -> Finding {
     let last = crate::store::last_word::read(dir);
-    // Steps the runner ended in its history but not yet in instance.toml
-    // (rewritten at most every few ms while steps end fast).
-    crate::store::last_word::catch_up(dir, rec);
     let d = reconcile::decide(rec, &observed, last.as_ref());
     let mut errors = Vec::new();
     let mut fixed = false;
