@@ -178,6 +178,7 @@ impl Transport {
         body: Option<Body>,
         headers: &[(&str, &str)],
     ) -> Result<Response<Incoming>> {
+        let trace = trace::start(&method, path);
         let uri: hyper::Uri =
             hyperlocal::Uri::new(&self.socket, &format!("{}{path}", self.prefix)).into();
         let mut req = Request::builder().method(method).uri(uri);
@@ -198,10 +199,15 @@ impl Transport {
                 op,
                 detail: e.to_string(),
             })?;
-        self.client
+        let reply = self
+            .client
             .request(req)
             .await
-            .map_err(|e| self.transport_error(op, &e))
+            .map_err(|e| self.transport_error(op, &e));
+        if let Some(t) = trace {
+            t.done(reply.as_ref().map(|r| r.status().as_u16()).ok());
+        }
+        reply
     }
 
     /// Send a request and turn a non-2xx reply into [`Error::Api`].
@@ -281,6 +287,53 @@ impl Transport {
             op,
             socket: self.socket.clone(),
             detail,
+        }
+    }
+}
+
+/// `POCKETDOCK_TRACE_ENGINE=1`: one stderr line per engine request (time
+/// since the first request, method, path, status, time to the reply's
+/// head), a debugging aid for finding where a command's time goes. Read
+/// once; off, it costs one relaxed load per request.
+mod trace {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    /// When tracing is on: the instant of the first request.
+    fn epoch() -> Option<Instant> {
+        static ON: OnceLock<Option<Instant>> = OnceLock::new();
+        *ON.get_or_init(|| {
+            std::env::var_os("POCKETDOCK_TRACE_ENGINE")
+                .is_some_and(|v| !v.is_empty() && v != "0")
+                .then(Instant::now)
+        })
+    }
+
+    /// One request being traced.
+    pub(super) struct Span {
+        epoch: Instant,
+        started: Instant,
+        what: String,
+    }
+
+    pub(super) fn start(method: &hyper::Method, path: &str) -> Option<Span> {
+        let epoch = epoch()?;
+        Some(Span {
+            epoch,
+            started: Instant::now(),
+            what: format!("{method} {path}"),
+        })
+    }
+
+    impl Span {
+        pub(super) fn done(self, status: Option<u16>) {
+            let at = self.started.duration_since(self.epoch).as_secs_f64() * 1e3;
+            let took = self.started.elapsed().as_secs_f64() * 1e3;
+            let status = status.map_or_else(|| "error".to_string(), |s| s.to_string());
+            eprintln!(
+                "engine +{at:9.1} ms {:<60} {status} {took:7.1} ms",
+                self.what
+            );
         }
     }
 }

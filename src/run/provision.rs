@@ -104,15 +104,12 @@ impl Provisioner {
             // `--keep`: the container outlives the job.
             created.keep();
         }
-        let image = created
-            .inspect()
-            .await
-            .map(|i| i.config.image)
-            .unwrap_or_default();
+        // The image is the one the spec named: the engine created the
+        // container from it (an inspect to read it back cost a round trip).
         self.events.emit(EventKind::SandboxCreated {
             sandbox: inst.id.clone(),
             container: created.name().to_string(),
-            image,
+            image: spec.image.clone(),
         });
         Ok(created)
     }
@@ -221,14 +218,22 @@ impl Provisioner {
     /// connection) is given [`ENGINE_RETURN`] to come back first; a stalled
     /// one has had its deadline already.
     async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
-        let mut result = sandbox.shutdown(true, true).await;
+        sandbox.stop_background().await;
+        let mut result = self.force_remove(sandbox).await;
         if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {
-            result = sandbox.shutdown(true, true).await;
+            result = self.force_remove(sandbox).await;
         }
         match result {
-            Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
+            Ok(()) | Err(Error::Api { status: 404, .. }) => Ok(()),
             Err(e) => Err(e.to_string()),
         }
+    }
+
+    /// One forced remove: it kills and removes at once. The job knows the
+    /// sandbox is not persistent, so the inspect a generic shutdown makes
+    /// first (to find out) is not needed.
+    async fn force_remove(&self, sandbox: &Sandbox) -> Result<(), Error> {
+        self.engine.remove_container(sandbox.name(), true).await
     }
 
     /// Wait up to [`ENGINE_RETURN`] for the engine to answer again.

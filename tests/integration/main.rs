@@ -13,6 +13,7 @@ mod airgap;
 mod apply;
 mod artifacts;
 mod background;
+mod bench_job;
 mod blocking;
 mod cli;
 mod dashboard;

@@ -4,6 +4,7 @@
 mod apply;
 mod exec;
 mod files;
+mod job;
 mod memory;
 
 use std::path::Path;
@@ -26,6 +27,9 @@ pub enum Suite {
     Memory,
     /// `apply` end to end: 8 parallel `sleep 3` sandboxes; 200 `true` steps on 4.
     Apply,
+    /// What a job costs beyond its commands: a one-step job against `ENGINE run --rm`,
+    /// 200 `true` steps over 4 sandboxes, and the marginal cost of one more step.
+    Job,
 }
 
 #[derive(Debug, clap::Args)]
@@ -33,7 +37,7 @@ pub struct Args {
     /// What to measure.
     #[arg(value_enum, default_value = "exec")]
     suite: Suite,
-    /// Measured runs per series [default: 100 for exec, 3 for files].
+    /// Measured runs per series [default: 100 for exec, 3 for files and apply, 5 for job].
     #[arg(long, short = 'n')]
     runs: Option<usize>,
     /// Unmeasured runs first.
@@ -82,6 +86,7 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
         Suite::Files => files::run(ctx, engine, a).await,
         Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
+        Suite::Job => job::run(ctx, engine, a).await,
     }
 }
 

@@ -1,0 +1,265 @@
+//! `pocketdock bench job`: what a job costs beyond its commands.
+//!
+//! Three figures from one run, interleaved so that drift in the engine hits
+//! them alike:
+//! - a one-step job (one sandbox running `true`) through the library's
+//!   `apply`, against the engine's own `run --rm IMAGE true` (and the same
+//!   with `--network none`, as the sandbox has no network);
+//! - `apply` of 200 `true` steps over 4 sandboxes, wall time;
+//! - the marginal cost of one more step: (time of 200 steps - time of 20
+//!   steps) / 180, from the medians.
+//!
+//! The jobs are applied in a scratch project, so their records never land
+//! in the caller's; it is removed at the end.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::{series, time_cmd, Args, Series};
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::event::JobStatus;
+use crate::project::Project;
+use crate::run::{apply, ApplyRequest};
+
+/// Steps of the long job, and of the short one the marginal cost is taken against.
+const LONG: usize = 200;
+const SHORT: usize = 20;
+
+/// All the figures of one run.
+#[derive(Debug, serde::Serialize)]
+struct Figures {
+    one_step_job: Series,
+    engine_run_rm: Series,
+    engine_run_rm_no_network: Series,
+    /// one-step job p50 / `ENGINE run --rm IMAGE true` p50.
+    one_step_ratio: f64,
+    /// The same against `--network none`.
+    one_step_ratio_no_network: f64,
+    steps_200_over_4: Series,
+    steps_20_over_4: Series,
+    /// (p50 of 200 steps - p50 of 20 steps) / 180.
+    marginal_step_ms: f64,
+}
+
+pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let runs = a.runs.unwrap_or(5);
+    if runs == 0 {
+        return Err(Error::Invalid {
+            what: "number of runs",
+            value: "0".into(),
+            expected: "at least 1",
+        });
+    }
+    let spec = super::super::context::resolve_spec(
+        ctx.project_lenient(),
+        Some(&a.profile),
+        a.image.as_deref(),
+        &a.profile,
+    )?;
+    let work = std::env::temp_dir().join(format!("pocketdock-bench-{:08x}", fastrand::u32(..)));
+    let result = measure(engine, &work, &spec.image, &a, runs).await;
+    let _ = std::fs::remove_dir_all(&work);
+    let f = result?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({"engine": engine.info(), "image": spec.image, "figures": f})
+        );
+        return Ok(0);
+    }
+    let info = engine.info();
+    let tool = info.kind.cli();
+    println!(
+        "engine: {:?} {}; image {}; median of {runs} runs",
+        info.kind, info.version, spec.image
+    );
+    let rows = [
+        (
+            "one-step job (library apply)".to_string(),
+            f.one_step_job.p50_ms,
+            "ms",
+        ),
+        (
+            format!("{tool} run --rm IMAGE true"),
+            f.engine_run_rm.p50_ms,
+            "ms",
+        ),
+        (
+            format!("{tool} run --rm --network none IMAGE true"),
+            f.engine_run_rm_no_network.p50_ms,
+            "ms",
+        ),
+        (
+            "  one-step job / run --rm (target <= 1.0)".into(),
+            f.one_step_ratio,
+            "x",
+        ),
+        (
+            "  one-step job / run --rm --network none".into(),
+            f.one_step_ratio_no_network,
+            "x",
+        ),
+        (
+            "200 x true over 4 sandboxes (target <= 1500)".into(),
+            f.steps_200_over_4.p50_ms,
+            "ms",
+        ),
+        (
+            "20 x true over 4 sandboxes".into(),
+            f.steps_20_over_4.p50_ms,
+            "ms",
+        ),
+        (
+            "  marginal cost of one more step (target <= 5)".into(),
+            f.marginal_step_ms,
+            "ms",
+        ),
+    ];
+    for (label, value, unit) in rows {
+        println!("{label:<48} {value:>9.2} {unit}");
+    }
+    Ok(0)
+}
+
+async fn measure(
+    engine: &Engine,
+    work: &Path,
+    image: &str,
+    a: &Args,
+    runs: usize,
+) -> Result<Figures, Error> {
+    let io = |e| Error::io("write benchmark manifests", e);
+    std::fs::create_dir_all(work).map_err(io)?;
+    // A scratch project: its own root, so records stay in it.
+    std::fs::create_dir_all(work.join(".pocketdock")).map_err(io)?;
+    // The sandboxes of the benchmark's profile (or image), as `bench exec`.
+    let sandbox = match &a.image {
+        Some(image) => format!("{{image: {}}}", serde_json::Value::from(image.as_str())),
+        None => format!(
+            "{{profile: {}}}",
+            serde_json::Value::from(a.profile.as_str())
+        ),
+    };
+    for (file, name, steps, sandboxes) in [
+        ("one.yaml", "bench-one", 1, 1),
+        ("short.yaml", "bench-short", SHORT, 4),
+        ("long.yaml", "bench-long", LONG, 4),
+    ] {
+        std::fs::write(work.join(file), manifest(name, &sandbox, steps, sandboxes)).map_err(io)?;
+    }
+    let project = Project::find(work);
+
+    let tool = PathBuf::from(engine.info().kind.cli());
+    let docker_host = format!("unix://{}", engine.info().socket.display());
+    let env = [("DOCKER_HOST", docker_host.as_str())];
+    let run_rm = |no_network: bool| {
+        let tool = tool.clone();
+        let mut args = vec!["run", "--rm"];
+        if no_network {
+            args.extend(["--network", "none"]);
+        }
+        args.extend([image, "true"]);
+        async move { time_cmd(&tool, &args, &env).await }
+    };
+
+    let (mut one, mut rm, mut rm_none, mut long, mut short) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..a.warmup + runs {
+        let measured = i >= a.warmup;
+        let one_time = job(engine, &project, &work.join("one.yaml")).await?;
+        let rm_time = run_rm(false).await?;
+        let rm_none_time = run_rm(true).await?;
+        if measured {
+            one.push(one_time);
+            rm.push(rm_time);
+            rm_none.push(rm_none_time);
+            short.push(job(engine, &project, &work.join("short.yaml")).await?);
+            long.push(job(engine, &project, &work.join("long.yaml")).await?);
+        }
+    }
+    let one = series("one-step job (library apply)", one);
+    let rm = series("ENGINE run --rm IMAGE true", rm);
+    let rm_none = series("ENGINE run --rm --network none IMAGE true", rm_none);
+    let long = series("200 x true over 4 sandboxes", long);
+    let short = series("20 x true over 4 sandboxes", short);
+    let marginal = (long.p50_ms - short.p50_ms) / (LONG - SHORT) as f64;
+    Ok(Figures {
+        one_step_ratio: ratio(one.p50_ms, rm.p50_ms),
+        one_step_ratio_no_network: ratio(one.p50_ms, rm_none.p50_ms),
+        one_step_job: one,
+        engine_run_rm: rm,
+        engine_run_rm_no_network: rm_none,
+        steps_200_over_4: long,
+        steps_20_over_4: short,
+        marginal_step_ms: (marginal * 100.0).round() / 100.0,
+    })
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    ((a / b) * 1000.0).round() / 1000.0
+}
+
+/// `steps` `true` steps spread in turn over `sandboxes` sandboxes.
+/// `sandbox` is each sandbox's declaration (`{profile: minimal}`).
+fn manifest(name: &str, sandbox: &str, steps: usize, sandboxes: usize) -> String {
+    let mut m = format!("version: 1\nname: {name}\nsandboxes:\n");
+    for s in 0..sandboxes {
+        let _ = writeln!(m, "  b{s}: {sandbox}");
+    }
+    m.push_str("steps:\n");
+    for i in 0..steps {
+        let _ = write!(
+            m,
+            "  t{i}:\n    sandbox: b{}\n    run: \"true\"\n",
+            i % sandboxes
+        );
+    }
+    m
+}
+
+/// Apply `file` in `project` with no reporter; its wall time, from the
+/// call to the outcome (the job's record closed, its sandboxes removed).
+async fn job(engine: &Engine, project: &Project, file: &Path) -> Result<Duration, Error> {
+    let t = Instant::now();
+    let req = ApplyRequest::new(file, project.clone());
+    let outcome = apply(engine, req, Vec::new(), CancellationToken::new())
+        .await
+        .map_err(|e| Error::Protocol {
+            op: "benchmark apply",
+            detail: e.to_string(),
+        })?;
+    let took = t.elapsed();
+    if outcome.status != JobStatus::Succeeded {
+        return Err(Error::Protocol {
+            op: "benchmark apply",
+            detail: format!(
+                "the job {} ended {:?}; see {}",
+                outcome.instance,
+                outcome.status,
+                outcome.record.display()
+            ),
+        });
+    }
+    Ok(took)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::manifest;
+
+    #[test]
+    fn steps_go_round_the_sandboxes() {
+        let m = manifest("j", "{profile: \"minimal\"}", 5, 2);
+        assert!(
+            m.contains("  b0: {profile: \"minimal\"}\n  b1: {profile: \"minimal\"}\n"),
+            "{m}"
+        );
+        assert!(m.contains("  t4:\n    sandbox: b0\n"), "{m}");
+        assert!(m.contains("  t3:\n    sandbox: b1\n"), "{m}");
+        assert_eq!(m.matches("run: \"true\"").count(), 5);
+    }
+}

@@ -1,0 +1,38 @@
+//! `pocketdock bench job`: it runs on the current engine and prints its
+//! figures. No timing is asserted (figures go to docs/benchmarks.md); only
+//! that every figure is there and is a positive number.
+
+use crate::common::{pocketdock, stderr, stdout};
+
+#[tokio::test]
+async fn bench_job_prints_every_figure_as_a_positive_number() {
+    let _engine = engine_or_skip!();
+    let o = pocketdock(&["bench", "job", "--json", "-n", "3", "--warmup", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert!(v["engine"]["kind"].is_string(), "{v}");
+    assert!(v["image"].as_str().is_some_and(|i| !i.is_empty()), "{v}");
+    let f = &v["figures"];
+    for series in [
+        "one_step_job",
+        "engine_run_rm",
+        "engine_run_rm_no_network",
+        "steps_200_over_4",
+        "steps_20_over_4",
+    ] {
+        assert_eq!(f[series]["runs"], 3, "{series}: {v}");
+        for key in ["p50_ms", "p90_ms", "mean_ms"] {
+            let ms = f[series][key].as_f64().unwrap_or(-1.0);
+            assert!(ms > 0.0, "{series}.{key} = {ms}: {v}");
+        }
+    }
+    for ratio in ["one_step_ratio", "one_step_ratio_no_network"] {
+        assert!(f[ratio].as_f64().is_some_and(|r| r > 0.0), "{ratio}: {v}");
+    }
+    // A difference of two medians: a number, whatever its sign on a busy machine.
+    assert!(f["marginal_step_ms"].is_f64(), "{v}");
+    // Nothing of the benchmark's jobs is left on the engine.
+    let left = pocketdock(&["list", "--all", "--all-projects", "--json"]);
+    assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
+}
