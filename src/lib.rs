@@ -59,7 +59,7 @@ pub mod store;
 pub use engine::{Engine, EngineInfo, EngineKind};
 pub use error::{Error, Result};
 pub use sandbox::{
-    ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
-    SessionOptions, ShellOptions, DETACH_KEY,
+    ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxPool, SandboxSpec,
+    Session, SessionOptions, ShellOptions, DETACH_KEY,
 };
 pub use size::ByteSize;

@@ -12,6 +12,7 @@ mod info;
 mod kernel;
 pub mod manage;
 mod output;
+pub mod pool;
 mod process;
 mod run;
 mod scoped;
@@ -30,6 +31,7 @@ pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use output::CappedOutput;
+pub use pool::SandboxPool;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };
