@@ -129,7 +129,7 @@ fn specs_with_mounts_are_never_pooled() {
 /// Wait until the CLI pool of this project has `n` running warm sandboxes
 /// (a refill runs detached); their ids.
 async fn warm_ids(engine: &Engine, project: &str, n: usize) -> Vec<String> {
-    let until = Instant::now() + Duration::from_secs(60);
+    let until = Instant::now() + Duration::from_mins(1);
     loop {
         let warm: Vec<String> = pooled(engine, project)
             .await
