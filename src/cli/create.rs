@@ -125,7 +125,7 @@ async fn claim(engine: &Engine, spec: &SandboxSpec) -> Result<Option<Sandbox>, E
     let name = checked_name(spec)?;
     let claimed = pool::warm::claim(engine, spec, &name).await?;
     if claimed.is_some() {
-        super::pool::spawn_fill(engine, &key);
+        pool::warm::refill(engine, &key);
     }
     Ok(claimed)
 }

@@ -241,6 +241,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
 
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
     let engine = || ctx.engine();
+    // A claim's refill must outlive this process.
+    crate::sandbox::pool::warm::set_refill(pool::spawn_fill);
     match command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &engine().await?, &a).await,

@@ -123,16 +123,13 @@ impl Provisioner {
 
     /// A warm sandbox of a matching pool, renamed to this sandbox's name
     /// (never for volumes, ports, devices or persist: see the spec key).
-    /// Any failure to claim means create as usual. The pool is refilled by
-    /// a task of this process, which the job does not wait for.
+    /// Any failure to claim means create as usual. The pool is refilled in
+    /// the background (`pool::warm::refill`): the job does not wait for it.
     async fn claim(&self, spec: &SandboxSpec) -> Option<Sandbox> {
         let key = pool::spec_key(spec)?;
         let name = spec.name.as_deref()?;
         let claimed = pool::warm::claim(&self.engine, spec, name).await.ok()??;
-        let engine = self.engine.clone();
-        tokio::spawn(async move {
-            let _ = pool::warm::fill(&engine, &key).await;
-        });
+        pool::warm::refill(&self.engine, &key);
         Some(claimed)
     }
 

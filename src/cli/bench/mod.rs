@@ -5,6 +5,7 @@ mod apply;
 mod exec;
 mod files;
 mod memory;
+mod pool;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -26,6 +27,8 @@ pub enum Suite {
     Memory,
     /// `apply` end to end: 8 parallel `sleep 3` sandboxes; 200 `true` steps on 4.
     Apply,
+    /// Warm pool: library acquire; a one-step job with a warm pool, without, and `ENGINE run --rm`.
+    Pool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +85,7 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
         Suite::Files => files::run(ctx, engine, a).await,
         Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
+        Suite::Pool => pool::run(engine, a).await,
     }
 }
 

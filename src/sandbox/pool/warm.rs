@@ -10,6 +10,8 @@
 //! (labels are fixed at create) but loses the `pdpool-` name: the name
 //! tells warm from claimed.
 
+use std::sync::OnceLock;
+
 use futures_util::future::join_all;
 
 use super::super::{checked_name, labels, recreate_body, Sandbox, SandboxSpec};
@@ -137,6 +139,29 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         }
     }
     Ok(None)
+}
+
+/// How this process refills a pool after a claim, when set: see [`set_refill`].
+static REFILL: OnceLock<fn(&Engine, &str)> = OnceLock::new();
+
+/// Set, once per process, how [`refill`] runs: a short-lived program (the
+/// CLI) hands it to a detached process, since a task of its own would die
+/// with it. Unset, a refill is a background task of this process.
+pub fn set_refill(f: fn(&Engine, &str)) {
+    let _ = REFILL.set(f);
+}
+
+/// Start refilling the pool of `key` (after a claim) without waiting for it.
+pub fn refill(engine: &Engine, key: &str) {
+    if let Some(f) = REFILL.get() {
+        f(engine, key);
+        return;
+    }
+    let engine = engine.clone();
+    let key = key.to_string();
+    tokio::spawn(async move {
+        let _ = fill(&engine, &key).await;
+    });
 }
 
 /// Bring the CLI pool of `key` back to its target size: create the missing
