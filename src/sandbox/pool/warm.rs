@@ -135,7 +135,9 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
                 // Claimed but dead: ours to remove; try the next.
                 let _ = engine.remove_container(&c.id, true).await;
             }
-            _ => {}
+            Ok(_) | Err(Error::Api { status: 404, .. }) => {}
+            // It may bear our name: creating under that name would fail.
+            Err(e) => return Err(e),
         }
     }
     Ok(None)
