@@ -29,3 +29,8 @@ pub const AGENT: &str = "pocketdock.agent";
 /// Default command timeout of a sandbox in seconds (`create --timeout`),
 /// used by `run` when it is given none; `0` is no limit.
 pub const TIMEOUT: &str = "pocketdock.timeout";
+/// On a pooled sandbox: the spec key it was made for (`sandbox::pool::spec_key`).
+/// Kept after a claim (labels are fixed at create).
+pub const POOL: &str = "pocketdock.pool";
+/// On a CLI pool's warm sandbox: how many the pool keeps warm.
+pub const POOL_SIZE: &str = "pocketdock.pool-size";

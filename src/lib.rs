@@ -59,7 +59,7 @@ pub mod store;
 pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};
 pub use sandbox::{
-    AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
-    SessionOptions, ShellOptions, Via, DETACH_KEY,
+    AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxPool,
+    SandboxSpec, Session, SessionOptions, ShellOptions, Via, DETACH_KEY,
 };
 pub use size::ByteSize;

@@ -6,7 +6,7 @@ use super::context::{resolve_spec, Context};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT, DEFAULT_PROFILE};
-use crate::sandbox::{PortMap, Sandbox, SandboxSpec, VolumeMount};
+use crate::sandbox::{checked_name, pool, PortMap, Sandbox, SandboxSpec, VolumeMount};
 use crate::size::ByteSize;
 use crate::store::PersistentSandbox;
 
@@ -90,6 +90,48 @@ fn parse_volume(s: &str) -> Result<VolumeMount, String> {
 }
 
 pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+    let json = a.json;
+    let spec = spec(ctx, a)?;
+    let project = ctx.project()?;
+    let sandbox = if spec.persist {
+        PersistentSandbox::create(engine, &spec, project)
+            .await?
+            .into_sandbox()
+    } else {
+        match claim(engine, &spec).await? {
+            Some(sb) => sb,
+            None => Sandbox::create(engine, &spec).await?,
+        }
+    };
+    // It outlives this invocation: `shutdown` removes it.
+    sandbox.keep();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"id": sandbox.id(), "name": sandbox.name()})
+        );
+    } else {
+        println!("{}", sandbox.name());
+    }
+    Ok(0)
+}
+
+/// A warm sandbox of a matching pool, renamed to the name asked for; the
+/// pool is refilled by a detached `pool fill` so that nobody waits for it.
+async fn claim(engine: &Engine, spec: &SandboxSpec) -> Result<Option<Sandbox>, Error> {
+    let Some(key) = pool::spec_key(spec) else {
+        return Ok(None);
+    };
+    let name = checked_name(spec)?;
+    let claimed = pool::warm::claim(engine, spec, &name).await?;
+    if claimed.is_some() {
+        pool::warm::refill(engine, &key);
+    }
+    Ok(claimed)
+}
+
+/// The spec `create`'s flags describe (`pool start` takes the same flags).
+pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
     let project = ctx.project()?;
     let default_profile = project
         .config
@@ -141,22 +183,5 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
         persist,
         ..base
     };
-    let sandbox = if persist {
-        PersistentSandbox::create(engine, &spec, project)
-            .await?
-            .into_sandbox()
-    } else {
-        Sandbox::create(engine, &spec).await?
-    };
-    // It outlives this invocation: `shutdown` removes it.
-    sandbox.keep();
-    if a.json {
-        println!(
-            "{}",
-            serde_json::json!({"id": sandbox.id(), "name": sandbox.name()})
-        );
-    } else {
-        println!("{}", sandbox.name());
-    }
-    Ok(0)
+    Ok(spec)
 }

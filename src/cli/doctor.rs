@@ -2,11 +2,13 @@
 //! records left `running` by a dead runner, job containers whose record is
 //! gone or does not account for them (closed records included), persistent sandboxes whose instance directory is gone, instance
 //! directories no container mounts, `instance.toml` out of step with the
-//! engine, and published host ports held by someone else. `--fix` repairs
+//! engine, warm pool sandboxes that died (and, for information, the warm
+//! pools), and published host ports held by someone else. `--fix` repairs
 //! all but the last. The JSON form is documented in docs/doctor.md.
 
 mod instances;
 mod jobs;
+mod pools;
 
 use std::fmt::Write as _;
 
@@ -103,6 +105,23 @@ enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
+    /// A pool's warm sandbox that is not running: no claim takes it.
+    DeadWarm {
+        container: String,
+        pool: String,
+        state: String,
+        fixed: bool,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// A warm pool, for information (nothing wrong).
+    WarmPool {
+        pool: String,
+        key: String,
+        profile: Option<String>,
+        warm: usize,
+        target: usize,
+    },
     /// A host port this project's sandbox publishes is held by someone else.
     PortConflict {
         container: String,
@@ -123,7 +142,9 @@ impl Finding {
             | Finding::MissingInstanceDir { fixed, .. }
             | Finding::StrayInstanceDir { fixed, .. }
             | Finding::Mismatch { fixed, .. }
+            | Finding::DeadWarm { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
+            Finding::WarmPool { .. } => true,
         }
     }
 
@@ -134,8 +155,9 @@ impl Finding {
             | Finding::Leftover { errors, .. }
             | Finding::MissingInstanceDir { errors, .. }
             | Finding::StrayInstanceDir { errors, .. }
-            | Finding::Mismatch { errors, .. } => errors,
-            Finding::PortConflict { .. } => &[],
+            | Finding::Mismatch { errors, .. }
+            | Finding::DeadWarm { errors, .. } => errors,
+            Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
         }
     }
 
@@ -166,6 +188,14 @@ impl Finding {
                 "instance.toml out of step with the engine",
                 "`pocketdock doctor --fix` rewrites instance.toml from the container's labels and inspect; a container labelled for another project needs `project.name` set back, or a recreate",
             ),
+            Finding::DeadWarm { .. } => (
+                "Warm pool sandboxes that died",
+                "`pocketdock doctor --fix` removes them; `pocketdock pool start` tops the pool up",
+            ),
+            Finding::WarmPool { .. } => (
+                "Warm pools (nothing wrong)",
+                "`pocketdock pool status` shows their limits; `pocketdock pool stop` removes them",
+            ),
             Finding::PortConflict { .. } => (
                 "Port conflicts (doctor does not fix these)",
                 "stop the holder first, or recreate the sandbox with another --port",
@@ -185,6 +215,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     let project = ctx.project()?;
     let mut findings = jobs::check(engine, project, a.fix).await?;
     findings.extend(instances::check(engine, project, a.fix).await?);
+    findings.extend(pools::check(engine, project, a.fix).await?);
 
     if a.json {
         let report = Report {
@@ -198,15 +229,20 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         );
         return Ok(exit_code(&report.findings));
     }
-    if findings.is_empty() {
+    if findings
+        .iter()
+        .all(|f| matches!(f, Finding::WarmPool { .. }))
+    {
         println!("doctor: nothing wrong in project {}", project.name);
-        return Ok(0);
+        if findings.is_empty() {
+            return Ok(0);
+        }
     }
     print!("{}", human(&findings, a.fix));
     if !a.fix
         && findings
             .iter()
-            .any(|f| !matches!(f, Finding::PortConflict { .. }))
+            .any(|f| !matches!(f, Finding::PortConflict { .. } | Finding::WarmPool { .. }))
     {
         println!("run `pocketdock doctor --fix` to repair");
     }
@@ -395,6 +431,32 @@ fn describe(f: &Finding, fix: bool) -> String {
             }
             l
         }
+        Finding::DeadWarm {
+            container,
+            pool,
+            state,
+            fixed,
+            ..
+        } => {
+            let action = if *fixed {
+                "did: remove it"
+            } else if fix {
+                "could not remove it"
+            } else {
+                "--fix would: remove it"
+            };
+            format!("{container}: {state} warm sandbox of pool {pool}; {action}")
+        }
+        Finding::WarmPool {
+            pool,
+            profile,
+            warm,
+            target,
+            ..
+        } => format!(
+            "pool {pool} ({}): {warm} warm of {target}",
+            profile.as_deref().unwrap_or("no profile")
+        ),
         Finding::PortConflict {
             container,
             state,

@@ -24,6 +24,7 @@ mod lifecycle;
 mod list;
 mod logs;
 mod plan;
+mod pool;
 mod prune;
 mod python;
 mod recipe;
@@ -107,6 +108,8 @@ enum Command {
     Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),
+    /// Keep warm sandboxes that `create` and `apply` claim instantly (start, status, stop).
+    Pool(pool::Args),
     /// Run one shell command in a sandbox; exits with the command's exit code.
     Run(run::Args),
     /// Attach this terminal to a shell (or COMMAND) in a sandbox.
@@ -247,6 +250,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
 
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
     let engine = || ctx.engine();
+    // A claim's refill must outlive this process.
+    crate::sandbox::pool::warm::set_refill(pool::spawn_fill);
     match command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
@@ -264,6 +269,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         }
         Command::Doctor(a) => doctor::run(ctx, &engine().await?, &a).await,
         Command::Create(a) => create::run(ctx, &engine().await?, a).await,
+        Command::Pool(a) => pool::run(ctx, &engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.
             let opts = a.options()?;

@@ -1,4 +1,4 @@
-//! Container endpoints: create, start, stop, kill, restart, remove, inspect, list, stats, top.
+//! Container endpoints: create, start, stop, kill, restart, remove, rename, inspect, list, stats, top.
 
 use std::collections::BTreeMap;
 
@@ -106,6 +106,18 @@ impl Engine {
                 "remove container",
                 Method::DELETE,
                 &format!("/containers/{}?force={force}&v=1", encode(id)),
+                None,
+            )
+            .await
+    }
+
+    /// `POST /containers/{id}/rename?name=`: the engine refuses a name in use.
+    pub async fn rename_container(&self, id: &str, name: &str) -> Result<()> {
+        self.transport()
+            .unit(
+                "rename container",
+                Method::POST,
+                &format!("/containers/{}/rename?name={}", encode(id), encode(name)),
                 None,
             )
             .await

@@ -4,7 +4,8 @@
 //! to run (not up front: a job that fails early creates less), once, however
 //! many steps wait for it; a failure is kept and told to each of them. A
 //! `build: auto` profile image is built at most once per job, and every
-//! sandbox that needs it waits for that one build.
+//! sandbox that needs it waits for that one build. A sandbox whose spec
+//! matches a warm pool's claims one of its sandboxes instead of creating.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,7 +21,7 @@ use crate::event::{EventKind, ImageStatus};
 use crate::labels;
 use crate::plan::Plan;
 use crate::project::Project;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{pool, Sandbox, SandboxSpec};
 use crate::store::PersistentSandbox;
 
 /// How long a release waits for an engine that went away to come back
@@ -97,7 +98,10 @@ impl Provisioner {
                 .await
                 .map(PersistentSandbox::into_sandbox)
         } else {
-            Sandbox::create(&self.engine, &spec).await
+            match self.claim(&spec).await {
+                Some(warm) => Ok(warm),
+                None => Sandbox::create(&self.engine, &spec).await,
+            }
         }
         .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
         if self.keep {
@@ -112,6 +116,18 @@ impl Provisioner {
             image: spec.image.clone(),
         });
         Ok(created)
+    }
+
+    /// A warm sandbox of a matching pool, renamed to this sandbox's name
+    /// (never for volumes, ports, devices or persist: see the spec key).
+    /// Any failure to claim means create as usual. The pool is refilled in
+    /// the background (`pool::warm::refill`): the job does not wait for it.
+    async fn claim(&self, spec: &SandboxSpec) -> Option<Sandbox> {
+        let key = pool::spec_key(spec)?;
+        let name = spec.name.as_deref()?;
+        let claimed = pool::warm::claim(&self.engine, spec, name).await.ok()??;
+        pool::warm::refill(&self.engine, &key);
+        Some(claimed)
     }
 
     /// `build: auto`: build `profile`'s image unless it is up to date, once

@@ -105,6 +105,29 @@ impl Sandbox {
             .is_some_and(|g| g.armed.load(Ordering::SeqCst))
     }
 
+    /// An owned handle on an existing container `id` now named `name`
+    /// (a claimed or pooled one): its drop guard removes the container,
+    /// as for one from [`Sandbox::create`].
+    /// `agent_dir`: its helper's socket directory, when known.
+    pub(crate) fn owned(
+        engine: &Engine,
+        name: &str,
+        id: &str,
+        agent_dir: Option<std::path::PathBuf>,
+    ) -> Sandbox {
+        let shared = Arc::default();
+        let guard = Some(Arc::new(Guard::new(engine, id, &shared, agent_dir.clone())));
+        Sandbox {
+            engine: engine.clone(),
+            name: name.to_string(),
+            id: id.to_string(),
+            shared,
+            guard,
+            agent: Arc::new(super::agent::Slot::known(agent_dir)),
+            observer: None,
+        }
+    }
+
     /// A copy for the sandbox's own tasks and handles: it shares the
     /// callbacks and background work but not the guard.
     pub(crate) fn handle(&self) -> Sandbox {

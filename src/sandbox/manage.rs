@@ -1,4 +1,5 @@
-//! Managing sandboxes as a set, through their labels: list them by project,
+//! Managing sandboxes as a set, through their labels: list them by project
+//! (a pool's warm ones aside),
 //! destroy one, prune the stopped ones. Containers only: a persistent
 //! sandbox's record directory is removed by the store, which wraps these.
 
@@ -82,10 +83,24 @@ pub async fn list_sandboxes(
         .list_containers(all, &filters)
         .await?
         .iter()
+        .filter(|c| !is_pooled_warm(c))
         .map(SandboxSummary::from_container)
         .collect();
     out.sort_by(|x, y| x.name.cmp(&y.name));
     Ok(out)
+}
+
+/// A pool's warm sandbox, not anybody's yet: `pool status` and `doctor`
+/// show those, not the sandbox lists. (A claimed one keeps its pool label
+/// but has its claimer's name, and is listed.)
+fn is_pooled_warm(c: &ContainerSummary) -> bool {
+    let pooled = c
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.contains_key(labels::POOL));
+    pooled
+        && (c.name().starts_with(super::pool::warm::WARM_PREFIX)
+            || c.name().starts_with(super::pool::HELD_PREFIX))
 }
 
 /// Start a stopped (persistent) sandbox again, by name, from anywhere.

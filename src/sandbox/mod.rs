@@ -14,6 +14,7 @@ mod kernel;
 pub mod manage;
 mod observer;
 mod output;
+pub mod pool;
 mod process;
 mod run;
 mod scoped;
@@ -34,6 +35,7 @@ pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use observer::{RunObserver, RunWatch};
 pub use output::CappedOutput;
+pub use pool::SandboxPool;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };

@@ -87,6 +87,7 @@ sdk_example! {
     sdk_08_persistence_snapshot => "persistence_snapshot",
     sdk_09_many_sandboxes => "many_sandboxes",
     sdk_10_blocking => "blocking",
+    sdk_11_pool => "pool",
 }
 
 fn cli_scripts() -> Vec<PathBuf> {

@@ -29,6 +29,7 @@ mod layers;
 mod library;
 mod logs;
 mod manifests;
+mod pool;
 mod profiles;
 mod projects;
 mod recipes;

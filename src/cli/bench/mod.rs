@@ -6,6 +6,7 @@ mod exec;
 mod files;
 mod job;
 mod memory;
+mod pool;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -30,6 +31,8 @@ pub enum Suite {
     /// What a job costs beyond its commands: a one-step job against `ENGINE run --rm`,
     /// 200 `true` steps over 4 sandboxes, and the marginal cost of one more step.
     Job,
+    /// Warm pool: library acquire; a one-step job with a warm pool, without, and `ENGINE run --rm`.
+    Pool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,6 +90,7 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
         Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
         Suite::Job => job::run(ctx, engine, a).await,
+        Suite::Pool => pool::run(engine, a).await,
     }
 }
 

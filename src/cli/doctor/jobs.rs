@@ -6,7 +6,7 @@
 //! runner was told (or assumed) the container was gone and closed the
 //! record, so nothing else would ever look at it again. Every container
 //! labelled for a job of this project is therefore matched against its
-//! record, closed or not.
+//! record, closed or not; so is a claimed pool sandbox a record names.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::event::JobStatus;
 use crate::labels;
 use crate::project::Project;
+use crate::sandbox::pool::warm;
 use crate::store::{self, reconcile, JobRecord, SandboxState};
 
 /// Every check of this module, in report order.
@@ -43,9 +44,24 @@ pub(super) async fn check(
             by_instance.entry(i.to_string()).or_default().push(c);
         }
     }
+    // A job that claimed a warm sandbox has a container with the pool's
+    // labels (fixed at create), not the job's: its record's container
+    // name is what ties it to the job.
+    let claimed = claimed_containers(engine, project).await?;
+    let mut records = store::list(&instances);
+    for (dir, rec) in &records {
+        let Some(rec) = rec else { continue };
+        for s in &rec.sandboxes {
+            let Some(name) = s.container.as_deref() else {
+                continue;
+            };
+            if let Some(c) = claimed.iter().find(|c| c.name() == name) {
+                by_instance.entry(dir_name(dir)).or_default().push(c);
+            }
+        }
+    }
 
     let mut findings = Vec::new();
-    let mut records = store::list(&instances);
     records.reverse(); // oldest first
     for (dir, rec) in records {
         let Some(mut rec) = rec else { continue };
@@ -203,6 +219,26 @@ async fn observe(engine: &Engine, c: &ContainerSummary) -> reconcile::Observed {
         exit_code,
         persistent: label(c, labels::PERSIST) == Some("true"),
     }
+}
+
+/// This project's claimed pool sandboxes (warm ones are `pools`' business).
+async fn claimed_containers(
+    engine: &Engine,
+    project: &Project,
+) -> Result<Vec<ContainerSummary>, Error> {
+    Ok(engine
+        .list_containers(
+            true,
+            &[
+                format!("{}=true", labels::MANAGED),
+                format!("{}={}", labels::PROJECT, project.name),
+                labels::POOL.to_string(),
+            ],
+        )
+        .await?
+        .into_iter()
+        .filter(|c| !warm::is_warm(c) && label(c, labels::JOB).is_none())
+        .collect())
 }
 
 fn label<'a>(c: &'a ContainerSummary, key: &str) -> Option<&'a str> {

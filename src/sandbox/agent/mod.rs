@@ -320,12 +320,50 @@ impl Sandbox {
         })
     }
 
+    /// The helper's socket directory when this handle knows it (no request).
+    pub(crate) fn agent_dir_known(&self) -> Option<PathBuf> {
+        self.agent.state().dir.clone().dir()
+    }
+
     /// Remove the helper's socket directory (the container is gone).
     pub(crate) fn agent_discard(&self) {
         if let Some(dir) = self.agent.state().dir.clone().dir() {
             discard(&dir);
         }
     }
+}
+
+/// In a create body copied from another container (`recreate_body`): drop
+/// that container's helper binds and label, and give the new one its own.
+/// The new socket directory, when it has one.
+pub(crate) fn rebind(engine: &Engine, body: &mut serde_json::Value) -> Option<PathBuf> {
+    use serde_json::Value;
+    if let Some(Value::Array(binds)) = body.pointer_mut("/HostConfig/Binds") {
+        binds.retain(|b| !b.as_str().is_some_and(|b| b.contains(":/.pocketdock/")));
+    }
+    if let Some(Value::Object(l)) = body.get_mut("Labels") {
+        l.remove(labels::AGENT);
+    }
+    let config = engine.agent_config();
+    if config.via == ExecVia::Exec {
+        return None;
+    }
+    let prepared = prepare(config.dir.as_ref()?, &engine.info().socket)?;
+    if let Some(Value::Object(host)) = body.get_mut("HostConfig") {
+        let binds = host
+            .entry("Binds")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(b) = binds {
+            b.extend(prepared.binds.iter().cloned().map(Value::String));
+        }
+    }
+    if let Some(Value::Object(l)) = body.get_mut("Labels") {
+        l.insert(
+            labels::AGENT.into(),
+            prepared.dir.display().to_string().into(),
+        );
+    }
+    Some(prepared.dir)
 }
 
 /// Remove the socket directories of this engine's sandboxes that are gone;

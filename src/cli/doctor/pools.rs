@@ -1,0 +1,64 @@
+//! Doctor's look at the warm pools: how many warm sandboxes each holds
+//! (for information), and warm sandboxes that died (stopped, exited, never
+//! started), which no claim will ever take: `--fix` removes those.
+
+use std::collections::BTreeMap;
+
+use super::Finding;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::labels;
+use crate::project::Project;
+use crate::sandbox::pool::warm;
+
+/// Every check of this module, in report order.
+pub(super) async fn check(
+    engine: &Engine,
+    project: &Project,
+    fix: bool,
+) -> Result<Vec<Finding>, Error> {
+    let mut findings = Vec::new();
+    let mut pools: BTreeMap<String, (Option<String>, usize, usize)> = BTreeMap::new();
+    for c in warm::warm_sandboxes(engine, None).await? {
+        let labels = c.labels.clone().unwrap_or_default();
+        if labels.get(labels::PROJECT) != Some(&project.name) {
+            continue;
+        }
+        let key = labels.get(labels::POOL).cloned().unwrap_or_default();
+        let entry = pools
+            .entry(key.clone())
+            .or_insert_with(|| (labels.get(labels::PROFILE).cloned(), 0, 0));
+        if let Some(target) = labels.get(labels::POOL_SIZE).and_then(|s| s.parse().ok()) {
+            entry.2 = entry.2.max(target);
+        }
+        if c.state == "running" {
+            entry.1 += 1;
+            continue;
+        }
+        let mut errors = Vec::new();
+        let mut fixed = false;
+        if fix {
+            match engine.remove_container(&c.id, true).await {
+                Ok(()) | Err(Error::Api { status: 404, .. }) => fixed = true,
+                Err(e) => errors.push(format!("remove {}: {e}", c.name())),
+            }
+        }
+        findings.push(Finding::DeadWarm {
+            container: c.name().to_string(),
+            pool: key.chars().take(8).collect(),
+            state: c.state.clone(),
+            fixed,
+            errors,
+        });
+    }
+    for (key, (profile, warm, target)) in pools {
+        findings.push(Finding::WarmPool {
+            pool: key.chars().take(8).collect(),
+            key,
+            profile,
+            warm,
+            target,
+        });
+    }
+    Ok(findings)
+}

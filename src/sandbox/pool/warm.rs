@@ -1,0 +1,246 @@
+//! Warm sandboxes that live on the engine: the CLI's pools.
+//!
+//! A CLI pool must outlive the process that started it, so its state is
+//! the engine's: warm sandboxes are containers named `pdpool-<key8>-<rand>`
+//! and labelled with their spec key and the pool's target size. A caller
+//! claims one by renaming it to the name it wanted: the old name resolves
+//! for one renamer only, so two processes never get the same container
+//! (see docs/sandbox-pool.md for the one window the engines leave, and
+//! the check that closes it). A claimed container keeps its pool labels
+//! (labels are fixed at create) but loses the `pdpool-` name: the name
+//! tells warm from claimed.
+
+use std::sync::OnceLock;
+
+use futures_util::future::join_all;
+
+use super::super::{checked_name, labels, recreate_body, Sandbox, SandboxSpec};
+use super::key::spec_key;
+use crate::engine::api::ContainerSummary;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+/// Name prefix of a CLI pool's warm (unclaimed) sandbox.
+pub const WARM_PREFIX: &str = "pdpool-";
+
+/// `<prefix><first 8 of key>-<8 random hex>`.
+pub(super) fn pooled_name(prefix: &str, key: &str) -> String {
+    format!(
+        "{prefix}{}-{:08x}",
+        &key[..8.min(key.len())],
+        fastrand::u32(..)
+    )
+}
+
+/// A spec that can never be pooled: a usage error with the rule.
+pub(super) fn not_poolable() -> Error {
+    Error::Invalid {
+        what: "pool spec",
+        value: "volumes, ports, devices or persist".into(),
+        expected: "a spec without volumes, ports, devices or persist (those are never pooled)",
+    }
+}
+
+fn label<'a>(c: &'a ContainerSummary, key: &str) -> Option<&'a str> {
+    c.labels.as_ref()?.get(key).map(String::as_str)
+}
+
+/// Is `c` a CLI pool's warm, unclaimed sandbox?
+#[must_use]
+pub fn is_warm(c: &ContainerSummary) -> bool {
+    label(c, labels::POOL).is_some() && c.name().starts_with(WARM_PREFIX)
+}
+
+/// Create and start one warm sandbox for `spec`, in a pool of `size`.
+/// It is kept (no drop guard): the pool outlives this process.
+pub async fn create_warm(engine: &Engine, spec: &SandboxSpec, size: usize) -> Result<Sandbox> {
+    let key = spec_key(spec).ok_or_else(not_poolable)?;
+    let mut spec = spec.clone();
+    spec.name = Some(pooled_name(WARM_PREFIX, &key));
+    spec.instance = None;
+    spec.labels.insert(labels::POOL.into(), key);
+    spec.labels
+        .insert(labels::POOL_SIZE.into(), size.to_string());
+    let sandbox = Sandbox::create(engine, &spec).await?;
+    sandbox.keep();
+    Ok(sandbox)
+}
+
+/// Warm, unclaimed sandboxes of every CLI pool (or of the pool of `key`),
+/// in any state, oldest first.
+pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<ContainerSummary>> {
+    let filter = match key {
+        Some(k) => format!("{}={k}", labels::POOL),
+        None => labels::POOL.to_string(),
+    };
+    let mut out: Vec<ContainerSummary> = engine
+        .list_containers(true, &[format!("{}=true", labels::MANAGED), filter])
+        .await?
+        .into_iter()
+        .filter(is_warm)
+        .collect();
+    out.sort_by_key(|c| c.created);
+    Ok(out)
+}
+
+/// Claim a running warm sandbox matching `spec` by renaming it to `name`
+/// (checked like a create's name). `Ok(None)`: none free (or the spec is
+/// never pooled), create as usual. The returned handle is an ordinary one:
+/// its drop guard removes the container.
+pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Option<Sandbox>> {
+    let Some(key) = spec_key(spec) else {
+        return Ok(None);
+    };
+    let probe = SandboxSpec {
+        name: Some(name.to_string()),
+        ..SandboxSpec::default()
+    };
+    checked_name(&probe)?;
+    let mut candidates: Vec<ContainerSummary> = engine
+        .list_containers(
+            false,
+            &[
+                format!("{}=true", labels::MANAGED),
+                format!("{}={key}", labels::POOL),
+            ],
+        )
+        .await?
+        .into_iter()
+        .filter(|c| is_warm(c) && c.state == "running")
+        .collect();
+    // Concurrent claimers start at different ones: fewer lost races.
+    fastrand::shuffle(&mut candidates);
+    for c in candidates {
+        match engine.rename_container(c.name(), name).await {
+            Ok(()) => {}
+            // Someone else renamed it first: it no longer has that name.
+            Err(Error::Api { status: 404, .. }) => continue,
+            Err(Error::Api {
+                status, message, ..
+            }) if status == 409 || message.contains("already in use") => {
+                return Err(Error::NameInUse {
+                    name: name.to_string(),
+                });
+            }
+            Err(_) => continue,
+        }
+        // Both engines resolve the old name before they lock the container:
+        // a renamer that resolved it in that instant renames it again. The
+        // name the engine holds now says who won.
+        match engine.inspect_container(&c.id, false).await {
+            Ok(i) if i.short_name() == name && i.state.running => {
+                let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
+                return Ok(Some(Sandbox::owned(engine, name, &c.id, agent)));
+            }
+            Ok(i) if i.short_name() == name => {
+                // Claimed but dead: ours to remove; try the next.
+                let _ = engine.remove_container(&c.id, true).await;
+            }
+            Ok(_) | Err(Error::Api { status: 404, .. }) => {}
+            // It may bear our name: creating under that name would fail.
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// How this process refills a pool after a claim, when set: see [`set_refill`].
+static REFILL: OnceLock<fn(&Engine, &str)> = OnceLock::new();
+
+/// Set, once per process, how [`refill`] runs: a short-lived program (the
+/// CLI) hands it to a detached process, since a task of its own would die
+/// with it. Unset, a refill is a background task of this process.
+pub fn set_refill(f: fn(&Engine, &str)) {
+    let _ = REFILL.set(f);
+}
+
+/// Start refilling the pool of `key` (after a claim) without waiting for it.
+pub fn refill(engine: &Engine, key: &str) {
+    if let Some(f) = REFILL.get() {
+        f(engine, key);
+        return;
+    }
+    let engine = engine.clone();
+    let key = key.to_string();
+    tokio::spawn(async move {
+        let _ = fill(&engine, &key).await;
+    });
+}
+
+/// Bring the CLI pool of `key` back to its target size: create the missing
+/// warm sandboxes, each like the newest container made for that key (warm
+/// or claimed: labels and limits never change after create). Returns how
+/// many it created. With nothing of the key left, there is no pool to fill.
+pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
+    let all = engine
+        .list_containers(
+            true,
+            &[
+                format!("{}=true", labels::MANAGED),
+                format!("{}={key}", labels::POOL),
+            ],
+        )
+        .await?;
+    let Some(template) = all.iter().max_by_key(|c| c.created) else {
+        return Ok(0);
+    };
+    let target: usize = all
+        .iter()
+        .filter_map(|c| label(c, labels::POOL_SIZE)?.parse().ok())
+        .max()
+        .unwrap_or(0);
+    let warm = all
+        .iter()
+        .filter(|c| is_warm(c) && c.state == "running")
+        .count();
+    let missing = target.saturating_sub(warm);
+    if missing == 0 {
+        return Ok(0);
+    }
+    let raw = engine.inspect_container_raw(&template.id).await?;
+    let results = join_all((0..missing).map(|_| create_like(engine, &raw, key))).await;
+    let mut created = 0;
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(()) => created += 1,
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    match first_error {
+        Some(e) if created == 0 => Err(e),
+        _ => Ok(created),
+    }
+}
+
+async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Result<()> {
+    let name = pooled_name(WARM_PREFIX, key);
+    let mut body = recreate_body(raw);
+    if let Some(serde_json::Value::Object(l)) = body.get_mut("Labels") {
+        l.insert(labels::INSTANCE.into(), name.clone().into());
+    }
+    // The template's helper directory is the template's: a new one of its own.
+    let agent = super::super::agent::rebind(engine, &mut body);
+    let id = match engine.create_container_raw(&name, &body).await {
+        Ok(id) => id,
+        Err(e) => {
+            if let Some(d) = &agent {
+                super::super::agent::discard(d);
+            }
+            return Err(e);
+        }
+    };
+    if let Err(e) = engine.start_container(&id).await {
+        let _ = engine.remove_container(&id, true).await;
+        if let Some(d) = &agent {
+            super::super::agent::discard(d);
+        }
+        return Err(e);
+    }
+    if agent.is_some() {
+        let sb = Sandbox::owned(engine, &name, &id, agent);
+        sb.keep();
+        let _ = sb.agent_launch().await;
+    }
+    Ok(())
+}
