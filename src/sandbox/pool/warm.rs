@@ -119,12 +119,10 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         // (A rename alone is not: both engines resolve the old name before
         // locking the container, so a second renamer can take it over.)
         let mark = label(&c, labels::AGENT).map(|d| std::path::Path::new(d).join(CLAIM_MARK));
-        if let Some(m) = &mark {
-            match std::fs::create_dir(m) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                // Another host's or a swept directory: the rename decides.
-                Err(_) => {}
+        // Any other error (another host's or a swept directory): the rename decides.
+        if let Some(Err(e)) = mark.as_ref().map(std::fs::create_dir) {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                continue;
             }
         }
         // A claim given up leaves the sandbox warm for the next claimer.
