@@ -334,13 +334,7 @@ fn describe(f: &Finding, fix: bool) -> String {
             fixed,
             ..
         } => {
-            let action = if *fixed {
-                "did: remove it"
-            } else if fix {
-                "could not remove it"
-            } else {
-                "--fix would: remove it"
-            };
+            let action = removal(*fixed, fix);
             format!(
                 "{container}: {state} container of job {instance}, whose record says `{recorded}`; {action}"
             )
@@ -438,13 +432,7 @@ fn describe(f: &Finding, fix: bool) -> String {
             fixed,
             ..
         } => {
-            let action = if *fixed {
-                "did: remove it"
-            } else if fix {
-                "could not remove it"
-            } else {
-                "--fix would: remove it"
-            };
+            let action = removal(*fixed, fix);
             format!("{container}: {state} warm sandbox of pool {pool}; {action}")
         }
         Finding::WarmPool {
@@ -475,4 +463,15 @@ fn describe(f: &Finding, fix: bool) -> String {
         let _ = write!(line, "\n  error: {e}");
     }
     line
+}
+
+/// What doctor did, could not do, or would do about removing a container.
+fn removal(fixed: bool, fix: bool) -> &'static str {
+    if fixed {
+        "did: remove it"
+    } else if fix {
+        "could not remove it"
+    } else {
+        "--fix would: remove it"
+    }
 }

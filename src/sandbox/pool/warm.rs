@@ -20,6 +20,9 @@ use crate::engine::api::ContainerSummary;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
+/// Made in a warm sandbox's helper directory by the one process that claims it.
+const CLAIM_MARK: &str = "claimed";
+
 /// Name prefix of a CLI pool's warm (unclaimed) sandbox.
 pub const WARM_PREFIX: &str = "pdpool-";
 
@@ -111,6 +114,23 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
     // Concurrent claimers start at different ones: fewer lost races.
     fastrand::shuffle(&mut candidates);
     for c in candidates {
+        // With a helper directory on this host, `mkdir` there is the claim:
+        // atomic across processes, so exactly one claimer goes on to rename.
+        // (A rename alone is not: both engines resolve the old name before
+        // locking the container, so a second renamer can take it over.)
+        let mark = label(&c, labels::AGENT).map(|d| std::path::Path::new(d).join(CLAIM_MARK));
+        // Any other error (another host's or a swept directory): the rename decides.
+        if let Some(Err(e)) = mark.as_ref().map(std::fs::create_dir) {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                continue;
+            }
+        }
+        // A claim given up leaves the sandbox warm for the next claimer.
+        let give_up = || {
+            if let Some(m) = &mark {
+                let _ = std::fs::remove_dir(m);
+            }
+        };
         match engine.rename_container(c.name(), name).await {
             Ok(()) => {}
             // Someone else renamed it first: it no longer has that name.
@@ -118,11 +138,15 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
             Err(Error::Api {
                 status, message, ..
             }) if status == 409 || message.contains("already in use") => {
+                give_up();
                 return Err(Error::NameInUse {
                     name: name.to_string(),
                 });
             }
-            Err(_) => continue,
+            Err(_) => {
+                give_up();
+                continue;
+            }
         }
         // Both engines resolve the old name before they lock the container:
         // a renamer that resolved it in that instant renames it again. The
