@@ -54,7 +54,8 @@ pub struct Args {
     /// 7d) or an RFC 3339 time (2026-02-05T09:00:00Z).
     #[arg(long, value_name = "WHEN", value_parser = parse_since)]
     since: Option<OffsetDateTime>,
-    /// Only logs of this kind.
+    /// Only logs of this kind (with --history on a persistent sandbox: only
+    /// its history lines of this type).
     #[arg(long = "type", value_name = "TYPE", value_enum)]
     kind: Option<LogType>,
 }
@@ -80,6 +81,16 @@ impl LogType {
             LogType::Python => "python",
             LogType::Detach => "detach",
         }
+    }
+
+    /// Whether a persistent sandbox's history line is of this kind: its
+    /// `type` is the kind (`detach_ended` is a `detach` too).
+    fn types(self, line: &str) -> bool {
+        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
+            v["type"].as_str().is_some_and(|t| {
+                t == self.as_str() || t.strip_suffix("_ended") == Some(self.as_str())
+            })
+        })
     }
 
     /// Whether a persistent sandbox's log file is of this kind: its name
@@ -371,7 +382,9 @@ fn sandbox_logs(ctx: &super::Context, dir: &Path, a: &Args) -> Result<u8, Error>
         let path = dir.join("history.jsonl");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
-        print!("{text}");
+        for line in text.lines().filter(|l| a.kind.is_none_or(|k| k.types(l))) {
+            println!("{line}");
+        }
         return Ok(0);
     }
     let logs = sandbox_log_files(dir, a.kind);

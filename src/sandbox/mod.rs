@@ -33,7 +33,7 @@ pub use buffer::{Output, RingBuffer};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
-pub use observer::{RunObserver, RunWatch};
+pub use observer::{RunObserver, RunWatch, SessionWatch};
 pub use output::CappedOutput;
 pub use pool::SandboxPool;
 pub use process::{

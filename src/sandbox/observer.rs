@@ -1,7 +1,8 @@
 //! A hook on a sandbox handle that sees every command it runs, so a layer
 //! above (the store's persistent-sandbox logs) can record runs without the
 //! sandbox layer knowing where or how. The hook sits at the `run` level,
-//! above how a command is executed.
+//! above how a command is executed. Sessions are watched the same way, one
+//! watch per session, told what was sent and what came back.
 
 use crate::event::StreamKind;
 
@@ -11,6 +12,12 @@ pub trait RunObserver: std::fmt::Debug + Send + Sync {
     /// `command` is about to run; the watch sees its output and end, or
     /// `None` to let this one pass unwatched.
     fn run_started(&self, command: &str) -> Option<Box<dyn RunWatch>>;
+
+    /// A session was opened on the handle; the watch sees its dialogue and
+    /// its close, or `None` (the default) to let it pass unwatched.
+    fn session_opened(&self) -> Option<Box<dyn SessionWatch>> {
+        None
+    }
 }
 
 /// One watched command: its output as it arrives, then how it ended.
@@ -20,4 +27,14 @@ pub trait RunWatch: Send {
     /// The command ended: its exit code (`None` when it never finished),
     /// whether it timed out, and the error that stopped it, if any.
     fn finished(self: Box<Self>, exit_code: Option<i64>, timed_out: bool, error: Option<&str>);
+}
+
+/// One watched session: what was sent to it, what came back, and its end.
+pub trait SessionWatch: Send {
+    /// `cmd` was sent to the shell.
+    fn sent(&mut self, cmd: &str);
+    /// Output came back: a command's result, or what a read returned.
+    fn received(&mut self, data: &[u8]);
+    /// The session was closed (or its last handle dropped); told once.
+    fn closed(self: Box<Self>);
 }

@@ -88,6 +88,15 @@ pub enum SandboxOpKind {
     Run(CommandRun),
     /// Python code sent to the sandbox's kernel ended.
     Python(CommandRun),
+    /// A session (a persistent `bash` opened through the library) was closed.
+    Session {
+        /// Commands sent to it.
+        sends: u64,
+        /// How long it was open, in whole seconds.
+        duration_s: u64,
+        /// Its log file under `logs/`.
+        log: String,
+    },
     /// A command was started in the background (`run --detach`).
     Detach {
         /// The command.
@@ -239,6 +248,13 @@ mod tests {
             fields: vec!["image".into()],
             id: "c1".into(),
         });
+        let session = op(SandboxOpKind::Session {
+            sends: 14,
+            duration_s: 300,
+            log: "session-x.log".into(),
+        });
+        assert_eq!(session["type"], "session");
+        assert_eq!(keys(&session), ["duration_s", "log", "sends", "ts", "type"]);
         assert_eq!(rewrote["type"], "doctor_rewrote");
         assert!(create["ts"].as_str().unwrap().ends_with('Z'));
     }

@@ -60,7 +60,7 @@ pub use job_record::{
 pub use persistent::{destroy_sandbox, prune, reboot, shutdown, PersistentSandbox, Pruned};
 pub use record_failure::{RecordFailure, RecordProblems};
 pub use recorder::{Recorder, Reserved};
-pub use run_log::{RunLog, RunLogger};
+pub use run_log::{RunLog, RunLogger, SessionLog};
 pub use sandbox_record::{volumes, ContainerMeta, Provenance, Resources, SandboxRecord};
 pub use space_reserve::RESERVE_FILE;
 

@@ -1,6 +1,7 @@
 //! The logs of commands run by hand in a persistent sandbox
-//! (`pocketdock run`, `pocketdock python`): one file each under the sandbox
-//! record's `logs/`, a history line when each ends, and retention.
+//! (`pocketdock run`, `pocketdock python`, library runs and sessions): one
+//! file each under the sandbox record's `logs/`, a history line when each
+//! ends, and retention.
 
 use std::path::{Path, PathBuf};
 
@@ -84,30 +85,8 @@ impl RunLog {
         if !logging.auto_log {
             return None;
         }
-        let now = time::OffsetDateTime::now_utc();
-        let stamp = format!(
-            "{:04}-{:02}-{:02}T{:02}-{:02}-{:02}Z",
-            now.year(),
-            u8::from(now.month()),
-            now.day(),
-            now.hour(),
-            now.minute(),
-            now.second()
-        );
-        let logs = dir.join("logs");
-        std::fs::create_dir_all(&logs).ok()?;
-        // Several runs in one second get -2, -3, ...
+        let (file, mut log, now) = new_log(dir, logging, kind.as_str())?;
         let prefix = kind.as_str();
-        let file = (1..1000).find_map(|n| {
-            let name = if n == 1 {
-                format!("{prefix}-{stamp}.log")
-            } else {
-                format!("{prefix}-{stamp}-{n}.log")
-            };
-            (!logs.join(&name).exists()).then_some(name)
-        })?;
-        let mut log = StepLog::create(&logs.join(&file)).ok()?;
-        log.cap(logging.max_log_size.bytes());
         // The session-log format takes what was sent after a `kind: ` prefix.
         let action = match kind {
             LogKind::Run | LogKind::Detach => command.to_string(),
@@ -182,8 +161,122 @@ impl crate::sandbox::RunWatch for RunLog {
     }
 }
 
+/// A new capped log file `logs/<prefix>-<time>.log` (or `-2`, `-3`, ...
+/// when several start in one second), with when it was started.
+fn new_log(
+    dir: &Path,
+    logging: &Logging,
+    prefix: &str,
+) -> Option<(String, StepLog, time::OffsetDateTime)> {
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = format!(
+        "{:04}-{:02}-{:02}T{:02}-{:02}-{:02}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    );
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).ok()?;
+    // Several runs in one second get -2, -3, ...
+    let file = (1..1000).find_map(|n| {
+        let name = if n == 1 {
+            format!("{prefix}-{stamp}.log")
+        } else {
+            format!("{prefix}-{stamp}-{n}.log")
+        };
+        (!logs.join(&name).exists()).then_some(name)
+    })?;
+    let mut log = StepLog::create(&logs.join(&file)).ok()?;
+    log.cap(logging.max_log_size.bytes());
+    Some((file, log, now))
+}
+
+/// The log of one session opened through the library on a persistent
+/// sandbox: `logs/session-<time>.log` in the session-log format (what was
+/// sent, what came back), cut at `max_log_size`, and a `history.jsonl`
+/// line when it closes. Like [`RunLog`], it never fails the session.
+pub struct SessionLog {
+    dir: PathBuf,
+    file: String,
+    log: StepLog,
+    sends: u64,
+    started: std::time::Instant,
+    started_at: time::OffsetDateTime,
+    logging: Logging,
+}
+
+impl SessionLog {
+    /// Start the log of a session, or `None` when `auto_log` is off or the
+    /// file cannot be made.
+    #[must_use]
+    pub fn start(dir: &Path, logging: &Logging, container: &str) -> Option<SessionLog> {
+        if !logging.auto_log {
+            return None;
+        }
+        let (file, mut log, now) = new_log(dir, logging, "session")?;
+        // Nothing is sent yet: the header only.
+        log.begin("session", container, "", 1, now).ok()?;
+        Some(SessionLog {
+            dir: dir.to_path_buf(),
+            file,
+            log,
+            sends: 0,
+            started: std::time::Instant::now(),
+            started_at: now,
+            logging: *logging,
+        })
+    }
+
+    /// `cmd` was sent.
+    pub fn sent(&mut self, cmd: &str) {
+        self.sends += 1;
+        let _ = self.log.send(cmd, time::OffsetDateTime::now_utc());
+    }
+
+    /// Output came back.
+    pub fn received(&mut self, data: &[u8]) {
+        let text = String::from_utf8_lossy(data);
+        let _ = self
+            .log
+            .output(StreamKind::Stdout, &text, time::OffsetDateTime::now_utc());
+    }
+
+    /// Close the log, add the history line, apply retention.
+    pub fn close(mut self) {
+        let _ = self.log.close(time::OffsetDateTime::now_utc());
+        let op = SandboxOp {
+            ts: self.started_at,
+            kind: SandboxOpKind::Session {
+                sends: self.sends,
+                duration_s: self.started.elapsed().as_secs(),
+                log: self.file,
+            },
+        };
+        let _ = history::append(&self.dir, &HistoryEntry::Sandbox(op));
+        prune_logs(&self.dir.join("logs"), &self.logging);
+    }
+}
+
+impl crate::sandbox::SessionWatch for SessionLog {
+    fn sent(&mut self, cmd: &str) {
+        SessionLog::sent(self, cmd);
+    }
+
+    fn received(&mut self, data: &[u8]) {
+        SessionLog::received(self, data);
+    }
+
+    fn closed(self: Box<Self>) {
+        self.close();
+    }
+}
+
 /// The hook that logs each command a persistent sandbox's handle runs as a
-/// [`RunLog`] in its record directory (when `auto_log` is on).
+/// [`RunLog`], and each session it opens as a [`SessionLog`], in its record
+/// directory (when `auto_log` is on).
 #[derive(Debug, Clone)]
 pub struct RunLogger {
     dir: PathBuf,
@@ -207,6 +300,11 @@ impl crate::sandbox::RunObserver for RunLogger {
     fn run_started(&self, command: &str) -> Option<Box<dyn crate::sandbox::RunWatch>> {
         RunLog::start(&self.dir, &self.logging, &self.container, command)
             .map(|l| Box::new(l) as Box<dyn crate::sandbox::RunWatch>)
+    }
+
+    fn session_opened(&self) -> Option<Box<dyn crate::sandbox::SessionWatch>> {
+        SessionLog::start(&self.dir, &self.logging, &self.container)
+            .map(|l| Box::new(l) as Box<dyn crate::sandbox::SessionWatch>)
     }
 }
 
@@ -311,6 +409,60 @@ mod tests {
         assert!(text.contains("[recv "), "{text}");
         let history = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
         assert!(history.contains("\"type\":\"python\""), "{history}");
+    }
+
+    #[test]
+    fn session_logs_are_dialogues_with_a_history_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::start(tmp.path(), &Logging::default(), "pd-x").unwrap();
+        log.sent("cd /tmp");
+        log.received(b"");
+        log.sent("echo one; echo two");
+        log.received(b"one\ntwo\n");
+        log.close();
+        let file = std::fs::read_dir(tmp.path().join("logs"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("session-"), "{name}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "=== pocketdock session log ===", "{text}");
+        assert_eq!(lines[1], "container: pd-x", "{text}");
+        assert!(lines[2].starts_with("started: "), "{text}");
+        let dialogue: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with('['))
+            .map(|l| {
+                l.split_once("] ").map_or(
+                    *l,
+                    |(label, rest)| {
+                        if label.starts_with("[send") {
+                            rest
+                        } else {
+                            l
+                        }
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(dialogue.len(), 4, "{text}");
+        assert_eq!(dialogue[0], "cd /tmp");
+        assert_eq!(dialogue[1], "echo one; echo two");
+        assert!(dialogue[2].starts_with("[recv ") && dialogue[2].ends_with("] one"));
+        assert!(dialogue[3].starts_with("[recv ") && dialogue[3].ends_with("] two"));
+        let end = lines.iter().rposition(|l| *l == "---").unwrap();
+        assert!(lines[end + 1].starts_with("closed: "), "{text}");
+        assert!(lines[end + 1].ends_with('Z'), "{text}");
+        let history = std::fs::read_to_string(tmp.path().join("history.jsonl")).unwrap();
+        let line: serde_json::Value = serde_json::from_str(history.trim()).unwrap();
+        assert_eq!(line["type"], "session", "{history}");
+        assert_eq!(line["sends"], 2, "{history}");
+        assert!(line["duration_s"].is_u64(), "{history}");
+        assert_eq!(line["log"], name.as_str(), "{history}");
     }
 
     #[test]

@@ -240,6 +240,45 @@ impl StepLog {
         self.out.flush()
     }
 
+    /// A later send of a session: what came back so far is written first.
+    pub fn send(&mut self, cmd: &str, ts: OffsetDateTime) -> std::io::Result<()> {
+        if self.broken.is_some() {
+            return Ok(());
+        }
+        let written = self.flush_partial(ts).and_then(|()| {
+            for line in cmd.lines() {
+                write_stamped(&mut self.out, "send", ts, line)?;
+            }
+            self.out.flush()
+        });
+        if let Err(e) = &written {
+            self.fail(e);
+        }
+        written
+    }
+
+    /// Close a session's log: `---`, `closed: <time>`, and whether it was cut.
+    pub fn close(&mut self, ts: OffsetDateTime) -> std::io::Result<()> {
+        if self.broken.is_some() {
+            writeln!(self.out)?;
+        } else {
+            self.flush_partial(ts)?;
+        }
+        writeln!(self.out, "---")?;
+        writeln!(
+            self.out,
+            "closed: {}",
+            ts.format(&Rfc3339).unwrap_or_default()
+        )?;
+        if self.room.is_some() {
+            writeln!(self.out, "truncated: {}", self.cut)?;
+        }
+        if let Some(note) = self.cut_note() {
+            writeln!(self.out, "cut: {note}")?;
+        }
+        self.out.flush()
+    }
+
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }

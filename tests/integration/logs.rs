@@ -354,3 +354,83 @@ async fn library_runs_in_a_persistent_sandbox_are_logged() {
     }
     sandbox.shutdown(true, true).await.unwrap();
 }
+
+#[tokio::test]
+async fn library_sessions_in_a_persistent_sandbox_are_logged() {
+    use pocketdock::sandbox::SessionOptions;
+    use pocketdock::store::PersistentSandbox;
+
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let dir = project("libsession");
+    let project = pocketdock::project::Project::load(dir.path()).unwrap();
+    let spec = crate::common::spec("libsession");
+    let name = spec.name.clone().unwrap();
+    c.add(name.clone());
+    let sandbox = PersistentSandbox::create(&engine, &spec, &project)
+        .await
+        .expect("create a persistent sandbox");
+    let session = sandbox
+        .sandbox()
+        .session(SessionOptions::default())
+        .await
+        .expect("open a session");
+    let wait = Duration::from_secs(20);
+    let r = session.send_and_wait("cd /tmp", wait).await.unwrap();
+    assert_eq!(r.exit_code, 0);
+    let r = session
+        .send_and_wait("echo in-$(pwd)-now", wait)
+        .await
+        .unwrap();
+    assert_eq!(r.output.trim(), "in-/tmp-now");
+    session.close().await.unwrap();
+    // A second close (and the drop) tell the log nothing more.
+    session.close().await.unwrap();
+    drop(session);
+
+    let logs: Vec<String> = std::fs::read_dir(sandbox.dir().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|l| l.starts_with("session-"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let text = std::fs::read_to_string(sandbox.dir().join("logs").join(&logs[0])).unwrap();
+    assert!(text.starts_with("=== pocketdock session log ==="), "{text}");
+    let sends: Vec<&str> = text.lines().filter(|l| l.starts_with("[send ")).collect();
+    assert_eq!(sends.len(), 2, "{text}");
+    assert!(sends[0].ends_with("] cd /tmp"), "{text}");
+    assert!(sends[1].ends_with("] echo in-$(pwd)-now"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("[recv ") && l.ends_with("] in-/tmp-now")),
+        "{text}"
+    );
+    assert!(!text.contains("__PD_"), "no sentinels: {text}");
+    assert!(text.contains("\n---\nclosed: "), "{text}");
+    let history = std::fs::read_to_string(sandbox.dir().join("history.jsonl")).unwrap();
+    let closed: Vec<serde_json::Value> = history
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "session")
+        .collect();
+    assert_eq!(closed.len(), 1, "{history}");
+    assert_eq!(closed[0]["sends"], 2, "{history}");
+    assert_eq!(closed[0]["log"], logs[0].as_str(), "{history}");
+
+    let o = pocketdock_in(dir.path(), &["logs", &name, "--type", "session"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o);
+    assert!(shown.contains("=== pocketdock session log ==="), "{shown}");
+    assert!(shown.contains("in-/tmp-now"), "{shown}");
+    let o = pocketdock_in(
+        dir.path(),
+        &["logs", &name, "--history", "--type", "session"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o);
+    assert_eq!(shown.lines().count(), 1, "{shown}");
+    assert!(shown.contains("\"type\":\"session\""), "{shown}");
+    assert!(shown.contains("\"sends\":2"), "{shown}");
+    sandbox.shutdown(true, true).await.unwrap();
+}

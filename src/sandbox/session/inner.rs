@@ -15,7 +15,7 @@ use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
 use crate::sandbox::buffer::RingBuffer;
 use crate::sandbox::run::wait_exit;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SessionWatch};
 
 pub(super) struct Inner {
     pub(super) sandbox: Sandbox,
@@ -38,6 +38,9 @@ pub(super) struct Inner {
     pub(super) token: CancellationToken,
     /// The sandbox's registration of this session (for shutdown).
     pub(super) reg: u64,
+    /// The handle's observer's watch of this session; taken when it is told
+    /// of the close, so it is told once.
+    pub(super) watch: Mutex<Option<Box<dyn SessionWatch>>>,
 }
 
 pub(super) struct State {
@@ -86,6 +89,21 @@ impl Inner {
         Some(c)
     }
 
+    /// Tell the session's watch, if any, with `f`.
+    pub(super) fn report(&self, f: impl FnOnce(&mut dyn SessionWatch)) {
+        if let Some(w) = lock(&self.watch).as_mut() {
+            f(w.as_mut());
+        }
+    }
+
+    /// Tell the session's watch, if any, that the session is closed (once).
+    pub(super) fn report_closed(&self) {
+        let watch = lock(&self.watch).take();
+        if let Some(w) = watch {
+            w.closed();
+        }
+    }
+
     fn deliver(&self, kind: StreamKind, data: &[u8]) {
         let callbacks: Vec<SessionCallback> = lock(&self.callbacks).clone();
         for f in callbacks {
@@ -107,6 +125,13 @@ impl Inner {
         self.sandbox
             .kill_marked(&self.marker, self.user.as_deref(), signal)
             .await
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The last handle went without a close.
+        self.report_closed();
     }
 }
 

@@ -19,6 +19,11 @@
 //! Files: [`open`] starts the shell, [`script`] is what the shell is told,
 //! [`capture`] cuts a command's output out of the stream, and [`inner`]
 //! holds the state the handles share with the reader task.
+//!
+//! A handle with an observer ([`Sandbox::observe`](crate::sandbox::Sandbox::observe))
+//! gets a [`SessionWatch`](crate::sandbox::SessionWatch) per session: told
+//! each command sent, each command's clean output (not the raw stream), what
+//! `read` returns, and the close, once (at `close`, or the last handle's drop).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -166,7 +171,9 @@ impl Session {
     pub async fn send(&self, cmd: &str) -> Result<()> {
         let mut line = cmd.as_bytes().to_vec();
         line.push(b'\n');
-        self.inner.write(&line).await
+        self.inner.write(&line).await?;
+        self.inner.report(|w| w.sent(cmd));
+        Ok(())
     }
 
     /// Write raw bytes to the shell's stdin (no newline added).
@@ -198,9 +205,15 @@ impl Session {
         let mut st = self.inner.lock();
         let ended = st.ended.clone();
         let bytes = st.ring.read_interleaved(ended.is_none());
+        drop(st);
         match ended {
             Some(how) if bytes.is_empty() => Err(self.inner.closed(&how)),
-            _ => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            _ => {
+                if !bytes.is_empty() {
+                    self.inner.report(|w| w.received(&bytes));
+                }
+                Ok(String::from_utf8_lossy(&bytes).into_owned())
+            }
         }
     }
 
@@ -232,6 +245,7 @@ impl Session {
             inner.finish_capture();
             return Err(e);
         }
+        inner.report(|w| w.sent(cmd));
         let deadline = Instant::now() + timeout;
         let mut rx = inner.seq.subscribe();
         loop {
@@ -256,7 +270,11 @@ impl Session {
             let _ = tokio::time::timeout_at(until.into(), rx.changed()).await;
         }
         match inner.finish_capture() {
-            Some(c) => Ok(c.result(inner.tty)),
+            Some(c) => {
+                let result = c.result(inner.tty);
+                inner.report(|w| w.received(result.output.as_bytes()));
+                Ok(result)
+            }
             None => Err(Error::Protocol {
                 op: "wait for a session command",
                 detail: "the command's capture vanished".into(),
@@ -311,6 +329,7 @@ impl Session {
             self.ended_within(Duration::from_secs(10)).await;
         }
         inner.input.lock().await.take();
+        inner.report_closed();
         Ok(())
     }
 

@@ -129,6 +129,7 @@ impl Sandbox {
             waiting: tokio::sync::Mutex::new(()),
             token: cancel,
             reg,
+            watch: Mutex::new(self.observer.as_ref().and_then(|o| o.session_opened())),
         });
         tokio::spawn(pump(inner.clone(), output));
         Ok(Session { inner })
