@@ -7,7 +7,7 @@ use hyper::Method;
 use super::api::{ContainerInspect, ContainerSummary, CreateContainer, IdReply, Top};
 use super::transport::{encode, json_body};
 use super::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 impl Engine {
     /// `POST /containers/create?name=`; returns the id.
@@ -99,16 +99,39 @@ impl Engine {
             .await
     }
 
-    /// `DELETE /containers/{id}?force=&v=1`.
+    /// `DELETE /containers/{id}?force=&v=1`. When another client's removal
+    /// of it is already under way (Docker answers 409 "already in
+    /// progress": a request queued while the engine was stalled, say), wait
+    /// for that one to finish, up to 30 s, and report its outcome.
     pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
-        self.transport()
+        let result = self
+            .transport()
             .unit(
                 "remove container",
                 Method::DELETE,
                 &format!("/containers/{}?force={force}&v=1", encode(id)),
                 None,
             )
-            .await
+            .await;
+        match result {
+            Err(Error::Api {
+                status: 409,
+                ref message,
+                ..
+            }) if message.contains("already in progress") => {
+                let give_up = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while std::time::Instant::now() < give_up {
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    if let Err(Error::Api { status: 404, .. }) =
+                        self.inspect_container(id, false).await
+                    {
+                        return Ok(());
+                    }
+                }
+                result
+            }
+            other => other,
+        }
     }
 
     /// `POST /containers/{id}/rename?name=`: the engine refuses a name in use.

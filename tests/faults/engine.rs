@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{
     agrees_with_engine, containers, doctor_fix_leaves_nothing, finish, finish_within, manifest,
-    project, scrub, show, spawn_apply, wait_started, Record,
+    project, scrub, show, spawn_apply, spawn_apply_via, wait_started, Record,
 };
 
 const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: IMAGE\n  b:\n    image: IMAGE\nsteps:\n  first:\n    sandbox: a\n    run: echo written-before\n  s1:\n    sandbox: a\n    needs: [first]\n    run: sleep 60\n    timeout: 120\n  s2:\n    sandbox: b\n    run: sleep 60\n    timeout: 120\n";
@@ -16,37 +16,56 @@ const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: 
 #[tokio::test]
 async fn engine_restarted_mid_job_is_told_truthfully() {
     for fault in crate::harness::engines() {
-        let dir = project("restart");
-        manifest(dir.path(), TWO_LONG);
-        let child = spawn_apply(dir.path(), &fault, &["--keep-going"]);
-        wait_started(dir.path(), 3);
-        std::thread::sleep(Duration::from_millis(500));
-        fault.provision("restart");
-        let o = finish(child);
-        let what = format!("{}: {}", fault.kind, show(&o));
-        assert_eq!(o.status.code(), Some(1), "{what}");
-        let rec = Record::read(dir.path());
-        for id in ["s1@a", "s2@b"] {
-            let step = rec.step(id);
-            assert_eq!(step["status"].as_str(), Some("failed"), "{what}");
-            let reason = step["reason"].as_str().unwrap_or_default();
-            assert!(
-                reason.starts_with("the engine went away ("),
-                "{id}: {reason}\n{what}"
-            );
-        }
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(!stdout.contains("exit 137\n"), "a bare exit code: {what}");
-        assert_eq!(rec.step("first@a")["status"].as_str(), Some("succeeded"));
-        // Never `removed` for a container that still exists.
-        agrees_with_engine(&fault, dir.path(), &rec).await;
-        for (c, state) in rec.sandboxes() {
-            assert!(state == "removed" || state == "left", "{c}: {state}");
-            if state == "left" {
-                assert!(stdout.contains(&format!("{c} may remain: ")), "{what}");
+        // Through the engine's exec, a restart cuts every running command's
+        // stream. Through the in-sandbox helper, a command needs no engine:
+        // it is cut only if the restart stops its container (Docker's
+        // does; Podman's API service restarts without touching containers).
+        for via in ["exec", "agent"] {
+            let dir = project("restart");
+            manifest(dir.path(), TWO_LONG);
+            let child = spawn_apply_via(dir.path(), &fault, &["--keep-going"], via);
+            wait_started(dir.path(), 3);
+            std::thread::sleep(Duration::from_millis(500));
+            fault.provision("restart");
+            let o = finish(child);
+            let what = format!("{} via {via}: {}", fault.kind, show(&o));
+            let rec = Record::read(dir.path());
+            let mut cut = 0;
+            for id in ["s1@a", "s2@b"] {
+                let step = rec.step(id);
+                let reason = step
+                    .get("reason")
+                    .and_then(|r| r.as_str())
+                    .unwrap_or_default();
+                match step["status"].as_str() {
+                    Some("failed") => {
+                        cut += 1;
+                        assert!(
+                            reason.starts_with("the engine went away ("),
+                            "{id}: {reason}\n{what}"
+                        );
+                    }
+                    Some("succeeded") if via == "agent" => {}
+                    other => panic!("{id}: {other:?}\n{what}"),
+                }
             }
+            if via == "exec" {
+                assert_eq!(cut, 2, "{what}");
+            }
+            assert_eq!(o.status.code(), Some(i32::from(cut > 0)), "{what}");
+            let stdout = String::from_utf8_lossy(&o.stdout);
+            assert!(!stdout.contains("exit 137\n"), "a bare exit code: {what}");
+            assert_eq!(rec.step("first@a")["status"].as_str(), Some("succeeded"));
+            // Never `removed` for a container that still exists.
+            agrees_with_engine(&fault, dir.path(), &rec).await;
+            for (c, state) in rec.sandboxes() {
+                assert!(state == "removed" || state == "left", "{c}: {state}");
+                if state == "left" {
+                    assert!(stdout.contains(&format!("{c} may remain: ")), "{what}");
+                }
+            }
+            scrub(&fault, dir.path()).await;
         }
-        scrub(&fault, dir.path()).await;
     }
 }
 
@@ -116,7 +135,9 @@ async fn a_stalled_engine_does_not_hold_a_step_past_its_timeout() {
             assert!(stdout.contains(&format!("{c} may remain: ")), "{what}");
         }
         agrees_with_engine(&fault, dir.path(), &rec).await;
-        assert_eq!(containers(&fault, dir.path()).await.len(), 2);
+        // A removal sent while the engine was stalled may go through once
+        // it resumes: `left` means "may remain", not "remains".
+        assert!(containers(&fault, dir.path()).await.len() <= 2);
         scrub(&fault, dir.path()).await;
     }
 }

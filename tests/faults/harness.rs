@@ -122,6 +122,19 @@ pub fn spawn_apply(dir: &Path, fault: &Fault, extra: &[&str]) -> Child {
         .expect("spawn pocketdock apply")
 }
 
+/// [`spawn_apply`] with commands sent as `via` says (`POCKETDOCK_EXEC_VIA`:
+/// `exec`, or `agent` for the in-sandbox helper).
+pub fn spawn_apply_via(dir: &Path, fault: &Fault, extra: &[&str], via: &str) -> Child {
+    let mut args = vec!["apply", "job.yaml"];
+    args.extend_from_slice(extra);
+    command(dir, fault, &args)
+        .env("POCKETDOCK_EXEC_VIA", via)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pocketdock apply")
+}
+
 /// Everything a finished child said, and how it ended.
 pub fn finish(child: Child) -> Output {
     child.wait_with_output().expect("wait for pocketdock")

@@ -354,7 +354,20 @@ impl Sandbox {
             r = body => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
-                    // The helper is gone: whatever it started must not run on.
+                    // The sandbox itself stopped: the kernel SIGKILLs every
+                    // process of it, the command's included, as an exec
+                    // reports. The helper dies a moment before the engine
+                    // notices: give the engine that moment.
+                    if self.stopped_within(Duration::from_secs(2)).await {
+                        return Ok(Outcome {
+                            exit_code: 137,
+                            duration: start.elapsed(),
+                            timed_out: false,
+                            oom_killed: false,
+                            via,
+                        });
+                    }
+                    // The helper alone is gone: what it started must not run on.
                     let _ = self.kill_marked_by_exec(&marker, user.as_deref(), "KILL").await;
                     return Err(e);
                 }
@@ -387,6 +400,20 @@ impl Sandbox {
             oom_killed,
             via,
         })
+    }
+
+    /// True once the engine reports the container stopped, within `limit`.
+    async fn stopped_within(&self, limit: Duration) -> bool {
+        let give_up = Instant::now() + limit;
+        loop {
+            match self.inspect().await {
+                Ok(i) if !i.state.running => return true,
+                Ok(_) if Instant::now() < give_up => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                _ => return false,
+            }
+        }
     }
 
     /// Whether the kernel OOM-killed something in this container since the
