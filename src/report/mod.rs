@@ -301,6 +301,25 @@ pub(crate) fn left_line(left: &[String]) -> Option<String> {
     ))
 }
 
+/// The line a text reporter prints when a job starts.
+pub(crate) fn job_started_line(
+    job: &str,
+    instance: &str,
+    steps: usize,
+    sandboxes: usize,
+) -> String {
+    format!(
+        "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
+        if steps == 1 { "" } else { "s" },
+        if sandboxes == 1 { "" } else { "es" }
+    )
+}
+
+/// The line a text reporter prints when a sandbox is created.
+pub(crate) fn created_line(sandbox: &str, container: &str, image: &str) -> String {
+    format!("+ sandbox {sandbox}: {container} ({image})")
+}
+
 /// The line a text reporter prints for a released sandbox, and its
 /// container when it may remain (the summary lists those again).
 pub(crate) fn released_line(

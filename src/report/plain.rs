@@ -109,11 +109,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 if self.style.quiet {
                     return;
                 }
-                self.line(&format!(
-                    "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
-                    if *steps == 1 { "" } else { "s" },
-                    if *sandboxes == 1 { "" } else { "es" }
-                ));
+                self.line(&super::job_started_line(job, instance, *steps, *sandboxes));
             }
             EventKind::SandboxCreated {
                 sandbox,
@@ -121,7 +117,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 image,
             } => {
                 if !self.style.quiet {
-                    self.line(&format!("+ sandbox {sandbox}: {container} ({image})"));
+                    self.line(&super::created_line(sandbox, container, image));
                 }
             }
             kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {

@@ -181,17 +181,15 @@ impl<W: Write + Send> Consumer for Github<W> {
                 record,
             } => {
                 self.record = PathBuf::from(record);
-                self.line(&format!(
-                    "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
-                    if *steps == 1 { "" } else { "s" },
-                    if *sandboxes == 1 { "" } else { "es" }
+                self.line(&crate::report::job_started_line(
+                    job, instance, *steps, *sandboxes,
                 ));
             }
             EventKind::SandboxCreated {
                 sandbox,
                 container,
                 image,
-            } => self.line(&format!("+ sandbox {sandbox}: {container} ({image})")),
+            } => self.line(&crate::report::created_line(sandbox, container, image)),
             kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
                 if let Some(l) = image_line(kind) {
                     self.line(&l);
