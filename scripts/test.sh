@@ -22,6 +22,46 @@ failed=()
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
+flaky=()
+# tests LABEL CARGO_TEST_ARGS...: run `cargo test ARGS`; a test that failed
+# is run once more, alone. One that passes then is reported as flaky (and
+# does not fail the run); one that fails again fails LABEL. A failure that
+# names no test (a build error, a crash) fails LABEL at once.
+tests() {
+  local label=$1; shift
+  local log rc=0
+  log=$(mktemp)
+  cargo test "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  if ((rc == 0)); then rm -f "$log"; return 0; fi
+  # "Running <target> (...)" then "test NAME ... FAILED": target|name pairs.
+  local -a failures
+  mapfile -t failures < <(awk '
+    /^ *Running / { target = ($2 == "unittests") ? $2 " " $3 : $2 }
+    /^ *Doc-tests / { target = "doc-tests" }
+    /^test .* \.\.\. FAILED$/ { print target "|" $2 }' "$log")
+  rm -f "$log"
+  if ((${#failures[@]} == 0)); then failed+=("$label"); return 1; fi
+  local f target name sel again=()
+  for f in "${failures[@]}"; do
+    target=${f%%|*} name=${f#*|}
+    case $target in
+      tests/integration/main.rs) sel=(--test integration) ;;
+      tests/faults/main.rs) sel=(--test faults) ;;
+      "unittests src/lib.rs") sel=(--lib) ;;
+      *) failed+=("$label: $name ($target)"); continue ;;
+    esac
+    printf '\n== %s: running %s once more, alone\n' "$label" "$name" >&2
+    if cargo test --locked "${sel[@]}" -- --exact --test-threads=1 "$name"; then
+      flaky+=("$label: $name")
+    else
+      again+=("$name")
+    fi
+  done
+  for name in "${again[@]}"; do failed+=("$label: $name"); done
+  ((${#again[@]} == 0))
+}
+
 step "provision engines (${engines[*]})"
 provision_args=()
 [ ${#engines[@]} -eq 1 ] && provision_args=("--${engines[0]}-only")
@@ -55,12 +95,12 @@ for engine in "${engines[@]}"; do
   ((built)) || continue
   step "$engine: unit, integration, CLI and doc tests"
   # With CI=true a missing engine fails the tests instead of skipping them.
-  CI=true cargo test --locked --no-fail-fast || failed+=("$engine: tests")
+  CI=true tests "$engine: tests" --locked --no-fail-fast
   # Commands go through the in-sandbox helper by default; the sandbox, run,
   # process and apply tests run again through the engine's exec alone.
   step "$engine: sandbox, run, process and apply tests through the engine's exec"
-  POCKETDOCK_EXEC_VIA=exec CI=true cargo test --locked --no-fail-fast --test integration -- \
-    agent:: sandbox:: background:: apply:: library:: cli:: || failed+=("$engine: tests with POCKETDOCK_EXEC_VIA=exec")
+  POCKETDOCK_EXEC_VIA=exec CI=true tests "$engine: tests with POCKETDOCK_EXEC_VIA=exec" \
+    --locked --no-fail-fast --test integration -- agent:: sandbox:: background:: apply:: library:: cli::
 done
 unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 
@@ -71,7 +111,7 @@ unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 step "fault suite and load test on ${engines[*]} (second engine instances)"
 fault_engines=$(IFS=,; echo "${engines[*]}")
 POCKETDOCK_FAULT_ENGINES=$fault_engines POCKETDOCK_LOAD=1 CI=true \
-  cargo test --locked --test faults -- --test-threads=1 || failed+=("fault suite")
+  tests "fault suite" --locked --test faults -- --test-threads=1
 for engine in "${engines[@]}"; do
   bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true
 done
@@ -80,6 +120,9 @@ done
 step "fuzz the manifest front end (${FUZZ_SECONDS:-60} s per target)"
 bash scripts/fuzz.sh || failed+=("fuzz")
 
+if [ ${#flaky[@]} -gt 0 ]; then
+  printf '\nFLAKY (failed, then passed alone): %s\n' "${flaky[@]}" >&2
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2
   exit 1

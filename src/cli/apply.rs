@@ -99,7 +99,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         }
     }
     let job = job.with_secrets(secrets);
-    let engine = ctx.engine().await?;
+    let engine = ctx.engine_announced().await?;
 
     let cancel = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(cancel.clone()));

@@ -182,6 +182,19 @@ impl Context {
         Engine::connect_to(self.socket.as_deref()).await
     }
 
+    /// Connect, and name the engine chosen when detection found others
+    /// answering too: for the commands that build or create on it.
+    pub async fn engine_announced(&self) -> Result<Engine, Error> {
+        let engine = self.engine().await?;
+        if self.socket.is_none() && self.verbosity != Verbosity::Quiet {
+            let env = |k: &str| std::env::var(k).ok();
+            if let Some(line) = crate::engine::choice::announcement(&engine, env).await {
+                eprintln!("{line}");
+            }
+        }
+        Ok(engine)
+    }
+
     /// `path` made absolute against the current directory.
     #[must_use]
     pub fn absolute(&self, path: &Path) -> PathBuf {

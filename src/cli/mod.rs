@@ -268,7 +268,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Doctor(a) => doctor::run(ctx, &engine().await?, &a).await,
-        Command::Create(a) => create::run(ctx, &engine().await?, a).await,
+        Command::Create(a) => create::run(ctx, &ctx.engine_announced().await?, a).await,
         Command::Pool(a) => pool::run(ctx, &engine().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.
@@ -288,7 +288,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
         Command::Shutdown(a) => lifecycle::shutdown(ctx, &engine().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
-        Command::Build(a) => build::run(ctx, &engine().await?, a).await,
+        Command::Build(a) => build::run(ctx, &ctx.engine_announced().await?, a).await,
         Command::Export(a) => {
             let names = a.profile_images(ctx.project_lenient())?;
             airgap::export(ctx, &engine().await?, a, names).await

@@ -9,6 +9,7 @@
 mod agent_config;
 pub mod api;
 mod archive;
+pub mod choice;
 mod container;
 pub mod deadline;
 pub mod demux;

@@ -185,6 +185,17 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A host tool the tests call (junitparser's python, actionlint), from the
+/// virtualenv scripts/provision.sh makes: `$POCKETDOCK_TEST_VENV/bin/NAME`,
+/// default `target/ci-venv`. Never the `python3` on PATH, which may be
+/// pyenv's, conda's or an activated venv's.
+pub fn host_tool(name: &str) -> PathBuf {
+    let venv = std::env::var_os("POCKETDOCK_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/ci-venv"));
+    venv.join("bin").join(name)
+}
+
 /// Containers (running or not) carrying `label` (`key=value`).
 pub async fn containers_with(engine: &Engine, label: &str) -> Vec<String> {
     engine

@@ -3,15 +3,16 @@
 //! parser (Python's junitparser), the example workflow under actionlint,
 //! and the composite action's shell steps run locally.
 //!
-//! junitparser and actionlint come from PyPI (scripts/provision.sh installs
-//! them); without them these tests skip, except under `CI=true`.
+//! junitparser and actionlint come from PyPI, in the test virtualenv that
+//! scripts/provision.sh makes (`common::host_tool`); without them these
+//! tests skip, except under `CI=true`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{project_label, repo, LabelCleanup};
+use crate::common::{host_tool, project_label, repo, LabelCleanup};
 use crate::pd::Pd;
 
 /// Three steps on three sandboxes, each printing lines over ~2 s, so their
@@ -61,8 +62,8 @@ fn tool_or_skip(check: &mut Command, what: &str) -> bool {
 
 fn junitparser_or_skip() -> bool {
     tool_or_skip(
-        Command::new("python3").args(["-c", "import junitparser"]),
-        "python3 junitparser",
+        Command::new(host_tool("python")).args(["-c", "import junitparser"]),
+        "junitparser in the test virtualenv",
     )
 }
 
@@ -88,7 +89,7 @@ for s in suites:
                 "skipped": s.skipped, "cases": cases})
 print(json.dumps(out))
 "#;
-    let o = Command::new("python3")
+    let o = Command::new(host_tool("python"))
         .args(["-c", SCRIPT])
         .arg(path)
         .output()
@@ -404,10 +405,13 @@ async fn junit_is_written_for_a_job_cancelled_with_sigint() {
 
 #[test]
 fn actionlint_passes_on_the_example_workflow() {
-    if !tool_or_skip(Command::new("actionlint").arg("-version"), "actionlint") {
+    if !tool_or_skip(
+        Command::new(host_tool("actionlint")).arg("-version"),
+        "actionlint",
+    ) {
         return;
     }
-    let o = Command::new("actionlint")
+    let o = Command::new(host_tool("actionlint"))
         .arg("examples/ci/github-workflow.yml")
         .current_dir(repo())
         .output()
