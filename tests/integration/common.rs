@@ -191,8 +191,7 @@ pub fn repo() -> PathBuf {
 /// pyenv's, conda's or an activated venv's.
 pub fn host_tool(name: &str) -> PathBuf {
     let venv = std::env::var_os("POCKETDOCK_TEST_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/ci-venv"));
+        .map_or_else(|| repo().join("target/ci-venv"), PathBuf::from);
     venv.join("bin").join(name)
 }
 
