@@ -39,6 +39,7 @@
 //! (`cargo run --example hello`), `examples/README.md` indexes them all.
 
 pub mod blocking;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod diag;
 pub mod engine;
@@ -52,6 +53,7 @@ pub mod project;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod size;
 pub mod store;

@@ -14,6 +14,7 @@
 
 pub mod ci;
 mod plain;
+#[cfg(feature = "progress")]
 mod progress;
 
 use std::io::Write;
@@ -21,12 +22,14 @@ use std::io::Write;
 use anstyle::{AnsiColor, Style};
 
 pub use plain::Plain;
+#[cfg(feature = "progress")]
 pub use progress::Progress;
 
 use crate::event::{Consumer, Event, EventKind, ImageStatus, JobStatus, StepStatus};
 
 /// Which reporter `apply` uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OutputFormat {
     /// `progress` on a terminal, `github` under GitHub Actions, `plain` otherwise.
     Auto,
@@ -74,7 +77,11 @@ pub fn reporter(
         OutputFormat::Progress if style.quiet => {
             Box::new(Plain::new(std::io::stdout(), false).with_style(style))
         }
+        #[cfg(feature = "progress")]
         OutputFormat::Progress => Box::new(Progress::new().with_color(style.color)),
+        // Built without spinners: plain lines.
+        #[cfg(not(feature = "progress"))]
+        OutputFormat::Progress => Box::new(Plain::new(std::io::stdout(), false).with_style(style)),
         OutputFormat::Github => Box::new(ci::Github::new(
             std::io::BufWriter::new(std::io::stdout()),
             std::sync::Arc::default(),

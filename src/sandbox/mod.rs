@@ -40,6 +40,7 @@ pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };
 pub use run::wait_exit as wait_exec_exit;
+#[cfg(feature = "cli")]
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
 pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 pub use session::{
