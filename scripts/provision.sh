@@ -686,7 +686,10 @@ fault_base_only() {
     done
   fi
   # Podman names them localhost/pocketdock/...; containers first, or rmi refuses.
-  "${cli[@]}" ps -aq --filter label=pocketdock.project | xargs -r "${cli[@]}" rm -f >/dev/null
+  local c
+  for c in $("${cli[@]}" ps -aq --filter label=pocketdock.project); do
+    "${cli[@]}" rm -f "$c" >/dev/null
+  done
   while read -r img; do
     [[ $img == pocketdock/* || $img == localhost/pocketdock/* ]] || continue
     log "fault $kind: removing image $img"

@@ -41,6 +41,11 @@ impl Ctx<'_> {
             .strip_prefix("${{")
             .and_then(|c| c.strip_suffix("}}"))
             .unwrap_or(c);
+        // Without a status function, GitHub reads `success() && (cond)`.
+        let status = ["success()", "failure()", "always()", "cancelled()"];
+        if self.failed && !status.iter().any(|f| c.contains(f)) {
+            return false;
+        }
         truthy(&self.eval(c))
     }
 

@@ -129,14 +129,19 @@ impl Simulated {
             }
             "mikepenz/action-junit-report" => {
                 let p = r.workspace.join(&with["report_paths"]);
+                if !p.is_file() {
+                    return Err(format!("no JUnit file at {}", p.display()));
+                }
                 self.junit = Some(junit(&p));
             }
             "actions/upload-artifact" => {
+                // Nothing to upload fails only with `if-no-files-found: error`.
                 let p = PathBuf::from(&with["path"]);
-                if !p.is_dir() {
+                if p.is_dir() {
+                    self.uploaded = Some(p);
+                } else if with.get("if-no-files-found").is_some_and(|v| v == "error") {
                     return Err(format!("no artifact at {}", p.display()));
                 }
-                self.uploaded = Some(p);
             }
             _ => panic!("the rehearsal does not know the action {uses}"),
         }
@@ -266,6 +271,14 @@ fn rehearse(kind: &str, dist: &Path) {
         assert_eq!(line.trim_end(), want, "{}", result.display());
     }
 
+    // The release's embedded helper answers, with no fallback to exec.
+    helper_answers(
+        &temp.join("pocketdock/bin/pocketdock"),
+        &workspace,
+        &home,
+        &socket,
+    );
+
     // Nothing left on the engine.
     let left = tokio::runtime::Runtime::new().unwrap().block_on(async {
         let engine = pocketdock::Engine::connect_to(Some(Path::new(&socket)))
@@ -280,6 +293,29 @@ fn rehearse(kind: &str, dist: &Path) {
             .collect::<Vec<_>>()
     });
     assert!(left.is_empty(), "{kind}: containers left: {left:?}");
+}
+
+/// `create`, then `run` through the helper only (`POCKETDOCK_EXEC_VIA=agent`
+/// fails instead of falling back), then `shutdown`, with the installed binary.
+fn helper_answers(bin: &Path, dir: &Path, home: &Path, socket: &str) {
+    let pd = |args: &[&str]| {
+        let o = Command::new(bin)
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", home)
+            .env("POCKETDOCK_SOCKET", socket)
+            .env("POCKETDOCK_EXEC_VIA", "agent")
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "pocketdock {args:?}: {out}{err}");
+        out
+    };
+    let name = pd(&["create", "--profile", "minimal"]).trim().to_string();
+    let said = pd(&["run", &name, "echo via the helper"]);
+    pd(&["shutdown", "-y", &name]);
+    assert_eq!(said, "via the helper\n");
 }
 
 fn check_summary(md: &str) {
