@@ -264,6 +264,8 @@ fn the_example_workflow_runs_as_on_a_fresh_runner() {
             kind == "docker" || kind == "podman",
             "unknown engine {kind}"
         );
+        let t0 = std::time::Instant::now();
         rehearse(kind, &dist);
+        eprintln!("{kind}: the rehearsal passed in {:.1?}", t0.elapsed());
     }
 }
