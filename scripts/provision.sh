@@ -30,7 +30,8 @@
 # (tests/faults), so that stopping, restarting or pausing (SIGSTOP) an engine
 # never disturbs other tests. It runs on its own socket, data root and run
 # directory (and, for Docker, its own containerd), holds only the busybox
-# test image, and has a bridge of its own (pdfault0, never the main docker0). `start` prints the socket path on
+# test image (and debian:bookworm-slim once `base-only` ran), and has a
+# bridge of its own (pdfault0, never the main docker0). `start` prints the socket path on
 # stdout (and is a no-op when the instance already answers); `pause` stops
 # the daemon with SIGSTOP (a stalled engine: the socket accepts connections,
 # nothing answers), `resume` continues it; `restart` stops it (SIGTERM, as
