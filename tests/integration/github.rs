@@ -425,16 +425,16 @@ fn actionlint_passes_on_the_example_workflow() {
 }
 
 /// One shell step of action.yml: name, env, script.
-type ShellStep = (String, Vec<(String, String)>, String);
+pub(crate) type ShellStep = (String, Vec<(String, String)>, String);
 
 /// action.yml's steps, and its declared inputs and outputs.
-struct Action {
-    inputs: Vec<String>,
-    outputs: Vec<String>,
-    steps: Vec<ShellStep>,
+pub(crate) struct Action {
+    pub(crate) inputs: Vec<String>,
+    pub(crate) outputs: Vec<String>,
+    pub(crate) steps: Vec<ShellStep>,
 }
 
-fn read_action() -> Action {
+pub(crate) fn read_action() -> Action {
     use yaml_rust2::{Yaml, YamlLoader};
     let text = std::fs::read_to_string(repo().join("action.yml")).unwrap();
     let doc = YamlLoader::load_from_str(&text).expect("action.yml is valid YAML");
@@ -489,7 +489,15 @@ fn read_action() -> Action {
 fn action_yml_declares_the_documented_inputs_and_outputs_and_pastes_nothing_into_shell() {
     let a = read_action();
     for i in [
-        "manifest", "vars", "jobs", "junit", "version", "source", "binary", "engine",
+        "manifest",
+        "vars",
+        "jobs",
+        "junit",
+        "version",
+        "release-url",
+        "source",
+        "binary",
+        "engine",
     ] {
         assert!(
             a.inputs.contains(&i.to_string()),
@@ -540,6 +548,7 @@ async fn action_yml_shell_steps_run_locally_with_inputs_filled_in() {
         ("jobs", "2".to_string()),
         ("junit", "results.xml".to_string()),
         ("version", String::new()),
+        ("release-url", String::new()),
         ("source", String::new()),
         ("binary", crate::common::bin().display().to_string()),
         ("engine", "docker".to_string()),
@@ -567,6 +576,7 @@ async fn action_yml_shell_steps_run_locally_with_inputs_filled_in() {
                 v = v.replace(&format!("${{{{ inputs.{i} }}}}"), value);
             }
             v = v.replace("${{ github.action_path }}", &repo().display().to_string());
+            v = v.replace("${{ github.action_repository }}", "");
             assert!(!v.contains("${{"), "step {name}: unfilled {k}={v}");
             cmd.env(k, v);
         }
