@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: lints, then unit, integration and CLI tests, once
-# against Podman and once against Docker, both real engines that
-# scripts/provision.sh installs and starts; then the fault suite on second
-# engine instances, and a bounded fuzz run of the manifest front end.
-# Exits non-zero if anything failed.
+# The whole test suite: lints (also of the library built alone), the release
+# tarball, then unit, integration and CLI tests, once against Podman and once
+# against Docker, both real engines that scripts/provision.sh installs and
+# starts, with every shipped profile built from the registry-faithful base;
+# the core again against rootless Podman as an unprivileged user; then the
+# fault suite and the runner rehearsal on second engine instances, and a
+# bounded fuzz run of the manifest front end. A test that fails is run once
+# more alone: passing then, it is reported as flaky. Exits non-zero if
+# anything failed.
 #
 # Usage: scripts/test.sh [--podman-only | --docker-only]
 set -uo pipefail
@@ -48,6 +52,7 @@ tests() {
     case $target in
       tests/integration/main.rs) sel=(--test integration) ;;
       tests/faults/main.rs) sel=(--test faults) ;;
+      tests/rehearsal/main.rs) sel=(--test rehearsal) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
     esac
@@ -78,6 +83,11 @@ heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep
 
 step "build"
 cargo build --locked --all-targets || { echo "build failed" >&2; exit 1; }
+
+# The release tarball the action installs by `version:`; the release and
+# rehearsal tests read dist/.
+step "release tarball (scripts/release.sh)"
+bash scripts/release.sh || failed+=("scripts/release.sh")
 
 for engine in "${engines[@]}"; do
   export POCKETDOCK_SOCKET=${socket[$engine]}
@@ -117,6 +127,12 @@ step "fault suite and load test on ${engines[*]} (second engine instances)"
 fault_engines=$(IFS=,; echo "${engines[*]}")
 POCKETDOCK_FAULT_ENGINES=$fault_engines POCKETDOCK_LOAD=1 CI=true \
   tests "fault suite" --locked --test faults -- --test-threads=1
+
+# The example workflow as GitHub's runner runs it, on the second engine
+# instances holding only the registry-faithful Debian base.
+step "runner rehearsal on ${engines[*]} (second engine instances holding only the Debian base)"
+POCKETDOCK_REHEARSAL_ENGINES=$fault_engines CI=true \
+  tests "runner rehearsal" --locked --test rehearsal -- --test-threads=1
 for engine in "${engines[@]}"; do
   bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true
 done
