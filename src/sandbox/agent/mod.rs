@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use pocketdock_agent::cgroup::Figures;
 use pocketdock_agent::wire;
 use serde::Serialize;
 
@@ -297,6 +298,12 @@ impl Sandbox {
 
     /// The helper's own report, when this sandbox has one that answers.
     pub async fn agent_info(&self) -> Option<AgentInfo> {
+        self.agent_report().await.map(|(info, _)| info)
+    }
+
+    /// The helper's report and the cgroup figures it read (`None` from a
+    /// helper that sends none).
+    pub(crate) async fn agent_report(&self) -> Option<(AgentInfo, Option<Figures>)> {
         let dir = self.agent_dir().await?;
         let body = Conn::ask(
             &dir.join(wire::SOCKET_NAME),
@@ -313,11 +320,12 @@ impl Sandbox {
                 .unwrap_or_default()
                 .to_string()
         };
-        Some(AgentInfo {
+        let info = AgentInfo {
             version: get("version"),
             pid: get("pid").parse().unwrap_or(0),
             rss_kib: get("rss_kib").parse().unwrap_or(0),
-        })
+        };
+        Some((info, Figures::from_lines(&text)))
     }
 
     /// The helper's socket directory when this handle knows it (no request).
