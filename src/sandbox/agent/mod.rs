@@ -305,14 +305,19 @@ impl Sandbox {
     /// helper that sends none).
     pub(crate) async fn agent_report(&self) -> Option<(AgentInfo, Option<Figures>)> {
         let dir = self.agent_dir().await?;
-        let body = Conn::ask(
-            &dir.join(wire::SOCKET_NAME),
-            wire::tag::INFO,
-            &[],
-            Duration::from_secs(2),
-        )
-        .await
-        .ok()?;
+        // Like a run, it waits for a helper launched a moment ago.
+        let ask = async {
+            let mut conn = self.agent_connect(&dir.join(wire::SOCKET_NAME)).await?;
+            conn.send(wire::tag::INFO, &[]).await?;
+            match conn.next().await? {
+                Some((wire::tag::ACK, body)) => Ok::<_, std::io::Error>(body),
+                _ => Err(std::io::ErrorKind::InvalidData.into()),
+            }
+        };
+        let body = tokio::time::timeout(Duration::from_secs(2), ask)
+            .await
+            .ok()?
+            .ok()?;
         let text = String::from_utf8_lossy(&body);
         let get = |k: &str| {
             text.lines()
