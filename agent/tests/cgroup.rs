@@ -1,6 +1,6 @@
 //! The cgroup reader against recorded files: v1 recorded in containers on
-//! Docker 20.10 and Podman 4.3 (cgroupfs driver, hybrid host), through
-//! `cgroup::dump_script`; v2 written to the format of the kernel's
+//! Docker 20.10 and Podman 4.3, root and rootless (cgroupfs driver, hybrid
+//! host), through `cgroup::dump_script`; v2 written to the format of the kernel's
 //! Documentation/admin-guide/cgroup-v2.rst.
 
 use pocketdock_agent::cgroup::{read_dump, Figures, Limit};
@@ -56,16 +56,17 @@ fn v1_without_limits() {
 }
 
 #[test]
-fn v1_memory_group_mounted_elsewhere_is_unknown() {
-    // The whole hierarchy is mounted and the memory group is below it (as
-    // a rootless v1 container sees the engine service's group): the dump
-    // holds only the mount points' files, so memory is not known.
-    let f = fixture("v1-host-shared.txt");
+fn v1_rootless_podman_shares_a_group_that_is_not_its_own() {
+    // Recorded under rootless Podman, created with -m 128m --pids-limit 100
+    // ("Resource limits are not supported and ignored on cgroups V1
+    // rootless systems"): the memory hierarchy is the service's group, the
+    // others the root. Nothing names the container, nothing is limited.
+    let f = fixture("v1-podman-rootless.txt");
     assert_eq!(f.version, 1);
     assert!(f.path.starts_with("/process_api/"), "{}", f.path);
-    assert_eq!(f.memory_limit, None);
-    assert_eq!(f.memory_usage, None);
-    assert_eq!(f.oom_kills, None);
+    assert_eq!(f.memory_limit, Some(Limit::Max));
+    assert_eq!(f.cpu_quota_us, Some(Limit::Max));
+    assert_eq!(f.pids_max, None, "the root group has no pids.max");
 }
 
 #[test]
@@ -109,7 +110,7 @@ fn figures_survive_the_info_reply() {
     for name in [
         "v1-podman-limits.txt",
         "v2-private-ns-unlimited.txt",
-        "v1-host-shared.txt",
+        "v1-podman-rootless.txt",
     ] {
         let f = fixture(name);
         let text = format!("version=0.1.0\npid=7\n{}", f.to_lines());

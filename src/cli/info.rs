@@ -82,15 +82,14 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     field(
         "cpu",
         format!(
-            "{} (limit {}{})",
+            "{} (limit {})",
             used(info.cpu_percent.map(|c| format!("{c:.1}%"))),
-            opt(info
-                .cpu_limit_percent
-                .map(|c| format!("{c:.0}% of one core"))),
-            if info.cpu_limit_percent.is_some() {
-                not_enforced(info.cpu_limit_enforced)
-            } else {
-                ""
+            match info.cpu_limit_percent {
+                Some(c) if info.cpu_limit_enforced == Some(false) => {
+                    format!("{c:.0}% of one core, NOT enforced")
+                }
+                Some(c) => format!("{c:.0}% of one core"),
+                None => "-".into(),
             }
         ),
     );

@@ -4,8 +4,8 @@
 //! the same reader over its output.
 //!
 //! A cgroup is the sandbox's own when its path names the container (v1, or
-//! v2 in the host's cgroup namespace) or is the root of a cgroup namespace
-//! of its own (v2). Otherwise (a rootless container on v1 stays in the
+//! v2 in the host's cgroup namespace) or, in v2, is `/`: the root of a
+//! cgroup namespace of its own. Otherwise (a rootless container on v1 stays in the
 //! engine service's group) its figures are not the sandbox's: none is shown.
 
 use pocketdock_agent::cgroup::{self as reader, Figures, Limit};
@@ -76,7 +76,9 @@ impl CgroupInfo {
         if f.version == 0 {
             return None;
         }
-        let own = f.path == "/" || (!id.is_empty() && f.path.contains(id));
+        // v2 engines give each container a cgroup namespace of its own; in
+        // v1 `/` is the host's root group.
+        let own = (f.version == 2 && f.path == "/") || (!id.is_empty() && f.path.contains(id));
         let f = if own {
             f
         } else {
@@ -177,12 +179,14 @@ mod tests {
 
     #[test]
     fn the_sandboxs_own_group_is_read() {
-        for path in [
-            format!("/docker/{ID}"),
-            format!("/libpod_parent/libpod-{ID}"),
-            "/".into(),
+        let v2 = |f: Figures| Figures { version: 2, ..f };
+        for f in [
+            figures(&format!("/docker/{ID}")),
+            figures(&format!("/libpod_parent/libpod-{ID}")),
+            v2(figures("/")),
         ] {
-            let c = CgroupInfo::new(figures(&path), ID).unwrap();
+            let path = f.path.clone();
+            let c = CgroupInfo::new(f, ID).unwrap();
             assert!(c.own, "{path}");
             assert_eq!(c.memory(), Enforced::Limit(128 << 20));
             assert_eq!(c.cpu_percent(), Enforced::Limit(50.0));
@@ -202,10 +206,14 @@ mod tests {
         assert_eq!(c.memory(), Enforced::NoLimit);
         assert_eq!(c.cpu_percent(), Enforced::NoLimit);
         assert_eq!(c.pids(), Enforced::NoLimit);
+        assert!(
+            !CgroupInfo::new(figures("/"), ID).unwrap().own,
+            "v1's root group"
+        );
         let unread = CgroupInfo::new(
             Figures {
                 memory_limit: None,
-                ..figures("/")
+                ..figures(&format!("/docker/{ID}"))
             },
             ID,
         )
@@ -216,7 +224,7 @@ mod tests {
 
     #[test]
     fn limits_serialize_as_numbers_or_max() {
-        let c = CgroupInfo::new(figures("/"), ID).unwrap();
+        let c = CgroupInfo::new(figures(&format!("/docker/{ID}")), ID).unwrap();
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(v["memory_limit"], 128 << 20);
         assert_eq!(v["pids_max"], "max");
