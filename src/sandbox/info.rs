@@ -99,24 +99,24 @@ impl Sandbox {
             .map_err(|e| self.gone_on_404(e))?;
         let running = inspect.state.running;
         self.agent.learn(inspect.label(labels::AGENT));
-        let (stats, top, agent) = if running {
-            let (s, t, a) = tokio::join!(
+        // The helper's report carries the cgroup's figures; without one, an
+        // exec reads them. Either way alongside stats and top.
+        let report = async {
+            match self.agent_report().await {
+                Some((a, Some(f))) => (Some(a), Some(f)),
+                Some((a, None)) => (Some(a), self.cgroup_by_exec().await),
+                None => (None, self.cgroup_by_exec().await),
+            }
+        };
+        let (stats, top, (agent, figures)) = if running {
+            let (s, t, r) = tokio::join!(
                 self.engine.stats_once(&self.name),
                 self.engine.top(&self.name),
-                self.agent_report()
+                report
             );
-            (s.ok(), t.ok(), a)
+            (s.ok(), t.ok(), r)
         } else {
-            (None, None, None)
-        };
-        let (agent, figures) = match agent {
-            Some((a, f)) => (Some(a), f),
-            None => (None, None),
-        };
-        let figures = match figures {
-            Some(f) => Some(f),
-            None if running => self.cgroup_by_exec().await,
-            None => None,
+            (None, None, (None, None))
         };
         let cgroup = figures.and_then(|f| CgroupInfo::new(f, &inspect.id));
         let mut info = with_cgroup(assemble(&inspect, stats.as_ref(), top.as_ref()), cgroup);
