@@ -34,3 +34,6 @@ pub const TIMEOUT: &str = "pocketdock.timeout";
 pub const POOL: &str = "pocketdock.pool";
 /// On a CLI pool's warm sandbox: how many the pool keeps warm.
 pub const POOL_SIZE: &str = "pocketdock.pool-size";
+/// The limits a sandbox was created with (`sandbox::RequestedLimits`), so
+/// `info` can tell them from what its cgroup enforces.
+pub const LIMITS: &str = "pocketdock.limits";

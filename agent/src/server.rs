@@ -111,7 +111,8 @@ fn handle(mut stream: UnixStream, allow_local: bool) {
     }
 }
 
-/// The INFO answer: `key=value` lines.
+/// The INFO answer: `key=value` lines, the cgroup's figures last
+/// (`cgroup.*`; a client that knows none ignores them).
 fn info() -> String {
     let (uid, gid) = crate::sys::ids();
     let rss = std::fs::read_to_string("/proc/self/status")
@@ -123,8 +124,9 @@ fn info() -> String {
         })
         .unwrap_or(0);
     format!(
-        "version={}\nprotocol=1\npid={}\nuid={uid}\ngid={gid}\nrss_kib={rss}\n",
+        "version={}\nprotocol=1\npid={}\nuid={uid}\ngid={gid}\nrss_kib={rss}\n{}",
         crate::VERSION,
-        std::process::id()
+        std::process::id(),
+        crate::cgroup::read_here().to_lines()
     )
 }

@@ -49,37 +49,70 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     field("persist", info.persist.to_string());
     field("created", info.created_at.clone());
     field("uptime", opt(info.uptime_secs.map(table::duration)));
+    // A figure of a cgroup the sandbox shares is no figure of the sandbox.
+    let shared = info.cgroup.as_ref().is_some_and(|c| !c.own);
+    let used = |v: Option<String>| match v {
+        Some(v) => v,
+        None if shared => "unknown".into(),
+        None => "-".into(),
+    };
+    let not_enforced = |enforced: Option<bool>| {
+        if enforced == Some(false) {
+            " (NOT enforced)"
+        } else {
+            ""
+        }
+    };
     let mem = match (info.memory_usage, info.memory_limit) {
-        (Some(u), Some(l)) => format!(
+        (Some(u), Some(l)) if info.memory_limit_enforced != Some(false) => format!(
             "{} / {} ({:.1}%)",
             ByteSize(u),
             ByteSize(l),
             info.memory_percent.unwrap_or(0.0)
         ),
-        (None, Some(l)) => format!("- / {}", ByteSize(l)),
-        (Some(u), None) => format!("{} / unlimited", ByteSize(u)),
-        (None, None) => "-".into(),
+        (u, Some(l)) => format!(
+            "{} / {}{}",
+            used(u.map(|u| ByteSize(u).to_string())),
+            ByteSize(l),
+            not_enforced(info.memory_limit_enforced)
+        ),
+        (u, None) => format!("{} / unlimited", used(u.map(|u| ByteSize(u).to_string()))),
     };
     field("memory", mem);
     field(
         "cpu",
         format!(
             "{} (limit {})",
-            opt(info.cpu_percent.map(|c| format!("{c:.1}%"))),
-            opt(info
-                .cpu_limit_percent
-                .map(|c| format!("{c:.0}% of one core")))
+            used(info.cpu_percent.map(|c| format!("{c:.1}%"))),
+            match info.cpu_limit_percent {
+                Some(c) if info.cpu_limit_enforced == Some(false) => {
+                    format!("{c:.0}% of one core, NOT enforced")
+                }
+                Some(c) => format!("{c:.0}% of one core"),
+                None => "-".into(),
+            }
         ),
     );
     field(
         "pids",
         format!(
             "{}{}",
-            opt(info.pids.map(|p| p.to_string())),
+            used(info.pids.map(|p| p.to_string())),
             info.pids_limit
-                .map(|l| format!(" / {l}"))
+                .map(|l| format!(" / {l}{}", not_enforced(info.pids_limit_enforced)))
                 .unwrap_or_default()
         ),
+    );
+    field(
+        "cgroup",
+        match &info.cgroup {
+            Some(c) if c.own => format!("v{} {}", c.version, c.path),
+            Some(c) => format!(
+                "v{} {} (shared, not the sandbox's own: its use is unknown)",
+                c.version, c.path
+            ),
+            None => "-".into(),
+        },
     );
     field(
         "network",

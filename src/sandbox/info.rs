@@ -5,7 +5,8 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{labels, AgentInfo, Sandbox, Via};
+use super::cgroup::Enforced;
+use super::{labels, AgentInfo, CgroupInfo, RequestedLimits, Sandbox, Via};
 use crate::engine::{ContainerInspect, Top};
 use crate::error::Result;
 
@@ -48,6 +49,19 @@ pub struct SandboxInfo {
     pub pids: Option<u64>,
     /// Process limit.
     pub pids_limit: Option<i64>,
+    /// The limits asked for at create (`None` for a container made
+    /// without pocketdock's label). The limits above are the ones the
+    /// cgroup enforces, or these when it enforces none.
+    pub requested_limits: Option<RequestedLimits>,
+    /// The sandbox's cgroup enforces a memory limit (`None`: not known,
+    /// e.g. the sandbox is not running).
+    pub memory_limit_enforced: Option<bool>,
+    /// The sandbox's cgroup enforces a CPU limit.
+    pub cpu_limit_enforced: Option<bool>,
+    /// The sandbox's cgroup enforces a process limit.
+    pub pids_limit_enforced: Option<bool>,
+    /// The sandbox's cgroup, read from inside it, while running.
+    pub cgroup: Option<CgroupInfo>,
     /// Network enabled.
     pub network: bool,
     /// IP address, when it has one.
@@ -85,17 +99,27 @@ impl Sandbox {
             .map_err(|e| self.gone_on_404(e))?;
         let running = inspect.state.running;
         self.agent.learn(inspect.label(labels::AGENT));
-        let (stats, top, agent) = if running {
-            let (s, t, a) = tokio::join!(
+        // The helper's report carries the cgroup's figures; without one, an
+        // exec reads them. Either way alongside stats and top.
+        let report = async {
+            match self.agent_report().await {
+                Some((a, Some(f))) => (Some(a), Some(f)),
+                Some((a, None)) => (Some(a), self.cgroup_by_exec().await),
+                None => (None, self.cgroup_by_exec().await),
+            }
+        };
+        let (stats, top, (agent, figures)) = if running {
+            let (s, t, r) = tokio::join!(
                 self.engine.stats_once(&self.name),
                 self.engine.top(&self.name),
-                self.agent_info()
+                report
             );
-            (s.ok(), t.ok(), a)
+            (s.ok(), t.ok(), r)
         } else {
-            (None, None, None)
+            (None, None, (None, None))
         };
-        let mut info = assemble(&inspect, stats.as_ref(), top.as_ref());
+        let cgroup = figures.and_then(|f| CgroupInfo::new(f, &inspect.id));
+        let mut info = with_cgroup(assemble(&inspect, stats.as_ref(), top.as_ref()), cgroup);
         info.via = if agent.is_some() {
             Via::Agent
         } else {
@@ -106,6 +130,48 @@ impl Sandbox {
     }
 }
 
+/// What the cgroup says overrides what was asked: the limits it enforces,
+/// and no usage figure when the cgroup is not the sandbox's own.
+fn with_cgroup(mut info: SandboxInfo, cgroup: Option<CgroupInfo>) -> SandboxInfo {
+    let Some(cg) = cgroup else {
+        return info;
+    };
+    info.memory_limit_enforced = settle(cg.memory(), &mut info.memory_limit);
+    info.cpu_limit_enforced = settle(cg.cpu_percent(), &mut info.cpu_limit_percent);
+    let mut pids = info.pids_limit.map(|n| n.max(0) as u64);
+    info.pids_limit_enforced = settle(cg.pids(), &mut pids);
+    info.pids_limit = pids.map(|n| n as i64);
+    if cg.own {
+        info.memory_usage = info.memory_usage.or(cg.memory_usage);
+        info.pids = info.pids.or(cg.pids_current);
+    } else {
+        info.memory_usage = None;
+        info.pids = None;
+        info.cpu_percent = None;
+    }
+    info.memory_percent = match (info.memory_usage, info.memory_limit) {
+        (Some(u), Some(l)) if l > 0 && info.memory_limit_enforced != Some(false) => {
+            Some(round1(u as f64 * 100.0 / l as f64))
+        }
+        _ => None,
+    };
+    info.cgroup = Some(cg);
+    info
+}
+
+/// Whether a limit is enforced (`None`: not known); an enforced one
+/// replaces what was asked.
+fn settle<T>(e: Enforced<T>, limit: &mut Option<T>) -> Option<bool> {
+    match e {
+        Enforced::Unknown => None,
+        Enforced::NoLimit => Some(false),
+        Enforced::Limit(n) => {
+            *limit = Some(n);
+            Some(true)
+        }
+    }
+}
+
 fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> SandboxInfo {
     let label = |k: &str| i.config.labels.as_ref().and_then(|l| l.get(k)).cloned();
     let running = i.state.running;
@@ -113,13 +179,21 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         .then(|| OffsetDateTime::parse(&i.state.started_at, &Rfc3339).ok())
         .flatten()
         .map(|t| (OffsetDateTime::now_utc() - t).whole_seconds().max(0) as u64);
-    let memory_limit = (i.host_config.memory > 0).then_some(i.host_config.memory as u64);
+    let requested_limits = label(labels::LIMITS).map(|l| RequestedLimits::parse(&l));
+    let asked = requested_limits.unwrap_or_default();
+    let memory_limit = asked
+        .memory
+        .or((i.host_config.memory > 0).then_some(i.host_config.memory as u64));
     let memory_usage = stats.and_then(memory_usage);
     let memory_percent = match (memory_usage, memory_limit) {
         (Some(u), Some(l)) if l > 0 => Some(round1(u as f64 * 100.0 / l as f64)),
         _ => None,
     };
-    let cpu_limit_percent = i.host_config.cpu_percent().map(round1);
+    let cpu_limit_percent = asked
+        .cpu_percent
+        .map(f64::from)
+        .or(i.host_config.cpu_percent())
+        .map(round1);
     let network = i.host_config.network_mode != "none";
     let ip_address = std::iter::once(i.network_settings.ip_address.clone())
         .chain(
@@ -159,7 +233,15 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         cpu_percent: stats.and_then(cpu_percent),
         cpu_limit_percent,
         pids: stats.and_then(|s| s.pointer("/pids_stats/current")?.as_u64()),
-        pids_limit: i.host_config.pids_limit.filter(|&n| n > 0),
+        pids_limit: asked
+            .pids
+            .map(i64::from)
+            .or(i.host_config.pids_limit.filter(|&n| n > 0)),
+        requested_limits,
+        memory_limit_enforced: None,
+        cpu_limit_enforced: None,
+        pids_limit_enforced: None,
+        cgroup: None,
         network,
         ip_address: network.then_some(ip_address).flatten(),
         ports,
@@ -273,7 +355,81 @@ fn round1(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pocketdock_agent::cgroup::{Figures, Limit};
     use serde_json::json;
+
+    /// A running sandbox created with `--mem 128m --cpu 50`, as Podman
+    /// inspects it rootless on cgroup v1 (no limit applied), with stats.
+    fn asked_for_limits(host_memory: i64) -> SandboxInfo {
+        let i: ContainerInspect = serde_json::from_value(json!({
+            "Id": "abc123",
+            "State": {"Status": "running", "Running": true, "OOMKilled": false},
+            "Config": {"Labels": {"pocketdock.limits": "memory=134217728,cpu_percent=50"}},
+            "HostConfig": {"Memory": host_memory}
+        }))
+        .unwrap();
+        let stats = json!({"memory_stats": {"usage": 1000}, "pids_stats": {"current": 3}});
+        assemble(&i, Some(&stats), None)
+    }
+
+    fn cgroup(path: &str, memory: Limit) -> Option<CgroupInfo> {
+        CgroupInfo::new(
+            Figures {
+                version: 1,
+                path: path.into(),
+                memory_limit: Some(memory),
+                cpu_quota_us: Some(Limit::Max),
+                cpu_period_us: Some(100_000),
+                pids_max: Some(Limit::At(2048)),
+                ..Figures::default()
+            },
+            "abc123",
+        )
+    }
+
+    #[test]
+    fn limits_the_cgroup_enforces_are_shown_and_the_others_marked() {
+        let info = with_cgroup(
+            asked_for_limits(134_217_728),
+            cgroup("/docker/abc123", Limit::At(134_217_728)),
+        );
+        assert_eq!(info.memory_limit, Some(128 << 20));
+        assert_eq!(info.memory_limit_enforced, Some(true));
+        assert_eq!(info.cpu_limit_enforced, Some(false), "quota max");
+        assert_eq!(info.cpu_limit_percent, Some(50.0), "what was asked");
+        assert_eq!(
+            (info.pids_limit, info.pids_limit_enforced),
+            (Some(2048), Some(true))
+        );
+        assert_eq!((info.memory_usage, info.pids), (Some(1000), Some(3)));
+        assert!(info.memory_percent.is_some());
+    }
+
+    #[test]
+    fn a_shared_cgroup_enforces_nothing_and_its_use_is_unknown() {
+        let info = with_cgroup(
+            asked_for_limits(0),
+            cgroup("/user.slice/user-1000.slice", Limit::Max),
+        );
+        assert_eq!(info.memory_limit, Some(128 << 20), "from the label");
+        assert_eq!(info.memory_limit_enforced, Some(false));
+        assert_eq!(info.pids_limit_enforced, Some(false));
+        assert_eq!(
+            (info.memory_usage, info.pids, info.memory_percent),
+            (None, None, None)
+        );
+        let v = serde_json::to_value(&info).unwrap();
+        assert_eq!(v["cgroup"]["own"], false);
+        assert_eq!(v["memory_limit_enforced"], false);
+        assert_eq!(v["requested_limits"]["memory"], 134_217_728);
+    }
+
+    #[test]
+    fn without_cgroup_figures_nothing_is_claimed() {
+        let info = with_cgroup(asked_for_limits(134_217_728), None);
+        assert_eq!(info.memory_limit_enforced, None);
+        assert_eq!(info.memory_usage, Some(1000));
+    }
 
     #[test]
     fn cpu_percent_from_two_samples() {

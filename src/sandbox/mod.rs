@@ -7,10 +7,12 @@
 
 mod agent;
 mod buffer;
+mod cgroup;
 mod files;
 mod guard;
 mod info;
 mod kernel;
+mod limits;
 pub mod manage;
 mod observer;
 mod output;
@@ -30,9 +32,11 @@ use time::OffsetDateTime;
 
 pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Via};
 pub use buffer::{Output, RingBuffer};
+pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
+pub use limits::RequestedLimits;
 pub use observer::{RunObserver, RunWatch, SessionWatch};
 pub use output::CappedOutput;
 pub use pool::SandboxPool;
@@ -428,6 +432,7 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
         .entry(labels::CREATED_AT.into())
         .or_insert_with(now_rfc3339);
     labels.insert(labels::PERSIST.into(), spec.persist.to_string());
+    labels.insert(labels::LIMITS.into(), RequestedLimits::of(spec).label());
 
     let mut exposed = BTreeMap::new();
     let mut bindings: BTreeMap<String, Vec<PortBinding>> = BTreeMap::new();

@@ -363,6 +363,71 @@ async fn info_shows_state_limits_and_processes() {
 }
 
 #[tokio::test]
+async fn info_shows_the_limits_the_cgroup_enforces_and_its_oom_kills() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let name = create(
+        &mut c,
+        "infocg",
+        &["--mem", "64m", "--cpu", "50", "--pids-limit", "64"],
+    );
+    let i = engine.inspect_container(&name, false).await.unwrap();
+    assert_eq!(
+        i.label(labels::LIMITS),
+        Some("memory=67108864,cpu_percent=50,pids=64")
+    );
+    let info = |name: &str| {
+        let o = pocketdock(&["info", name, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let v = info(&name);
+    let cg = &v["cgroup"];
+    assert!(cg["version"] == 1 || cg["version"] == 2, "{v}");
+    assert_eq!(cg["own"], true, "{v}");
+    // Read inside the sandbox, from its cgroup: what the kernel enforces.
+    assert_eq!(cg["memory_limit"], 64 << 20, "{v}");
+    assert_eq!(
+        cg["cpu_quota_us"].as_u64(),
+        cg["cpu_period_us"].as_u64().map(|p| p / 2),
+        "{v}"
+    );
+    assert_eq!(cg["pids_max"], 64, "{v}");
+    assert!(cg["pids_current"].as_u64().unwrap() >= 1, "{v}");
+    assert!(cg["memory_usage"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(cg["oom_kills"], 0, "{v}");
+    for k in [
+        "memory_limit_enforced",
+        "cpu_limit_enforced",
+        "pids_limit_enforced",
+    ] {
+        assert_eq!(v[k], true, "{k}: {v}");
+    }
+    assert_eq!(v["memory_limit"], 64 << 20);
+    assert_eq!(v["requested_limits"]["pids"], 64);
+
+    // A real OOM kill: the run says so, and the cgroup counted it.
+    let o = pocketdock(&["run", &name, "--json", "tail /dev/zero"]);
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+    let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["oom_killed"], true, "{run}");
+    assert_eq!(info(&name)["cgroup"]["oom_kills"], 1);
+    let o = pocketdock(&["run", &name, "--json", "exit 137"]);
+    let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["oom_killed"], false, "no new kill: {run}");
+
+    let o = pocketdock(&["info", &name]);
+    let text = stdout(&o);
+    assert!(text.contains("64.0 MiB ("), "{text}");
+    assert!(!text.contains("NOT enforced"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("cgroup:") && l.contains(" v")),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn run_stream_prints_the_first_line_well_before_the_end() {
     use std::io::BufRead;
     let engine = engine_or_skip!();

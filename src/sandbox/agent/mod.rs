@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use pocketdock_agent::cgroup::Figures;
 use pocketdock_agent::wire;
 use serde::Serialize;
 
@@ -297,15 +298,26 @@ impl Sandbox {
 
     /// The helper's own report, when this sandbox has one that answers.
     pub async fn agent_info(&self) -> Option<AgentInfo> {
+        self.agent_report().await.map(|(info, _)| info)
+    }
+
+    /// The helper's report and the cgroup figures it read (`None` from a
+    /// helper that sends none).
+    pub(crate) async fn agent_report(&self) -> Option<(AgentInfo, Option<Figures>)> {
         let dir = self.agent_dir().await?;
-        let body = Conn::ask(
-            &dir.join(wire::SOCKET_NAME),
-            wire::tag::INFO,
-            &[],
-            Duration::from_secs(2),
-        )
-        .await
-        .ok()?;
+        // Like a run, it waits for a helper launched a moment ago.
+        let ask = async {
+            let mut conn = self.agent_connect(&dir.join(wire::SOCKET_NAME)).await?;
+            conn.send(wire::tag::INFO, &[]).await?;
+            match conn.next().await? {
+                Some((wire::tag::ACK, body)) => Ok::<_, std::io::Error>(body),
+                _ => Err(std::io::ErrorKind::InvalidData.into()),
+            }
+        };
+        let body = tokio::time::timeout(Duration::from_secs(2), ask)
+            .await
+            .ok()?
+            .ok()?;
         let text = String::from_utf8_lossy(&body);
         let get = |k: &str| {
             text.lines()
@@ -313,11 +325,12 @@ impl Sandbox {
                 .unwrap_or_default()
                 .to_string()
         };
-        Some(AgentInfo {
+        let info = AgentInfo {
             version: get("version"),
             pid: get("pid").parse().unwrap_or(0),
             rss_kib: get("rss_kib").parse().unwrap_or(0),
-        })
+        };
+        Some((info, Figures::from_lines(&text)))
     }
 
     /// The helper's socket directory when this handle knows it (no request).

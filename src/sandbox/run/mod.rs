@@ -17,6 +17,7 @@ use crate::engine::demux::StreamKind;
 use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::size::ByteSize;
+use pocketdock_agent::cgroup;
 
 pub(crate) mod marker;
 
@@ -418,14 +419,13 @@ impl Sandbox {
 
     /// Whether the kernel OOM-killed something in this container since the
     /// last time pocketdock asked. The counter lives in the container's memory
-    /// cgroup (v2 `memory.events`, v1 `memory.oom_control`); the last value
-    /// seen is kept inside the container, so any number of handles and CLI
-    /// invocations agree on what is new.
+    /// cgroup (v2 `memory.events`, v1 `memory.oom_control`, the helper's
+    /// reader names both); the last value seen is kept inside the container,
+    /// in the helper's state file, so any number of handles, CLI
+    /// invocations and the helper agree on what is new.
     pub(super) async fn oom_kill_happened(&self) -> bool {
-        const SCRIPT: &str = "n=0; for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do \
-             [ -r \"$f\" ] && while read -r k v; do [ \"$k\" = oom_kill ] && n=$v; done < \"$f\"; done; \
-             s=/tmp/.pocketdock-oom-kills; p=$(cat \"$s\" 2>/dev/null || echo 0); echo \"$n\" > \"$s\" 2>/dev/null; echo \"$p $n\"";
-        let Ok(out) = self.housekeeping(sh(SCRIPT), Some("0")).await else {
+        let script = cgroup::oom_script(cgroup::OOM_STATE);
+        let Ok(out) = self.housekeeping(sh(&script), Some("0")).await else {
             return false;
         };
         let mut nums = out.split_whitespace().filter_map(|n| n.parse::<u64>().ok());
