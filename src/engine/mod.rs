@@ -13,6 +13,7 @@ mod container;
 pub mod deadline;
 pub mod demux;
 mod exec;
+mod host;
 mod image;
 pub mod socket;
 pub mod transport;
@@ -29,6 +30,7 @@ pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
 pub use exec::{ExecInput, ExecOutput, ExecSpec};
+pub use host::HostFacts;
 pub use image::{split_image, BuildLine, ImageInfo};
 pub use watch::Watch;
 
@@ -88,6 +90,8 @@ pub struct Engine {
 struct Inner {
     transport: Transport,
     info: EngineInfo,
+    /// Asked on first use: see [`Engine::host_facts`].
+    host: tokio::sync::OnceCell<HostFacts>,
 }
 
 impl Engine {
@@ -194,6 +198,7 @@ impl Engine {
                     version: server_version(&server),
                     api_version,
                 },
+                host: tokio::sync::OnceCell::new(),
             }),
             agent: Arc::default(),
         })
@@ -210,6 +215,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 transport,
                 info: self.inner.info.clone(),
+                host: self.inner.host.clone(),
             }),
             agent: self.agent.clone(),
         }

@@ -34,6 +34,7 @@ mod profiles;
 mod projects;
 mod recipes;
 mod records;
+mod rootless;
 mod safety;
 mod sandbox;
 mod serve;
