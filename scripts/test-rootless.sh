@@ -25,7 +25,7 @@ die() { printf 'test-rootless: ERROR: %s\n' "$*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || die "must run as root"
 
 # The core modules (whole module names: a plain filter `files::` would
-# also pick `profiles::`).
+# also pick `profiles::`), and the snapshot tests.
 MODULES=(cli sandbox background files session kernel agent apply doctor pool library rootless)
 # Tests that cannot pass rootless, each for a documented reason
 # (docs/engines.md, "Rootless Podman"):
@@ -100,7 +100,8 @@ chown "$U:" "$tmp"
 chmod 700 "$tmp"
 
 # The tests of those modules, by exact name, less the skipped ones.
-pattern="^($(IFS='|'; echo "${MODULES[*]}"))::"
+# The snapshot tests live in `images`, whose other tests build profiles.
+pattern="^($(IFS='|'; echo "${MODULES[*]}"))::|^images::.*snapshot"
 mapfile -t tests < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p' |
   grep -E "$pattern" | grep -vxF -f <(printf '%s\n' "${SKIPS[@]}"))
 ((${#tests[@]} > 0)) || die "no tests found in $bin for: ${MODULES[*]}"
