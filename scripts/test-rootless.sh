@@ -95,8 +95,12 @@ for f in "$bin" "$ROOT/target/debug/pocketdock" "$ROOT/Cargo.toml"; do
   [[ -e $f ]] && ! runuser -u "$U" -- test -r "$f" && die "$U cannot read $f"
 done
 
+# Two sibling directories of the user's: the working directory must not
+# hold the tests' temporary projects, or a .pocketdock/ written there would
+# make it their project root.
 tmp=$(mktemp -d /tmp/pdrootless.XXXXXX)
-chown "$U:" "$tmp"
+mkdir "$tmp/work" "$tmp/tmp"
+chown -R "$U:" "$tmp"
 chmod 700 "$tmp"
 
 # The tests of those modules, by exact name, less the skipped ones.
@@ -109,12 +113,12 @@ mapfile -t tests < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test
 printf 'rootless pass: %s tests (%s skipped) of %s as %s on %s\n' \
   "${#tests[@]}" "${#SKIPS[@]}" "$bin" "$U" "$sock" >&2
 # A login-like environment: nothing of root's leaks in (no POCKETDOCK_SOCKET).
-# The working directory is the user's TMPDIR: CLI tests that find no project
-# of their own write .pocketdock/ there, never into the clone.
+# CLI tests that find no project of their own write .pocketdock/ in the
+# working directory: the user's, never the clone.
 runuser -u "$U" -- env -i \
   HOME="$home" USER="$U" LOGNAME="$U" SHELL=/bin/bash \
   PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR="/run/user/$uid" TMPDIR="$tmp" \
+  XDG_RUNTIME_DIR="/run/user/$uid" TMPDIR="$tmp/tmp" \
   CI=true POCKETDOCK_ROOTLESS=1 RUST_BACKTRACE=1 \
-  bash -c 'cd "$1" && shift && exec "$@"' sh "$tmp" \
+  bash -c 'cd "$1" && shift && exec "$@"' sh "$tmp/work" \
   "$bin" --exact "${tests[@]}" --test-threads="${ROOTLESS_TEST_THREADS:-4}"
