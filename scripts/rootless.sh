@@ -45,6 +45,8 @@ die() {
 }
 
 [[ $(id -u) -eq 0 ]] || die "must run as root"
+# The user's commands start here: the caller's directory may be closed to it.
+cd /
 
 pkg_installed() {
   [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true) == installed ]]

@@ -23,6 +23,10 @@ U=${ROOTLESS_USER:-pdrootless}
 
 die() { printf 'test-rootless: ERROR: %s\n' "$*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || die "must run as root"
+# A relative TEST-BINARY is from the clone's root.
+[[ -n ${1:-} ]] && { bin=$(realpath -e "$1") || die "no test binary $1"; }
+# The user's commands start here: the clone may be closed to it.
+cd /
 
 # The core modules (whole module names: a plain filter `files::` would
 # also pick `profiles::`), and the snapshot tests.
@@ -49,18 +53,17 @@ SKIPS=(
   apply::a_failure_stops_new_steps_unless_keep_going
 )
 
-sock=$(bash scripts/rootless.sh start) || die "scripts/rootless.sh start failed"
+sock=$(bash "$ROOT/scripts/rootless.sh" start) || die "scripts/rootless.sh start failed"
 uid=$(id -u "$U")
 home=$(getent passwd "$U" | cut -d: -f6)
 
-bin=${1:-}
+bin=${bin:-}
 (($# > 1)) && MODULES=("${@:2}")
 if [[ -z $bin ]]; then
-  bin=$(cargo test --locked --no-run --test integration --message-format=json 2>/dev/null |
+  bin=$(cd "$ROOT" && cargo test --locked --no-run --test integration --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [[ -x $bin ]] || die "could not build the integration test binary (cargo test --no-run --test integration)"
 fi
-bin=$(realpath "$bin")
 
 granted=()
 tmp=
