@@ -67,8 +67,9 @@ home=$(getent passwd "$U" | cut -d: -f6)
 bin=${bin:-}
 (($# > 1)) && MODULES=("${@:2}")
 if [[ -z $bin ]]; then
+  # The integration target's artifact (the CLI's binary is listed too).
   bin=$(cd "$ROOT" && cargo test --locked --no-run --test integration --message-format=json 2>/dev/null |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+    grep '"kind":\["test"\]' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [[ -x $bin ]] || die "could not build the integration test binary (cargo test --no-run --test integration)"
 fi
 
