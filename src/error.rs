@@ -156,6 +156,19 @@ pub enum Error {
         expected: &'static str,
     },
 
+    /// A host port an unprivileged (rootless) engine may not bind.
+    #[error(
+        "cannot publish host port {port}: rootless Podman may not bind ports below {start} \
+         (net.ipv4.ip_unprivileged_port_start)\nhint: publish a host port of {start} or above, \
+         or as root lower the limit: sysctl net.ipv4.ip_unprivileged_port_start={port}"
+    )]
+    PrivilegedPort {
+        /// The host port asked for.
+        port: u16,
+        /// The lowest port the engine's user may bind.
+        start: u16,
+    },
+
     /// A host path that an operation needs does not exist.
     #[error("{path}: no such file or directory on this machine")]
     LocalPathMissing {

@@ -100,6 +100,14 @@ impl Context {
     pub fn note(&self, text: impl std::fmt::Display) {
         self.verbosity.note(text);
     }
+
+    /// Print each of a sandbox's warnings (see `Sandbox::warnings`) on
+    /// stderr, unless `--quiet`.
+    pub fn warn_all(&self, warnings: &[String]) {
+        for w in warnings {
+            self.note(format_args!("pocketdock: warning: {w}"));
+        }
+    }
 }
 
 /// The GitHub Actions environment a job reports into; each `None` when unset.

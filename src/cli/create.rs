@@ -105,6 +105,7 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     };
     // It outlives this invocation: `shutdown` removes it.
     sandbox.keep();
+    ctx.warn_all(sandbox.warnings());
     if json {
         println!(
             "{}",

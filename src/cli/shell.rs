@@ -50,7 +50,9 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
                     DEFAULT_PROFILE,
                 )?
             };
-            (Sandbox::create(engine, &spec).await?, true)
+            let sandbox = Sandbox::create(engine, &spec).await?;
+            ctx.warn_all(sandbox.warnings());
+            (sandbox, true)
         }
     };
     let result = attach(ctx, &sandbox, &a).await;

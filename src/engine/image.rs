@@ -216,16 +216,18 @@ impl Engine {
 
     /// `POST /commit`: save a container's filesystem as image `repo:tag`, with
     /// `LABEL` changes (Podman ignores labels in the body, both honour `changes`;
-    /// Podman also needs a body, even an empty one). Returns the image id.
+    /// Podman also needs a body, even an empty one). With `pause`, the
+    /// container is frozen meanwhile. Returns the image id.
     pub async fn commit(
         &self,
         container: &str,
         repo: &str,
         tag: &str,
         labels: &BTreeMap<String, String>,
+        pause: bool,
     ) -> Result<String> {
         let mut path = format!(
-            "/commit?container={}&repo={}&tag={}&pause=true",
+            "/commit?container={}&repo={}&tag={}&pause={pause}",
             encode(container),
             encode(repo),
             encode(tag)

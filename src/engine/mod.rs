@@ -14,6 +14,7 @@ mod container;
 pub mod deadline;
 pub mod demux;
 mod exec;
+mod host;
 mod image;
 pub mod socket;
 pub mod transport;
@@ -30,6 +31,7 @@ pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
 pub use exec::{ExecInput, ExecOutput, ExecSpec};
+pub use host::HostFacts;
 pub use image::{split_image, BuildLine, ImageInfo};
 pub use watch::Watch;
 
@@ -89,6 +91,8 @@ pub struct Engine {
 struct Inner {
     transport: Transport,
     info: EngineInfo,
+    /// Asked on first use: see [`Engine::host_facts`].
+    host: tokio::sync::OnceCell<HostFacts>,
 }
 
 impl Engine {
@@ -195,6 +199,7 @@ impl Engine {
                     version: server_version(&server),
                     api_version,
                 },
+                host: tokio::sync::OnceCell::new(),
             }),
             agent: Arc::default(),
         })
@@ -211,6 +216,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 transport,
                 info: self.inner.info.clone(),
+                host: self.inner.host.clone(),
             }),
             agent: self.agent.clone(),
         }

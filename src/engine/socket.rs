@@ -14,10 +14,27 @@ pub struct Candidate {
 /// Candidates in detection order. `POCKETDOCK_SOCKET`, when set, is the only
 /// candidate: an explicit choice must not silently fall back to another engine.
 /// A `DOCKER_HOST` that is not `unix://` is returned as an error string so the
-/// caller can report it among the attempts.
+/// caller can report it among the attempts. Rootless Podman's socket is
+/// under `$XDG_RUNTIME_DIR`, or `/run/user/UID` when that is unset and the
+/// user is not root.
 #[must_use]
 pub fn candidates(
     env: impl Fn(&str) -> Option<String>,
+) -> (Vec<Candidate>, Vec<(String, &'static str)>) {
+    candidates_for(env, current_uid())
+}
+
+/// The process's user: `/proc/self` belongs to it (no libc call needed).
+fn current_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+}
+
+/// [`candidates`] for user `uid`.
+#[must_use]
+pub fn candidates_for(
+    env: impl Fn(&str) -> Option<String>,
+    uid: u32,
 ) -> (Vec<Candidate>, Vec<(String, &'static str)>) {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
@@ -38,9 +55,15 @@ pub fn candidates(
             skipped.push((host, "DOCKER_HOST"));
         }
     }
-    if let Some(xdg) = env("XDG_RUNTIME_DIR").filter(|s| !s.is_empty()) {
+    // A login without XDG_RUNTIME_DIR (su, cron, a container) still has
+    // the directory pam_systemd would have named.
+    let runtime = env("XDG_RUNTIME_DIR")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| (uid != 0).then(|| PathBuf::from(format!("/run/user/{uid}"))));
+    if let Some(dir) = runtime {
         out.push(Candidate {
-            path: PathBuf::from(xdg).join("podman/podman.sock"),
+            path: dir.join("podman/podman.sock"),
             source: "Podman rootless",
         });
     }
@@ -78,10 +101,13 @@ mod tests {
 
     #[test]
     fn default_order() {
-        let (c, skipped) = candidates(env(&[
-            ("XDG_RUNTIME_DIR", "/run/user/1000"),
-            ("DOCKER_HOST", "unix:///tmp/d.sock"),
-        ]));
+        let (c, skipped) = candidates_for(
+            env(&[
+                ("XDG_RUNTIME_DIR", "/run/user/1000"),
+                ("DOCKER_HOST", "unix:///tmp/d.sock"),
+            ]),
+            1000,
+        );
         assert_eq!(
             paths(&c),
             [
@@ -96,22 +122,40 @@ mod tests {
 
     #[test]
     fn explicit_socket_is_the_only_candidate() {
-        let (c, _) = candidates(env(&[
-            ("POCKETDOCK_SOCKET", "unix:///x/y.sock"),
-            ("DOCKER_HOST", "unix:///tmp/d.sock"),
-        ]));
+        let (c, _) = candidates_for(
+            env(&[
+                ("POCKETDOCK_SOCKET", "unix:///x/y.sock"),
+                ("DOCKER_HOST", "unix:///tmp/d.sock"),
+            ]),
+            1000,
+        );
         assert_eq!(paths(&c), ["/x/y.sock"]);
-        let (c, _) = candidates(env(&[("POCKETDOCK_SOCKET", "/x/z.sock")]));
+        let (c, _) = candidates_for(env(&[("POCKETDOCK_SOCKET", "/x/z.sock")]), 1000);
         assert_eq!(paths(&c), ["/x/z.sock"]);
     }
 
     #[test]
     fn tcp_docker_host_is_reported_not_used() {
-        let (c, skipped) = candidates(env(&[("DOCKER_HOST", "tcp://1.2.3.4:2375")]));
+        let (c, skipped) = candidates_for(env(&[("DOCKER_HOST", "tcp://1.2.3.4:2375")]), 0);
         assert_eq!(
             paths(&c),
             ["/run/podman/podman.sock", "/var/run/docker.sock"]
         );
         assert_eq!(skipped, [("tcp://1.2.3.4:2375".to_string(), "DOCKER_HOST")]);
+    }
+
+    #[test]
+    fn a_user_without_xdg_runtime_dir_finds_run_user() {
+        let (c, _) = candidates_for(env(&[]), 1001);
+        assert_eq!(
+            paths(&c),
+            [
+                "/run/user/1001/podman/podman.sock",
+                "/run/podman/podman.sock",
+                "/var/run/docker.sock"
+            ]
+        );
+        let (c, _) = candidates_for(env(&[("XDG_RUNTIME_DIR", "/x")]), 1001);
+        assert_eq!(paths(&c)[0], "/x/podman/podman.sock");
     }
 }

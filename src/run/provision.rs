@@ -7,7 +7,7 @@
 //! sandbox that needs it waits for that one build. A sandbox whose spec
 //! matches a warm pool's claims one of its sandboxes instead of creating.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,8 @@ pub struct Provisioner {
     sandboxes: Vec<OnceCell<Result<Sandbox, ProvisionError>>>,
     /// `build: auto` builds by profile name.
     builds: Mutex<HashMap<String, ImageBuild>>,
+    /// Warnings already given: a matrix's sandboxes share theirs.
+    warned: Mutex<HashSet<String>>,
 }
 
 impl Provisioner {
@@ -68,6 +70,7 @@ impl Provisioner {
             keep,
             events,
             builds: Mutex::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
         }
     }
 
@@ -115,6 +118,16 @@ impl Provisioner {
             container: created.name().to_string(),
             image: spec.image.clone(),
         });
+        for w in created.warnings() {
+            let new = self
+                .warned
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(w.clone());
+            if new {
+                self.events.emit(EventKind::Warning { message: w.clone() });
+            }
+        }
         Ok(created)
     }
 

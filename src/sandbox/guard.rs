@@ -125,6 +125,7 @@ impl Sandbox {
             guard,
             agent: Arc::new(super::agent::Slot::known(agent_dir)),
             observer: None,
+            warnings: Arc::default(),
         }
     }
 

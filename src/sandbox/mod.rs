@@ -12,12 +12,13 @@ mod files;
 mod guard;
 mod info;
 mod kernel;
-mod requested;
+pub mod limits;
 pub mod manage;
 mod observer;
 mod output;
 pub mod pool;
 mod process;
+mod requested;
 mod run;
 mod scoped;
 mod session;
@@ -36,13 +37,13 @@ pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
-pub use requested::RequestedLimits;
 pub use observer::{RunObserver, RunWatch, SessionWatch};
 pub use output::CappedOutput;
 pub use pool::SandboxPool;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };
+pub use requested::RequestedLimits;
 pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
@@ -71,6 +72,8 @@ pub struct Sandbox {
     agent: std::sync::Arc<agent::Slot>,
     /// Sees every command this handle (and its clones) runs.
     observer: Option<std::sync::Arc<dyn RunObserver>>,
+    /// What the engine would not give the spec: see [`Sandbox::warnings`].
+    warnings: std::sync::Arc<Vec<String>>,
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -102,7 +105,29 @@ impl Sandbox {
             _ => None,
         };
         let body = create_body(spec, &name, prepared.as_ref());
-        let id = match engine.create_container(&name, &body).await {
+        // A port the engine may not bind is refused before anything exists;
+        // otherwise the engine's host is asked alongside the create.
+        let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
+            let facts = engine.host_facts().await;
+            if let Ok(f) = &facts {
+                if let Err(e) = limits::check_ports(spec, f) {
+                    if let Some(p) = &prepared {
+                        agent::discard(&p.dir);
+                    }
+                    return Err(e);
+                }
+            }
+            (engine.create_container(&name, &body).await, facts)
+        } else {
+            tokio::join!(engine.create_container(&name, &body), engine.host_facts())
+        };
+        // Not knowing the host is no reason to fail a create.
+        let warnings = facts
+            .ok()
+            .and_then(|f| limits::unenforced(spec, &f))
+            .into_iter()
+            .collect();
+        let id = match created {
             Ok(id) => id,
             Err(e) => {
                 if let Some(p) = &prepared {
@@ -142,6 +167,7 @@ impl Sandbox {
             guard,
             agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
             observer: None,
+            warnings: std::sync::Arc::new(warnings),
         };
         if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
@@ -169,7 +195,24 @@ impl Sandbox {
             guard: None,
             agent: std::sync::Arc::default(),
             observer: None,
+            warnings: std::sync::Arc::default(),
         }
+    }
+
+    /// What the engine would not give this sandbox's spec (say, limits a
+    /// rootless engine cannot apply), one line each; empty for a handle
+    /// from [`Sandbox::attach`].
+    #[must_use]
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The same handle, carrying `warnings` (a claimed warm sandbox gets
+    /// those of the spec it was claimed for).
+    #[must_use]
+    pub(crate) fn with_warnings(mut self, warnings: Vec<String>) -> Sandbox {
+        self.warnings = std::sync::Arc::new(warnings);
+        self
     }
 
     /// Tell `observer` of every command this handle and its later clones
@@ -306,10 +349,22 @@ impl Sandbox {
             (labels::MANAGED.to_string(), "true".to_string()),
             (labels::SNAPSHOT_OF.to_string(), self.name.clone()),
         ]);
-        self.engine
-            .commit(&self.name, repo, tag, &labels)
-            .await
-            .map_err(|e| self.gone_on_404(e))
+        let paused = self
+            .engine
+            .commit(&self.name, repo, tag, &labels, true)
+            .await;
+        // Rootless Podman on cgroup v1 has no freezer: "can not pause
+        // containers on rootless containers with cgroup V1".
+        let rootless = || async { self.engine.host_facts().await.is_ok_and(|f| f.rootless) };
+        match paused {
+            Err(Error::Api { message, .. }) if message.contains("pause") && rootless().await => {
+                self.engine
+                    .commit(&self.name, repo, tag, &labels, false)
+                    .await
+            }
+            other => other,
+        }
+        .map_err(|e| self.gone_on_404(e))
     }
 
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].

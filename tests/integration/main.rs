@@ -38,6 +38,7 @@ mod projects;
 mod recipes;
 mod records;
 mod release;
+mod rootless;
 mod safety;
 mod sandbox;
 mod serve;

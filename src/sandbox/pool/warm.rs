@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use futures_util::future::join_all;
 
-use super::super::{checked_name, labels, recreate_body, Sandbox, SandboxSpec};
+use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
 use super::key::spec_key;
 use crate::engine::api::ContainerSummary;
 use crate::engine::Engine;
@@ -154,7 +154,13 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         match engine.inspect_container(&c.id, false).await {
             Ok(i) if i.short_name() == name && i.state.running => {
                 let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
-                return Ok(Some(Sandbox::owned(engine, name, &c.id, agent)));
+                let warnings = engine
+                    .host_facts()
+                    .await
+                    .ok()
+                    .and_then(|f| limits::unenforced(spec, &f));
+                let owned = Sandbox::owned(engine, name, &c.id, agent);
+                return Ok(Some(owned.with_warnings(warnings.into_iter().collect())));
             }
             Ok(i) if i.short_name() == name => {
                 // Claimed but dead: ours to remove; try the next.

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The rootless Podman pass: the core of the integration tests, run as the
+# unprivileged user of scripts/rootless.sh against its rootless Podman, with
+# a login-like environment and no POCKETDOCK_SOCKET (so socket detection is
+# exercised). Run as root from any clone, after scripts/provision.sh and
+# after the shipped profiles were built on root Podman (their images are
+# loaded from there). Exits non-zero if a test failed.
+#
+# Usage: scripts/test-rootless.sh [TEST-BINARY [MODULE...]]
+#
+# TEST-BINARY: the compiled tests/integration binary (`cargo test --no-run
+# --test integration`); built here when not given or empty. MODULEs replace
+# the core modules below (say, `rootless` alone).
+#
+# The clone may sit where the user cannot reach it (a `mktemp -d` folder,
+# /root): directories on the way get a traverse-only ACL for the user, taken
+# away again on exit. The tests write only under the user's HOME and a
+# TMPDIR of the user's, outside the clone.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd -P)
+U=${ROOTLESS_USER:-pdrootless}
+
+die() { printf 'test-rootless: ERROR: %s\n' "$*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || die "must run as root"
+# A relative TEST-BINARY is from the clone's root.
+[[ -n ${1:-} ]] && { bin=$(realpath -e "$1") || die "no test binary $1"; }
+# The user's commands start here: the clone may be closed to it.
+cd /
+
+# The core modules (whole module names: a plain filter `files::` would
+# also pick `profiles::`), and the snapshot tests.
+MODULES=(cli sandbox background files session kernel agent apply doctor pool library rootless)
+# Tests that cannot pass rootless, each for a documented reason
+# (docs/engines.md, "Rootless Podman"):
+SKIPS=(
+  # Rootless cgroup v1 applies no memory, cpu or pids limit (the warning
+  # says so; rootless::limits_the_engine_cannot_apply_are_a_warning checks
+  # it): these read the limits back, or wait for an OOM kill.
+  background::cpu_and_pids_limits_are_enforced
+  background::reboot_keeps_or_resets_the_filesystem
+  cli::create_json_prints_id_and_name
+  cli::info_shows_state_limits_and_processes
+  cli::memory_limit_exit_137_says_killed_for_memory
+  sandbox::create_applies_labels_limits_and_network
+  sandbox::memory_limit_kills_and_says_so
+  kernel::an_oom_killed_kernel_says_so
+  # A persistent sandbox's data/ is handed to the sandbox's user, which is
+  # a subordinate uid on the host: the host user cannot delete it.
+  sandbox::shutdown_removes_or_keeps_persistent_sandboxes
+  doctor::doctor_removes_stray_instance_dirs_only_when_data_is_empty
+  # Wall-clock bounds of a few seconds (or a sandbox up within the 2 s
+  # another's step sleeps) that rootless Podman on a loaded 2-core machine
+  # misses at times; the root passes run them.
+  apply::a_failure_stops_new_steps_unless_keep_going
+  background::run_stream_detached_and_info_at_once_on_one_sandbox
+  cli::detach_returns_at_once_and_kill_stops_the_process
+  cli::run_stream_prints_the_first_line_well_before_the_end
+  cli::run_timeout_exits_124_and_leaves_no_process
+  session::sessions_coexist_with_runs_and_processes_and_shutdown_ends_them
+)
+
+sock=$(bash "$ROOT/scripts/rootless.sh" start) || die "scripts/rootless.sh start failed"
+uid=$(id -u "$U")
+home=$(getent passwd "$U" | cut -d: -f6)
+
+bin=${bin:-}
+(($# > 1)) && MODULES=("${@:2}")
+if [[ -z $bin ]]; then
+  # The integration target's artifact (the CLI's binary is listed too).
+  bin=$(cd "$ROOT" && cargo test --locked --no-run --test integration --message-format=json 2>/dev/null |
+    grep '"kind":\["test"\]' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+  [[ -x $bin ]] || die "could not build the integration test binary (cargo test --no-run --test integration)"
+fi
+
+granted=()
+tmp=
+cleanup() {
+  local d
+  for d in "${granted[@]}"; do setfacl -x "u:$U" "$d" 2>/dev/null || true; done
+  [[ -n $tmp ]] && rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Give the user traverse (x) on each directory from / down to $1 that it
+# cannot pass yet, top down (each check needs the ones above it).
+reach() {
+  local path=$1 d="" part
+  local -a parts
+  IFS=/ read -ra parts <<<"${path#/}"
+  for part in "${parts[@]}"; do
+    d=$d/$part
+    [[ -d $d ]] || break
+    runuser -u "$U" -- test -x "$d" && continue
+    if getfacl -cp "$d" 2>/dev/null | grep -q "^user:$U:"; then
+      die "$d has an ACL entry for $U without x; not touching it"
+    fi
+    setfacl -m "u:$U:x" "$d" || die "setfacl on $d failed (is acl installed and the filesystem ACL-capable?)"
+    granted+=("$d")
+  done
+}
+reach "$ROOT"
+reach "$(dirname "$bin")"
+for f in "$bin" "$ROOT/target/debug/pocketdock" "$ROOT/Cargo.toml"; do
+  [[ -e $f ]] && ! runuser -u "$U" -- test -r "$f" && die "$U cannot read $f"
+done
+
+# Two sibling directories of the user's: the working directory must not
+# hold the tests' temporary projects, or a .pocketdock/ written there would
+# make it their project root.
+tmp=$(mktemp -d /tmp/pdrootless.XXXXXX)
+mkdir "$tmp/work" "$tmp/tmp"
+chown -R "$U:" "$tmp"
+chmod 700 "$tmp"
+
+# The tests of those modules, by exact name, less the skipped ones.
+# The snapshot tests live in `images`, whose other tests build profiles.
+pattern="^($(IFS='|'; echo "${MODULES[*]}"))::|^images::.*snapshot"
+mapfile -t tests < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p' |
+  grep -E "$pattern" | grep -vxF -f <(printf '%s\n' "${SKIPS[@]}"))
+((${#tests[@]} > 0)) || die "no tests found in $bin for: ${MODULES[*]}"
+
+printf 'rootless pass: %s tests (%s skipped) of %s as %s on %s\n' \
+  "${#tests[@]}" "${#SKIPS[@]}" "$bin" "$U" "$sock" >&2
+# A login-like environment: nothing of root's leaks in (no POCKETDOCK_SOCKET).
+# CLI tests that find no project of their own write .pocketdock/ in the
+# working directory: the user's, never the clone.
+runuser -u "$U" -- env -i \
+  HOME="$home" USER="$U" LOGNAME="$U" SHELL=/bin/bash \
+  PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  XDG_RUNTIME_DIR="/run/user/$uid" TMPDIR="$tmp/tmp" \
+  CI=true POCKETDOCK_ROOTLESS=1 RUST_BACKTRACE=1 \
+  bash -c 'cd "$1" && shift && exec "$@"' sh "$tmp/work" \
+  "$bin" --exact "${tests[@]}" --test-threads="${ROOTLESS_TEST_THREADS:-4}"
