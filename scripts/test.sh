@@ -119,6 +119,13 @@ for engine in "${engines[@]}"; do
 done
 unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 
+# The core again against rootless Podman, as the unprivileged user
+# scripts/rootless.sh makes, with the images root Podman built above.
+if [[ " ${engines[*]} " == *" podman "* ]]; then
+  step "rootless podman: the core tests as an unprivileged user"
+  bash scripts/test-rootless.sh || failed+=("rootless podman")
+fi
+
 # The fault suite runs last, serially, on second engine instances of its
 # own (scripts/provision.sh fault-engine): stopping or pausing them never
 # touches the engines above. The load test (50 sandboxes x 10 steps,
