@@ -96,23 +96,33 @@ async fn a_failure_stops_new_steps_unless_keep_going() {
     let engine = engine_or_skip!();
     let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    // `boom` fails only once `slow` runs, and `slow` ends well after that:
+    // marks in a directory both sandboxes mount, not a race of sleeps.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     std::fs::write(
         dir.path().join("job.yaml"),
         r"version: 1
 name: failing
 sandboxes:
-  a: {}
-  b: {}
+  a: {volumes: ./shared:/shared}
+  b: {volumes: ./shared:/shared}
 steps:
   boom:
     sandbox: a
-    run: exit 3
+    run: |
+      for i in $(seq 600); do [ -e /shared/slow ] && break; sleep 0.1; done
+      touch /shared/boom; exit 3
   after-boom:
     sandbox: a
     run: echo never
   slow:
     sandbox: b
-    run: sleep 2; echo slow done
+    run: |
+      rm -f /shared/boom; touch /shared/slow
+      for i in $(seq 600); do [ -e /shared/boom ] && break; sleep 0.1; done
+      sleep 3; rm -f /shared/slow; echo slow done
   after-slow:
     sandbox: b
     run: echo after slow

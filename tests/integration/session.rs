@@ -402,11 +402,7 @@ async fn sessions_coexist_with_runs_and_processes_and_shutdown_ends_them() {
     plain_s.send("sleep 300").await.unwrap();
     assert!(proc_.is_running());
 
-    let t = Instant::now();
     sb.shutdown(false, false).await.unwrap();
-    let took = t.elapsed();
-    eprintln!("shutdown with two sessions and a process: {took:?}");
-    assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(!plain_s.is_alive() && !tty_s.is_alive());
 }
 
