@@ -236,3 +236,44 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
         .unwrap();
     assert_eq!(r.stdout, "kept\n", "{r:?}");
 }
+
+#[tokio::test]
+async fn info_marks_limits_not_enforced_and_reads_no_shared_cgroup() {
+    let engine = engine_or_skip!();
+    let facts = facts(&engine).await;
+    if facts.enforces("memory") {
+        return; // cli::info_shows_the_limits_the_cgroup_enforces_… covers it.
+    }
+    let mut cleanup = Cleanup::new(&engine);
+    let name = unique("info-rootless");
+    cleanup.add(&name);
+    Pd::new()
+        .args([
+            "create",
+            "--name",
+            name.as_str(),
+            "--mem",
+            "64m",
+            "--pids-limit",
+            "64",
+        ])
+        .code(0);
+    let ran = Pd::new().args(["info", name.as_str(), "--json"]).code(0);
+    let v: serde_json::Value = serde_json::from_str(&ran.stdout()).unwrap();
+    // What was asked is shown, and said not to hold.
+    assert_eq!(v["requested_limits"]["memory"], 64 << 20, "{v}");
+    assert_eq!(v["requested_limits"]["pids"], 64, "{v}");
+    for field in [
+        "memory_limit_enforced",
+        "cpu_limit_enforced",
+        "pids_limit_enforced",
+    ] {
+        assert_eq!(v[field], false, "{field}: {v}");
+    }
+    // The container shares the service's cgroup: none of its figures are
+    // the sandbox's, so none are shown.
+    assert_eq!(v["cgroup"]["own"], false, "{v}");
+    assert!(v["memory_usage"].is_null() && v["pids"].is_null(), "{v}");
+    let text = Pd::new().args(["info", name.as_str()]).code(0);
+    assert!(text.stdout().contains("NOT enforced"), "{}", text.stdout());
+}
