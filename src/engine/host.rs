@@ -27,6 +27,17 @@ pub struct HostFacts {
 }
 
 impl HostFacts {
+    /// A rootless host on cgroup `version` with `controllers`, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn rootless_for_tests(version: &str, controllers: &[&str]) -> HostFacts {
+        HostFacts {
+            rootless: true,
+            cgroup_version: version.into(),
+            controllers: controllers.iter().map(|c| (*c).to_string()).collect(),
+            unprivileged_port_start: 1024,
+        }
+    }
+
     /// A root engine: every limit applies, every port binds.
     #[must_use]
     pub fn root() -> HostFacts {
@@ -112,12 +123,7 @@ mod tests {
     use super::*;
 
     fn facts(version: &str, controllers: &[&str]) -> HostFacts {
-        HostFacts {
-            rootless: true,
-            cgroup_version: version.into(),
-            controllers: controllers.iter().map(|c| (*c).to_string()).collect(),
-            unprivileged_port_start: 1024,
-        }
+        HostFacts::rootless_for_tests(version, controllers)
     }
 
     #[test]

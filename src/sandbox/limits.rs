@@ -66,12 +66,7 @@ mod tests {
     use crate::size::ByteSize;
 
     fn rootless(version: &str, controllers: &[&str]) -> HostFacts {
-        HostFacts {
-            rootless: true,
-            cgroup_version: version.into(),
-            controllers: controllers.iter().map(|c| (*c).to_string()).collect(),
-            unprivileged_port_start: 1024,
-        }
+        HostFacts::rootless_for_tests(version, controllers)
     }
 
     #[test]
