@@ -206,37 +206,9 @@ pub async fn import(
         path: path.to_path_buf(),
         problem,
     };
-    let mut file = File::open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::LocalPathMissing {
-            path: path.to_path_buf(),
-        },
-        _ => Error::io(format!("open {}", path.display()), e),
-    })?;
     let read_err = |e| Error::io(format!("read {}", path.display()), e);
-    let mut head = [0u8; 512];
-    let n = read_up_to(&mut file, &mut head).map_err(read_err)?;
-    let gzip = head[..n].starts_with(&[0x1f, 0x8b]);
-    let tar = n == 512 && &head[257..262] == b"ustar";
-    if !gzip && !tar {
-        return Err(bad(ArchiveProblem::NotAnArchive));
-    }
-    file.rewind().map_err(read_err)?;
-
-    let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(4);
-    let reader_task =
-        tokio::task::spawn_blocking(move || scan(file, gzip, tx, progress.as_deref()));
-    let body: Body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|r| {
-            (
-                r.map(Frame::data)
-                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>),
-                rx,
-            )
-        })
-    }))
-    .boxed();
-    let loaded = engine.load_images(body).await;
-    let scanned = reader_task.await.map_err(|e| join_error(&e))?;
+    let (file, gzip) = open_archive(path)?;
+    let (loaded, scanned) = load(engine, file, gzip, progress).await?;
 
     let refused = |e: Error| match e {
         Error::Api { message, .. } => bad(ArchiveProblem::Refused { message }),
@@ -262,35 +234,11 @@ pub async fn import(
         Ok(names) => names,
     };
 
-    // (name as loaded, id): from the manifest, else from the engine's reply.
-    let mut found: Vec<(Option<String>, String)> = Vec::new();
-    match scan.manifest {
-        Some(entries) => {
-            for e in entries {
-                let id = e.image_id();
-                match e.repo_tags {
-                    Some(tags) if !tags.is_empty() => {
-                        found.extend(tags.into_iter().map(|t| (Some(t), id.clone())));
-                    }
-                    _ => found.push((None, id)),
-                }
-            }
-        }
+    let found = match scan.manifest {
+        Some(entries) => manifest_images(entries),
         None if loaded.is_empty() => return Err(bad(ArchiveProblem::NotImages)),
-        None => {
-            for name in loaded {
-                let id = engine
-                    .inspect_image(&name)
-                    .await?
-                    .map(|i| i.id)
-                    .ok_or_else(|| Error::Protocol {
-                        op: "load images",
-                        detail: format!("the engine reported loading {name} but does not have it"),
-                    })?;
-                found.push((Some(name), id));
-            }
-        }
-    }
+        None => reported_images(engine, loaded).await?,
+    };
     let mut images = Vec::with_capacity(found.len());
     for (name, id) in found {
         let name = match name {
@@ -304,6 +252,92 @@ pub async fn import(
         file_bytes: scan.file_bytes,
         archive_bytes: scan.archive_bytes,
     })
+}
+
+/// Open the file and tell a gzip stream from a plain tar by its first
+/// bytes; anything else is refused before the engine sees it.
+fn open_archive(path: &Path) -> Result<(File, bool)> {
+    let mut file = File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::LocalPathMissing {
+            path: path.to_path_buf(),
+        },
+        _ => Error::io(format!("open {}", path.display()), e),
+    })?;
+    let read_err = |e| Error::io(format!("read {}", path.display()), e);
+    let mut head = [0u8; 512];
+    let n = read_up_to(&mut file, &mut head).map_err(read_err)?;
+    let gzip = head[..n].starts_with(&[0x1f, 0x8b]);
+    let tar = n == 512 && &head[257..262] == b"ustar";
+    if !gzip && !tar {
+        return Err(Error::BadArchive {
+            path: path.to_path_buf(),
+            problem: ArchiveProblem::NotAnArchive,
+        });
+    }
+    file.rewind().map_err(read_err)?;
+    Ok((file, gzip))
+}
+
+/// Stream the file into the engine's image load while a blocking task
+/// reads it; the engine's answer and what the reading found.
+async fn load(
+    engine: &Engine,
+    file: File,
+    gzip: bool,
+    progress: Option<Progress>,
+) -> Result<(Result<Vec<String>>, std::result::Result<Scan, ScanError>)> {
+    let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(4);
+    let reader_task =
+        tokio::task::spawn_blocking(move || scan(file, gzip, tx, progress.as_deref()));
+    let body: Body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|r| {
+            (
+                r.map(Frame::data)
+                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>),
+                rx,
+            )
+        })
+    }))
+    .boxed();
+    let loaded = engine.load_images(body).await;
+    let scanned = reader_task.await.map_err(|e| join_error(&e))?;
+    Ok((loaded, scanned))
+}
+
+/// (name as loaded, id) of each image the archive's manifest lists.
+fn manifest_images(entries: Vec<ManifestEntry>) -> Vec<(Option<String>, String)> {
+    let mut found = Vec::new();
+    for e in entries {
+        let id = e.image_id();
+        match e.repo_tags {
+            Some(tags) if !tags.is_empty() => {
+                found.extend(tags.into_iter().map(|t| (Some(t), id.clone())));
+            }
+            _ => found.push((None, id)),
+        }
+    }
+    found
+}
+
+/// (name as loaded, id) of each image the engine reported loading, for an
+/// archive without a manifest.
+async fn reported_images(
+    engine: &Engine,
+    loaded: Vec<String>,
+) -> Result<Vec<(Option<String>, String)>> {
+    let mut found = Vec::new();
+    for name in loaded {
+        let id = engine
+            .inspect_image(&name)
+            .await?
+            .map(|i| i.id)
+            .ok_or_else(|| Error::Protocol {
+                op: "load images",
+                detail: format!("the engine reported loading {name} but does not have it"),
+            })?;
+        found.push((Some(name), id));
+    }
+    Ok(found)
 }
 
 /// Make `canonical_name(loaded)` find image `id` on `engine`; the canonical name.
