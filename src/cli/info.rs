@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxInfo};
 use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
@@ -26,6 +26,21 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         );
         return Ok(0);
     }
+    anstream::print!("{}", fields(&info));
+    if !info.processes.is_empty() {
+        println!("processes:");
+        let rows: Vec<Vec<String>> = info
+            .processes
+            .iter()
+            .map(|p| vec![format!("  {}", p.pid), p.user.clone(), p.cmd.clone()])
+            .collect();
+        print!("{}", table::render(&["  PID", "USER", "COMMAND"], &rows));
+    }
+    Ok(0)
+}
+
+/// One `key: value` line per field, keys aligned.
+fn fields(info: &SandboxInfo) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let mut s = String::new();
     let mut field = |k: &str, v: String| {
@@ -33,87 +48,17 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     };
     field("name", info.name.clone());
     field("id", info.id.chars().take(12).collect());
-    // Colour goes to the word only; anstream drops it off a terminal.
-    let mut status = super::style::paint(super::style::status(&info.status), &info.status);
-    if let Some(code) = info.exit_code {
-        let _ = write!(
-            status,
-            " (exit code {code}{})",
-            if info.oom_killed { ", OOM-killed" } else { "" }
-        );
-    }
-    field("status", status);
+    field("status", status(info));
     field("image", info.image.clone());
     field("profile", opt(info.profile.clone()));
     field("project", opt(info.project.clone()));
     field("persist", info.persist.to_string());
     field("created", info.created_at.clone());
     field("uptime", opt(info.uptime_secs.map(table::duration)));
-    // A figure of a cgroup the sandbox shares is no figure of the sandbox.
-    let shared = info.cgroup.as_ref().is_some_and(|c| !c.own);
-    let used = |v: Option<String>| match v {
-        Some(v) => v,
-        None if shared => "unknown".into(),
-        None => "-".into(),
-    };
-    let not_enforced = |enforced: Option<bool>| {
-        if enforced == Some(false) {
-            " (NOT enforced)"
-        } else {
-            ""
-        }
-    };
-    let mem = match (info.memory_usage, info.memory_limit) {
-        (Some(u), Some(l)) if info.memory_limit_enforced != Some(false) => format!(
-            "{} / {} ({:.1}%)",
-            ByteSize(u),
-            ByteSize(l),
-            info.memory_percent.unwrap_or(0.0)
-        ),
-        (u, Some(l)) => format!(
-            "{} / {}{}",
-            used(u.map(|u| ByteSize(u).to_string())),
-            ByteSize(l),
-            not_enforced(info.memory_limit_enforced)
-        ),
-        (u, None) => format!("{} / unlimited", used(u.map(|u| ByteSize(u).to_string()))),
-    };
-    field("memory", mem);
-    field(
-        "cpu",
-        format!(
-            "{} (limit {})",
-            used(info.cpu_percent.map(|c| format!("{c:.1}%"))),
-            match info.cpu_limit_percent {
-                Some(c) if info.cpu_limit_enforced == Some(false) => {
-                    format!("{c:.0}% of one core, NOT enforced")
-                }
-                Some(c) => format!("{c:.0}% of one core"),
-                None => "-".into(),
-            }
-        ),
-    );
-    field(
-        "pids",
-        format!(
-            "{}{}",
-            used(info.pids.map(|p| p.to_string())),
-            info.pids_limit
-                .map(|l| format!(" / {l}{}", not_enforced(info.pids_limit_enforced)))
-                .unwrap_or_default()
-        ),
-    );
-    field(
-        "cgroup",
-        match &info.cgroup {
-            Some(c) if c.own => format!("v{} {}", c.version, c.path),
-            Some(c) => format!(
-                "v{} {} (shared, not the sandbox's own: its use is unknown)",
-                c.version, c.path
-            ),
-            None => "-".into(),
-        },
-    );
+    field("memory", memory(info));
+    field("cpu", cpu(info));
+    field("pids", pids(info));
+    field("cgroup", cgroup(info));
     field(
         "network",
         if info.network {
@@ -130,26 +75,106 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
         "disk",
         opt(info.disk_usage.map(|d| ByteSize(d).to_string())),
     );
-    field(
-        "via",
-        match &info.agent {
-            Some(a) => format!(
-                "agent (helper pid {}, {} resident)",
-                a.pid,
-                ByteSize(a.rss_kib * 1024)
-            ),
-            None => "exec (the engine's exec API)".into(),
-        },
-    );
-    anstream::print!("{s}");
-    if !info.processes.is_empty() {
-        println!("processes:");
-        let rows: Vec<Vec<String>> = info
-            .processes
-            .iter()
-            .map(|p| vec![format!("  {}", p.pid), p.user.clone(), p.cmd.clone()])
-            .collect();
-        print!("{}", table::render(&["  PID", "USER", "COMMAND"], &rows));
+    field("via", via(info));
+    s
+}
+
+fn status(info: &SandboxInfo) -> String {
+    // Colour goes to the word only; anstream drops it off a terminal.
+    let mut status = super::style::paint(super::style::status(&info.status), &info.status);
+    if let Some(code) = info.exit_code {
+        let _ = write!(
+            status,
+            " (exit code {code}{})",
+            if info.oom_killed { ", OOM-killed" } else { "" }
+        );
     }
-    Ok(0)
+    status
+}
+
+/// A figure of use, or why there is none.
+fn used(info: &SandboxInfo, v: Option<String>) -> String {
+    // A figure of a cgroup the sandbox shares is no figure of the sandbox.
+    let shared = info.cgroup.as_ref().is_some_and(|c| !c.own);
+    match v {
+        Some(v) => v,
+        None if shared => "unknown".into(),
+        None => "-".into(),
+    }
+}
+
+fn not_enforced(enforced: Option<bool>) -> &'static str {
+    if enforced == Some(false) {
+        " (NOT enforced)"
+    } else {
+        ""
+    }
+}
+
+fn memory(info: &SandboxInfo) -> String {
+    match (info.memory_usage, info.memory_limit) {
+        (Some(u), Some(l)) if info.memory_limit_enforced != Some(false) => format!(
+            "{} / {} ({:.1}%)",
+            ByteSize(u),
+            ByteSize(l),
+            info.memory_percent.unwrap_or(0.0)
+        ),
+        (u, Some(l)) => format!(
+            "{} / {}{}",
+            used(info, u.map(|u| ByteSize(u).to_string())),
+            ByteSize(l),
+            not_enforced(info.memory_limit_enforced)
+        ),
+        (u, None) => format!(
+            "{} / unlimited",
+            used(info, u.map(|u| ByteSize(u).to_string()))
+        ),
+    }
+}
+
+fn cpu(info: &SandboxInfo) -> String {
+    format!(
+        "{} (limit {})",
+        used(info, info.cpu_percent.map(|c| format!("{c:.1}%"))),
+        match info.cpu_limit_percent {
+            Some(c) if info.cpu_limit_enforced == Some(false) => {
+                format!("{c:.0}% of one core, NOT enforced")
+            }
+            Some(c) => format!("{c:.0}% of one core"),
+            None => "-".into(),
+        }
+    )
+}
+
+fn pids(info: &SandboxInfo) -> String {
+    format!(
+        "{}{}",
+        used(info, info.pids.map(|p| p.to_string())),
+        info.pids_limit
+            .map(|l| format!(" / {l}{}", not_enforced(info.pids_limit_enforced)))
+            .unwrap_or_default()
+    )
+}
+
+fn cgroup(info: &SandboxInfo) -> String {
+    match &info.cgroup {
+        Some(c) if c.own => format!("v{} {}", c.version, c.path),
+        Some(c) => format!(
+            "v{} {} (shared, not the sandbox's own: its use is unknown)",
+            c.version, c.path
+        ),
+        None => "-".into(),
+    }
+}
+
+/// How commands reach the sandbox.
+fn via(info: &SandboxInfo) -> String {
+    match &info.agent {
+        Some(a) => format!(
+            "agent (helper pid {}, {} resident)",
+            a.pid,
+            ByteSize(a.rss_kib * 1024)
+        ),
+        None => "exec (the engine's exec API)".into(),
+    }
 }

@@ -151,19 +151,7 @@ impl Builder<'_> {
         // Markers count characters; spans are bytes.
         let at = self.source.byte_of_char(mark.index());
         match ev {
-            Event::DocumentStart => {
-                self.documents += 1;
-                if self.documents == 2 {
-                    self.diags.push(
-                        Diagnostic::new(
-                            self.source,
-                            Span::new(at, at + 3),
-                            "a manifest is one YAML document, found a second one",
-                        )
-                        .hint("remove the `---` line, or split the documents into separate files"),
-                    );
-                }
-            }
+            Event::DocumentStart => self.document_start(at),
             Event::SequenceStart(..) | Event::MappingStart(..)
                 if self.stack.len() >= self.depth_limit =>
             {
@@ -181,33 +169,7 @@ impl Builder<'_> {
                 seen: HashMap::new(),
                 pending: Pending::Key,
             }),
-            Event::SequenceEnd | Event::MappingEnd => {
-                let (kind, start, anchor) = match self.stack.pop() {
-                    Some(Frame::Seq {
-                        start,
-                        anchor,
-                        items,
-                    }) => {
-                        let start = items.first().map_or(start, |n| n.span.start.min(start));
-                        (NodeKind::Seq(items), start, anchor)
-                    }
-                    Some(Frame::Map {
-                        start,
-                        anchor,
-                        entries,
-                        ..
-                    }) => {
-                        // A block mapping's event is marked after its first key.
-                        let start = entries
-                            .first()
-                            .map_or(start, |(k, _)| k.span.start.min(start));
-                        (NodeKind::Map(entries), start, anchor)
-                    }
-                    None => return,
-                };
-                let span = Span::new(start, self.source.line_end(start));
-                self.insert(Node::new(kind, span), anchor);
-            }
+            Event::SequenceEnd | Event::MappingEnd => self.close_collection(),
             Event::Scalar(value, style, anchor, tag) => {
                 let span = if value.is_empty() && style == TScalarStyle::Plain {
                     self.empty_value_span(at)
@@ -217,39 +179,86 @@ impl Builder<'_> {
                 let kind = resolve(value, style, tag.as_ref());
                 self.insert(Node::new(kind, span), anchor);
             }
-            Event::Alias(id) => {
-                let node = match self.anchors.get(&id) {
-                    Some((n, size, depth)) => {
-                        if *size > self.alias_budget {
-                            self.stop = Some(
-                                Diagnostic::new(
-                                    self.source,
-                                    Span::new(at, at + 1),
-                                    format!(
-                                        "aliases copy more than {} nodes in all",
-                                        self.alias_limit
-                                    ),
-                                )
-                                .hint(format!(
-                                    "anchors and aliases (`&x`, `*x`) that expand a value many times are refused; {}",
-                                    Limit::Aliases.how_to_raise()
-                                )),
-                            );
-                            return;
-                        }
-                        if self.stack.len() + depth > self.depth_limit {
-                            self.too_deep(at);
-                            return;
-                        }
-                        self.alias_budget -= size;
-                        Node::new(n.kind.clone(), Span::new(at, self.source.line_end(at)))
-                    }
-                    None => Node::new(NodeKind::Null, Span::new(at, at + 1)),
-                };
-                self.insert(node, 0);
-            }
+            Event::Alias(id) => self.alias(id, at),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
         }
+    }
+
+    /// Only the first document is read; a second one is a mistake.
+    fn document_start(&mut self, at: usize) {
+        self.documents += 1;
+        if self.documents == 2 {
+            self.diags.push(
+                Diagnostic::new(
+                    self.source,
+                    Span::new(at, at + 3),
+                    "a manifest is one YAML document, found a second one",
+                )
+                .hint("remove the `---` line, or split the documents into separate files"),
+            );
+        }
+    }
+
+    /// The end of a list or map: it becomes a node of its parent.
+    fn close_collection(&mut self) {
+        let (kind, start, anchor) = match self.stack.pop() {
+            Some(Frame::Seq {
+                start,
+                anchor,
+                items,
+            }) => {
+                let start = items.first().map_or(start, |n| n.span.start.min(start));
+                (NodeKind::Seq(items), start, anchor)
+            }
+            Some(Frame::Map {
+                start,
+                anchor,
+                entries,
+                ..
+            }) => {
+                // A block mapping's event is marked after its first key.
+                let start = entries
+                    .first()
+                    .map_or(start, |(k, _)| k.span.start.min(start));
+                (NodeKind::Map(entries), start, anchor)
+            }
+            None => return,
+        };
+        let span = Span::new(start, self.source.line_end(start));
+        self.insert(Node::new(kind, span), anchor);
+    }
+
+    /// `*x`: a copy of the anchored node, within the alias and depth limits.
+    fn alias(&mut self, id: usize, at: usize) {
+        let node = match self.anchors.get(&id) {
+            Some((n, size, depth)) => {
+                if *size > self.alias_budget {
+                    self.stop = Some(
+                        Diagnostic::new(
+                            self.source,
+                            Span::new(at, at + 1),
+                            format!(
+                                "aliases copy more than {} nodes in all",
+                                self.alias_limit
+                            ),
+                        )
+                        .hint(format!(
+                            "anchors and aliases (`&x`, `*x`) that expand a value many times are refused; {}",
+                            Limit::Aliases.how_to_raise()
+                        )),
+                    );
+                    return;
+                }
+                if self.stack.len() + depth > self.depth_limit {
+                    self.too_deep(at);
+                    return;
+                }
+                self.alias_budget -= size;
+                Node::new(n.kind.clone(), Span::new(at, self.source.line_end(at)))
+            }
+            None => Node::new(NodeKind::Null, Span::new(at, at + 1)),
+        };
+        self.insert(node, 0);
     }
 }
 

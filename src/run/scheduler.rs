@@ -18,7 +18,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use tokio::task::{Id, JoinSet};
+use tokio::task::{Id, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::StepStatus;
@@ -157,100 +157,29 @@ pub async fn schedule<R: StepRunner>(
     runner: Arc<R>,
     policy: &Policy,
 ) -> Vec<StepStatus> {
-    let n = graph.needs.len();
-    let mut left = vec![0usize; graph.sandboxes];
-    for &s in &graph.sandbox {
-        left[s] += 1;
-    }
-    let mut loop_ = Loop {
-        graph,
-        runner,
-        state: vec![State::Pending; n],
-        waiting: graph.needs.iter().map(Vec::len).collect(),
-        left,
-        ready: VecDeque::new(),
-        releases: JoinSet::new(),
-        stopping: None,
-    };
-    loop_.ready = (0..n).filter(|&i| loop_.waiting[i] == 0).collect();
-    let mut running: JoinSet<Finished> = JoinSet::new();
-    let mut tasks: HashMap<Id, usize> = HashMap::new();
+    let mut loop_ = Loop::new(graph, runner);
     let jobs = policy.jobs.max(1);
-
     loop {
         // A step that ended may be seen before the cancellation that ended
         // it: nothing starts once the token is cancelled.
         if policy.cancel.is_cancelled() {
             loop_.stopping = Some(Stop::Cancelled);
         }
-        // Start what may start.
-        while running.len() < jobs {
-            let Some(i) = loop_.ready.pop_front() else {
-                break;
-            };
-            if let Some(why) = loop_.skip_reason(i) {
-                loop_.runner.skip(i, why);
-                loop_.done(
-                    i,
-                    Finished {
-                        status: StepStatus::Skipped,
-                        ok: false,
-                    },
-                );
-                continue;
-            }
-            loop_.state[i] = State::Running;
-            let r = Arc::clone(&loop_.runner);
-            let task = running.spawn(async move { r.run(i).await });
-            tasks.insert(task.id(), i);
-        }
-        if running.is_empty() && loop_.ready.is_empty() {
+        loop_.start_ready(jobs);
+        if loop_.running.is_empty() && loop_.ready.is_empty() {
             break;
         }
         tokio::select! {
-            done = running.join_next_with_id() => {
+            done = loop_.running.join_next_with_id() => {
                 let Some(done) = done else { continue };
-                match done {
-                    Ok((id, f)) => {
-                        let Some(i) = tasks.remove(&id) else { continue };
-                        if !f.ok
-                            && loop_.stopping.is_none()
-                            && !policy.keep_going
-                            && f.status != StepStatus::Cancelled
-                        {
-                            loop_.stopping = Some(Stop::Failure);
-                        }
-                        loop_.done(i, f);
-                    }
-                    Err(e) => {
-                        // A step task panicked: say so, stop, and still
-                        // release its sandbox.
-                        let Some(i) = tasks.remove(&e.id()) else { continue };
-                        loop_.runner.lost(i, &e.to_string());
-                        if loop_.stopping != Some(Stop::Cancelled) {
-                            loop_.stopping = Some(Stop::InternalError);
-                        }
-                        loop_.done(i, Finished { status: StepStatus::Failed, ok: false });
-                    }
-                }
+                loop_.joined(done, policy.keep_going);
             }
             () = policy.cancel.cancelled(), if loop_.stopping != Some(Stop::Cancelled) => {
                 loop_.stopping = Some(Stop::Cancelled);
             }
         }
     }
-    // Every step is reached through its needs; this only guards the record.
-    for i in 0..n {
-        if matches!(loop_.state[i], State::Pending) {
-            let why = loop_.stopping.map_or(Skip::Unreached, Skip::Stopped);
-            loop_.runner.skip(i, why);
-            loop_.state[i] = State::Done(Finished {
-                status: StepStatus::Skipped,
-                ok: false,
-            });
-            loop_.release_if_last(i);
-        }
-    }
+    loop_.skip_unreached();
     while loop_.releases.join_next().await.is_some() {}
     loop_
         .state
@@ -273,11 +202,116 @@ struct Loop<'g, R: StepRunner> {
     /// Steps not done yet, per sandbox.
     left: Vec<usize>,
     ready: VecDeque<usize>,
+    /// The tasks of running steps, and the step of each.
+    running: JoinSet<Finished>,
+    tasks: HashMap<Id, usize>,
     releases: JoinSet<()>,
     stopping: Option<Stop>,
 }
 
+impl<'g, R: StepRunner> Loop<'g, R> {
+    /// Nothing started; the steps that need nothing are ready.
+    fn new(graph: &'g Graph, runner: Arc<R>) -> Self {
+        let n = graph.needs.len();
+        let mut left = vec![0usize; graph.sandboxes];
+        for &s in &graph.sandbox {
+            left[s] += 1;
+        }
+        let waiting: Vec<usize> = graph.needs.iter().map(Vec::len).collect();
+        let ready = (0..n).filter(|&i| waiting[i] == 0).collect();
+        Loop {
+            graph,
+            runner,
+            state: vec![State::Pending; n],
+            waiting,
+            left,
+            ready,
+            running: JoinSet::new(),
+            tasks: HashMap::new(),
+            releases: JoinSet::new(),
+            stopping: None,
+        }
+    }
+}
+
 impl<R: StepRunner> Loop<'_, R> {
+    /// Start ready steps up to `jobs` running, skipping those that may no
+    /// longer run.
+    fn start_ready(&mut self, jobs: usize) {
+        while self.running.len() < jobs {
+            let Some(i) = self.ready.pop_front() else {
+                break;
+            };
+            if let Some(why) = self.skip_reason(i) {
+                self.runner.skip(i, why);
+                self.done(
+                    i,
+                    Finished {
+                        status: StepStatus::Skipped,
+                        ok: false,
+                    },
+                );
+                continue;
+            }
+            self.state[i] = State::Running;
+            let r = Arc::clone(&self.runner);
+            let task = self.running.spawn(async move { r.run(i).await });
+            self.tasks.insert(task.id(), i);
+        }
+    }
+
+    /// A step's task ended, with its result or a panic.
+    fn joined(&mut self, done: Result<(Id, Finished), JoinError>, keep_going: bool) {
+        match done {
+            Ok((id, f)) => {
+                let Some(i) = self.tasks.remove(&id) else {
+                    return;
+                };
+                if !f.ok
+                    && self.stopping.is_none()
+                    && !keep_going
+                    && f.status != StepStatus::Cancelled
+                {
+                    self.stopping = Some(Stop::Failure);
+                }
+                self.done(i, f);
+            }
+            Err(e) => {
+                // A step task panicked: say so, stop, and still
+                // release its sandbox.
+                let Some(i) = self.tasks.remove(&e.id()) else {
+                    return;
+                };
+                self.runner.lost(i, &e.to_string());
+                if self.stopping != Some(Stop::Cancelled) {
+                    self.stopping = Some(Stop::InternalError);
+                }
+                self.done(
+                    i,
+                    Finished {
+                        status: StepStatus::Failed,
+                        ok: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Every step is reached through its needs; this only guards the record.
+    fn skip_unreached(&mut self) {
+        for i in 0..self.state.len() {
+            if matches!(self.state[i], State::Pending) {
+                let why = self.stopping.map_or(Skip::Unreached, Skip::Stopped);
+                self.runner.skip(i, why);
+                self.state[i] = State::Done(Finished {
+                    status: StepStatus::Skipped,
+                    ok: false,
+                });
+                self.release_if_last(i);
+            }
+        }
+    }
+
     fn skip_reason(&self, i: usize) -> Option<Skip> {
         let blocked = self.graph.needs[i]
             .iter()

@@ -11,7 +11,7 @@ use super::values::has_key;
 use super::{hint_for, Decoder, Key, Node, NodeKind, Span, Spanned};
 use crate::manifest::keys::{INPUT_KEYS, OUTPUT_KEYS, RECIPE_KEYS};
 use crate::manifest::recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
-use crate::manifest::step_decl::{Action, UsesAction, WithValue};
+use crate::manifest::step_decl::{Action, StepDecl, UsesAction, WithValue};
 
 impl Decoder<'_> {
     /// `uses: NAME` with the step's `with:` map.
@@ -81,8 +81,23 @@ impl Decoder<'_> {
             .map(|s| s.value);
         let profile = obj.value("profile").and_then(|n| self.string(n, "profile"));
 
+        let inputs = self.inputs(obj.value("inputs"));
+        let outputs = self.outputs(obj.value("outputs"));
+        let steps = self.recipe_steps(root, obj.value("steps"));
+        Some(RecipeDecl {
+            source: std::sync::Arc::clone(source),
+            description,
+            profile,
+            inputs,
+            outputs,
+            steps,
+        })
+    }
+
+    /// `inputs:`, by name.
+    fn inputs(&mut self, node: Option<&Node>) -> IndexMap<String, InputDecl> {
         let mut inputs = IndexMap::new();
-        if let Some(node) = obj.value("inputs") {
+        if let Some(node) = node {
             match &node.kind {
                 NodeKind::Map(entries) => {
                     for (k, v) in entries {
@@ -95,9 +110,13 @@ impl Decoder<'_> {
                 _ => self.type_error(node, "inputs", "a map of input name to input"),
             }
         }
+        inputs
+    }
 
+    /// `outputs:`, by name.
+    fn outputs(&mut self, node: Option<&Node>) -> IndexMap<String, OutputDecl> {
         let mut outputs = IndexMap::new();
-        if let Some(node) = obj.value("outputs") {
+        if let Some(node) = node {
             match &node.kind {
                 NodeKind::Map(entries) => {
                     for (k, v) in entries {
@@ -110,9 +129,14 @@ impl Decoder<'_> {
                 _ => self.type_error(node, "outputs", "a map of output name to value"),
             }
         }
+        outputs
+    }
 
+    /// A recipe's `steps:`: at least one, each a plain action on the
+    /// sandbox of the step that uses the recipe.
+    fn recipe_steps(&mut self, root: &Node, node: Option<&Node>) -> IndexMap<String, StepDecl> {
         let mut steps = IndexMap::new();
-        match obj.value("steps").map(|n| (n, &n.kind)) {
+        match node.map(|n| (n, &n.kind)) {
             Some((_, NodeKind::Map(entries))) if !entries.is_empty() => {
                 let sandbox = Ids::new(vec![RECIPE_SANDBOX]);
                 let ids = Ids::new(entries.iter().map(|(k, _)| k.name.as_str()).collect());
@@ -155,14 +179,7 @@ impl Decoder<'_> {
                 self.error(at, "the recipe has no `steps`", Some("add `steps:`".into()));
             }
         }
-        Some(RecipeDecl {
-            source: std::sync::Arc::clone(source),
-            description,
-            profile,
-            inputs,
-            outputs,
-            steps,
-        })
+        steps
     }
 
     fn input(&mut self, key: &Key, node: &Node) -> Option<InputDecl> {

@@ -21,23 +21,7 @@ impl Decoder<'_> {
         } else {
             self.obj(node, &what, &id.name, SANDBOX_KEYS, &[])?
         };
-        let profile = obj.value("profile").and_then(|n| self.string(n, "profile"));
-        let image_ref = obj.value("image").and_then(|n| self.string(n, "image"));
-        let image = match (profile, image_ref) {
-            (Some(_), Some(i)) => {
-                let key_span = obj.get("image").map_or(i.span, |(k, _)| k.span);
-                self.error(
-                    key_span,
-                    format!("{what} sets both `profile` and `image`"),
-                    Some("a profile names a shipped image: keep one of the two".into()),
-                );
-                ImageSource::Default
-            }
-            // Which profiles exist is the project's business: the plan checks.
-            (Some(p), None) => ImageSource::Profile(p),
-            (None, Some(i)) => ImageSource::Image(i),
-            (None, None) => ImageSource::Default,
-        };
+        let image = self.image_source(&obj, &what);
         let mem = obj.value("mem").and_then(|n| self.scalar_string(n, "mem"));
         if let Some(m) = &mem {
             self.check_size(m);
@@ -70,28 +54,7 @@ impl Decoder<'_> {
             .value("persist")
             .and_then(|n| self.boolean(n, "persist"))
             .unwrap_or(false);
-        let build = match obj.value("build").and_then(|n| self.string(n, "build")) {
-            None => BuildPolicy::Never,
-            Some(b) if b.value == "never" => BuildPolicy::Never,
-            Some(b) if b.value == "auto" => {
-                if let ImageSource::Image(i) = &image {
-                    self.error(
-                        b.span,
-                        format!("{what} sets `build: auto` with `image`"),
-                        Some(format!(
-                            "`build` builds profiles; `{}` is an image: use `profile` instead, or drop `build`",
-                            i.value
-                        )),
-                    );
-                }
-                BuildPolicy::Auto
-            }
-            Some(b) => {
-                let hint = hint_for(&b.value, "values", &["auto", "never"]);
-                self.error(b.span, format!("invalid build `{}`", b.value), hint);
-                BuildPolicy::Never
-            }
-        };
+        let build = self.build_policy(&obj, &image, &what);
         let pids_limit = obj
             .value("pids_limit")
             .and_then(|n| self.int(n, "pids_limit", 1, i64::from(u32::MAX)))
@@ -117,6 +80,53 @@ impl Decoder<'_> {
             pids_limit,
             matrix,
         })
+    }
+
+    /// `profile` or `image`, never both.
+    fn image_source(&mut self, obj: &Obj<'_>, what: &str) -> ImageSource {
+        let profile = obj.value("profile").and_then(|n| self.string(n, "profile"));
+        let image_ref = obj.value("image").and_then(|n| self.string(n, "image"));
+        match (profile, image_ref) {
+            (Some(_), Some(i)) => {
+                let key_span = obj.get("image").map_or(i.span, |(k, _)| k.span);
+                self.error(
+                    key_span,
+                    format!("{what} sets both `profile` and `image`"),
+                    Some("a profile names a shipped image: keep one of the two".into()),
+                );
+                ImageSource::Default
+            }
+            // Which profiles exist is the project's business: the plan checks.
+            (Some(p), None) => ImageSource::Profile(p),
+            (None, Some(i)) => ImageSource::Image(i),
+            (None, None) => ImageSource::Default,
+        }
+    }
+
+    /// `build:`; `auto` builds profiles, so it is refused with `image`.
+    fn build_policy(&mut self, obj: &Obj<'_>, image: &ImageSource, what: &str) -> BuildPolicy {
+        match obj.value("build").and_then(|n| self.string(n, "build")) {
+            None => BuildPolicy::Never,
+            Some(b) if b.value == "never" => BuildPolicy::Never,
+            Some(b) if b.value == "auto" => {
+                if let ImageSource::Image(i) = image {
+                    self.error(
+                        b.span,
+                        format!("{what} sets `build: auto` with `image`"),
+                        Some(format!(
+                            "`build` builds profiles; `{}` is an image: use `profile` instead, or drop `build`",
+                            i.value
+                        )),
+                    );
+                }
+                BuildPolicy::Auto
+            }
+            Some(b) => {
+                let hint = hint_for(&b.value, "values", &["auto", "never"]);
+                self.error(b.span, format!("invalid build `{}`", b.value), hint);
+                BuildPolicy::Never
+            }
+        }
     }
 
     /// Check a literal (non-template) size now, so the mistake is found

@@ -3,7 +3,7 @@
 
 use super::top_level::Ids;
 use super::values::split_words;
-use super::{did_you_mean, hint_for, Decoder, Key, Misplaced, Node, NodeKind, Span, Spanned};
+use super::{did_you_mean, hint_for, Decoder, Key, Misplaced, Node, NodeKind, Obj, Span, Spanned};
 use crate::manifest::keys::{ACTIONS, STEP_KEYS};
 use crate::manifest::step_decl::{Action, StepDecl};
 
@@ -32,126 +32,12 @@ impl Decoder<'_> {
         let what = format!("step `{}`", id.name);
         let obj = self.obj(node, &what, &id.name, STEP_KEYS, STEP_MISPLACED)?;
 
-        let sandbox = match obj.value("sandbox") {
-            Some(n) => {
-                let s = self.string(n, "sandbox");
-                if let Some(s) = &s {
-                    if !sandboxes.set.contains(s.value.as_str()) {
-                        let hint = hint_for(&s.value, "declared sandboxes", &sandboxes.list)
-                            .or_else(|| Some("declare it under `sandboxes:`".into()));
-                        self.error(
-                            s.span,
-                            format!("{what} runs on unknown sandbox `{}`", s.value),
-                            hint,
-                        );
-                    }
-                }
-                s
-            }
-            None if sandboxes.list.len() == 1 => {
-                Some(Spanned::new(sandboxes.list[0].to_string(), id.span))
-            }
-            None if obj.misspelt("sandbox") => None,
-            None => {
-                let hint = if sandboxes.list.is_empty() {
-                    "declare a sandbox under `sandboxes:` and name it with `sandbox: ID`"
-                        .to_string()
-                } else {
-                    format!(
-                        "add `sandbox: ID`; declared sandboxes: {}",
-                        sandboxes.list.join(", ")
-                    )
-                };
-                self.error(id.span, format!("{what} has no `sandbox`"), Some(hint));
-                None
-            }
-        };
-
-        let mut action: Option<(Action, Span)> = None;
-        let mut first_action: Option<&str> = None;
-        for &kind in ACTIONS {
-            let Some((key, value)) = obj.get(kind) else {
-                continue;
-            };
-            if let Some(first) = first_action {
-                self.error(
-                    key.span,
-                    format!("{what} has two actions, `{first}` and `{kind}`"),
-                    Some("a step does one thing: split it into two steps".into()),
-                );
-                continue;
-            }
-            first_action = Some(kind);
-            let decoded = match kind {
-                "run" => self.run(value, &what).map(Action::Run),
-                "push" => self.transfer(value, "push", &what).map(Action::Push),
-                "pull" => self.transfer(value, "pull", &what).map(Action::Pull),
-                "session" => self.session(value, &what).map(Action::Session),
-                "python" => self.python(value, &what).map(Action::Python),
-                "uses" => self
-                    .uses(value, key.span, obj.get("with"), &what)
-                    .map(Action::Uses),
-                _ => self.snapshot(value, &what).map(Action::Snapshot),
-            };
-            action = decoded.map(|a| (a, key.span));
-        }
-        let misspelt_action = ACTIONS.iter().any(|a| obj.misspelt(a));
-        if first_action.is_none() && !misspelt_action {
-            self.error(
-                id.span,
-                format!("{what} has no action"),
-                Some(
-                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`, or `uses` a recipe"
-                        .into(),
-                ),
-            );
-        }
-
-        if first_action == Some("uses") {
-            for key in ["if", "timeout", "retries", "name"] {
-                if let Some((k, _)) = obj.get(key) {
-                    self.error(
-                        k.span,
-                        format!("`{}` does not go with `uses` in {what}", self.spell(key)),
-                        Some("set it on the recipe's own steps".into()),
-                    );
-                }
-            }
-        } else if let Some((k, _)) = obj.get("with") {
-            self.error(
-                k.span,
-                format!("{what} has `with` but no `uses`"),
-                Some("`with` gives the inputs of the recipe named by `uses: NAME`".into()),
-            );
-        }
-
-        let needs = obj.get("needs").and_then(|(_, n)| {
-            let list = self.string_list(n, "needs")?;
-            // `needs: "a b"` (handy in KDL properties) names two steps.
-            let mut out = Vec::with_capacity(list.len());
-            for item in list {
-                out.extend(split_words(&item, self.src));
-            }
-            for need in &out {
-                if need.value == id.name {
-                    self.error(
-                        need.span,
-                        format!("{what} needs itself"),
-                        Some("remove it from `needs`".into()),
-                    );
-                } else if !steps.set.contains(need.value.as_str()) {
-                    let hint = did_you_mean(&need.value, steps.list.iter().copied())
-                        .map(|s| format!("did you mean `{s}`?"))
-                        .or_else(|| Some(format!("declared steps: {}", steps.list.join(", "))));
-                    self.error(
-                        need.span,
-                        format!("{what} needs unknown step `{}`", need.value),
-                        hint,
-                    );
-                }
-            }
-            Some(out)
-        });
+        let sandbox = self.step_sandbox(id, &obj, sandboxes, &what);
+        let (action, first_action) = self.step_action(id, &obj, &what);
+        self.check_uses_keys(&obj, first_action, &what);
+        let needs = obj
+            .get("needs")
+            .and_then(|(_, n)| self.step_needs(id, n, steps, &what));
 
         let condition = obj.value("if").and_then(|n| match &n.kind {
             NodeKind::Bool(b) => Some(Spanned::new(b.to_string(), n.span)),
@@ -196,5 +82,156 @@ impl Decoder<'_> {
             allow_failure,
             secrets,
         })
+    }
+
+    /// `sandbox:`, which may be left out when only one sandbox is declared.
+    fn step_sandbox(
+        &mut self,
+        id: &Key,
+        obj: &Obj<'_>,
+        sandboxes: &Ids<'_>,
+        what: &str,
+    ) -> Option<Spanned<String>> {
+        match obj.value("sandbox") {
+            Some(n) => {
+                let s = self.string(n, "sandbox");
+                if let Some(s) = &s {
+                    if !sandboxes.set.contains(s.value.as_str()) {
+                        let hint = hint_for(&s.value, "declared sandboxes", &sandboxes.list)
+                            .or_else(|| Some("declare it under `sandboxes:`".into()));
+                        self.error(
+                            s.span,
+                            format!("{what} runs on unknown sandbox `{}`", s.value),
+                            hint,
+                        );
+                    }
+                }
+                s
+            }
+            None if sandboxes.list.len() == 1 => {
+                Some(Spanned::new(sandboxes.list[0].to_string(), id.span))
+            }
+            None if obj.misspelt("sandbox") => None,
+            None => {
+                let hint = if sandboxes.list.is_empty() {
+                    "declare a sandbox under `sandboxes:` and name it with `sandbox: ID`"
+                        .to_string()
+                } else {
+                    format!(
+                        "add `sandbox: ID`; declared sandboxes: {}",
+                        sandboxes.list.join(", ")
+                    )
+                };
+                self.error(id.span, format!("{what} has no `sandbox`"), Some(hint));
+                None
+            }
+        }
+    }
+
+    /// The step's one action, and the key of the first one written (which
+    /// decides the checks that follow even when its body is wrong).
+    fn step_action(
+        &mut self,
+        id: &Key,
+        obj: &Obj<'_>,
+        what: &str,
+    ) -> (Option<(Action, Span)>, Option<&'static str>) {
+        let mut action: Option<(Action, Span)> = None;
+        let mut first_action: Option<&'static str> = None;
+        for &kind in ACTIONS {
+            let Some((key, value)) = obj.get(kind) else {
+                continue;
+            };
+            if let Some(first) = first_action {
+                self.error(
+                    key.span,
+                    format!("{what} has two actions, `{first}` and `{kind}`"),
+                    Some("a step does one thing: split it into two steps".into()),
+                );
+                continue;
+            }
+            first_action = Some(kind);
+            let decoded = match kind {
+                "run" => self.run(value, what).map(Action::Run),
+                "push" => self.transfer(value, "push", what).map(Action::Push),
+                "pull" => self.transfer(value, "pull", what).map(Action::Pull),
+                "session" => self.session(value, what).map(Action::Session),
+                "python" => self.python(value, what).map(Action::Python),
+                "uses" => self
+                    .uses(value, key.span, obj.get("with"), what)
+                    .map(Action::Uses),
+                _ => self.snapshot(value, what).map(Action::Snapshot),
+            };
+            action = decoded.map(|a| (a, key.span));
+        }
+        let misspelt_action = ACTIONS.iter().any(|a| obj.misspelt(a));
+        if first_action.is_none() && !misspelt_action {
+            self.error(
+                id.span,
+                format!("{what} has no action"),
+                Some(
+                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`, or `uses` a recipe"
+                        .into(),
+                ),
+            );
+        }
+        (action, first_action)
+    }
+
+    /// Keys that belong to a recipe's steps are refused next to `uses`, and
+    /// `with` is refused without it.
+    fn check_uses_keys(&mut self, obj: &Obj<'_>, first_action: Option<&str>, what: &str) {
+        if first_action == Some("uses") {
+            for key in ["if", "timeout", "retries", "name"] {
+                if let Some((k, _)) = obj.get(key) {
+                    self.error(
+                        k.span,
+                        format!("`{}` does not go with `uses` in {what}", self.spell(key)),
+                        Some("set it on the recipe's own steps".into()),
+                    );
+                }
+            }
+        } else if let Some((k, _)) = obj.get("with") {
+            self.error(
+                k.span,
+                format!("{what} has `with` but no `uses`"),
+                Some("`with` gives the inputs of the recipe named by `uses: NAME`".into()),
+            );
+        }
+    }
+
+    /// `needs:`, each name a declared step other than this one.
+    fn step_needs(
+        &mut self,
+        id: &Key,
+        node: &Node,
+        steps: &Ids<'_>,
+        what: &str,
+    ) -> Option<Vec<Spanned<String>>> {
+        let list = self.string_list(node, "needs")?;
+        // `needs: "a b"` (handy in KDL properties) names two steps.
+        let mut out = Vec::with_capacity(list.len());
+        for item in list {
+            out.extend(split_words(&item, self.src));
+        }
+        for need in &out {
+            if need.value == id.name {
+                self.error(
+                    need.span,
+                    format!("{what} needs itself"),
+                    Some("remove it from `needs`".into()),
+                );
+            } else if !steps.set.contains(need.value.as_str()) {
+                let hint = did_you_mean(&need.value, steps.list.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some(format!("declared steps: {}", steps.list.join(", "))));
+                self.error(
+                    need.span,
+                    format!("{what} needs unknown step `{}`", need.value),
+                    hint,
+                );
+            }
+        }
+        Some(out)
     }
 }

@@ -10,6 +10,8 @@ use super::names::is_env_name;
 use super::{did_you_mean, Decoded, Decoder, Node, NodeKind, Span, Spanned, VERSION};
 use crate::manifest::keys::{MANIFEST_KEYS, PROJECT_KEYS};
 use crate::manifest::limits::Limit;
+use crate::manifest::sandbox_decl::SandboxDecl;
+use crate::manifest::step_decl::StepDecl;
 use crate::manifest::{SecretDecl, SecretSource};
 
 /// Declared ids, in file order for hints and hashed for look-ups.
@@ -28,33 +30,7 @@ impl<'a> Ids<'a> {
 impl Decoder<'_> {
     pub(super) fn manifest(&mut self, root: &Node) -> Option<Decoded> {
         let obj = self.obj(root, "the manifest", "manifest", MANIFEST_KEYS, &[])?;
-        let version = match obj.value("version") {
-            None => {
-                let at = Span::new(root.span.start, root.span.start);
-                let hint = if self.kdl {
-                    "add `version 1` as the first line"
-                } else {
-                    "add `version: 1` as the first line"
-                };
-                self.error(at, "the manifest has no `version`", Some(hint.into()));
-                VERSION
-            }
-            Some(node) => match node.kind {
-                NodeKind::Int(v) if v == i64::from(VERSION) => VERSION,
-                NodeKind::Int(v) => {
-                    self.error(
-                        node.span,
-                        format!("unsupported manifest version {v}"),
-                        Some(format!("this pocketdock reads version {VERSION}")),
-                    );
-                    VERSION
-                }
-                _ => {
-                    self.type_error(node, "version", "the integer 1");
-                    VERSION
-                }
-            },
-        };
+        let version = self.version(root, obj.value("version"));
         if let Some(node) = obj.value("project") {
             self.settings(node, "`project`", "project", PROJECT_KEYS);
         }
@@ -86,8 +62,60 @@ impl Decoder<'_> {
             .map(|n| self.limits(n))
             .unwrap_or_default();
 
+        let sandboxes = self.sandboxes(obj.value("sandboxes"));
+        let steps = self.steps(obj.value("steps"), obj.value("sandboxes"));
+        let secrets = obj
+            .value("secrets")
+            .map(|n| self.secrets(n))
+            .unwrap_or_default();
+        self.check_step_secrets(&steps, &secrets);
+        Some(Decoded {
+            limits,
+            version,
+            name,
+            vars,
+            env_names,
+            sandboxes,
+            steps,
+            secrets,
+        })
+    }
+
+    /// `version:`, which must be there and be the one this build reads.
+    fn version(&mut self, root: &Node, version: Option<&Node>) -> u32 {
+        match version {
+            None => {
+                let at = Span::new(root.span.start, root.span.start);
+                let hint = if self.kdl {
+                    "add `version 1` as the first line"
+                } else {
+                    "add `version: 1` as the first line"
+                };
+                self.error(at, "the manifest has no `version`", Some(hint.into()));
+                VERSION
+            }
+            Some(node) => match node.kind {
+                NodeKind::Int(v) if v == i64::from(VERSION) => VERSION,
+                NodeKind::Int(v) => {
+                    self.error(
+                        node.span,
+                        format!("unsupported manifest version {v}"),
+                        Some(format!("this pocketdock reads version {VERSION}")),
+                    );
+                    VERSION
+                }
+                _ => {
+                    self.type_error(node, "version", "the integer 1");
+                    VERSION
+                }
+            },
+        }
+    }
+
+    /// `sandboxes:`, each entry decoded in file order.
+    fn sandboxes(&mut self, node: Option<&Node>) -> IndexMap<String, SandboxDecl> {
         let mut sandboxes = IndexMap::new();
-        if let Some(node) = obj.value("sandboxes") {
+        if let Some(node) = node {
             match &node.kind {
                 NodeKind::Map(entries) => {
                     for (key, body) in entries {
@@ -101,12 +129,20 @@ impl Decoder<'_> {
                 _ => self.type_error(node, "sandboxes", "a map of sandbox id to sandbox"),
             }
         }
+        sandboxes
+    }
 
+    /// `steps:`, checked against the declared sandbox ids and each other.
+    fn steps(
+        &mut self,
+        node: Option<&Node>,
+        sandboxes: Option<&Node>,
+    ) -> IndexMap<String, StepDecl> {
         let mut steps = IndexMap::new();
-        if let Some(node) = obj.value("steps") {
+        if let Some(node) = node {
             match &node.kind {
                 NodeKind::Map(entries) => {
-                    let sandbox_keys = match obj.value("sandboxes").map(|n| &n.kind) {
+                    let sandbox_keys = match sandboxes.map(|n| &n.kind) {
                         Some(NodeKind::Map(e)) => {
                             Ids::new(e.iter().map(|(k, _)| k.name.as_str()).collect())
                         }
@@ -124,10 +160,15 @@ impl Decoder<'_> {
                 _ => self.type_error(node, "steps", "a map of step id to step"),
             }
         }
-        let secrets = obj
-            .value("secrets")
-            .map(|n| self.secrets(n))
-            .unwrap_or_default();
+        steps
+    }
+
+    /// Every secret a step lists must be declared under `secrets:`.
+    fn check_step_secrets(
+        &mut self,
+        steps: &IndexMap<String, StepDecl>,
+        secrets: &IndexMap<String, SecretDecl>,
+    ) {
         let names: Vec<&str> = secrets.keys().map(String::as_str).collect();
         for step in steps.values() {
             for s in &step.secrets {
@@ -149,16 +190,6 @@ impl Decoder<'_> {
                 }
             }
         }
-        Some(Decoded {
-            limits,
-            version,
-            name,
-            vars,
-            env_names,
-            sandboxes,
-            steps,
-            secrets,
-        })
     }
 
     /// `secrets:`: `NAME: { env: HOST_VAR }` or `NAME: { file: path }`.

@@ -308,73 +308,15 @@ impl Sandbox {
             user,
             start,
         } = started;
-        let engine = self.engine.clone();
-        let body = async {
-            match channel {
-                Channel::Exec {
-                    exec_id,
-                    mut output,
-                } => {
-                    let mut runtime_error = RuntimeError::default();
-                    let mut pass = |k: StreamKind, d: &[u8]| {
-                        let k = runtime_error.classify(k, d);
-                        let kept = cap.admit(d);
-                        if !kept.is_empty() {
-                            sink(k, kept);
-                        }
-                    };
-                    while output.next(&mut pass).await? {}
-                    let code = wait_exit(&engine, &exec_id).await?;
-                    Ok::<_, Error>((runtime_error.exit_code(code), None))
-                }
-                Channel::Agent(mut run) => {
-                    let mut pass = |k: StreamKind, d: &[u8]| {
-                        let kept = cap.admit(d);
-                        if !kept.is_empty() {
-                            sink(k, kept);
-                        }
-                    };
-                    let exit = run.finish(&mut pass).await?;
-                    Ok((exit.code, Some(exit.oom_killed)))
-                }
-            }
-        };
-        let cancelled = async {
-            match cancel {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        let deadline = async {
-            match timeout {
-                Some(t) => tokio::time::sleep(t).await,
-                None => std::future::pending().await,
-            }
-        };
         let (exit_code, oom) = tokio::select! {
-            r = body => match r {
+            r = read_to_end(&self.engine, channel, cap, sink) => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
-                    // The sandbox itself stopped: the kernel SIGKILLs every
-                    // process of it, the command's included, as an exec
-                    // reports. The helper dies a moment before the engine
-                    // notices: give the engine that moment.
-                    if self.stopped_within(Duration::from_secs(2)).await {
-                        return Ok(Outcome {
-                            exit_code: 137,
-                            duration: start.elapsed(),
-                            timed_out: false,
-                            oom_killed: false,
-                            via,
-                        });
-                    }
-                    // The helper alone is gone: what it started must not run on.
-                    let _ = self.kill_marked_by_exec(&marker, user.as_deref(), "KILL").await;
-                    return Err(e);
+                    return self.agent_lost(e, &marker, user.as_deref(), start).await;
                 }
                 Err(e) => return Err(self.explain(e).await),
             },
-            () = deadline => {
+            () = deadline(timeout) => {
                 let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Ok(Outcome {
                     exit_code: -1,
@@ -384,7 +326,7 @@ impl Sandbox {
                     via,
                 });
             }
-            () = cancelled => {
+            () = cancelled(cancel) => {
                 let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
                 return Err(Error::Cancelled);
             }
@@ -401,6 +343,32 @@ impl Sandbox {
             oom_killed,
             via,
         })
+    }
+
+    /// The helper's connection broke before the command ended.
+    async fn agent_lost(
+        &self,
+        e: Error,
+        marker: &str,
+        user: Option<&str>,
+        start: Instant,
+    ) -> Result<Outcome> {
+        // The sandbox itself stopped: the kernel SIGKILLs every
+        // process of it, the command's included, as an exec
+        // reports. The helper dies a moment before the engine
+        // notices: give the engine that moment.
+        if self.stopped_within(Duration::from_secs(2)).await {
+            return Ok(Outcome {
+                exit_code: 137,
+                duration: start.elapsed(),
+                timed_out: false,
+                oom_killed: false,
+                via: Via::Agent,
+            });
+        }
+        // The helper alone is gone: what it started must not run on.
+        let _ = self.kill_marked_by_exec(marker, user, "KILL").await;
+        Err(e)
     }
 
     /// True once the engine reports the container stopped, within `limit`.
@@ -568,6 +536,60 @@ fn utf8(bytes: Vec<u8>) -> String {
 /// argv for `sh -c SCRIPT`.
 pub(crate) fn sh(script: &str) -> Vec<String> {
     vec!["sh".into(), "-c".into(), script.into()]
+}
+
+/// Pass a started command's output through `cap` to `sink` until it ends;
+/// its exit code, and whether it was OOM-killed when the channel knows.
+async fn read_to_end(
+    engine: &crate::engine::Engine,
+    channel: Channel,
+    cap: &mut CappedOutput,
+    sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
+) -> Result<(i64, Option<bool>)> {
+    match channel {
+        Channel::Exec {
+            exec_id,
+            mut output,
+        } => {
+            let mut runtime_error = RuntimeError::default();
+            let mut pass = |k: StreamKind, d: &[u8]| {
+                let k = runtime_error.classify(k, d);
+                let kept = cap.admit(d);
+                if !kept.is_empty() {
+                    sink(k, kept);
+                }
+            };
+            while output.next(&mut pass).await? {}
+            let code = wait_exit(engine, &exec_id).await?;
+            Ok((runtime_error.exit_code(code), None))
+        }
+        Channel::Agent(mut run) => {
+            let mut pass = |k: StreamKind, d: &[u8]| {
+                let kept = cap.admit(d);
+                if !kept.is_empty() {
+                    sink(k, kept);
+                }
+            };
+            let exit = run.finish(&mut pass).await?;
+            Ok((exit.code, Some(exit.oom_killed)))
+        }
+    }
+}
+
+/// Resolves when `cancel` is cancelled; never without a token.
+async fn cancelled(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves after `timeout`; never without one.
+async fn deadline(timeout: Option<Duration>) {
+    match timeout {
+        Some(t) => tokio::time::sleep(t).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// An exec's exit code, once it has one. Exec inspect right after the

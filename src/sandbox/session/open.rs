@@ -11,7 +11,7 @@ use super::inner::{pump, Inner, State};
 use super::script::init_script;
 use super::{Session, SessionOptions};
 use crate::engine::demux::StreamKind;
-use crate::engine::ExecOutput;
+use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
 use crate::sandbox::buffer::RingBuffer;
 use crate::sandbox::run::{exec_spec, new_marker, wait_exit, RunOptions};
@@ -25,90 +25,11 @@ impl Sandbox {
     /// [`Error::ShellMissing`] when the image has no bash.
     pub async fn session(&self, opts: SessionOptions) -> Result<Session> {
         let marker = new_marker();
-        let mut env = opts.env.clone();
-        if opts.tty && !env.iter().any(|(k, _)| k == "TERM") {
-            env.push(("TERM".into(), "xterm".into()));
-        }
-        let run = RunOptions {
-            env,
-            workdir: opts.workdir.clone(),
-            user: opts.user.clone(),
-            ..RunOptions::default()
-        };
-        let argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
-            .map(String::from)
-            .to_vec();
-        let mut spec = exec_spec(argv, &marker, &run);
-        spec.tty = opts.tty;
-        spec.attach_stdin = true;
-        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
-            Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
-        };
-        let (mut output, mut input) =
-            match self.engine.exec_start_attached(&exec_id, opts.tty).await {
-                Ok(io) => io,
-                Err(e) => {
-                    return Err(match e {
-                        Error::Api { message, .. } if missing_program(&message) => {
-                            Error::ShellMissing {
-                                name: self.name.clone(),
-                                detail: message,
-                            }
-                        }
-                        e => self.explain(e).await,
-                    })
-                }
-            };
-        if opts.tty {
-            // Engines start a TTY at 0x0, which confuses full-screen programs.
-            let _ = self.engine.exec_resize(&exec_id, 24, 80).await;
-        }
-        let token = new_marker();
+        let (exec_id, mut output, mut input) = self.attach_shell(&opts, &marker).await?;
         let mut ring = RingBuffer::new(opts.buffer.max(1));
-        let ready = async {
-            input
-                .write(init_script(&token, opts.tty).as_bytes())
-                .await?;
-            wait_ready(&mut output, &token, opts.tty, &mut ring).await
-        };
-        let pid = match tokio::time::timeout(READY_TIMEOUT, ready).await {
-            Ok(Ok(Ready::Up(pid))) => pid,
-            Ok(Ok(Ready::Ended(said))) => {
-                let code = wait_exit(&self.engine, &exec_id).await.unwrap_or(-1);
-                let said = said.trim().to_string();
-                return Err(if code == 126 || code == 127 || missing_program(&said) {
-                    Error::ShellMissing {
-                        name: self.name.clone(),
-                        detail: if said.is_empty() {
-                            format!("exit code {code}")
-                        } else {
-                            said
-                        },
-                    }
-                } else {
-                    Error::SessionClosed {
-                        name: self.name.clone(),
-                        reason: format!("bash exited with code {code} while starting: {said}"),
-                    }
-                });
-            }
-            Ok(Err(e)) => {
-                let _ = self
-                    .kill_marked(&marker, opts.user.as_deref(), "KILL")
-                    .await;
-                return Err(self.explain(e).await);
-            }
-            Err(_) => {
-                let _ = self
-                    .kill_marked(&marker, opts.user.as_deref(), "KILL")
-                    .await;
-                return Err(Error::Protocol {
-                    op: "open a session",
-                    detail: format!("bash did not come up within {}s", READY_TIMEOUT.as_secs()),
-                });
-            }
-        };
+        let pid = self
+            .await_ready(&opts, &marker, &exec_id, &mut output, &mut input, &mut ring)
+            .await?;
         let (reg, cancel) = self.register(None);
         let inner = Arc::new(Inner {
             sandbox: self.handle(),
@@ -133,6 +54,106 @@ impl Sandbox {
         });
         tokio::spawn(pump(inner.clone(), output));
         Ok(Session { inner })
+    }
+
+    /// Create and attach the exec that runs `bash`, marked with `marker`.
+    async fn attach_shell(
+        &self,
+        opts: &SessionOptions,
+        marker: &str,
+    ) -> Result<(String, ExecOutput, ExecInput)> {
+        let mut env = opts.env.clone();
+        if opts.tty && !env.iter().any(|(k, _)| k == "TERM") {
+            env.push(("TERM".into(), "xterm".into()));
+        }
+        let run = RunOptions {
+            env,
+            workdir: opts.workdir.clone(),
+            user: opts.user.clone(),
+            ..RunOptions::default()
+        };
+        let argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
+            .map(String::from)
+            .to_vec();
+        let mut spec = exec_spec(argv, marker, &run);
+        spec.tty = opts.tty;
+        spec.attach_stdin = true;
+        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.explain(e).await),
+        };
+        let (output, input) = match self.engine.exec_start_attached(&exec_id, opts.tty).await {
+            Ok(io) => io,
+            Err(e) => {
+                return Err(match e {
+                    Error::Api { message, .. } if missing_program(&message) => {
+                        Error::ShellMissing {
+                            name: self.name.clone(),
+                            detail: message,
+                        }
+                    }
+                    e => self.explain(e).await,
+                })
+            }
+        };
+        if opts.tty {
+            // Engines start a TTY at 0x0, which confuses full-screen programs.
+            let _ = self.engine.exec_resize(&exec_id, 24, 80).await;
+        }
+        Ok((exec_id, output, input))
+    }
+
+    /// Send the init script and wait for the ready line; the shell's pid.
+    /// A shell that ends or hangs instead is explained, and a hung one killed.
+    async fn await_ready(
+        &self,
+        opts: &SessionOptions,
+        marker: &str,
+        exec_id: &str,
+        output: &mut ExecOutput,
+        input: &mut ExecInput,
+        ring: &mut RingBuffer,
+    ) -> Result<u32> {
+        let token = new_marker();
+        let ready = async {
+            input
+                .write(init_script(&token, opts.tty).as_bytes())
+                .await?;
+            wait_ready(output, &token, opts.tty, ring).await
+        };
+        match tokio::time::timeout(READY_TIMEOUT, ready).await {
+            Ok(Ok(Ready::Up(pid))) => Ok(pid),
+            Ok(Ok(Ready::Ended(said))) => {
+                let code = wait_exit(&self.engine, exec_id).await.unwrap_or(-1);
+                let said = said.trim().to_string();
+                Err(if code == 126 || code == 127 || missing_program(&said) {
+                    Error::ShellMissing {
+                        name: self.name.clone(),
+                        detail: if said.is_empty() {
+                            format!("exit code {code}")
+                        } else {
+                            said
+                        },
+                    }
+                } else {
+                    Error::SessionClosed {
+                        name: self.name.clone(),
+                        reason: format!("bash exited with code {code} while starting: {said}"),
+                    }
+                })
+            }
+            Ok(Err(e)) => {
+                let _ = self.kill_marked(marker, opts.user.as_deref(), "KILL").await;
+                Err(self.explain(e).await)
+            }
+            Err(_) => {
+                let _ = self.kill_marked(marker, opts.user.as_deref(), "KILL").await;
+                Err(Error::Protocol {
+                    op: "open a session",
+                    detail: format!("bash did not come up within {}s", READY_TIMEOUT.as_secs()),
+                })
+            }
+        }
     }
 }
 
