@@ -5,7 +5,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::common::{sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::pd::Pd;
 use pocketdock::images::airgap;
 use pocketdock::{Engine, RunOptions};
 
@@ -38,7 +39,7 @@ async fn make_image(engine: &Engine, c: &mut Cleanup, busybox: &str) -> (String,
 }
 
 fn run_ok(args: &[&str]) -> String {
-    let out = pocketdock(args);
+    let out = Pd::here().output(args);
     assert!(
         out.status.success(),
         "pocketdock {args:?} failed:\n{}{}",
@@ -318,7 +319,7 @@ async fn bad_archives_say_what_is_wrong_and_leave_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = |n: &str| dir.path().join(n).display().to_string();
     let fails = |args: &[&str], expect: &[&str]| {
-        let out = pocketdock(args);
+        let out = Pd::here().output(args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         for e in expect {
@@ -411,10 +412,10 @@ async fn bad_archives_say_what_is_wrong_and_leave_nothing() {
 
 #[test]
 fn export_needs_a_selection() {
-    let out = pocketdock(&["export", "-o", "/tmp/never-written.tar.gz"]);
+    let out = Pd::here().output(&["export", "-o", "/tmp/never-written.tar.gz"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--all|--profile"), "{}", stderr(&out));
-    let out = pocketdock(&[
+    let out = Pd::here().output(&[
         "export",
         "--profile",
         "huge",

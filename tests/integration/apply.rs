@@ -6,8 +6,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    containers_with, copy_dir, instance_toml, pocketdock_in, project, project_label, repo,
-    start_long_job, stderr, stdout, step_status, LabelCleanup,
+    containers_with, copy_dir, instance_toml, project, project_label, repo, start_long_job, stderr,
+    stdout, step_status, LabelCleanup,
 };
 use crate::pd::Pd;
 
@@ -36,7 +36,7 @@ async fn the_grading_example_grades_every_submission() {
     copy_dir(&repo().join("examples/grading"), dir.path());
 
     let started = Instant::now();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     // dave loops forever and is stopped by the 10 s timeout, not waited for.
     assert!(started.elapsed() < Duration::from_mins(1));
@@ -129,7 +129,7 @@ steps:
 ",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
     let rec = instance_toml(&only_record(dir.path()));
     assert_eq!(rec["status"].as_str(), Some("failed"));
@@ -147,11 +147,7 @@ steps:
     );
     assert!(stdout(&o).contains("✗ boom@a exit 3"), "{}", stdout(&o));
 
-    let o = pocketdock_in(
-        dir.path(),
-        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain", "--keep-going"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stdout(&o).contains("[after-slow@b] after slow"),
@@ -187,7 +183,7 @@ step "last" { run "echo after the skipped one" }
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.kdl", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.kdl", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     let record = only_record(dir.path());
@@ -227,7 +223,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
         let dir = project("apply");
         let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
         std::fs::write(dir.path().join("job.yaml"), text).unwrap();
-        let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+        let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{what}: {err}");
         assert!(
@@ -310,18 +306,14 @@ async fn ndjson_output_and_the_record_commands() {
     let dir = project("apply");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     copy_dir(&repo().join("examples/hello"), dir.path());
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "apply",
-            "job.yaml",
-            "--output",
-            "ndjson",
-            "--var",
-            "greeting=Bonjour",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "ndjson",
+        "--var",
+        "greeting=Bonjour",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let events: Vec<serde_json::Value> = stdout(&o)
         .lines()
@@ -337,20 +329,20 @@ async fn ndjson_output_and_the_record_commands() {
         .unwrap()
         .starts_with("Bonjour"));
 
-    let o = pocketdock_in(dir.path(), &["logs", "last", "--step", "greet"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "--step", "greet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("=== pocketdock run log ===") && stdout(&o).contains("Bonjour"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     assert!(
         stdout(&o).contains("hello-0001") && stdout(&o).contains("succeeded"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(dir.path(), &["logs", "last", "--history"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "--history"]);
     assert_eq!(
         stdout(&o).lines().count(),
         history(&only_record(dir.path())).len()
@@ -361,22 +353,30 @@ async fn ndjson_output_and_the_record_commands() {
 fn validate_and_plan_need_no_engine() {
     let env = [("POCKETDOCK_SOCKET", "/nonexistent.sock")];
     let grading = repo().join("examples/grading");
-    let o = pocketdock_in(&grading, &["validate", "job.yaml"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["validate", "job.yaml"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = pocketdock_in(&grading, &["validate", "job.kdl"], &env);
+    let o = Pd::at(&grading).envs(&env).output(&["validate", "job.kdl"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = pocketdock_in(&grading, &["plan", "job.yaml", "--json"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["plan", "job.yaml", "--json"]);
     let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(plan.is_object(), "{plan}");
-    let o = pocketdock_in(&grading, &["plan", "job.yaml", "--dot"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["plan", "job.yaml", "--dot"]);
     assert!(stdout(&o).starts_with("digraph"), "{}", stdout(&o));
-    let o = pocketdock_in(&grading, &["plan", "job.yaml"], &env);
+    let o = Pd::at(&grading).envs(&env).output(&["plan", "job.yaml"]);
     assert!(
         stdout(&o).contains("grade.grade@grader[student=dave]"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(&grading, &["validate", "missing.yaml"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["validate", "missing.yaml"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -430,7 +430,7 @@ steps:
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.contains("[check@box] /tmp\n[check@box] A=1\n"), "{out}");
@@ -470,7 +470,7 @@ steps:
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.contains("[define@box] defined"), "{out}");
@@ -546,11 +546,7 @@ steps:
 ",
     )
     .unwrap();
-    let o = pocketdock_in(
-        dir.path(),
-        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain", "--keep-going"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
     assert!(out.contains("✗ pull-big@a timed out"), "{out}");

@@ -132,38 +132,12 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pocketdock"))
 }
 
-/// Run the binary with args; stdin closed.
-pub fn pocketdock(args: &[&str]) -> Output {
-    pocketdock_env(args, &[])
-}
-
-/// Run the binary with args and extra environment.
-pub fn pocketdock_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run pocketdock")
-}
-
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Run the binary in `dir` with args and extra environment.
-pub fn pocketdock_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(bin())
-        .current_dir(dir)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run pocketdock")
 }
 
 /// Copy a directory tree (files and directories only).
@@ -276,6 +250,87 @@ pub fn project_label(dir: &std::path::Path) -> String {
         "pocketdock.project={}",
         dir.file_name().unwrap().to_string_lossy()
     )
+}
+
+/// A project a test runs against the engine: its directory and a guard
+/// that removes every container labelled with the project when dropped,
+/// pass or fail. `assert_no_leaks` is the check that the product itself
+/// removed them.
+///
+/// ```ignore
+/// let dir = TestProject::new(&engine, "apply"); // pdt-apply-XXXX, guarded
+/// dir.pd().args(["apply", "job.yaml"]).code(0);
+/// dir.assert_no_leaks().await;
+/// ```
+pub struct TestProject {
+    // Declared first: dropped (containers removed) before the directory.
+    _cleanup: LabelCleanup,
+    dir: Option<tempfile::TempDir>,
+    path: Option<PathBuf>,
+    label: String,
+    engine: Engine,
+}
+
+impl TestProject {
+    /// A fresh directory named `pdt-<prefix>-...`, removed when dropped.
+    pub fn new(engine: &Engine, prefix: &str) -> TestProject {
+        let dir = project(prefix);
+        let mut p = TestProject::at(engine, dir.path());
+        p.dir = Some(dir);
+        p
+    }
+
+    /// The project in `dir`, a directory someone else owns (a `Pd`'s).
+    pub fn at(engine: &Engine, dir: &std::path::Path) -> TestProject {
+        let mut p = TestProject::named(engine, &dir.file_name().unwrap().to_string_lossy());
+        p.path = Some(dir.to_path_buf());
+        p
+    }
+
+    /// The containers of project `name`, with no directory (the library's
+    /// sandboxes and pools name their project themselves).
+    pub fn named(engine: &Engine, name: &str) -> TestProject {
+        let label = format!("pocketdock.project={name}");
+        TestProject {
+            _cleanup: LabelCleanup::new(engine, label.clone()),
+            dir: None,
+            path: None,
+            label,
+            engine: engine.clone(),
+        }
+    }
+
+    /// The project directory.
+    pub fn path(&self) -> &std::path::Path {
+        self.path
+            .as_deref()
+            .expect("a TestProject::named has no directory")
+    }
+
+    /// The label selecting its containers (`pocketdock.project=<name>`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The CLI, run in the project directory.
+    pub fn pd(&self) -> crate::pd::Pd {
+        crate::pd::Pd::at(self.path())
+    }
+
+    /// Its containers (running or not).
+    pub async fn containers(&self) -> Vec<String> {
+        containers_with(&self.engine, &self.label).await
+    }
+
+    /// Fail when any of its containers is left.
+    pub async fn assert_no_leaks(&self) {
+        let left = self.containers().await;
+        assert!(
+            left.is_empty(),
+            "sandboxes left behind ({}): {left:?}",
+            self.label
+        );
+    }
 }
 
 /// Start `apply` of a job `name` with a long step in the background, and

@@ -5,8 +5,9 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, pocketdock_in, project, project_label, stderr, stdout, unique};
+use crate::common::{bin, project, project_label, stderr, stdout, unique};
 use crate::common::{Cleanup, LabelCleanup};
+use crate::pd::Pd;
 
 const JOB: &str = r#"version: 1
 name: lines
@@ -26,12 +27,12 @@ async fn tail_step_type_and_since_pick_what_a_record_shows() {
     let dir = project("logs");
     let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
     std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let logs = |args: &[&str]| {
         let mut all = vec!["logs", "last"];
         all.extend_from_slice(args);
-        let o = pocketdock_in(dir.path(), &all, &[]);
+        let o = Pd::at(dir.path()).output(&all);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         stdout(&o)
     };
@@ -63,27 +64,23 @@ async fn tail_step_type_and_since_pick_what_a_record_shows() {
     assert!(logs(&["--since", "1h"]).contains("line3"));
     assert!(logs(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
 
-    let listed = pocketdock_in(dir.path(), &["logs", "--since", "1h"], &[]);
+    let listed = Pd::at(dir.path()).output(&["logs", "--since", "1h"]);
     assert!(
         stdout(&listed).contains("lines-0001"),
         "{}",
         stdout(&listed)
     );
-    let none = pocketdock_in(
-        dir.path(),
-        &["logs", "--since", "2999-01-01T00:00:00Z"],
-        &[],
-    );
+    let none = Pd::at(dir.path()).output(&["logs", "--since", "2999-01-01T00:00:00Z"]);
     assert!(!stdout(&none).contains("lines-0001"), "{}", stdout(&none));
 
-    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "3 weeks"], &[]);
+    let bad = Pd::at(dir.path()).output(&["logs", "last", "--since", "3 weeks"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("unknown unit"), "{}", stderr(&bad));
-    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "yesterday"], &[]);
+    let bad = Pd::at(dir.path()).output(&["logs", "last", "--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
 
-    let names = pocketdock_in(dir.path(), &["__complete", "jobs"], &[]);
+    let names = Pd::at(dir.path()).output(&["__complete", "jobs"]);
     assert_eq!(stdout(&names), "last\nlines-0001\n");
 }
 
@@ -133,7 +130,7 @@ async fn follow_tails_a_running_job_until_it_ends() {
     let running = std::fs::read_to_string(record.join("instance.toml")).unwrap();
     assert!(running.contains("status = \"running\""), "{running}");
 
-    let o = pocketdock_in(dir.path(), &["logs", "last", "-f"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "-f"]);
     assert!(apply.wait().unwrap().success());
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
@@ -153,9 +150,9 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
     let dir = project("followbox");
     let name = unique("followbox");
     c.add(name.clone());
-    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name, "--persist"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(dir.path(), &["run", &name, "echo old-run"], &[]);
+    let o = Pd::at(dir.path()).output(&["run", &name, "echo old-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     let mut follow = Command::new(bin())
@@ -175,17 +172,14 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
         assert!(n > 0, "follow ended early: {text}");
         text.push_str(&line);
     }
-    let o = pocketdock_in(
-        dir.path(),
-        &["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"],
-        &[],
-    );
+    let o =
+        Pd::at(dir.path()).output(&["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         follow.try_wait().unwrap().is_none(),
         "follow ended while the sandbox runs"
     );
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     let status = follow.wait().unwrap();
     out.read_to_string(&mut text).unwrap();
@@ -210,11 +204,9 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
 #[test]
 fn follow_needs_something_to_follow() {
     let dir = project("follownone");
-    let o = pocketdock_in(
-        dir.path(),
-        &["logs", "-f"],
-        &[("POCKETDOCK_SOCKET", "/nonexistent.sock")],
-    );
+    let o = Pd::at(dir.path())
+        .envs(&[("POCKETDOCK_SOCKET", "/nonexistent.sock")])
+        .output(&["logs", "-f"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("pocketdock logs last -f"),
@@ -230,18 +222,14 @@ async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
     let dir = project("detachlog");
     let name = unique("detachlog");
     c.add(name.clone());
-    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name, "--persist"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "run",
-            "-d",
-            &name,
-            "echo one; sleep 1; echo two >&2; exit 3",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "run",
+        "-d",
+        &name,
+        "echo one; sleep 1; echo two >&2; exit 3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--type detach -f"), "{}", stderr(&o));
 
@@ -294,9 +282,9 @@ async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
         ended.contains(r#""exit":3"#) && ended.contains(r#""log":"detach-"#),
         "{ended}"
     );
-    let shown = pocketdock_in(dir.path(), &["logs", &name, "--type", "detach"], &[]);
+    let shown = Pd::at(dir.path()).output(&["logs", &name, "--type", "detach"]);
     assert!(stdout(&shown).contains("] two"), "{}", stdout(&shown));
-    let runs = pocketdock_in(dir.path(), &["logs", &name, "--type", "run"], &[]);
+    let runs = Pd::at(dir.path()).output(&["logs", &name, "--type", "run"]);
     assert!(!stdout(&runs).contains("] two"), "{}", stdout(&runs));
 }
 
@@ -342,12 +330,12 @@ async fn library_runs_in_a_persistent_sandbox_are_logged() {
     let again = PersistentSandbox::attach(&engine, &project, &name).expect("a record");
     again.sandbox().run("echo third-run", &opts).await.unwrap();
 
-    let o = pocketdock_in(dir.path(), &["logs", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("=== pocketdock run log ==="), "{text}");
     assert!(text.contains("third-run"), "{text}");
-    let o = pocketdock_in(dir.path(), &["logs", &name, "--since", "1h"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--since", "1h"]);
     let text = stdout(&o);
     for run in ["first-run", "second-run", "third-run", "exit_code: 4"] {
         assert!(text.contains(run), "{run}: {text}");
@@ -417,16 +405,12 @@ async fn library_sessions_in_a_persistent_sandbox_are_logged() {
     assert_eq!(closed[0]["sends"], 2, "{history}");
     assert_eq!(closed[0]["log"], logs[0].as_str(), "{history}");
 
-    let o = pocketdock_in(dir.path(), &["logs", &name, "--type", "session"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--type", "session"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let shown = stdout(&o);
     assert!(shown.contains("=== pocketdock session log ==="), "{shown}");
     assert!(shown.contains("in-/tmp-now"), "{shown}");
-    let o = pocketdock_in(
-        dir.path(),
-        &["logs", &name, "--history", "--type", "session"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--history", "--type", "session"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let shown = stdout(&o);
     assert_eq!(shown.lines().count(), 1, "{shown}");

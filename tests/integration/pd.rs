@@ -18,7 +18,9 @@ use crate::common::{bin, project};
 
 /// A `pocketdock` invocation being set up.
 pub struct Pd {
-    dir: tempfile::TempDir,
+    /// The fresh directory it made, if any.
+    dir: Option<tempfile::TempDir>,
+    /// Where it runs; `None` (with no `dir`): the test's own directory.
     cwd: Option<PathBuf>,
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -36,7 +38,27 @@ impl Pd {
     /// A fresh project directory, its name starting `pdt-pd-`.
     pub fn new() -> Pd {
         Pd {
-            dir: project("pd"),
+            dir: Some(project("pd")),
+            cwd: None,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Run in `dir`, a directory someone else owns (nothing made or removed).
+    pub fn at(dir: impl AsRef<Path>) -> Pd {
+        Pd {
+            dir: None,
+            cwd: Some(dir.as_ref().to_path_buf()),
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Run in the test's own directory (the repository's root).
+    pub fn here() -> Pd {
+        Pd {
+            dir: None,
             cwd: None,
             args: Vec::new(),
             env: Vec::new(),
@@ -45,7 +67,11 @@ impl Pd {
 
     /// The project directory.
     pub fn path(&self) -> &Path {
-        self.cwd.as_deref().unwrap_or(self.dir.path())
+        match (&self.cwd, &self.dir) {
+            (Some(cwd), _) => cwd,
+            (None, Some(dir)) => dir.path(),
+            (None, None) => Path::new("."),
+        }
     }
 
     /// Run in `dir` instead of the fresh directory.
@@ -86,6 +112,15 @@ impl Pd {
         self
     }
 
+    /// Environment variables.
+    pub fn envs(mut self, env: &[(&str, &str)]) -> Pd {
+        self.env.extend(
+            env.iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
+        );
+        self
+    }
+
     /// No engine: a socket nobody listens on.
     pub fn no_engine(self) -> Pd {
         self.env("POCKETDOCK_SOCKET", "/nonexistent.sock")
@@ -101,6 +136,11 @@ impl Pd {
         self.run().code(code)
     }
 
+    /// Run `args` and return the raw output, asserting nothing.
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cmd(args).output
+    }
+
     /// Run other arguments in the same directory and environment.
     pub fn cmd<I, S>(&self, args: I) -> Ran
     where
@@ -108,8 +148,11 @@ impl Pd {
         S: AsRef<str>,
     {
         let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
-        let output = Command::new(bin())
-            .current_dir(self.path())
+        let mut command = Command::new(bin());
+        if self.cwd.is_some() || self.dir.is_some() {
+            command.current_dir(self.path());
+        }
+        let output = command
             .args(&args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())

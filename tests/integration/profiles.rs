@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use crate::common::{
-    pocketdock_in, project, project_label, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup,
-    LabelCleanup,
+    project, project_label, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup, LabelCleanup,
 };
+use crate::pd::Pd;
 use pocketdock::{Engine, RunOptions};
 
 /// `pocketdock-<project dir, lowercased>/<name>`: the tag of a project profile.
@@ -37,7 +37,7 @@ fn cli(engine: &Engine, dir: &Path, args: &[&str]) -> std::process::Output {
     let socket = engine.info().socket.display().to_string();
     let mut all = vec!["--socket", socket.as_str()];
     all.extend_from_slice(args);
-    pocketdock_in(dir, &all, &[])
+    Pd::at(dir).output(&all)
 }
 
 /// Register the current id of `image` for removal (superseded builds stay
