@@ -6,8 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    containers_with, copy_dir, instance_toml, project, project_label, repo, start_long_job, stderr,
-    stdout, step_status, LabelCleanup,
+    copy_dir, instance_toml, repo, start_long_job, stderr, stdout, step_status, TestProject,
 };
 use crate::pd::Pd;
 
@@ -31,8 +30,7 @@ fn history(record: &Path) -> Vec<serde_json::Value> {
 #[tokio::test]
 async fn the_grading_example_grades_every_submission() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     copy_dir(&repo().join("examples/grading"), dir.path());
 
     let started = Instant::now();
@@ -83,19 +81,13 @@ async fn the_grading_example_grades_every_submission() {
     let log = std::fs::read_to_string(record.join("logs/grade.grade[student=carol].log")).unwrap();
     assert!(log.contains("[stdout ") && log.contains("FAILED"), "{log}");
 
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "sandboxes left behind"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn a_failure_stops_new_steps_unless_keep_going() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     // `boom` fails only once `slow` runs, and `slow` ends well after that:
     // marks in a directory both sandboxes mount, not a race of sleeps.
     let shared = dir.path().join("shared");
@@ -159,16 +151,13 @@ steps:
         "{}",
         stdout(&o)
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn outputs_conditions_retries_and_templates_between_steps() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.kdl"),
         r#"version 1
@@ -220,8 +209,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
         ("undefined variable", "version: 1\nsandboxes:\n  box: {}\nsteps:\n  a:\n    run: echo {{ vars.nope }}\n", "job.yaml:6:"),
     ];
     for (what, text, location) in cases {
-        let dir = project("apply");
-        let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+        let dir = TestProject::new(&engine, "apply");
         std::fs::write(dir.path().join("job.yaml"), text).unwrap();
         let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
         let err = stderr(&o);
@@ -231,12 +219,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
             "{what}: expected {location} in:\n{err}"
         );
         assert!(!err.contains("panicked"), "{what}: {err}");
-        assert!(
-            containers_with(&engine, &project_label(dir.path()))
-                .await
-                .is_empty(),
-            "{what}: a container was created"
-        );
+        dir.assert_no_leaks().await;
         assert!(
             !dir.path().join(".pocketdock").exists(),
             "{what}: a record was created"
@@ -247,8 +230,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
 #[tokio::test]
 async fn sigkill_mid_job_leaves_a_readable_record() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -267,8 +249,7 @@ async fn sigkill_mid_job_leaves_a_readable_record() {
 #[tokio::test]
 async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let (child, record) = start_long_job(dir.path(), "long");
     let started = Instant::now();
     let sent = Command::new("kill")
@@ -292,19 +273,13 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     assert_eq!(rec["status"].as_str(), Some("cancelled"));
     assert_eq!(step_status(&rec, "wait@box"), "cancelled");
     assert_eq!(history(&record).last().unwrap()["event"], "job_finished");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn ndjson_output_and_the_record_commands() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     copy_dir(&repo().join("examples/hello"), dir.path());
     let o = Pd::at(dir.path()).output(&[
         "apply",
@@ -408,8 +383,7 @@ fn non_ascii_manifests_validate_and_errors_point_at_the_character() {
 #[tokio::test]
 async fn session_steps_share_a_shell_by_name() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.yaml"),
         r#"version: 1
@@ -437,16 +411,13 @@ steps:
     assert!(out.contains("[other@box] /home/sandbox"), "{out}");
     assert!(out.contains("✓ expected-three@box"), "{out}");
     assert!(out.contains("[use-it@box] check said /tmp"), "{out}");
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn python_steps_share_a_kernel_and_expose_results() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.yaml"),
         r#"version: 1
@@ -485,9 +456,7 @@ steps:
         log.starts_with("=== pocketdock session log ===") && log.contains("] x = 41\n"),
         "{log}"
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 // The CLI hands the host environment and the project's profiles to the
@@ -520,8 +489,7 @@ fn validate_sees_listed_host_variables_and_the_projects_profiles() {
 #[tokio::test]
 async fn a_push_or_pull_past_its_timeout_is_timed_out() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let big = vec![0u8; 64 << 20];
     std::fs::write(dir.path().join("big.bin"), &big).unwrap();
     std::fs::write(
@@ -568,7 +536,5 @@ steps:
             .all(|e| e["status"] == "timed_out" && e["reason"] == "timed out after 10ms"),
         "{finished:?}"
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }

@@ -3,14 +3,13 @@
 
 use std::os::unix::fs::MetadataExt;
 
-use crate::common::{project, project_label, stderr, LabelCleanup};
+use crate::common::{stderr, TestProject};
 use crate::pd::Pd;
 
 #[tokio::test]
 async fn pulls_are_kept_in_the_records_artifacts() {
     let engine = engine_or_skip!();
-    let dir = project("artifacts");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "artifacts");
     std::fs::write(
         dir.path().join("job.yaml"),
         r"version: 1

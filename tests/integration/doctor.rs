@@ -4,10 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    containers_with, instance_toml, project, project_label, start_long_job, stdout, step_status,
-    LabelCleanup,
-};
+use crate::common::{instance_toml, start_long_job, stdout, step_status, TestProject};
 use crate::pd::Pd;
 use pocketdock::SandboxSpec;
 
@@ -18,18 +15,12 @@ fn project_name(dir: &Path) -> String {
 #[tokio::test]
 async fn doctor_reports_then_fixes_a_killed_runner() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = std::fs::read_to_string(record.join("instance.toml")).unwrap();
-    assert_eq!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .len(),
-        1
-    );
+    assert_eq!(dir.containers().await.len(), 1);
 
     // Report only: exit 1, the record untouched.
     let o = Pd::at(dir.path()).output(&["doctor"]);
@@ -68,12 +59,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
     let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "job_finished");
     assert_eq!(last["closed_by"], "doctor");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "container left behind"
-    );
+    dir.assert_no_leaks().await;
 
     // Nothing left to find.
     let o = Pd::at(dir.path()).output(&["doctor"]);
@@ -83,8 +69,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
 #[tokio::test]
 async fn doctor_removes_orphaned_job_containers() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     std::fs::create_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
     let mut spec = SandboxSpec {
         name: Some(crate::common::unique("doctor-orphan")),
@@ -125,7 +110,7 @@ async fn doctor_removes_orphaned_job_containers() {
     let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
     assert!(stdout(&o).contains("did: remove it"), "{}", stdout(&o));
-    let left = containers_with(&engine, &project_label(dir.path())).await;
+    let left = dir.containers().await;
     assert_eq!(left, vec![plain_name]);
 
     let o = Pd::at(dir.path()).output(&["doctor"]);
@@ -136,12 +121,11 @@ async fn doctor_removes_orphaned_job_containers() {
 #[tokio::test]
 async fn doctor_reads_exited_and_vanished_sandboxes() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     let (mut child, record) = start_long_job(dir.path(), "vanish");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let names = containers_with(&engine, &project_label(dir.path())).await;
+    let names = dir.containers().await;
     assert_eq!(names.len(), 1);
     engine.kill_container(&names[0], "KILL").await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -222,8 +206,7 @@ fn assert_clean(dir: &Path) {
 #[tokio::test]
 async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-data");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-data");
     let name = create_persistent(dir.path(), "doctor-data", &[]);
     assert_clean(dir.path());
     let o = Pd::at(dir.path()).output(&["stop", &name]);
@@ -279,8 +262,7 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
 #[tokio::test]
 async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-stray");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-stray");
     let name = create_persistent(dir.path(), "doctor-stray", &[]);
     let o = Pd::at(dir.path()).output(&["run", &name, "echo keep > /home/sandbox/data/keep"]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
@@ -329,8 +311,7 @@ async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
 #[tokio::test]
 async fn doctor_rewrites_instance_toml_from_the_engine() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-meta");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-meta");
     let name = create_persistent(dir.path(), "doctor-meta", &[]);
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     let path = inst.join("instance.toml");
@@ -382,8 +363,7 @@ fn free_port() -> u16 {
 #[tokio::test]
 async fn doctor_reports_ports_held_by_others() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-port");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-port");
     let mut others = crate::common::Cleanup::new(&engine);
     let port = free_port();
     let publish = format!("{port}:8080");
@@ -438,8 +418,7 @@ async fn doctor_reports_ports_held_by_others() {
 #[tokio::test]
 async fn starting_without_the_data_dir_is_what_doctor_says() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-start");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-start");
     let name = create_persistent(dir.path(), "doctor-start", &[]);
     let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
@@ -491,8 +470,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
 #[tokio::test]
 async fn doctor_reports_a_renamed_project_it_cannot_fix() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-rename");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-rename");
     let name = create_persistent(dir.path(), "doctor-rename", &[]);
     let old = project_name(dir.path());
     let yaml = dir.path().join("pocketdock.yaml");

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{bin, project, stderr, stdout, unique, Cleanup};
+use crate::common::{bin, project, stderr, stdout, unique, Cleanup, TestProject};
 use crate::pd::Pd;
 
 fn create(dir: &Path, c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
@@ -235,9 +235,7 @@ const FAILING: &str = "version: 1\nname: bad\nsandboxes: {box: {}}\nsteps:\n  a:
 #[tokio::test]
 async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
     let engine = engine_or_skip!();
-    let dir = project("quiet");
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    let dir = TestProject::new(&engine, "quiet");
     std::fs::write(dir.path().join("ok.yaml"), PASSING).unwrap();
     std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
 
@@ -267,9 +265,7 @@ async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
 #[tokio::test]
 async fn apply_colours_status_words_only_when_allowed() {
     let engine = engine_or_skip!();
-    let dir = project("colour-apply");
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    let dir = TestProject::new(&engine, "colour-apply");
     std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
     let failed_mark = "\u{1b}[31m✗\u{1b}[0m boom@box";
 

@@ -5,8 +5,8 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, project, project_label, stderr, stdout, unique};
-use crate::common::{Cleanup, LabelCleanup};
+use crate::common::{bin, project, stderr, stdout, unique, TestProject};
+use crate::common::Cleanup;
 use crate::pd::Pd;
 
 const JOB: &str = r#"version: 1
@@ -24,8 +24,7 @@ steps:
 #[tokio::test]
 async fn tail_step_type_and_since_pick_what_a_record_shows() {
     let engine = engine_or_skip!();
-    let dir = project("logs");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "logs");
     std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
     let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -87,8 +86,7 @@ async fn tail_step_type_and_since_pick_what_a_record_shows() {
 #[tokio::test]
 async fn follow_tails_a_running_job_until_it_ends() {
     let engine = engine_or_skip!();
-    let dir = project("follow");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "follow");
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: ticks\nsandboxes:\n  box: {}\nsteps:\n  tick:\n    run: \"for i in 1 2 3 4; do echo tick$i; sleep 1; done\"\n",

@@ -5,10 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    containers_with, copy_dir, instance_toml, project, project_label, repo, stderr, stdout,
-    step_status, LabelCleanup,
-};
+use crate::common::{copy_dir, instance_toml, repo, stderr, stdout, step_status, TestProject};
 use crate::pd::Pd;
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
@@ -35,8 +32,7 @@ fn file_says(path: &Path) -> String {
 #[tokio::test]
 async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
     let engine = engine_or_skip!();
-    let dir = project("stm32");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "stm32");
     copy_dir(&repo().join("examples/stm32"), dir.path());
     let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
@@ -97,16 +93,13 @@ async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
         "{}",
         stdout(&o)
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn the_stm32_recipe_builds_any_self_contained_makefile_project() {
     let engine = engine_or_skip!();
-    let dir = project("stm32-own");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "stm32-own");
     let src = dir.path().join("boards/tiny");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
@@ -142,8 +135,7 @@ async fn the_stm32_recipe_builds_any_self_contained_makefile_project() {
 #[tokio::test]
 async fn the_arduino_example_yields_a_hex_with_no_network() {
     let engine = engine_or_skip!();
-    let dir = project("arduino");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "arduino");
     copy_dir(&repo().join("examples/arduino"), dir.path());
     let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
@@ -164,8 +156,7 @@ async fn the_arduino_example_yields_a_hex_with_no_network() {
 #[tokio::test]
 async fn the_esp32_recipe_fails_fast_offline_with_the_priming_hint() {
     let engine = engine_or_skip!();
-    let dir = project("esp32");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "esp32");
     copy_dir(&repo().join("examples/esp32"), dir.path());
     // Make sure the image is there first: its build is not what is timed.
     let o = Pd::at(dir.path()).output(&["build", "embedded"]);
@@ -187,19 +178,13 @@ async fn the_esp32_recipe_fails_fast_offline_with_the_priming_hint() {
     let rec = instance_toml(&only_record(dir.path()));
     assert_eq!(step_status(&rec, "firmware.build@esp"), "failed");
     assert_eq!(step_status(&rec, "firmware.pull@esp"), "skipped");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "leaked a container"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn the_grading_python_recipe_gives_verdicts_with_counts() {
     let engine = engine_or_skip!();
-    let dir = project("grading-recipe");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "grading-recipe");
     copy_dir(&repo().join("examples/grading"), dir.path());
     // The grading example is written on the recipe; `--var` narrows it.
     let o = Pd::at(dir.path()).output(&[

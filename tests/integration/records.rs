@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    bin, containers_with, instance_toml, project, project_label, start_long_job, stderr, stdout,
-    step_status, LabelCleanup,
-};
+use crate::common::{bin, instance_toml, start_long_job, stderr, stdout, step_status, TestProject};
 use crate::pd::Pd;
 
 /// A mount over `target`, unmounted when dropped.
@@ -122,8 +119,7 @@ fn only_record(dir: &Path) -> PathBuf {
 #[tokio::test]
 async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
     let engine = engine_or_skip!();
-    let dir = project("records-full");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-full");
     let Some(_mount) = Mount::new(
         &["-t", "tmpfs", "-o", "size=300k", "tmpfs"],
         &dir.path().join(".pocketdock"),
@@ -165,9 +161,7 @@ async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
         "{}",
         &log[log.len() - 300..]
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 /// Issue 15: a record directory that cannot be written was never said to
@@ -177,8 +171,7 @@ async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
 #[tokio::test]
 async fn a_read_only_record_directory_is_loud() {
     let engine = engine_or_skip!();
-    let dir = project("records-ro");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-ro");
     let backing = dir.path().join("backing");
     std::fs::create_dir_all(backing.join("instances")).unwrap();
     let dot = dir.path().join(".pocketdock");
@@ -197,9 +190,7 @@ async fn a_read_only_record_directory_is_loud() {
     assert_eq!(o.status.code(), Some(3), "{}\n{err}", stdout(&o));
     assert!(err.contains("could not create the job record"), "{err}");
     assert!(err.contains("Read-only file system"), "{err}");
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     drop(mount);
 
     // Read-only once the second step runs.
@@ -259,9 +250,7 @@ async fn a_read_only_record_directory_is_loud() {
         let name = e.file_name().to_string_lossy().into_owned();
         assert!(!name.starts_with("instance.tmp"), "{name} left");
     }
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     // The runner is gone and the record says running: shown abandoned.
     let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     assert!(stdout(&o).contains("abandoned"), "{}", stdout(&o));
@@ -273,8 +262,7 @@ async fn a_read_only_record_directory_is_loud() {
 #[tokio::test]
 async fn a_dead_runners_job_shows_abandoned_everywhere() {
     let engine = engine_or_skip!();
-    let dir = project("records-abandoned");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-abandoned");
     let (mut child, record) = start_long_job(dir.path(), "gone");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -338,8 +326,7 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
 #[tokio::test]
 async fn doctor_removes_a_job_container_its_closed_record_says_removed() {
     let engine = engine_or_skip!();
-    let dir = project("records-leftover");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-leftover");
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: left\nsandboxes:\n  box: {}\nsteps:\n  hi:\n    run: echo hi\n",
@@ -348,7 +335,7 @@ async fn doctor_removes_a_job_container_its_closed_record_says_removed() {
     let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--keep"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let record = only_record(dir.path());
-    let names = containers_with(&engine, &project_label(dir.path())).await;
+    let names = dir.containers().await;
     assert_eq!(names.len(), 1);
     // Kept on purpose: accounted for.
     let o = Pd::at(dir.path()).output(&["doctor"]);
@@ -379,9 +366,7 @@ async fn doctor_removes_a_job_container_its_closed_record_says_removed() {
     let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("did: remove it"), "{}", stdout(&o));
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     let rec = instance_toml(&record);
     assert_eq!(rec["sandboxes"][0]["state"].as_str(), Some("removed"));
     let last = history(&record).pop().unwrap();
@@ -405,8 +390,7 @@ fn records_in(dir: &Path) -> Vec<String> {
 #[tokio::test]
 async fn prune_jobs_asks_keeps_the_newest_and_never_a_running_job() {
     let engine = engine_or_skip!();
-    let dir = project("records-prune");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-prune");
     let (mut child, record) = start_long_job(dir.path(), "long");
     std::fs::write(
         dir.path().join("quick.yaml"),

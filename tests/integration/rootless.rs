@@ -134,8 +134,7 @@ async fn apply_says_once_which_limits_a_matrix_does_not_get() {
          matrix: {{ n: [a, b] }}\nsteps:\n  hello:\n    sandbox: box\n    run: echo hi-{{{{ matrix.n }}}}\n"
     );
     let pd = Pd::new().file("job.yaml", job);
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(pd.path()));
+    let _cleanup = crate::common::TestProject::at(&engine, pd.path());
     let ran = pd.cmd(["apply", "job.yaml", "--output", "plain"]).code(0);
     let out = ran.stdout();
     assert!(out.contains("hi-a") && out.contains("hi-b"), "{out}");

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::{project, project_label, stderr, stdout, LabelCleanup};
+use crate::common::{stderr, stdout, TestProject};
 use crate::pd::Pd;
 
 /// The value of `Key=` in a unit.
@@ -20,8 +20,7 @@ fn sh(line: &str) -> std::process::Output {
 #[tokio::test]
 async fn unit_commands_resume_and_stop_the_sandbox() {
     let engine = engine_or_skip!();
-    let dir = project("systemd");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "systemd");
     let name = crate::common::unique("systemd");
     let o = Pd::at(dir.path()).output(&["create", "--persist", "--name", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -78,8 +77,7 @@ async fn unit_commands_resume_and_stop_the_sandbox() {
 #[tokio::test]
 async fn unit_refuses_unknown_and_ephemeral_sandboxes() {
     let engine = engine_or_skip!();
-    let dir = project("systemd");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "systemd");
     let missing = crate::common::unique("systemd-none");
     let o = Pd::at(dir.path()).output(&["systemd", &missing]);
     assert_eq!(o.status.code(), Some(1));
