@@ -327,7 +327,7 @@ fn github_reporter() {
     let mut buf = Vec::new();
     {
         let mut g = Github::new(&mut buf, Arc::new(job_info()))
-            .progress_every(std::time::Duration::from_secs(3600));
+            .progress_every(std::time::Duration::from_hours(1));
         feed(&mut g, &events(&record.path().display().to_string()));
     }
     let out = String::from_utf8(buf).unwrap();
@@ -360,7 +360,9 @@ fn step_summary_markdown_cut_to_a_small_budget() {
     // Each budget cuts a further section: the graph and logs, then the table.
     let mut all = String::new();
     for budget in [2600, 1500, 700] {
-        all.push_str(&format!("==== budget {budget}\n"));
+        all.push_str("==== budget ");
+        all.push_str(&budget.to_string());
+        all.push('\n');
         all.push_str(&step_summary::render(
             &tally,
             &job_info(),

@@ -442,11 +442,10 @@ async fn an_interrupted_export_leaves_no_file() {
     }
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("x.tar.gz");
-    let mut child = std::process::Command::new(crate::common::bin())
-        .args(["--socket", &engine.info().socket.display().to_string()])
+    let mut child = Pd::here()
+        .command(["--socket", &engine.info().socket.display().to_string()])
         .args(["export", "--profile", "minimal", "-o"])
         .arg(&target)
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

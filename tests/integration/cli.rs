@@ -437,8 +437,8 @@ async fn run_stream_prints_the_first_line_well_before_the_end() {
     // The command prints 1, then waits for a mark this test makes only once
     // it has read that 1: without streaming, the 1 would come with the rest
     // after the wait ran out, and the rest would say "late".
-    let mut child = std::process::Command::new(crate::common::bin())
-        .args([
+    let mut child = Pd::here()
+        .command([
             "run",
             &name,
             "--stream",

@@ -1,9 +1,9 @@
 //! With more than one engine answering, `build`, `create` and `apply` name
 //! the one detection chose; an explicit choice is never announced.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use crate::common::bin;
+use crate::pd::Pd;
 
 /// Both engines' sockets, when scripts/test.sh runs with both.
 fn two_engines_or_skip() -> bool {
@@ -19,18 +19,16 @@ fn two_engines_or_skip() -> bool {
 /// rootless runtime directory, a home without settings.
 fn detected(args: &[&str], socket: Option<&str>) -> Output {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(bin());
-    cmd.args(args)
+    let mut pd = Pd::here()
         .env_remove("POCKETDOCK_SOCKET")
         .env_remove("DOCKER_HOST")
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove("XDG_CONFIG_HOME")
-        .env("HOME", home.path())
-        .stdin(Stdio::null());
+        .env("HOME", home.path().to_str().unwrap());
     if let Some(s) = socket {
-        cmd.env("POCKETDOCK_SOCKET", s);
+        pd = pd.env("POCKETDOCK_SOCKET", s);
     }
-    cmd.output().unwrap()
+    pd.output(args)
 }
 
 fn engine_lines(o: &Output) -> Vec<String> {

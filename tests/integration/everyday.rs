@@ -325,8 +325,8 @@ fn quiet_silences_notes_of_every_command_but_not_errors() {
 fn into_closed_pipe(dir: &Path, args: &[&str]) -> std::process::Output {
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let mut cmd = Command::new(bin());
-    cmd.args(args).current_dir(dir).stdout(writer);
+    let mut cmd = Pd::at(dir).command(args);
+    cmd.stdout(writer);
     cmd.output().expect("run pocketdock")
 }
 

@@ -369,10 +369,8 @@ async fn junit_is_written_for_a_job_cancelled_with_sigint() {
         "version: 1\nname: cx\nsandboxes:\n  box: {}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120\n    timeout: 300\n  later:\n    run: echo later\n",
     );
     let _cleanup = TestProject::at(&engine, pd.path());
-    let mut child = Command::new(crate::common::bin())
-        .current_dir(pd.path())
-        .args(["apply", "job.yaml", "-o", "plain", "--junit", "j.xml"])
-        .stdin(Stdio::null())
+    let mut child = pd
+        .command(["apply", "job.yaml", "-o", "plain", "--junit", "j.xml"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

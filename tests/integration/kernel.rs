@@ -290,8 +290,8 @@ async fn cli_python_keeps_state_between_invocations() {
     );
 
     // Code from stdin.
-    let mut child = std::process::Command::new(crate::common::bin())
-        .args(["python", &name, "-"])
+    let mut child = Pd::here()
+        .command(["python", &name, "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -2,11 +2,11 @@
 //! records and on persistent sandboxes, through the built binary.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, project, stderr, stdout, unique, TestProject};
 use crate::common::Cleanup;
+use crate::common::{project, stderr, stdout, unique, TestProject};
 use crate::pd::Pd;
 
 const JOB: &str = r#"version: 1
@@ -92,10 +92,8 @@ async fn follow_tails_a_running_job_until_it_ends() {
         "version: 1\nname: ticks\nsandboxes:\n  box: {}\nsteps:\n  tick:\n    run: \"for i in 1 2 3 4; do echo tick$i; sleep 1; done\"\n",
     )
     .unwrap();
-    let mut apply = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["apply", "job.yaml", "-o", "plain"])
-        .stdin(Stdio::null())
+    let mut apply = Pd::at(dir.path())
+        .command(["apply", "job.yaml", "-o", "plain"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -153,10 +151,8 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
     let o = Pd::at(dir.path()).output(&["run", &name, "echo old-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let mut follow = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["logs", &name, "--follow", "--type", "run", "--tail", "3"])
-        .stdin(Stdio::null())
+    let mut follow = Pd::at(dir.path())
+        .command(["logs", &name, "--follow", "--type", "run", "--tail", "3"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -24,6 +24,8 @@ pub struct Pd {
     cwd: Option<PathBuf>,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// Variables of the test's environment the binary does not see.
+    unset: Vec<String>,
 }
 
 /// A finished invocation, with chained assertions.
@@ -42,6 +44,7 @@ impl Pd {
             cwd: None,
             args: Vec::new(),
             env: Vec::new(),
+            unset: Vec::new(),
         }
     }
 
@@ -52,6 +55,7 @@ impl Pd {
             cwd: Some(dir.as_ref().to_path_buf()),
             args: Vec::new(),
             env: Vec::new(),
+            unset: Vec::new(),
         }
     }
 
@@ -62,6 +66,7 @@ impl Pd {
             cwd: None,
             args: Vec::new(),
             env: Vec::new(),
+            unset: Vec::new(),
         }
     }
 
@@ -121,6 +126,12 @@ impl Pd {
         self
     }
 
+    /// Hide a variable of the test's environment from the binary.
+    pub fn env_remove(mut self, key: &str) -> Pd {
+        self.unset.push(key.into());
+        self
+    }
+
     /// No engine: a socket nobody listens on.
     pub fn no_engine(self) -> Pd {
         self.env("POCKETDOCK_SOCKET", "/nonexistent.sock")
@@ -148,21 +159,33 @@ impl Pd {
         S: AsRef<str>,
     {
         let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
-        let mut command = Command::new(bin());
-        if self.cwd.is_some() || self.dir.is_some() {
-            command.current_dir(self.path());
-        }
-        let output = command
-            .args(&args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .output()
-            .expect("run pocketdock");
+        let output = self.command(&args).output().expect("run pocketdock");
         Ran {
             output,
             dir: self.path().to_path_buf(),
             what: format!("pocketdock {}", args.join(" ")),
         }
+    }
+
+    /// The command `cmd` runs (directory, environment, stdin closed), for
+    /// a test to change further or to spawn: a background job, a pipe.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut command = Command::new(bin());
+        if self.cwd.is_some() || self.dir.is_some() {
+            command.current_dir(self.path());
+        }
+        for key in &self.unset {
+            command.env_remove(key);
+        }
+        command
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        command
     }
 }
 

@@ -257,10 +257,7 @@ async fn two_concurrent_applies_never_claim_the_same_warm_sandbox() {
         .to_string();
 
     let spawn = || {
-        std::process::Command::new(crate::common::bin())
-            .current_dir(pd.path())
-            .args(["apply", "job.yaml", "-o", "ndjson"])
-            .stdin(std::process::Stdio::null())
+        pd.command(["apply", "job.yaml", "-o", "ndjson"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -405,14 +405,11 @@ async fn the_install_level_file_can_name_the_socket() {
     let socket = engine.info().socket.display().to_string();
     let run = |cfg: &str| {
         std::fs::write(home.path().join("pocketdock.yaml"), cfg).unwrap();
-        std::process::Command::new(crate::common::bin())
-            .current_dir(work.path())
-            .args(["list", "--json"])
+        Pd::at(work.path())
             .env_remove("POCKETDOCK_SOCKET")
             .env_remove("DOCKER_HOST")
-            .env("POCKETDOCK_HOME", home.path())
-            .output()
-            .unwrap()
+            .env("POCKETDOCK_HOME", home.path().to_str().unwrap())
+            .output(&["list", "--json"])
     };
     let o = run(&format!("socket: unix://{socket}\n"));
     assert!(o.status.success(), "{}", stderr(&o));

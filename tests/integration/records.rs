@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, instance_toml, start_long_job, stderr, stdout, step_status, TestProject};
+use crate::common::{instance_toml, start_long_job, stderr, stdout, step_status, TestProject};
 use crate::pd::Pd;
 
 /// A mount over `target`, unmounted when dropped.
@@ -194,10 +194,8 @@ async fn a_read_only_record_directory_is_loud() {
     drop(mount);
 
     // Read-only once the second step runs.
-    let child = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["apply", "job.yaml", "-o", "plain"])
-        .stdin(Stdio::null())
+    let child = Pd::at(dir.path())
+        .command(["apply", "job.yaml", "-o", "plain"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

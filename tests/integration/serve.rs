@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{bin, project, start_long_job, TestProject};
+use crate::common::{project, start_long_job, TestProject};
+use crate::pd::Pd;
 
 /// A running `pocketdock serve`, stopped (SIGTERM) when dropped.
 pub struct Server {
@@ -22,11 +23,9 @@ pub struct Server {
 impl Server {
     /// Start a server in `dir` on a free loopback port, with `extra` arguments.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(bin())
-            .current_dir(dir)
-            .args(["serve", "--listen", "127.0.0.1:0", "--drain-timeout", "0"])
+        let mut child = Pd::at(dir)
+            .command(["serve", "--listen", "127.0.0.1:0", "--drain-timeout", "0"])
             .args(extra)
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -365,12 +364,7 @@ async fn a_sandbox_of_the_project_runs_commands_and_python_over_http() {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "serve");
     let name = crate::common::unique("serve");
-    let o = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["create", "--name", &name])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let server = Server::start(dir.path(), &[]);
 
