@@ -71,7 +71,15 @@ fn finished(
 
 /// The job, in the order a run tells it.
 fn events(record: &str) -> Vec<Event> {
-    let kinds = vec![
+    let mut kinds = opening(record);
+    kinds.extend(passing_and_failing_steps());
+    kinds.extend(slow_skipped_and_the_end());
+    kinds.into_iter().map(at).collect()
+}
+
+/// The job starts; an image build fails; a sandbox is created.
+fn opening(record: &str) -> Vec<EventKind> {
+    vec![
         EventKind::JobStarted {
             job: "demo".into(),
             instance: "demo-0007".into(),
@@ -97,6 +105,13 @@ fn events(record: &str) -> Vec<Event> {
             container: "pd-demo-box".into(),
             image: "alpine:3".into(),
         },
+    ]
+}
+
+/// Output split across chunks and streams; a pass, a failure, a retried
+/// step allowed to fail.
+fn passing_and_failing_steps() -> Vec<EventKind> {
+    vec![
         started("build@box", 1, "run: make\nmake install"),
         output("build@box", StreamKind::Stdout, "compiling\nlin"),
         output("build@box", StreamKind::Stdout, "king\n"),
@@ -147,6 +162,12 @@ fn events(record: &str) -> Vec<Event> {
             None,
             vec![],
         ),
+    ]
+}
+
+/// A timed-out step, a skipped one, a warning, a container left, the end.
+fn slow_skipped_and_the_end() -> Vec<EventKind> {
+    vec![
         started("slow@box", 1, "run: sleep 600"),
         output("slow@box", StreamKind::Stdout, "waiting\n"),
         finished(
@@ -185,8 +206,7 @@ fn events(record: &str) -> Vec<Event> {
             failed: 2,
             skipped: 1,
         },
-    ];
-    kinds.into_iter().map(at).collect()
+    ]
 }
 
 fn feed(consumer: &mut dyn Consumer, events: &[Event]) {
