@@ -762,30 +762,36 @@ fn unknown_needs_suggests_a_step() {
 fn sizes_are_checked_at_load() {
     // Ports, volumes and profiles need more than the language: the plan
     // checks them (see plan::tests::literal_ports_volumes_and_profiles_are_checked).
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    mem: 12q\n"),
-        "4:10",
-        "invalid size `12q`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  s:\n    mem: 12q\n",
+                "4:10",
+                "invalid size `12q`",
+                Has("e.g. 512, 64k, 10m, 1g"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    profile: minimal\n    image: debian\n",
+                "5:5",
+                "sandbox `s` sets both `profile` and `image`",
+                Has(""),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    run: {lang: klingon, cmd: x}\n",
+                "4:5",
+                "unknown key `run` in sandbox `s`",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: {cmd: x, lang: pyhton}}\n",
+                "4:27",
+                "unknown language `pyhton`",
+                Is("did you mean `python`?"),
+            ),
+        ],
     );
-    assert!(d.hint.unwrap().contains("e.g. 512, 64k, 10m, 1g"));
     yaml("version: 1\nsandboxes:\n  s:\n    ports: ['x:80']\n    profile: minimall\n").unwrap();
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    profile: minimal\n    image: debian\n"),
-        "5:5",
-        "sandbox `s` sets both `profile` and `image`",
-    );
-    assert!(d.hint.is_some());
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    run: {lang: klingon, cmd: x}\n"),
-        "4:5",
-        "unknown key `run` in sandbox `s`",
-    );
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: {cmd: x, lang: pyhton}}\n"),
-        "4:27",
-        "unknown language `pyhton`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `python`?"));
     // Templated values are checked by the plan, once rendered.
     yaml("version: 1\nsandboxes:\n  s:\n    mem: '{{ vars.mem }}'\n    profile: '{{ vars.p }}'\n")
         .unwrap();
@@ -820,48 +826,63 @@ fn versions() {
 
 #[test]
 fn duplicate_keys() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: x}\n  a: {run: y}\n"),
-        "6:3",
-        "duplicate key `a`",
+    check(
+        yaml,
+        &[(
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: x}\n  a: {run: y}\n",
+            "6:3",
+            "duplicate key `a`",
+            Has("line 5, column 3"),
+        )],
     );
-    assert!(d.hint.unwrap().contains("line 5, column 3"));
 }
 
 #[test]
 fn ids_are_checked() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  My Box: {}\n"),
-        "3:3",
-        "invalid sandbox id `My Box`",
-    );
-    assert!(d.hint.unwrap().contains("`my-box`"));
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  Build: {run: x}\n"),
-        "4:3",
-        "invalid step id `Build`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  My Box: {}\n",
+                "3:3",
+                "invalid sandbox id `My Box`",
+                Has("`my-box`"),
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  Build: {run: x}\n",
+                "4:3",
+                "invalid step id `Build`",
+                Any,
+            ),
+        ],
     );
     assert!(is_id("a-b_1") && !is_id("-a") && !is_id("") && !is_id("a.b"));
 }
 
 #[test]
 fn matrix_axes_must_be_lists() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: []}\n"),
-        "4:18",
-        "matrix axis `py` has no values",
-    );
-    assert!(d.hint.is_some());
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: '3.12'}\n"),
-        "4:18",
-        "matrix axis `py` must be a list, found a string",
-    );
-    assert!(d.hint.unwrap().contains("[a, b]"));
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py.v: [1]}\n"),
-        "4:14",
-        "invalid matrix axis name `py.v`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py: []}\n",
+                "4:18",
+                "matrix axis `py` has no values",
+                Has(""),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py: '3.12'}\n",
+                "4:18",
+                "matrix axis `py` must be a list, found a string",
+                Has("[a, b]"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py.v: [1]}\n",
+                "4:14",
+                "invalid matrix axis name `py.v`",
+                Any,
+            ),
+        ],
     );
     let m = yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: ['3.11', '3.12'], os: [a]}\n")
         .unwrap();
