@@ -2,7 +2,8 @@
 //!
 //! The engine is the one `POCKETDOCK_SOCKET` (or the usual detection) finds.
 //! Without an engine a test is skipped with a message, except under `CI=true`,
-//! where a missing engine is a failure. Every container a test makes carries
+//! where a missing engine is a failure. Every skip goes through [`skip`],
+//! which scripts/test.sh counts. Every container a test makes carries
 //! the label `pocketdock.test=true` and is removed by a guard when the test
 //! ends, pass or fail.
 
@@ -24,8 +25,37 @@ pub async fn engine() -> Option<Engine> {
             panic!("CI=true but no engine is reachable:\n{e}")
         }
         Err(e) => {
-            eprintln!("skipped: no engine ({e})");
+            skip(&format!("no engine ({e})"));
             None
+        }
+    }
+}
+
+/// Say that the running test is skipped, and why, in one uniform line:
+/// `pocketdock-test-skipped: <test>: <why>`. With `POCKETDOCK_SKIP_LOG`
+/// set, the line is also appended to the file it names, for
+/// scripts/test.sh to count: one `write` on a file opened `O_APPEND`, so
+/// the lines of tests running in parallel never mix.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    // One line per skip, whatever the reason's own lines.
+    let why: Vec<&str> = why
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = format!("pocketdock-test-skipped: {test}: {}\n", why.join(" | "));
+    eprint!("{line}");
+    if let Some(path) = std::env::var_os("POCKETDOCK_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path);
+        match file {
+            Ok(mut f) => f.write_all(line.as_bytes()).expect("write the skip log"),
+            Err(e) => panic!("cannot open the skip log {}: {e}", path.display()),
         }
     }
 }
@@ -378,7 +408,7 @@ pub async fn busybox_image(engine: &Engine) -> Option<&'static str> {
         std::env::var("CI").is_err(),
         "CI must provide {IMAGE} (scripts/provision.sh)"
     );
-    eprintln!("skipped: no {IMAGE} image");
+    skip(&format!("no {IMAGE} image"));
     None
 }
 

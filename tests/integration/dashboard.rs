@@ -48,7 +48,7 @@ fn browser() -> Option<(String, std::path::PathBuf)> {
         std::env::var("CI").is_err(),
         "CI must provide chromium, node and tests/browser/node_modules (scripts/provision.sh)"
     );
-    eprintln!("skipped: no chromium or playwright-core (scripts/provision.sh installs them)");
+    crate::common::skip("no chromium or playwright-core (scripts/provision.sh installs them)");
     None
 }
 

@@ -55,7 +55,7 @@ fn tool_or_skip(check: &mut Command, what: &str) -> bool {
         "CI must provide {what} (scripts/provision.sh)"
     );
     if !ok {
-        eprintln!("skipped: no {what}");
+        crate::common::skip(&format!("no {what}"));
     }
     ok
 }

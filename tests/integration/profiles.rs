@@ -55,7 +55,7 @@ async fn shipped_or_skip(engine: &Engine, image: &str) -> bool {
         std::env::var("CI").is_err(),
         "CI must build {image} before the tests (scripts/test.sh runs `pocketdock build`)"
     );
-    eprintln!("skipped: {image} is not built (pocketdock build)");
+    crate::common::skip(&format!("{image} is not built (pocketdock build)"));
     false
 }
 

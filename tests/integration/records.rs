@@ -33,7 +33,7 @@ impl Mount {
                     std::env::var("CI").as_deref() != Ok("true"),
                     "CI=true but mount {args:?} failed: {why}"
                 );
-                eprintln!("skipped: cannot mount ({why})");
+                crate::common::skip(&format!("cannot mount ({why})"));
                 None
             }
         }

@@ -20,6 +20,9 @@ fn have_tmux() -> bool {
         ok || std::env::var("CI").is_err(),
         "CI must install tmux (scripts/provision.sh)"
     );
+    if !ok {
+        crate::common::skip("no tmux");
+    }
     ok
 }
 
