@@ -1,13 +1,17 @@
-//! `Pd`: a fluent builder for end-to-end tests of the binary.
+//! `Pd`: a fluent builder for end-to-end tests of the binary, the one way
+//! the tests run it.
 //!
 //! ```ignore
 //! Pd::new().file("job.yaml", "...").args(["validate", "job.yaml"]).code(2).stderr_has("job.yaml:3:5");
 //! let pd = Pd::new().file("job.yaml", "...");
 //! pd.cmd(["plan", "job.yaml"]).code(0);   // more commands in the same project
+//! let o = Pd::at(dir.path()).env("K", "v").output(&["apply", "job.yaml"]); // raw Output
+//! let child = pd.command(["apply", "job.yaml"]).stdout(Stdio::piped()).spawn()?;
 //! ```
 //!
 //! Each `Pd` runs in a fresh project directory (removed when dropped) unless
-//! `.in_dir` names another. Assertions print the whole output on failure.
+//! `.in_dir` or `Pd::at` names another, or `Pd::here` keeps the test's own.
+//! Assertions print the whole output on failure.
 
 #![allow(dead_code)]
 
