@@ -27,6 +27,12 @@ failed=()
 step() { printf '\n== %s\n' "$*" >&2; }
 
 flaky=()
+# Counted skips: each test the harness skips (`skip` in
+# tests/integration/common.rs) appends a line `pocketdock-test-skipped:
+# TEST: WHY` to this file; the summary at the end counts them, and any
+# skip fails the run. A snapshot that differs fails too, never accepted.
+POCKETDOCK_SKIP_LOG=$(mktemp)
+export POCKETDOCK_SKIP_LOG INSTA_UPDATE=no
 # tests LABEL CARGO_TEST_ARGS...: run `cargo test ARGS`; a test that failed
 # is run once more, alone. One that passes then is reported as flaky (and
 # does not fail the run); one that fails again fails LABEL. A failure that
@@ -147,6 +153,15 @@ done
 # A bounded fuzz run of the manifest front end (YAML and KDL).
 step "fuzz the manifest front end (${FUZZ_SECONDS:-60} s per target)"
 bash scripts/fuzz.sh || failed+=("fuzz")
+
+# The skips counted above: how many, which, and a failure if any.
+skipped=$(wc -l <"$POCKETDOCK_SKIP_LOG")
+printf '\n%s engine tests skipped\n' "$skipped" >&2
+if ((skipped > 0)); then
+  sed 's/^/  /' "$POCKETDOCK_SKIP_LOG" >&2
+  failed+=("$skipped engine tests skipped")
+fi
+rm -f "$POCKETDOCK_SKIP_LOG"
 
 if [ ${#flaky[@]} -gt 0 ]; then
   printf '\nFLAKY (failed, then passed alone): %s\n' "${flaky[@]}" >&2

@@ -43,38 +43,55 @@ fn only(r: Result<Manifest, ManifestError>, pos: &str, message: &str) -> Diagnos
     d[0].clone()
 }
 
-const GRADING: &str = r#"version: 1
-name: grade-{{ vars.assignment }}
-vars:
-  assignment: fizzbuzz
-  students: [alice, bob, carol]
-env: [CI]
-sandboxes:
-  grader:
-    profile: minimal
-    mem: 512m
-    cpu: 100
-    network: false
-    env: { LANG: C.UTF-8, N: 3 }
-    matrix:
-      student: "{{ vars.students }}"
-steps:
-  tests:
-    sandbox: grader
-    push: { src: tests/, dst: /home/sandbox/tests/ }
-  code:
-    sandbox: grader
-    push: { src: "submissions/{{ matrix.student }}/", dst: /home/sandbox/src/ }
-  grade:
-    sandbox: grader
-    needs: [tests, code]
-    run: python3 -m unittest discover -s tests
-    timeout: 60
-    allow_failure: true
-  report:
-    sandbox: grader
-    pull: { src: /home/sandbox/report.txt, dst: "results/{{ matrix.student }}.txt" }
-"#;
+/// What a mistake's hint must say.
+#[derive(Clone, Copy, Debug)]
+enum Hint {
+    /// Not checked.
+    Any,
+    /// There is none.
+    Absent,
+    /// Exactly this.
+    Is(&'static str),
+    /// Some hint containing this.
+    Has(&'static str),
+}
+use Hint::{Absent, Any, Has, Is};
+
+/// One mistake: the input, then where the only diagnostic points, its
+/// message and its hint.
+type Case = (&'static str, &'static str, &'static str, Hint);
+
+/// Each case's input, loaded by `load`, gives exactly one diagnostic: at
+/// that `line:col`, with that message and hint.
+#[track_caller]
+fn check(load: impl Fn(&str) -> Result<Manifest, ManifestError>, cases: &[Case]) {
+    for &(input, pos, message, hint) in cases {
+        let d = only(load(input), pos, message);
+        let h = d.hint.as_deref();
+        match hint {
+            Any => {}
+            Absent => assert_eq!(h, None, "hint of `{message}`"),
+            Is(want) => assert_eq!(h, Some(want), "hint of `{message}`"),
+            Has(part) => assert!(
+                h.is_some_and(|h| h.contains(part)),
+                "hint of `{message}` should contain {part:?}: {h:?}"
+            ),
+        }
+    }
+}
+
+/// A manifest whose step `a` is `body` (on sandbox `s`).
+fn yaml_step(body: &str) -> String {
+    format!("version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a:\n    {body}\n")
+}
+
+/// The same in KDL: `body` is step `a`'s child node.
+fn kdl_step(body: &str) -> String {
+    format!("version 1\nsandbox \"s\"\nstep \"a\" {{\n    {body}\n}}\n")
+}
+
+/// The grading job; the plan's tests load the same file.
+const GRADING: &str = include_str!("testdata/grading.yaml");
 
 #[test]
 fn loads_the_architecture_example() {
@@ -98,7 +115,7 @@ fn loads_the_architecture_example() {
     let ids: Vec<&str> = m.steps.keys().map(String::as_str).collect();
     assert_eq!(
         ids,
-        ["tests", "code", "grade", "report"],
+        ["tests", "code", "grade", "report", "total"],
         "file order is kept"
     );
     let grade = &m.steps["grade"];
@@ -214,89 +231,81 @@ fn unknown_key_suggests_the_closest() {
 
 #[test]
 fn unknown_key_lists_known_ones_when_nothing_is_close() {
-    let d = only(
-        yaml("version: 1\nflavour: x\n"),
-        "2:1",
-        "unknown key `flavour` in the manifest",
+    check(
+        yaml,
+        &[
+            ("version: 1\nflavour: x\n", "2:1", "unknown key `flavour` in the manifest", Is("known keys: version, name, vars, env, sandboxes, steps, secrets, limits, project")),
+            ("version: 1\nstep: {}\n", "2:1", "unknown key `step` in the manifest", Is("did you mean `steps`?")),
+        ],
     );
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("known keys: version, name, vars, env, sandboxes, steps, secrets, limits, project")
-    );
-    let d = only(
-        yaml("version: 1\nstep: {}\n"),
-        "2:1",
-        "unknown key `step` in the manifest",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `steps`?"));
 }
 
 #[test]
 fn wrong_types() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    network: 'false'\n"),
-        "4:14",
-        "`network` must be a boolean, found a string",
-    );
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("write true or false without quotes")
-    );
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    cpu: '100'\n"),
-        "4:10",
-        "`cpu` must be an integer, found a string",
-    );
-    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    cpu: 0\n"),
-        "4:10",
-        "`cpu` must be between 1 and 100000, found 0",
-    );
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    ports: {a: 1}\n"),
-        "4:12",
-        "`ports` must be a string or a list of strings, found a map",
-    );
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    ports: [8080, '9090:90']\n"),
-        "4:13",
-        "items of `ports` must be strings, found an integer",
-    );
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: [x]}\n"),
-        "4:12",
-        "`run` must be a command string or a map with `cmd`, found a list",
-    );
-    only(
-        yaml("version: 1\nsteps: [a]\n"),
-        "2:8",
-        "`steps` must be a map of step id to step, found a list",
-    );
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: x\n"),
-        "4:6",
-        "`a` must be a map, found a string",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  s:\n    network: 'false'\n",
+                "4:14",
+                "`network` must be a boolean, found a string",
+                Is("write true or false without quotes"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    cpu: '100'\n",
+                "4:10",
+                "`cpu` must be an integer, found a string",
+                Is("write the number without quotes"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    cpu: 0\n",
+                "4:10",
+                "`cpu` must be between 1 and 100000, found 0",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    ports: {a: 1}\n",
+                "4:12",
+                "`ports` must be a string or a list of strings, found a map",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    ports: [8080, '9090:90']\n",
+                "4:13",
+                "items of `ports` must be strings, found an integer",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: [x]}\n",
+                "4:12",
+                "`run` must be a command string or a map with `cmd`, found a list",
+                Any,
+            ),
+            (
+                "version: 1\nsteps: [a]\n",
+                "2:8",
+                "`steps` must be a map of step id to step, found a list",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a: x\n",
+                "4:6",
+                "`a` must be a map, found a string",
+                Any,
+            ),
+        ],
     );
 }
 
 #[test]
 fn exactly_one_action() {
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    push: {src: a, dst: /b}\n"),
-        "6:5",
-        "step `a` has two actions, `run` and `push`",
+    check(
+        yaml,
+        &[
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    push: {src: a, dst: /b}\n", "6:5", "step `a` has two actions, `run` and `push`", Has("split it")),
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    timeout: 3\n", "4:3", "step `a` has no action", Has("`run`, `push`, `pull`, `snapshot`, `session` or `python`")),
+        ],
     );
-    assert!(d.hint.unwrap().contains("split it"));
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    timeout: 3\n"),
-        "4:3",
-        "step `a` has no action",
-    );
-    assert!(d
-        .hint
-        .unwrap()
-        .contains("`run`, `push`, `pull`, `snapshot`, `session` or `python`"));
 }
 
 #[test]
@@ -331,15 +340,22 @@ fn uses_takes_a_name_and_with_values() {
 
 #[test]
 fn with_needs_uses_and_uses_refuses_step_options() {
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    with: {a: 1}\n"),
-        "6:5",
-        "step `a` has `with` but no `uses`",
-    );
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    uses: r\n    timeout: 5\n"),
-        "6:5",
-        "`timeout` does not go with `uses` in step `a`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    with: {a: 1}\n",
+                "6:5",
+                "step `a` has `with` but no `uses`",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    uses: r\n    timeout: 5\n",
+                "6:5",
+                "`timeout` does not go with `uses` in step `a`",
+                Any,
+            ),
+        ],
     );
 }
 
@@ -498,232 +514,247 @@ step "long" {
 }
 
 #[test]
-fn session_and_python_mistakes() {
-    let step =
-        |body: &str| format!("version: 1\nsandboxes: {{s: {{}}}}\nsteps:\n  a:\n    {body}\n");
-    only(
-        yaml(&step("session: [x]")),
-        "5:14",
-        "`session` must be a command string or a map with `send`, found a list",
+fn session_mistakes() {
+    check(
+        |b| yaml(&yaml_step(b)),
+        &[
+            (
+                "session: [x]",
+                "5:14",
+                "`session` must be a command string or a map with `send`, found a list",
+                Any,
+            ),
+            (
+                "session: {send: x, expect_exit: '1'}",
+                "5:37",
+                "`expect_exit` must be an integer, found a string",
+                Is("write the number without quotes"),
+            ),
+            (
+                "session: {send: x, expect_exit: 256}",
+                "5:37",
+                "`expect_exit` must be between 0 and 255, found 256",
+                Any,
+            ),
+            (
+                "session: {send: [x]}",
+                "5:21",
+                "`send` must be a string, found a list",
+                Any,
+            ),
+            (
+                "session: {send: x, timeout: soon}",
+                "5:33",
+                "invalid `timeout`",
+                Any,
+            ),
+            (
+                "session: {send: x, shell: bash}",
+                "5:24",
+                "unknown key `shell` in `session` of step `a`",
+                Is("known keys: name, send, timeout, expect_exit"),
+            ),
+            // A misspelt `send` is not reported a second time as missing.
+            (
+                "session: {sned: x}",
+                "5:15",
+                "unknown key `sned` in `session` of step `a`",
+                Is("did you mean `send`?"),
+            ),
+            (
+                "session: {name: b}",
+                "5:14",
+                "`session` of step `a` has no `send`",
+                Has("session: {send: COMMAND, name: NAME}"),
+            ),
+            (
+                "session: {send: x, name: 'my shell'}",
+                "5:30",
+                "invalid session name `my shell`",
+                Has("letters, digits"),
+            ),
+            (
+                "session: {send: x, retries: 2}",
+                "5:24",
+                "`retries` is not a key of `session` of step `a`",
+                Has("on the step, next to `session`"),
+            ),
+            (
+                "session: {cmd: x}",
+                "5:15",
+                "`cmd` is not a key of `session` of step `a`",
+                Has("write the command as `send`"),
+            ),
+        ],
     );
-    only(
-        yaml(&step("python: 41")),
-        "5:13",
-        "`python` must be a code string or a map with `code`, found an integer",
+}
+
+#[test]
+fn python_mistakes() {
+    check(
+        |b| yaml(&yaml_step(b)),
+        &[
+            (
+                "python: 41",
+                "5:13",
+                "`python` must be a code string or a map with `code`, found an integer",
+                Any,
+            ),
+            (
+                "python: {cmd: x}",
+                "5:14",
+                "`cmd` is not a key of `python` of step `a`",
+                Any,
+            ),
+            (
+                "python: {code: x, name: k}",
+                "5:23",
+                "`name` is not a key of `python` of step `a`",
+                Has("one Python kernel per sandbox"),
+            ),
+            (
+                "python: {code: x, lang: py}",
+                "5:23",
+                "unknown key `lang` in `python` of step `a`",
+                Any,
+            ),
+            (
+                "python: {timeout: 3}",
+                "5:13",
+                "`python` of step `a` has no `code`",
+                Any,
+            ),
+            (
+                "python: {code: 1}",
+                "5:20",
+                "`code` must be a string, found an integer",
+                Any,
+            ),
+        ],
     );
-    let d = only(
-        yaml(&step("session: {send: x, expect_exit: '1'}")),
-        "5:37",
-        "`expect_exit` must be an integer, found a string",
-    );
-    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
-    only(
-        yaml(&step("session: {send: x, expect_exit: 256}")),
-        "5:37",
-        "`expect_exit` must be between 0 and 255, found 256",
-    );
-    only(
-        yaml(&step("session: {send: [x]}")),
-        "5:21",
-        "`send` must be a string, found a list",
-    );
-    only(
-        yaml(&step("session: {send: x, timeout: soon}")),
-        "5:33",
-        "invalid `timeout`",
-    );
-    let d = only(
-        yaml(&step("session: {send: x, shell: bash}")),
-        "5:24",
-        "unknown key `shell` in `session` of step `a`",
-    );
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("known keys: name, send, timeout, expect_exit")
-    );
-    // A misspelt `send` is not reported a second time as missing.
-    let d = only(
-        yaml(&step("session: {sned: x}")),
-        "5:15",
-        "unknown key `sned` in `session` of step `a`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `send`?"));
-    let d = only(
-        yaml(&step("session: {name: b}")),
-        "5:14",
-        "`session` of step `a` has no `send`",
-    );
-    assert!(d
-        .hint
-        .unwrap()
-        .contains("session: {send: COMMAND, name: NAME}"));
-    let d = only(
-        yaml(&step("session: {send: x, name: 'my shell'}")),
-        "5:30",
-        "invalid session name `my shell`",
-    );
-    assert!(d.hint.unwrap().contains("letters, digits"));
-    let d = only(
-        yaml(&step("session: {send: x, retries: 2}")),
-        "5:24",
-        "`retries` is not a key of `session` of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("on the step, next to `session`"));
-    let d = only(
-        yaml(&step("session: {cmd: x}")),
-        "5:15",
-        "`cmd` is not a key of `session` of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("write the command as `send`"));
-    only(
-        yaml(&step("python: {cmd: x}")),
-        "5:14",
-        "`cmd` is not a key of `python` of step `a`",
-    );
-    let d = only(
-        yaml(&step("python: {code: x, name: k}")),
-        "5:23",
-        "`name` is not a key of `python` of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("one Python kernel per sandbox"));
-    only(
-        yaml(&step("python: {code: x, lang: py}")),
-        "5:23",
-        "unknown key `lang` in `python` of step `a`",
-    );
-    only(
-        yaml(&step("python: {timeout: 3}")),
-        "5:13",
-        "`python` of step `a` has no `code`",
-    );
-    only(
-        yaml(&step("python: {code: 1}")),
-        "5:20",
-        "`code` must be a string, found an integer",
-    );
-    let d = only(
-        yaml(&step("session: y\n    send: x")),
-        "6:5",
-        "`send` is not a key of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("inside `session`"));
-    only(
-        yaml(&step("python: x\n    session: y")),
-        "5:5",
-        "step `a` has two actions, `session` and `python`",
+}
+
+#[test]
+/// A key of one outside it, two actions in one step.
+fn session_and_python_keys_in_the_wrong_place() {
+    check(
+        |b| yaml(&yaml_step(b)),
+        &[
+            (
+                "session: y\n    send: x",
+                "6:5",
+                "`send` is not a key of step `a`",
+                Has("inside `session`"),
+            ),
+            (
+                "python: x\n    session: y",
+                "5:5",
+                "step `a` has two actions, `session` and `python`",
+                Any,
+            ),
+        ],
     );
 }
 
 #[test]
 fn session_and_python_mistakes_in_kdl() {
-    let step = |body: &str| format!("version 1\nsandbox \"s\"\nstep \"a\" {{\n    {body}\n}}\n");
-    let d = only(
-        kdl(&step("session \"x\" expect-exit=\"1\"")),
-        "4:29",
-        "`expect-exit` must be an integer, found a string",
-    );
-    assert_eq!(d.hint.as_deref(), Some("write the number without quotes"));
-    let d = only(
-        kdl(&step("session \"x\" nme=\"b\"")),
-        "4:17",
-        "unknown key `nme` in `session` of step `a`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `name`?"));
-    only(
-        kdl(&step("python \"x\" name=\"k\"")),
-        "4:16",
-        "`name` is not a key of `python` of step `a`",
-    );
-    only(
-        kdl(&step("python \"x\" timeout=#true")),
-        "4:24",
-        "`timeout` must be a number of seconds or a duration like 90s, found a boolean",
-    );
-    let d = only(
-        kdl(&step("session name=\"b\"")),
-        "4:5",
-        "`session` of step `a` has no `send`",
-    );
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("write `session \"COMMAND\" name=\"NAME\"`")
-    );
-    only(
-        kdl(&step("python 1")),
-        "4:12",
-        "`python` must be a code string or a map with `code`, found an integer",
+    check(
+        |b| kdl(&kdl_step(b)),
+        &[
+            (
+                "session \"x\" expect-exit=\"1\"",
+                "4:29",
+                "`expect-exit` must be an integer, found a string",
+                Is("write the number without quotes"),
+            ),
+            (
+                "session \"x\" nme=\"b\"",
+                "4:17",
+                "unknown key `nme` in `session` of step `a`",
+                Is("did you mean `name`?"),
+            ),
+            (
+                "python \"x\" name=\"k\"",
+                "4:16",
+                "`name` is not a key of `python` of step `a`",
+                Any,
+            ),
+            (
+                "python \"x\" timeout=#true",
+                "4:24",
+                "`timeout` must be a number of seconds or a duration like 90s, found a boolean",
+                Any,
+            ),
+            (
+                "session name=\"b\"",
+                "4:5",
+                "`session` of step `a` has no `send`",
+                Is("write `session \"COMMAND\" name=\"NAME\"`"),
+            ),
+            (
+                "python 1",
+                "4:12",
+                "`python` must be a code string or a map with `code`, found an integer",
+                Any,
+            ),
+        ],
     );
 }
 
 #[test]
 fn misplaced_keys_say_where_they_belong() {
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    lang: python\n"),
-        "6:5",
-        "`lang` is not a key of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("inside `run`"));
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {cmd: x, timeout: 3}\n"),
-        "5:19",
-        "`timeout` is not a key of `run` of step `a`",
-    );
-    assert!(d.hint.unwrap().contains("on the step, next to `run`"));
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {lang: sh}\n"),
-        "5:10",
-        "`run` of step `a` has no `cmd`",
-    );
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    push: {src: x}\n"),
-        "5:11",
-        "`push` of step `a` has no `dst`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    lang: python\n",
+                "6:5",
+                "`lang` is not a key of step `a`",
+                Has("inside `run`"),
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {cmd: x, timeout: 3}\n",
+                "5:19",
+                "`timeout` is not a key of `run` of step `a`",
+                Has("on the step, next to `run`"),
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: {lang: sh}\n",
+                "5:10",
+                "`run` of step `a` has no `cmd`",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    push: {src: x}\n",
+                "5:11",
+                "`push` of step `a` has no `dst`",
+                Any,
+            ),
+        ],
     );
 }
 
 #[test]
 fn unknown_sandbox_suggests_a_declared_one() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  grader: {}\n  other: {}\nsteps:\n  a:\n    sandbox: gradr\n    run: x\n"),
-        "7:14",
-        "step `a` runs on unknown sandbox `gradr`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `grader`?"));
-    let d = only(
-        yaml("version: 1\nsteps:\n  a:\n    sandbox: g\n    run: x\n"),
-        "4:14",
-        "step `a` runs on unknown sandbox `g`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("declare it under `sandboxes:`"));
-    let d = only(
-        yaml("version: 1\nsandboxes: {x: {}, y: {}}\nsteps:\n  a:\n    run: x\n"),
-        "4:3",
-        "step `a` has no `sandbox`",
-    );
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("add `sandbox: ID`; declared sandboxes: x, y")
+    check(
+        yaml,
+        &[
+            ("version: 1\nsandboxes:\n  grader: {}\n  other: {}\nsteps:\n  a:\n    sandbox: gradr\n    run: x\n", "7:14", "step `a` runs on unknown sandbox `gradr`", Is("did you mean `grader`?")),
+            ("version: 1\nsteps:\n  a:\n    sandbox: g\n    run: x\n", "4:14", "step `a` runs on unknown sandbox `g`", Is("declare it under `sandboxes:`")),
+            ("version: 1\nsandboxes: {x: {}, y: {}}\nsteps:\n  a:\n    run: x\n", "4:3", "step `a` has no `sandbox`", Is("add `sandbox: ID`; declared sandboxes: x, y")),
+        ],
     );
 }
 
 #[test]
 fn unknown_needs_suggests_a_step() {
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  tests: {run: x}\n  grade:\n    needs: [tset]\n    run: y\n"),
-        "6:13",
-        "step `grade` needs unknown step `tset`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `tests`?"));
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b: {run: x, needs: zzz}\n"),
-        "5:22",
-        "step `b` needs unknown step `zzz`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("declared steps: a, b"));
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x, needs: a}\n"),
-        "4:22",
-        "step `a` needs itself",
+    check(
+        yaml,
+        &[
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  tests: {run: x}\n  grade:\n    needs: [tset]\n    run: y\n", "6:13", "step `grade` needs unknown step `tset`", Is("did you mean `tests`?")),
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b: {run: x, needs: zzz}\n", "5:22", "step `b` needs unknown step `zzz`", Is("declared steps: a, b")),
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x, needs: a}\n", "4:22", "step `a` needs itself", Any),
+        ],
     );
 }
 
@@ -731,30 +762,36 @@ fn unknown_needs_suggests_a_step() {
 fn sizes_are_checked_at_load() {
     // Ports, volumes and profiles need more than the language: the plan
     // checks them (see plan::tests::literal_ports_volumes_and_profiles_are_checked).
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    mem: 12q\n"),
-        "4:10",
-        "invalid size `12q`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  s:\n    mem: 12q\n",
+                "4:10",
+                "invalid size `12q`",
+                Has("e.g. 512, 64k, 10m, 1g"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    profile: minimal\n    image: debian\n",
+                "5:5",
+                "sandbox `s` sets both `profile` and `image`",
+                Has(""),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    run: {lang: klingon, cmd: x}\n",
+                "4:5",
+                "unknown key `run` in sandbox `s`",
+                Any,
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: {cmd: x, lang: pyhton}}\n",
+                "4:27",
+                "unknown language `pyhton`",
+                Is("did you mean `python`?"),
+            ),
+        ],
     );
-    assert!(d.hint.unwrap().contains("e.g. 512, 64k, 10m, 1g"));
     yaml("version: 1\nsandboxes:\n  s:\n    ports: ['x:80']\n    profile: minimall\n").unwrap();
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    profile: minimal\n    image: debian\n"),
-        "5:5",
-        "sandbox `s` sets both `profile` and `image`",
-    );
-    assert!(d.hint.is_some());
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    run: {lang: klingon, cmd: x}\n"),
-        "4:5",
-        "unknown key `run` in sandbox `s`",
-    );
-    let d = only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: {cmd: x, lang: pyhton}}\n"),
-        "4:27",
-        "unknown language `pyhton`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `python`?"));
     // Templated values are checked by the plan, once rendered.
     yaml("version: 1\nsandboxes:\n  s:\n    mem: '{{ vars.mem }}'\n    profile: '{{ vars.p }}'\n")
         .unwrap();
@@ -762,65 +799,90 @@ fn sizes_are_checked_at_load() {
 
 #[test]
 fn versions() {
-    let d = only(
-        yaml("version: 2\n"),
-        "1:10",
-        "unsupported manifest version 2",
-    );
-    assert_eq!(d.hint.as_deref(), Some("this pocketdock reads version 1"));
-    let d = only(yaml("name: x\n"), "1:1", "the manifest has no `version`");
-    assert!(d.hint.unwrap().contains("version: 1"));
-    only(
-        yaml("version: one\n"),
-        "1:10",
-        "`version` must be the integer 1, found a string",
+    check(
+        yaml,
+        &[
+            (
+                "version: 2\n",
+                "1:10",
+                "unsupported manifest version 2",
+                Is("this pocketdock reads version 1"),
+            ),
+            (
+                "name: x\n",
+                "1:1",
+                "the manifest has no `version`",
+                Has("version: 1"),
+            ),
+            (
+                "version: one\n",
+                "1:10",
+                "`version` must be the integer 1, found a string",
+                Any,
+            ),
+        ],
     );
 }
 
 #[test]
 fn duplicate_keys() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: x}\n  a: {run: y}\n"),
-        "6:3",
-        "duplicate key `a`",
+    check(
+        yaml,
+        &[(
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: x}\n  a: {run: y}\n",
+            "6:3",
+            "duplicate key `a`",
+            Has("line 5, column 3"),
+        )],
     );
-    assert!(d.hint.unwrap().contains("line 5, column 3"));
 }
 
 #[test]
 fn ids_are_checked() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  My Box: {}\n"),
-        "3:3",
-        "invalid sandbox id `My Box`",
-    );
-    assert!(d.hint.unwrap().contains("`my-box`"));
-    only(
-        yaml("version: 1\nsandboxes: {s: {}}\nsteps:\n  Build: {run: x}\n"),
-        "4:3",
-        "invalid step id `Build`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  My Box: {}\n",
+                "3:3",
+                "invalid sandbox id `My Box`",
+                Has("`my-box`"),
+            ),
+            (
+                "version: 1\nsandboxes: {s: {}}\nsteps:\n  Build: {run: x}\n",
+                "4:3",
+                "invalid step id `Build`",
+                Any,
+            ),
+        ],
     );
     assert!(is_id("a-b_1") && !is_id("-a") && !is_id("") && !is_id("a.b"));
 }
 
 #[test]
 fn matrix_axes_must_be_lists() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: []}\n"),
-        "4:18",
-        "matrix axis `py` has no values",
-    );
-    assert!(d.hint.is_some());
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: '3.12'}\n"),
-        "4:18",
-        "matrix axis `py` must be a list, found a string",
-    );
-    assert!(d.hint.unwrap().contains("[a, b]"));
-    only(
-        yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py.v: [1]}\n"),
-        "4:14",
-        "invalid matrix axis name `py.v`",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py: []}\n",
+                "4:18",
+                "matrix axis `py` has no values",
+                Has(""),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py: '3.12'}\n",
+                "4:18",
+                "matrix axis `py` must be a list, found a string",
+                Has("[a, b]"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  s:\n    matrix: {py.v: [1]}\n",
+                "4:14",
+                "invalid matrix axis name `py.v`",
+                Any,
+            ),
+        ],
     );
     let m = yaml("version: 1\nsandboxes:\n  s:\n    matrix: {py: ['3.11', '3.12'], os: [a]}\n")
         .unwrap();
@@ -962,28 +1024,8 @@ fn default_names() {
     assert_eq!(m.host_path("tests/"), Path::new("/w/grading/tests/"));
 }
 
-const GRADING_KDL: &str = r#"version 1
-name "grade-{{ vars.assignment }}"
-vars {
-    assignment "fizzbuzz"
-    students "alice" "bob" "carol"
-}
-env "CI"
-sandbox "grader" profile="minimal" mem="512m" cpu=100 network=#false {
-    env { LANG "C.UTF-8"; N 3 }
-    matrix { student "{{ vars.students }}" }
-}
-step "tests" sandbox="grader" { push src="tests/" dst="/home/sandbox/tests/"; }
-step "code" sandbox="grader" {
-    push src="submissions/{{ matrix.student }}/" dst="/home/sandbox/src/"
-}
-step "grade" sandbox="grader" needs="tests code" timeout=60 allow-failure=#true {
-    run "python3 -m unittest discover -s tests"
-}
-step "report" sandbox="grader" {
-    pull src="/home/sandbox/report.txt" dst="results/{{ matrix.student }}.txt"
-}
-"#;
+/// The same job in KDL.
+const GRADING_KDL: &str = include_str!("testdata/grading.kdl");
 
 #[test]
 fn kdl_loads_the_same_model_as_yaml() {
@@ -1010,7 +1052,7 @@ fn kdl_loads_the_same_model_as_yaml() {
     assert_eq!(ks.cpu.as_ref().unwrap().value, 100);
     assert_eq!(ks.network, ys.network);
     assert_eq!(ks.env["N"].value, "3");
-    for id in ["tests", "code", "grade", "report"] {
+    for id in ["tests", "code", "grade", "report", "total"] {
         let (a, b) = (&k.steps[id], &y.steps[id]);
         assert_eq!(a.action.kind(), b.action.kind(), "{id}");
         assert_eq!(a.allow_failure, b.allow_failure, "{id}");
@@ -1030,37 +1072,46 @@ fn kdl_loads_the_same_model_as_yaml() {
 
 #[test]
 fn kdl_errors_have_positions_and_kebab_case_suggestions() {
-    let d = only(
-        kdl("version 1\nsandbox \"s\"\nstep \"a\" allow-failur=#true { run \"x\"; }\n"),
-        "3:10",
-        "unknown key `allow-failur` in step `a`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `allow-failure`?"));
-    let d = only(
-        kdl("version 1\nsandbox \"s\" network=\"no\"\n"),
-        "2:21",
-        "`network` must be a boolean, found a string",
-    );
-    assert!(d.hint.is_none());
-    only(
-        kdl("version 1\nsandbox \"s\"\nstep \"a\" needs=\"b\" { run \"x\"; }\n"),
-        "3:17",
-        "step `a` needs unknown step `b`",
-    );
-    only(
-        kdl("version 1\nsandbox \"s\"\nstep \"a\" { run \"x\"; push src=\"a\" dst=\"b\"; }\n"),
-        "3:21",
-        "step `a` has two actions, `run` and `push`",
-    );
-    only(
-        kdl("version 1\nsandboxes { }\n"),
-        "2:1",
-        "in KDL, write one `sandbox` node per entry instead of `sandboxes`",
-    );
-    only(
-        kdl("version 1\nsandbox \"s\" { matrix { py \"3\" } }\n"),
-        "2:27",
-        "matrix axis `py` must be a list, found a string",
+    check(
+        kdl,
+        &[
+            (
+                "version 1\nsandbox \"s\"\nstep \"a\" allow-failur=#true { run \"x\"; }\n",
+                "3:10",
+                "unknown key `allow-failur` in step `a`",
+                Is("did you mean `allow-failure`?"),
+            ),
+            (
+                "version 1\nsandbox \"s\" network=\"no\"\n",
+                "2:21",
+                "`network` must be a boolean, found a string",
+                Absent,
+            ),
+            (
+                "version 1\nsandbox \"s\"\nstep \"a\" needs=\"b\" { run \"x\"; }\n",
+                "3:17",
+                "step `a` needs unknown step `b`",
+                Any,
+            ),
+            (
+                "version 1\nsandbox \"s\"\nstep \"a\" { run \"x\"; push src=\"a\" dst=\"b\"; }\n",
+                "3:21",
+                "step `a` has two actions, `run` and `push`",
+                Any,
+            ),
+            (
+                "version 1\nsandboxes { }\n",
+                "2:1",
+                "in KDL, write one `sandbox` node per entry instead of `sandboxes`",
+                Any,
+            ),
+            (
+                "version 1\nsandbox \"s\" { matrix { py \"3\" } }\n",
+                "2:27",
+                "matrix axis `py` must be a list, found a string",
+                Any,
+            ),
+        ],
     );
 }
 
@@ -1081,21 +1132,27 @@ fn build_policy_in_yaml_and_kdl() {
 
 #[test]
 fn build_policy_mistakes() {
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  a: {build: always}\n"),
-        "3:14",
-        "invalid build `always`",
-    );
-    assert!(d.hint.unwrap().contains("auto, never"));
-    let d = only(
-        yaml("version: 1\nsandboxes:\n  a: {image: 'debian:bookworm-slim', build: auto}\n"),
-        "3:45",
-        "sandbox `a` sets `build: auto` with `image`",
-    );
-    assert!(d.hint.unwrap().contains("use `profile` instead"));
-    only(
-        yaml("version: 1\nsandboxes:\n  a: {build: true}\n"),
-        "3:14",
-        "`build` must be a string, found a boolean",
+    check(
+        yaml,
+        &[
+            (
+                "version: 1\nsandboxes:\n  a: {build: always}\n",
+                "3:14",
+                "invalid build `always`",
+                Has("auto, never"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  a: {image: 'debian:bookworm-slim', build: auto}\n",
+                "3:45",
+                "sandbox `a` sets `build: auto` with `image`",
+                Has("use `profile` instead"),
+            ),
+            (
+                "version: 1\nsandboxes:\n  a: {build: true}\n",
+                "3:14",
+                "`build` must be a string, found a boolean",
+                Any,
+            ),
+        ],
     );
 }

@@ -44,39 +44,8 @@ fn wave_ids(p: &Plan) -> Vec<Vec<&str>> {
         .collect()
 }
 
-const GRADING: &str = r#"version: 1
-name: grade-{{ vars.assignment }}
-vars:
-  assignment: fizzbuzz
-  students: [alice, bob, carol]
-sandboxes:
-  grader:
-    mem: 512m
-    matrix:
-      student: "{{ vars.students }}"
-    env: {STUDENT: "{{ matrix.student }}"}
-  summary: {}
-steps:
-  tests:
-    sandbox: grader
-    push: { src: tests/, dst: /home/sandbox/tests/ }
-  code:
-    sandbox: grader
-    push: { src: "submissions/{{ matrix.student }}/", dst: /home/sandbox/src/ }
-  grade:
-    sandbox: grader
-    needs: [tests, code]
-    run: python3 -m unittest discover -s tests
-    timeout: 60
-    allow_failure: true
-  report:
-    sandbox: grader
-    pull: { src: /home/sandbox/report.txt, dst: "results/{{ matrix.student }}.txt" }
-  total:
-    sandbox: summary
-    needs: report
-    run: cat results/*
-"#;
+/// The grading job the manifest's tests load too.
+const GRADING: &str = include_str!("../manifest/testdata/grading.yaml");
 
 #[test]
 fn matrix_fans_sandboxes_and_steps_out() {
@@ -94,9 +63,13 @@ fn matrix_fans_sandboxes_and_steps_out() {
         ]
     );
     assert_eq!(p.sandboxes[1].matrix["student"], json!("bob"));
-    assert_eq!(
-        p.sandboxes[1].spec.env,
-        [("STUDENT".to_string(), "bob".to_string())]
+    assert!(
+        p.sandboxes[1]
+            .spec
+            .env
+            .contains(&("STUDENT".to_string(), "bob".to_string())),
+        "{:?}",
+        p.sandboxes[1].spec.env
     );
     assert_eq!(p.sandboxes[1].spec.mem.bytes(), 512 << 20);
     assert_eq!(p.sandboxes[3].spec.profile.as_deref(), Some("minimal"));
@@ -280,31 +253,65 @@ fn only(text: &str, pos: &str, message: &str) -> Diagnostic {
     d[0].clone()
 }
 
+/// What a mistake's hint must say.
+#[derive(Clone, Copy, Debug)]
+enum Hint {
+    /// Not checked.
+    Any,
+    /// Exactly this.
+    Is(&'static str),
+    /// Some hint containing this.
+    Has(&'static str),
+}
+use Hint::{Any, Has, Is};
+
+/// Each manifest plans to exactly one diagnostic: at that `line:col`,
+/// with that message and hint.
+#[track_caller]
+fn check(cases: &[(&str, &str, &str, Hint)]) {
+    for &(text, pos, message, hint) in cases {
+        let d = only(text, pos, message);
+        let h = d.hint.as_deref();
+        match hint {
+            Any => {}
+            Is(want) => assert_eq!(h, Some(want), "hint of `{message}`"),
+            Has(part) => assert!(
+                h.is_some_and(|h| h.contains(part)),
+                "hint of `{message}` should contain {part:?}: {h:?}"
+            ),
+        }
+    }
+}
+
 #[test]
 fn literal_ports_volumes_and_profiles_are_checked() {
-    let d = only(
-        "version: 1\nsandboxes:\n  s:\n    ports: ['8080:80', 'x:80']\n",
-        "4:24",
-        "invalid port mapping `x:80`",
-    );
-    assert!(d.hint.unwrap().contains("HOST:CONTAINER"));
-    only(
-        "version: 1\nsandboxes:\n  s:\n    volumes: [/a:b]\n",
-        "4:15",
-        "invalid volume `/a:b`",
-    );
-    let d = only(
-        "version: 1\nsandboxes:\n  s:\n    profile: minimall\n",
-        "4:14",
-        "unknown profile `minimall`",
-    );
-    assert_eq!(d.hint.as_deref(), Some("did you mean `minimal`?"));
-    // A matrix sandbox is checked once, not once per combination.
-    only(
-        "version: 1\nsandboxes:\n  s:\n    profile: minimall\n    matrix: {n: [1, 2]}\n",
-        "4:14",
-        "unknown profile `minimall`",
-    );
+    check(&[
+        (
+            "version: 1\nsandboxes:\n  s:\n    ports: ['8080:80', 'x:80']\n",
+            "4:24",
+            "invalid port mapping `x:80`",
+            Has("HOST:CONTAINER"),
+        ),
+        (
+            "version: 1\nsandboxes:\n  s:\n    volumes: [/a:b]\n",
+            "4:15",
+            "invalid volume `/a:b`",
+            Any,
+        ),
+        (
+            "version: 1\nsandboxes:\n  s:\n    profile: minimall\n",
+            "4:14",
+            "unknown profile `minimall`",
+            Is("did you mean `minimal`?"),
+        ),
+        // A matrix sandbox is checked once, not once per combination.
+        (
+            "version: 1\nsandboxes:\n  s:\n    profile: minimall\n    matrix: {n: [1, 2]}\n",
+            "4:14",
+            "unknown profile `minimall`",
+            Any,
+        ),
+    ]);
 }
 
 #[test]
@@ -669,6 +676,23 @@ fn assert_underlines_the_variable(d: &Diagnostic) {
     }
 }
 
+/// The planning errors of `text` are `want`: (line:col, message, hint),
+/// in order, each underlining the variable it names.
+#[track_caller]
+fn assert_problems(text: &str, want: &[(&str, &str, Option<&str>)]) {
+    let d = plan_err(text);
+    d.iter().for_each(assert_underlines_the_variable);
+    let got: Vec<(String, &str, Option<&str>)> = d
+        .iter()
+        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
+        .collect();
+    let want: Vec<(String, &str, Option<&str>)> = want
+        .iter()
+        .map(|&(pos, message, hint)| (pos.to_string(), message, hint))
+        .collect();
+    assert_eq!(got, want);
+}
+
 /// The one planning error of `text`.
 fn only_problem(text: &str) -> Diagnostic {
     let d = plan_err(text);
@@ -771,66 +795,60 @@ steps:
     sandbox: grader
     run: echo {{ students }} {{ var.students }} {{ student }} {{ nope.x }} {{ job.name.x }}
 "#;
-    let d = plan_err(text);
-    d.iter().for_each(assert_underlines_the_variable);
-    let got: Vec<(String, &str, Option<&str>)> = d
-        .iter()
-        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
-        .collect();
-    assert_eq!(
-        got,
-        [
+    assert_problems(
+        text,
+        &[
             (
-                "10:18".into(),
+                "10:18",
                 "undefined variable `matrix.studnet`",
-                Some("did you mean `matrix.student`?")
+                Some("did you mean `matrix.student`?"),
             ),
             (
-                "10:60".into(),
+                "10:60",
                 "undefined variable `job.nme`",
-                Some("did you mean `job.name`?")
+                Some("did you mean `job.name`?"),
             ),
             (
-                "13:18".into(),
+                "13:18",
                 "undefined variable `matrix.student`",
-                Some("step `b` runs on sandbox `plain`, which has no `matrix`")
+                Some("step `b` runs on sandbox `plain`, which has no `matrix`"),
             ),
             (
-                "13:39".into(),
+                "13:39",
                 "undefined variable `env.HOME`",
-                Some("list `HOME` under `env:` to read it from the host environment")
+                Some("list `HOME` under `env:` to read it from the host environment"),
             ),
             (
-                "13:87".into(),
+                "13:87",
                 "undefined variable `env.GIVEN`",
-                Some("list `GIVEN` under `env:` to read it from the host environment")
+                Some("list `GIVEN` under `env:` to read it from the host environment"),
             ),
             (
-                "16:18".into(),
+                "16:18",
                 "undefined variable `students`",
-                Some("did you mean `vars.students`?")
+                Some("did you mean `vars.students`?"),
             ),
             (
-                "16:33".into(),
+                "16:33",
                 "undefined variable `var`",
-                Some("did you mean `vars.students`?")
+                Some("did you mean `vars.students`?"),
             ),
             (
-                "16:52".into(),
+                "16:52",
                 "undefined variable `student`",
-                Some("did you mean `matrix.student`?")
+                Some("did you mean `matrix.student`?"),
             ),
             (
-                "16:66".into(),
+                "16:66",
                 "undefined variable `nope`",
-                Some("templates can read `vars`, `matrix`, `job`, `env` and `steps`")
+                Some("templates can read `vars`, `matrix`, `job`, `env` and `steps`"),
             ),
             (
-                "16:79".into(),
+                "16:79",
                 "undefined variable `job.name.x`",
-                Some("`job.name` is a string, it has no `x`")
+                Some("`job.name` is a string, it has no `x`"),
             ),
-        ]
+        ],
     );
     // Values passed explicitly are readable without being listed.
     let opts = LoadOptions {
@@ -861,20 +879,14 @@ steps:
     sandbox: box
     run: echo {{ steps["build"].outputs.x }}
 "#;
-    let d = plan_err(text);
-    d.iter().for_each(assert_underlines_the_variable);
-    let got: Vec<(String, &str, Option<&str>)> = d
-        .iter()
-        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("7:46".into(), "undefined variable `steps.biuld`", Some("did you mean `steps.build`?")),
-            ("11:45".into(), "step `deploy` reads `steps.lint` but does not wait for step `lint`", Some("step `lint` waits for `deploy`, so `deploy` runs first and cannot read its result")),
-            ("12:18".into(), "step `deploy` reads its own result `steps.deploy`", Some("`steps.deploy` is set once step `deploy` has finished; a step sees the results of the steps it waits for")),
-            ("15:42".into(), "step `lint` reads `steps.late` but does not wait for step `late`", Some("write `needs: [deploy, late]` in step `lint`: a step sees the results of the steps it waits for")),
-        ]
+    assert_problems(
+        text,
+        &[
+            ("7:46", "undefined variable `steps.biuld`", Some("did you mean `steps.build`?")),
+            ("11:45", "step `deploy` reads `steps.lint` but does not wait for step `lint`", Some("step `lint` waits for `deploy`, so `deploy` runs first and cannot read its result")),
+            ("12:18", "step `deploy` reads its own result `steps.deploy`", Some("`steps.deploy` is set once step `deploy` has finished; a step sees the results of the steps it waits for")),
+            ("15:42", "step `lint` reads `steps.late` but does not wait for step `late`", Some("write `needs: [deploy, late]` in step `lint`: a step sees the results of the steps it waits for")),
+        ],
     );
     // `deploy` waits for `build` through `test`; `late` through script order.
     let text = "version: 1\nsandboxes: {box: {}}\nsteps:\n  a: {run: x}\n  b:\n    needs: []\n    run: echo {{ steps.a.stdout }}\n";
@@ -911,20 +923,14 @@ steps:
     needs: [record, solo]
     run: echo {{ steps.grade.instances | length }} {{ steps.grade.exit_code }} {{ steps.solo.outputs.k }} {{ steps.solo.instances }}
 "#;
-    let d = plan_err(text);
-    d.iter().for_each(assert_underlines_the_variable);
-    let got: Vec<(String, &str, Option<&str>)> = d
-        .iter()
-        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("11:46".into(), "undefined variable `steps.grade.exitcode`", Some("did you mean `steps.grade.exit_code`?")),
-            ("11:73".into(), "undefined variable `steps.grade.instances`", Some("step `grade` runs on the same sandbox as `record`, so `steps.grade` is the result of the same matrix combination, with `status`, `exit_code`, `stdout` and `outputs`")),
-            ("16:55".into(), "undefined variable `steps.grade.exit_code`", Some("step `grade` runs on each of the 2 instances of sandbox `grader`, so step `report` reads `steps.grade.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`")),
-            ("16:110".into(), "undefined variable `steps.solo.instances`", Some("step `solo` runs on one sandbox instance, so `steps.solo` is its result, with `status`, `exit_code`, `stdout` and `outputs`")),
-        ]
+    assert_problems(
+        text,
+        &[
+            ("11:46", "undefined variable `steps.grade.exitcode`", Some("did you mean `steps.grade.exit_code`?")),
+            ("11:73", "undefined variable `steps.grade.instances`", Some("step `grade` runs on the same sandbox as `record`, so `steps.grade` is the result of the same matrix combination, with `status`, `exit_code`, `stdout` and `outputs`")),
+            ("16:55", "undefined variable `steps.grade.exit_code`", Some("step `grade` runs on each of the 2 instances of sandbox `grader`, so step `report` reads `steps.grade.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`")),
+            ("16:110", "undefined variable `steps.solo.instances`", Some("step `solo` runs on one sandbox instance, so `steps.solo` is its result, with `status`, `exit_code`, `stdout` and `outputs`")),
+        ],
     );
 }
 
@@ -1157,20 +1163,14 @@ steps:
       name: "{{ vars.n }}"
       send: echo {{ steps.calc.vars.x }} {{ steps.calc.result }} {{ steps.calc.error }} {{ steps.sh.vars.x }} {{ steps.calc.varz }} {{ steps.sh.error }}
 "#;
-    let d = plan_err(text);
-    d.iter().for_each(assert_underlines_the_variable);
-    let got: Vec<(String, &str, Option<&str>)> = d
-        .iter()
-        .map(|d| (d.position(), d.message.as_str(), d.hint.as_deref()))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("4:26".into(), "undefined variable `vars.nope`", Some("define `nope` under `vars:`, or pass `--var nope=VALUE`")),
-            ("9:17".into(), "undefined variable `vars.n`", Some("define `n` under `vars:`, or pass `--var n=VALUE`")),
-            ("10:92".into(), "undefined variable `steps.sh.vars`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
-            ("10:114".into(), "undefined variable `steps.calc.varz`", Some("did you mean `steps.calc.vars`?")),
-            ("10:136".into(), "undefined variable `steps.sh.error`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
-        ]
+    assert_problems(
+        text,
+        &[
+            ("4:26", "undefined variable `vars.nope`", Some("define `nope` under `vars:`, or pass `--var nope=VALUE`")),
+            ("9:17", "undefined variable `vars.n`", Some("define `n` under `vars:`, or pass `--var n=VALUE`")),
+            ("10:92", "undefined variable `steps.sh.vars`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+            ("10:114", "undefined variable `steps.calc.varz`", Some("did you mean `steps.calc.vars`?")),
+            ("10:136", "undefined variable `steps.sh.error`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+        ],
     );
 }

@@ -16,6 +16,8 @@ pub mod ci;
 mod plain;
 #[cfg(feature = "progress")]
 mod progress;
+#[cfg(test)]
+mod snapshot_tests;
 
 use std::io::Write;
 

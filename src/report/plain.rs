@@ -95,22 +95,120 @@ impl<W: Write> Plain<W> {
     }
 }
 
+impl<W: Write> Plain<W> {
+    fn job_started(&mut self, kind: &EventKind) {
+        let EventKind::JobStarted {
+            job,
+            instance,
+            steps,
+            sandboxes,
+            record,
+        } = kind
+        else {
+            return;
+        };
+        self.record.clone_from(record);
+        if self.style.quiet {
+            return;
+        }
+        self.line(&super::job_started_line(job, instance, *steps, *sandboxes));
+    }
+
+    /// An image build's start or end; a failed one also in quiet mode.
+    fn image(&mut self, kind: &EventKind) {
+        let failed = matches!(
+            kind,
+            EventKind::ImageBuildFinished {
+                status: ImageStatus::Failed,
+                ..
+            }
+        );
+        if self.style.quiet && !failed {
+            return;
+        }
+        if let Some(l) = image_line(kind) {
+            self.line(&l);
+            if let (
+                true,
+                EventKind::ImageBuildFinished {
+                    status: ImageStatus::Failed,
+                    image,
+                    ..
+                },
+            ) = (self.github, kind)
+            {
+                self.line(&format!("::error title=build {image} failed::{l}"));
+            }
+        }
+    }
+
+    fn step_started(&mut self, step: &str, attempt: u32, action: &str) {
+        if self.style.quiet {
+            return;
+        }
+        if self.github {
+            self.line(&format!("::group::{step}"));
+        }
+        let again = if attempt > 1 {
+            format!(" (attempt {attempt})")
+        } else {
+            String::new()
+        };
+        let first = action.lines().next().unwrap_or_default();
+        self.line(&format!("> {step}{again}: {first}"));
+    }
+
+    /// A chunk of output: its complete lines now, the rest when completed.
+    fn output(&mut self, step: &str, stream: StreamKind, data: &str) {
+        let key = (step.to_string(), stream != StreamKind::Stdout);
+        let buf = self.partial.entry(key).or_default();
+        buf.push_str(data);
+        let mut lines = Vec::new();
+        while let Some(pos) = buf.find('\n') {
+            lines.push(buf[..pos].to_string());
+            buf.drain(..=pos);
+        }
+        for l in lines {
+            self.output_line(step, &l);
+        }
+    }
+
+    fn step_finished(&mut self, kind: &EventKind) {
+        let EventKind::StepFinished { step, status, .. } = kind else {
+            return;
+        };
+        self.flush_partial(step);
+        let failed = matches!(status, StepStatus::Failed | StepStatus::TimedOut);
+        self.release_held(step, failed);
+        if self.style.quiet && !failed {
+            return;
+        }
+        if self.github && !self.style.quiet {
+            self.line("::endgroup::");
+        }
+        if let Some(l) = step_line(kind, self.style.color) {
+            self.line(&l);
+            if self.github && failed {
+                self.line(&format!("::error title=step {step} failed::{l}"));
+            }
+        }
+    }
+
+    fn job_finished(&mut self, kind: &EventKind) {
+        let record = self.record.clone();
+        if let Some(l) = job_line(kind, &record, self.style.color) {
+            self.line(&l);
+        }
+        if let Some(l) = left_line(&self.left) {
+            self.line(&l);
+        }
+    }
+}
+
 impl<W: Write + Send> Consumer for Plain<W> {
     fn handle(&mut self, event: &Event) {
         match &event.kind {
-            EventKind::JobStarted {
-                job,
-                instance,
-                steps,
-                sandboxes,
-                record,
-            } => {
-                self.record.clone_from(record);
-                if self.style.quiet {
-                    return;
-                }
-                self.line(&super::job_started_line(job, instance, *steps, *sandboxes));
-            }
+            kind @ EventKind::JobStarted { .. } => self.job_started(kind),
             EventKind::SandboxCreated {
                 sandbox,
                 container,
@@ -121,30 +219,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 }
             }
             kind @ (EventKind::ImageBuildStarted { .. } | EventKind::ImageBuildFinished { .. }) => {
-                let failed = matches!(
-                    kind,
-                    EventKind::ImageBuildFinished {
-                        status: ImageStatus::Failed,
-                        ..
-                    }
-                );
-                if self.style.quiet && !failed {
-                    return;
-                }
-                if let Some(l) = image_line(kind) {
-                    self.line(&l);
-                    if let (
-                        true,
-                        EventKind::ImageBuildFinished {
-                            status: ImageStatus::Failed,
-                            image,
-                            ..
-                        },
-                    ) = (self.github, kind)
-                    {
-                        self.line(&format!("::error title=build {image} failed::{l}"));
-                    }
-                }
+                self.image(kind);
             }
             EventKind::SandboxReleased {
                 sandbox,
@@ -164,51 +239,9 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 attempt,
                 action,
                 ..
-            } => {
-                if self.style.quiet {
-                    return;
-                }
-                if self.github {
-                    self.line(&format!("::group::{step}"));
-                }
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
-                let first = action.lines().next().unwrap_or_default();
-                self.line(&format!("> {step}{again}: {first}"));
-            }
-            EventKind::Output { step, stream, data } => {
-                let key = (step.clone(), *stream != StreamKind::Stdout);
-                let buf = self.partial.entry(key).or_default();
-                buf.push_str(data);
-                let mut lines = Vec::new();
-                while let Some(pos) = buf.find('\n') {
-                    lines.push(buf[..pos].to_string());
-                    buf.drain(..=pos);
-                }
-                for l in lines {
-                    self.output_line(step, &l);
-                }
-            }
-            kind @ EventKind::StepFinished { step, status, .. } => {
-                self.flush_partial(step);
-                let failed = matches!(status, StepStatus::Failed | StepStatus::TimedOut);
-                self.release_held(step, failed);
-                if self.style.quiet && !failed {
-                    return;
-                }
-                if self.github && !self.style.quiet {
-                    self.line("::endgroup::");
-                }
-                if let Some(l) = step_line(kind, self.style.color) {
-                    self.line(&l);
-                    if self.github && matches!(status, StepStatus::Failed | StepStatus::TimedOut) {
-                        self.line(&format!("::error title=step {step} failed::{l}"));
-                    }
-                }
-            }
+            } => self.step_started(step, *attempt, action),
+            EventKind::Output { step, stream, data } => self.output(step, *stream, data),
+            kind @ EventKind::StepFinished { .. } => self.step_finished(kind),
             EventKind::Warning { message } => {
                 // Not part of the steps' output: on stderr.
                 eprintln!("{}", warning_line(message));
@@ -216,15 +249,7 @@ impl<W: Write + Send> Consumer for Plain<W> {
                     self.line(&format!("::warning::{message}"));
                 }
             }
-            kind @ EventKind::JobFinished { .. } => {
-                let record = self.record.clone();
-                if let Some(l) = job_line(kind, &record, self.style.color) {
-                    self.line(&l);
-                }
-                if let Some(l) = left_line(&self.left) {
-                    self.line(&l);
-                }
-            }
+            kind @ EventKind::JobFinished { .. } => self.job_finished(kind),
         }
         let _ = self.out.flush();
     }

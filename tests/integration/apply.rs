@@ -6,8 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    containers_with, copy_dir, instance_toml, pocketdock_in, project, project_label, repo,
-    start_long_job, stderr, stdout, step_status, LabelCleanup,
+    copy_dir, instance_toml, repo, start_long_job, stderr, stdout, step_status, TestProject,
 };
 use crate::pd::Pd;
 
@@ -31,12 +30,11 @@ fn history(record: &Path) -> Vec<serde_json::Value> {
 #[tokio::test]
 async fn the_grading_example_grades_every_submission() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     copy_dir(&repo().join("examples/grading"), dir.path());
 
     let started = Instant::now();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     // dave loops forever and is stopped by the 10 s timeout, not waited for.
     assert!(started.elapsed() < Duration::from_mins(1));
@@ -83,19 +81,13 @@ async fn the_grading_example_grades_every_submission() {
     let log = std::fs::read_to_string(record.join("logs/grade.grade[student=carol].log")).unwrap();
     assert!(log.contains("[stdout ") && log.contains("FAILED"), "{log}");
 
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "sandboxes left behind"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn a_failure_stops_new_steps_unless_keep_going() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     // `boom` fails only once `slow` runs, and `slow` ends well after that:
     // marks in a directory both sandboxes mount, not a race of sleeps.
     let shared = dir.path().join("shared");
@@ -129,7 +121,7 @@ steps:
 ",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
     let rec = instance_toml(&only_record(dir.path()));
     assert_eq!(rec["status"].as_str(), Some("failed"));
@@ -147,11 +139,7 @@ steps:
     );
     assert!(stdout(&o).contains("✗ boom@a exit 3"), "{}", stdout(&o));
 
-    let o = pocketdock_in(
-        dir.path(),
-        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain", "--keep-going"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stdout(&o).contains("[after-slow@b] after slow"),
@@ -163,16 +151,13 @@ steps:
         "{}",
         stdout(&o)
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn outputs_conditions_retries_and_templates_between_steps() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.kdl"),
         r#"version 1
@@ -187,7 +172,7 @@ step "last" { run "echo after the skipped one" }
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.kdl", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.kdl", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     let record = only_record(dir.path());
@@ -224,10 +209,9 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
         ("undefined variable", "version: 1\nsandboxes:\n  box: {}\nsteps:\n  a:\n    run: echo {{ vars.nope }}\n", "job.yaml:6:"),
     ];
     for (what, text, location) in cases {
-        let dir = project("apply");
-        let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+        let dir = TestProject::new(&engine, "apply");
         std::fs::write(dir.path().join("job.yaml"), text).unwrap();
-        let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+        let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{what}: {err}");
         assert!(
@@ -235,12 +219,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
             "{what}: expected {location} in:\n{err}"
         );
         assert!(!err.contains("panicked"), "{what}: {err}");
-        assert!(
-            containers_with(&engine, &project_label(dir.path()))
-                .await
-                .is_empty(),
-            "{what}: a container was created"
-        );
+        dir.assert_no_leaks().await;
         assert!(
             !dir.path().join(".pocketdock").exists(),
             "{what}: a record was created"
@@ -251,8 +230,7 @@ async fn manifest_errors_point_at_the_file_and_create_nothing() {
 #[tokio::test]
 async fn sigkill_mid_job_leaves_a_readable_record() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -271,8 +249,7 @@ async fn sigkill_mid_job_leaves_a_readable_record() {
 #[tokio::test]
 async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let (child, record) = start_long_job(dir.path(), "long");
     let started = Instant::now();
     let sent = Command::new("kill")
@@ -296,32 +273,22 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     assert_eq!(rec["status"].as_str(), Some("cancelled"));
     assert_eq!(step_status(&rec, "wait@box"), "cancelled");
     assert_eq!(history(&record).last().unwrap()["event"], "job_finished");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn ndjson_output_and_the_record_commands() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     copy_dir(&repo().join("examples/hello"), dir.path());
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "apply",
-            "job.yaml",
-            "--output",
-            "ndjson",
-            "--var",
-            "greeting=Bonjour",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "ndjson",
+        "--var",
+        "greeting=Bonjour",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let events: Vec<serde_json::Value> = stdout(&o)
         .lines()
@@ -337,20 +304,20 @@ async fn ndjson_output_and_the_record_commands() {
         .unwrap()
         .starts_with("Bonjour"));
 
-    let o = pocketdock_in(dir.path(), &["logs", "last", "--step", "greet"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "--step", "greet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("=== pocketdock run log ===") && stdout(&o).contains("Bonjour"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     assert!(
         stdout(&o).contains("hello-0001") && stdout(&o).contains("succeeded"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(dir.path(), &["logs", "last", "--history"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "--history"]);
     assert_eq!(
         stdout(&o).lines().count(),
         history(&only_record(dir.path())).len()
@@ -361,22 +328,30 @@ async fn ndjson_output_and_the_record_commands() {
 fn validate_and_plan_need_no_engine() {
     let env = [("POCKETDOCK_SOCKET", "/nonexistent.sock")];
     let grading = repo().join("examples/grading");
-    let o = pocketdock_in(&grading, &["validate", "job.yaml"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["validate", "job.yaml"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = pocketdock_in(&grading, &["validate", "job.kdl"], &env);
+    let o = Pd::at(&grading).envs(&env).output(&["validate", "job.kdl"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = pocketdock_in(&grading, &["plan", "job.yaml", "--json"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["plan", "job.yaml", "--json"]);
     let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(plan.is_object(), "{plan}");
-    let o = pocketdock_in(&grading, &["plan", "job.yaml", "--dot"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["plan", "job.yaml", "--dot"]);
     assert!(stdout(&o).starts_with("digraph"), "{}", stdout(&o));
-    let o = pocketdock_in(&grading, &["plan", "job.yaml"], &env);
+    let o = Pd::at(&grading).envs(&env).output(&["plan", "job.yaml"]);
     assert!(
         stdout(&o).contains("grade.grade@grader[student=dave]"),
         "{}",
         stdout(&o)
     );
-    let o = pocketdock_in(&grading, &["validate", "missing.yaml"], &env);
+    let o = Pd::at(&grading)
+        .envs(&env)
+        .output(&["validate", "missing.yaml"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -408,8 +383,7 @@ fn non_ascii_manifests_validate_and_errors_point_at_the_character() {
 #[tokio::test]
 async fn session_steps_share_a_shell_by_name() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.yaml"),
         r#"version: 1
@@ -430,23 +404,20 @@ steps:
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.contains("[check@box] /tmp\n[check@box] A=1\n"), "{out}");
     assert!(out.contains("[other@box] /home/sandbox"), "{out}");
     assert!(out.contains("✓ expected-three@box"), "{out}");
     assert!(out.contains("[use-it@box] check said /tmp"), "{out}");
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn python_steps_share_a_kernel_and_expose_results() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.yaml"),
         r#"version: 1
@@ -470,7 +441,7 @@ steps:
 "#,
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
     assert!(out.contains("[define@box] defined"), "{out}");
@@ -485,9 +456,7 @@ steps:
         log.starts_with("=== pocketdock session log ===") && log.contains("] x = 41\n"),
         "{log}"
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 // The CLI hands the host environment and the project's profiles to the
@@ -520,8 +489,7 @@ fn validate_sees_listed_host_variables_and_the_projects_profiles() {
 #[tokio::test]
 async fn a_push_or_pull_past_its_timeout_is_timed_out() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     let big = vec![0u8; 64 << 20];
     std::fs::write(dir.path().join("big.bin"), &big).unwrap();
     std::fs::write(
@@ -546,11 +514,7 @@ steps:
 ",
     )
     .unwrap();
-    let o = pocketdock_in(
-        dir.path(),
-        &["apply", "job.yaml", "-o", "plain", "--keep-going"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain", "--keep-going"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
     assert!(out.contains("✗ pull-big@a timed out"), "{out}");
@@ -572,7 +536,5 @@ steps:
             .all(|e| e["status"] == "timed_out" && e["reason"] == "timed out after 10ms"),
         "{finished:?}"
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }

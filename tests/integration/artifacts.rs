@@ -3,13 +3,13 @@
 
 use std::os::unix::fs::MetadataExt;
 
-use crate::common::{pocketdock_in, project, project_label, stderr, LabelCleanup};
+use crate::common::{stderr, TestProject};
+use crate::pd::Pd;
 
 #[tokio::test]
 async fn pulls_are_kept_in_the_records_artifacts() {
     let engine = engine_or_skip!();
-    let dir = project("artifacts");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "artifacts");
     std::fs::write(
         dir.path().join("job.yaml"),
         r"version: 1
@@ -28,9 +28,9 @@ steps:
 ",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["validate", "job.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["validate", "job.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let art = dir.path().join(".pocketdock/instances/art-0001/artifacts");
     let read =

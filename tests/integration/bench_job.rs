@@ -2,12 +2,13 @@
 //! figures. No timing is asserted (figures go to docs/benchmarks.md); only
 //! that every figure is there and is a positive number.
 
-use crate::common::{pocketdock, stderr, stdout};
+use crate::common::{stderr, stdout};
+use crate::pd::Pd;
 
 #[tokio::test]
 async fn bench_job_prints_every_figure_as_a_positive_number() {
     let _engine = engine_or_skip!();
-    let o = pocketdock(&["bench", "job", "--json", "-n", "3", "--warmup", "1"]);
+    let o = Pd::here().output(&["bench", "job", "--json", "-n", "3", "--warmup", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
@@ -33,6 +34,6 @@ async fn bench_job_prints_every_figure_as_a_positive_number() {
     // A difference of two medians: a number, whatever its sign on a busy machine.
     assert!(f["marginal_step_ms"].is_f64(), "{v}");
     // Nothing of the benchmark's jobs is left on the engine.
-    let left = pocketdock(&["list", "--all", "--all-projects", "--json"]);
+    let left = Pd::here().output(&["list", "--all", "--all-projects", "--json"]);
     assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
 }

@@ -16,7 +16,7 @@ fn engine() -> Option<Engine> {
             panic!("CI=true but no engine is reachable:\n{e}")
         }
         Err(e) => {
-            eprintln!("skipped: no engine ({e})");
+            crate::common::skip(&format!("no engine ({e})"));
             None
         }
     }

@@ -1,6 +1,7 @@
 //! The `pocketdock` binary end to end, against the engine POCKETDOCK_SOCKET names.
 
-use crate::common::{pocketdock, pocketdock_env, stderr, stdout, unique, Cleanup};
+use crate::common::{stderr, stdout, unique, Cleanup};
+use crate::pd::Pd;
 use pocketdock::sandbox::labels;
 
 /// `pocketdock create` a labelled sandbox and register it for cleanup.
@@ -9,7 +10,7 @@ fn create(c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
     c.add(name.clone());
     let mut args = vec!["create", "--name", &name, "--project", "pocketdock-tests"];
     args.extend_from_slice(extra);
-    let o = pocketdock(&args);
+    let o = Pd::here().output(&args);
     assert!(o.status.success(), "create failed: {}", stderr(&o));
     assert_eq!(stdout(&o), format!("{name}\n"));
     name
@@ -21,7 +22,7 @@ async fn create_run_and_list() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "cli", &["--profile", "minimal"]);
 
-    let o = pocketdock(&["run", &name, "echo hello"]);
+    let o = Pd::here().output(&["run", &name, "echo hello"]);
     assert_eq!(
         (stdout(&o).as_str(), o.status.code()),
         ("hello\n", Some(0)),
@@ -39,7 +40,7 @@ async fn create_run_and_list() {
         "{name} not among managed containers"
     );
 
-    let o = pocketdock(&["list", "--json", "--project", "pocketdock-tests"]);
+    let o = Pd::here().output(&["list", "--json", "--project", "pocketdock-tests"]);
     assert!(o.status.success());
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let row = rows
@@ -51,7 +52,7 @@ async fn create_run_and_list() {
     assert_eq!(row["state"], "running");
     assert_eq!(row["profile"], "minimal");
 
-    let o = pocketdock(&["list", "--all-projects"]);
+    let o = Pd::here().output(&["list", "--all-projects"]);
     assert!(
         stdout(&o).lines().next().unwrap().starts_with("NAME"),
         "{}",
@@ -66,7 +67,7 @@ async fn create_json_prints_id_and_name() {
     let mut c = Cleanup::new(&engine);
     let name = unique("cjson");
     c.add(name.clone());
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "create", "--name", &name, "--json", "--mem", "128m", "--cpu", "25",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -82,7 +83,7 @@ async fn run_json_reports_streams_and_exit_code() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "rjson", &[]);
-    let o = pocketdock(&["run", &name, "--json", "echo out; echo err >&2; exit 3"]);
+    let o = Pd::here().output(&["run", &name, "--json", "echo out; echo err >&2; exit 3"]);
     assert_eq!(o.status.code(), Some(3));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["stdout"], "out\n");
@@ -97,7 +98,7 @@ async fn run_json_reports_streams_and_exit_code() {
     );
 
     // Without --json the streams go to the matching streams.
-    let o = pocketdock(&["run", &name, "echo out; echo err >&2; exit 3"]);
+    let o = Pd::here().output(&["run", &name, "echo out; echo err >&2; exit 3"]);
     assert_eq!(
         (stdout(&o).as_str(), stderr(&o).as_str(), o.status.code()),
         ("out\n", "err\n", Some(3))
@@ -110,13 +111,13 @@ async fn run_timeout_exits_124_and_leaves_no_process() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "rto", &[]);
     // 124 rather than sleep's 0 is the timeout firing long before 60 s.
-    let o = pocketdock(&["run", &name, "--timeout", "2", "sleep 60 & sleep 60"]);
+    let o = Pd::here().output(&["run", &name, "--timeout", "2", "sleep 60 & sleep 60"]);
     assert_eq!(o.status.code(), Some(124), "{}", stderr(&o));
     assert!(stderr(&o).contains("timed out"));
-    let ps = pocketdock(&["run", &name, "ps -eo args"]);
+    let ps = Pd::here().output(&["run", &name, "ps -eo args"]);
     assert!(!stdout(&ps).contains("sleep 60"), "{}", stdout(&ps));
 
-    let o = pocketdock(&["run", &name, "--json", "--timeout", "1", "sleep 5"]);
+    let o = Pd::here().output(&["run", &name, "--json", "--timeout", "1", "sleep 5"]);
     assert_eq!(o.status.code(), Some(124));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -131,12 +132,12 @@ async fn run_max_output_prints_exactly_the_cap() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "rcap", &[]);
     let cmd = "head -c 1000000 /dev/zero | tr '\\0' a";
-    let o = pocketdock(&["run", &name, "--max-output", "1k", cmd]);
+    let o = Pd::here().output(&["run", &name, "--max-output", "1k", cmd]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(o.stdout.len(), 1024);
     assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
 
-    let o = pocketdock(&["run", &name, "--json", "--max-output", "1k", cmd]);
+    let o = Pd::here().output(&["run", &name, "--json", "--max-output", "1k", cmd]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["truncated"], true);
     assert_eq!(v["stdout"].as_str().unwrap().len(), 1024);
@@ -148,9 +149,9 @@ async fn run_on_removed_and_stopped_sandboxes_explains() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "rgone", &[]);
 
-    let o = pocketdock(&["stop", &name]);
+    let o = Pd::here().output(&["stop", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock(&["run", &name, "true"]);
+    let o = Pd::here().output(&["run", &name, "true"]);
     assert_eq!(o.status.code(), Some(125));
     let e = stderr(&o);
     assert!(
@@ -158,12 +159,15 @@ async fn run_on_removed_and_stopped_sandboxes_explains() {
         "{e}"
     );
 
-    let o = pocketdock(&["resume", &name]);
+    let o = Pd::here().output(&["resume", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(pocketdock(&["run", &name, "true"]).status.code(), Some(0));
+    assert_eq!(
+        Pd::here().output(&["run", &name, "true"]).status.code(),
+        Some(0)
+    );
 
     engine.remove_container(&name, true).await.unwrap();
-    let o = pocketdock(&["run", &name, "true"]);
+    let o = Pd::here().output(&["run", &name, "true"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     for cmd in [
@@ -171,7 +175,7 @@ async fn run_on_removed_and_stopped_sandboxes_explains() {
         &["stop", &name],
         &["shutdown", &name, "-y"],
     ] {
-        let o = pocketdock(cmd);
+        let o = Pd::here().output(cmd);
         assert_eq!(o.status.code(), Some(1), "{cmd:?}");
         assert!(
             stderr(&o).contains("does not exist"),
@@ -203,7 +207,9 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         &["prune", "-y"],
     ];
     for args in commands {
-        let o = pocketdock_env(args, &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")]);
+        let o = Pd::here()
+            .envs(&[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")])
+            .output(args);
         let e = stderr(&o);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(e.contains("/nonexistent/engine.sock"), "{args:?}: {e}");
@@ -213,10 +219,9 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         );
         assert!(!e.contains("panicked"), "{args:?}: {e}");
     }
-    let o = pocketdock_env(
-        &["run", "x", "true"],
-        &[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")],
-    );
+    let o = Pd::here()
+        .envs(&[("POCKETDOCK_SOCKET", "/nonexistent/engine.sock")])
+        .output(&["run", "x", "true"]);
     assert_eq!(o.status.code(), Some(125));
 }
 
@@ -225,7 +230,7 @@ fn a_socket_nobody_listens_on_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dead.sock");
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
-    let o = pocketdock(&["--socket", path.to_str().unwrap(), "list"]);
+    let o = Pd::here().output(&["--socket", path.to_str().unwrap(), "list"]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(
@@ -239,7 +244,7 @@ async fn memory_limit_exit_137_says_killed_for_memory() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "roomk", &["--mem", "64m"]);
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "run",
         &name,
         "--json",
@@ -253,15 +258,15 @@ async fn memory_limit_exit_137_says_killed_for_memory() {
 
 #[test]
 fn bad_arguments_are_usage_errors_that_say_what_is_accepted() {
-    let o = pocketdock(&["create", "--mem", "lots"]);
+    let o = Pd::here().output(&["create", "--mem", "lots"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("512, 64k, 10m, 1g"), "{}", stderr(&o));
 
-    let o = pocketdock(&["run", "x", "--max-output", "1.5m", "true"]);
+    let o = Pd::here().output(&["run", "x", "--max-output", "1.5m", "true"]);
     assert_eq!(o.status.code(), Some(125), "run's usage errors use 125");
     assert!(stderr(&o).contains("512, 64k, 10m, 1g"), "{}", stderr(&o));
 
-    let o = pocketdock(&["run", "x", "--lang", "ruby", "true"]);
+    let o = Pd::here().output(&["run", "x", "--lang", "ruby", "true"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(
         stderr(&o).contains("sh, bash, python, node"),
@@ -269,16 +274,16 @@ fn bad_arguments_are_usage_errors_that_say_what_is_accepted() {
         stderr(&o)
     );
 
-    let o = pocketdock(&["create", "--port", "http"]);
+    let o = Pd::here().output(&["create", "--port", "http"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("HOST:CONTAINER"), "{}", stderr(&o));
 
-    let o = pocketdock(&["create", "--volume", "relative"]);
+    let o = Pd::here().output(&["create", "--volume", "relative"]);
     assert_eq!(o.status.code(), Some(2));
 
-    let o = pocketdock(&["run", "x"]);
+    let o = Pd::here().output(&["run", "x"]);
     assert_eq!(o.status.code(), Some(125), "missing COMMAND");
-    let o = pocketdock(&["frobnicate"]);
+    let o = Pd::here().output(&["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -287,11 +292,11 @@ fn help_is_there_for_every_command() {
     for cmd in [
         "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench", "snapshot",
     ] {
-        let o = pocketdock(&[cmd, "--help"]);
+        let o = Pd::here().output(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");
         assert!(stdout(&o).contains("Usage: pocketdock"), "{cmd}");
     }
-    let o = pocketdock(&["run", "--help"]);
+    let o = Pd::here().output(&["run", "--help"]);
     assert!(stdout(&o).contains("124") && stdout(&o).contains("125"));
 }
 
@@ -300,19 +305,19 @@ async fn shutdown_asks_unless_yes_and_keeps_persistent_sandboxes() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "sdown", &[]);
-    let o = pocketdock(&["shutdown", &name]);
+    let o = Pd::here().output(&["shutdown", &name]);
     assert_eq!(o.status.code(), Some(2), "no terminal, no -y: refuse");
     assert!(stderr(&o).contains("-y"), "{}", stderr(&o));
     assert!(
         engine.inspect_container(&name, false).await.is_ok(),
         "removed without confirmation"
     );
-    let o = pocketdock(&["shutdown", &name, "-y"]);
+    let o = Pd::here().output(&["shutdown", &name, "-y"]);
     assert!(o.status.success());
     assert!(engine.inspect_container(&name, false).await.is_err());
 
     let kept = create(&mut c, "skeep", &["--persist"]);
-    let o = pocketdock(&["shutdown", &kept]);
+    let o = Pd::here().output(&["shutdown", &kept]);
     assert!(
         o.status.success(),
         "stopping a persistent sandbox removes nothing: {}",
@@ -321,7 +326,7 @@ async fn shutdown_asks_unless_yes_and_keeps_persistent_sandboxes() {
     assert!(stdout(&o).contains("persistent"));
     let i = engine.inspect_container(&kept, false).await.unwrap();
     assert!(!i.state.running);
-    let o = pocketdock(&["shutdown", &kept, "--remove", "-y"]);
+    let o = Pd::here().output(&["shutdown", &kept, "--remove", "-y"]);
     assert!(o.status.success());
     assert!(engine.inspect_container(&kept, false).await.is_err());
 }
@@ -331,7 +336,7 @@ async fn info_shows_state_limits_and_processes() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "info", &["--mem", "128m", "--cpu", "100"]);
-    let o = pocketdock(&["info", &name, "--json"]);
+    let o = Pd::here().output(&["info", &name, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["status"], "running");
@@ -341,7 +346,7 @@ async fn info_shows_state_limits_and_processes() {
     assert!(v["memory_usage"].as_u64().is_some(), "{v}");
     assert!(v["pids"].as_u64().unwrap() >= 1);
     assert!(!v["processes"].as_array().unwrap().is_empty());
-    let o = pocketdock(&["info", &name]);
+    let o = Pd::here().output(&["info", &name]);
     let text = stdout(&o);
     for field in [
         "status:",
@@ -373,7 +378,7 @@ async fn info_shows_the_limits_the_cgroup_enforces_and_its_oom_kills() {
         Some("memory=67108864,cpu_percent=50,pids=64")
     );
     let info = |name: &str| {
-        let o = pocketdock(&["info", name, "--json"]);
+        let o = Pd::here().output(&["info", name, "--json"]);
         assert!(o.status.success(), "{}", stderr(&o));
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
     };
@@ -403,16 +408,16 @@ async fn info_shows_the_limits_the_cgroup_enforces_and_its_oom_kills() {
     assert_eq!(v["requested_limits"]["pids"], 64);
 
     // A real OOM kill: the run says so, and the cgroup counted it.
-    let o = pocketdock(&["run", &name, "--json", "tail /dev/zero"]);
+    let o = Pd::here().output(&["run", &name, "--json", "tail /dev/zero"]);
     assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
     let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(run["oom_killed"], true, "{run}");
     assert_eq!(info(&name)["cgroup"]["oom_kills"], 1);
-    let o = pocketdock(&["run", &name, "--json", "exit 137"]);
+    let o = Pd::here().output(&["run", &name, "--json", "exit 137"]);
     let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(run["oom_killed"], false, "no new kill: {run}");
 
-    let o = pocketdock(&["info", &name]);
+    let o = Pd::here().output(&["info", &name]);
     let text = stdout(&o);
     assert!(text.contains("64.0 MiB ("), "{text}");
     assert!(!text.contains("NOT enforced"), "{text}");
@@ -432,8 +437,8 @@ async fn run_stream_prints_the_first_line_well_before_the_end() {
     // The command prints 1, then waits for a mark this test makes only once
     // it has read that 1: without streaming, the 1 would come with the rest
     // after the wait ran out, and the rest would say "late".
-    let mut child = std::process::Command::new(crate::common::bin())
-        .args([
+    let mut child = Pd::here()
+        .command([
             "run",
             &name,
             "--stream",
@@ -445,13 +450,13 @@ async fn run_stream_prints_the_first_line_well_before_the_end() {
         .unwrap();
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "1");
-    let go = pocketdock(&["run", &name, "touch /tmp/go"]);
+    let go = Pd::here().output(&["run", &name, "touch /tmp/go"]);
     assert!(go.status.success(), "{}", stderr(&go));
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
     assert!(child.wait().unwrap().success());
     assert_eq!(rest, ["2", "3"], "the first line came only with the rest");
 
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "run",
         &name,
         "--stream",
@@ -484,7 +489,7 @@ async fn push_and_pull_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("in/sub")).unwrap();
     std::fs::write(dir.path().join("in/sub/a.txt"), "alpha\n").unwrap();
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "push",
         &name,
         dir.path().join("in").to_str().unwrap(),
@@ -492,10 +497,10 @@ async fn push_and_pull_round_trip() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("copied 1 file"), "{}", stderr(&o));
-    let o = pocketdock(&["run", &name, "cat /home/sandbox/in/sub/a.txt"]);
+    let o = Pd::here().output(&["run", &name, "cat /home/sandbox/in/sub/a.txt"]);
     assert_eq!(stdout(&o), "alpha\n");
     let back = dir.path().join("back");
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "pull",
         &name,
         "/home/sandbox/in",
@@ -509,7 +514,7 @@ async fn push_and_pull_round_trip() {
         "alpha\n"
     );
 
-    let o = pocketdock(&[
+    let o = Pd::here().output(&[
         "pull",
         &name,
         "/home/sandbox/missing",
@@ -521,7 +526,7 @@ async fn push_and_pull_round_trip() {
         "{}",
         stderr(&o)
     );
-    let o = pocketdock(&["push", &name, "/definitely/not/here", "/tmp"]);
+    let o = Pd::here().output(&["push", &name, "/definitely/not/here", "/tmp"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("/definitely/not/here: no such file"),
@@ -536,7 +541,7 @@ async fn detach_returns_at_once_and_kill_stops_the_process() {
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "detach", &[]);
     // Returning at all (before the 300 s are up) is returning at once.
-    let o = pocketdock(&["run", &name, "--detach", "echo started; sleep 300"]);
+    let o = Pd::here().output(&["run", &name, "--detach", "echo started; sleep 300"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let id = stdout(&o).trim().to_string();
     assert!(
@@ -544,7 +549,7 @@ async fn detach_returns_at_once_and_kill_stops_the_process() {
         "{}",
         stderr(&o)
     );
-    let log = pocketdock(&[
+    let log = Pd::here().output(&[
         "run",
         &name,
         &format!(
@@ -555,11 +560,11 @@ async fn detach_returns_at_once_and_kill_stops_the_process() {
     assert!(stdout(&log).starts_with("started\n"), "{}", stdout(&log));
     assert!(stdout(&log).contains("sleep 300"));
 
-    let o = pocketdock(&["kill", &name, &id, "--signal", "KILL"]);
+    let o = Pd::here().output(&["kill", &name, &id, "--signal", "KILL"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let ps = pocketdock(&["run", &name, "ps -eo args"]);
+    let ps = Pd::here().output(&["run", &name, "ps -eo args"]);
     assert!(!stdout(&ps).contains("sleep 300"), "{}", stdout(&ps));
-    let o = pocketdock(&["kill", &name, "not-an-id"]);
+    let o = Pd::here().output(&["kill", &name, "not-an-id"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -568,19 +573,21 @@ async fn reboot_fresh_resets_the_filesystem() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let name = create(&mut c, "reboot", &[]);
-    pocketdock(&["run", &name, "touch /home/sandbox/mark"]);
-    let o = pocketdock(&["reboot", &name]);
+    Pd::here().output(&["run", &name, "touch /home/sandbox/mark"]);
+    let o = Pd::here().output(&["reboot", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        pocketdock(&["run", &name, "ls /home/sandbox/mark"])
+        Pd::here()
+            .output(&["run", &name, "ls /home/sandbox/mark"])
             .status
             .code(),
         Some(0)
     );
-    let o = pocketdock(&["reboot", &name, "--fresh", "-y"]);
+    let o = Pd::here().output(&["reboot", &name, "--fresh", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_ne!(
-        pocketdock(&["run", &name, "ls /home/sandbox/mark"])
+        Pd::here()
+            .output(&["run", &name, "ls /home/sandbox/mark"])
             .status
             .code(),
         Some(0)

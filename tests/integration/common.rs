@@ -2,7 +2,8 @@
 //!
 //! The engine is the one `POCKETDOCK_SOCKET` (or the usual detection) finds.
 //! Without an engine a test is skipped with a message, except under `CI=true`,
-//! where a missing engine is a failure. Every container a test makes carries
+//! where a missing engine is a failure. Every skip goes through [`skip`],
+//! which scripts/test.sh counts. Every container a test makes carries
 //! the label `pocketdock.test=true` and is removed by a guard when the test
 //! ends, pass or fail.
 
@@ -24,8 +25,37 @@ pub async fn engine() -> Option<Engine> {
             panic!("CI=true but no engine is reachable:\n{e}")
         }
         Err(e) => {
-            eprintln!("skipped: no engine ({e})");
+            skip(&format!("no engine ({e})"));
             None
+        }
+    }
+}
+
+/// Say that the running test is skipped, and why, in one uniform line:
+/// `pocketdock-test-skipped: <test>: <why>`. With `POCKETDOCK_SKIP_LOG`
+/// set, the line is also appended to the file it names, for
+/// scripts/test.sh to count: one `write` on a file opened `O_APPEND`, so
+/// the lines of tests running in parallel never mix.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    // One line per skip, whatever the reason's own lines.
+    let why: Vec<&str> = why
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = format!("pocketdock-test-skipped: {test}: {}\n", why.join(" | "));
+    eprint!("{line}");
+    if let Some(path) = std::env::var_os("POCKETDOCK_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path);
+        match file {
+            Ok(mut f) => f.write_all(line.as_bytes()).expect("write the skip log"),
+            Err(e) => panic!("cannot open the skip log {}: {e}", path.display()),
         }
     }
 }
@@ -132,38 +162,12 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pocketdock"))
 }
 
-/// Run the binary with args; stdin closed.
-pub fn pocketdock(args: &[&str]) -> Output {
-    pocketdock_env(args, &[])
-}
-
-/// Run the binary with args and extra environment.
-pub fn pocketdock_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run pocketdock")
-}
-
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Run the binary in `dir` with args and extra environment.
-pub fn pocketdock_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(bin())
-        .current_dir(dir)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run pocketdock")
 }
 
 /// Copy a directory tree (files and directories only).
@@ -278,6 +282,87 @@ pub fn project_label(dir: &std::path::Path) -> String {
     )
 }
 
+/// A project a test runs against the engine: its directory and a guard
+/// that removes every container labelled with the project when dropped,
+/// pass or fail. `assert_no_leaks` is the check that the product itself
+/// removed them.
+///
+/// ```ignore
+/// let dir = TestProject::new(&engine, "apply"); // pdt-apply-XXXX, guarded
+/// dir.pd().args(["apply", "job.yaml"]).code(0);
+/// dir.assert_no_leaks().await;
+/// ```
+pub struct TestProject {
+    // Declared first: dropped (containers removed) before the directory.
+    _cleanup: LabelCleanup,
+    dir: Option<tempfile::TempDir>,
+    path: Option<PathBuf>,
+    label: String,
+    engine: Engine,
+}
+
+impl TestProject {
+    /// A fresh directory named `pdt-<prefix>-...`, removed when dropped.
+    pub fn new(engine: &Engine, prefix: &str) -> TestProject {
+        let dir = project(prefix);
+        let mut p = TestProject::at(engine, dir.path());
+        p.dir = Some(dir);
+        p
+    }
+
+    /// The project in `dir`, a directory someone else owns (a `Pd`'s).
+    pub fn at(engine: &Engine, dir: &std::path::Path) -> TestProject {
+        let mut p = TestProject::named(engine, &dir.file_name().unwrap().to_string_lossy());
+        p.path = Some(dir.to_path_buf());
+        p
+    }
+
+    /// The containers of project `name`, with no directory (the library's
+    /// sandboxes and pools name their project themselves).
+    pub fn named(engine: &Engine, name: &str) -> TestProject {
+        let label = format!("pocketdock.project={name}");
+        TestProject {
+            _cleanup: LabelCleanup::new(engine, label.clone()),
+            dir: None,
+            path: None,
+            label,
+            engine: engine.clone(),
+        }
+    }
+
+    /// The project directory.
+    pub fn path(&self) -> &std::path::Path {
+        self.path
+            .as_deref()
+            .expect("a TestProject::named has no directory")
+    }
+
+    /// The label selecting its containers (`pocketdock.project=<name>`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The CLI, run in the project directory.
+    pub fn pd(&self) -> crate::pd::Pd {
+        crate::pd::Pd::at(self.path())
+    }
+
+    /// Its containers (running or not).
+    pub async fn containers(&self) -> Vec<String> {
+        containers_with(&self.engine, &self.label).await
+    }
+
+    /// Fail when any of its containers is left.
+    pub async fn assert_no_leaks(&self) {
+        let left = self.containers().await;
+        assert!(
+            left.is_empty(),
+            "sandboxes left behind ({}): {left:?}",
+            self.label
+        );
+    }
+}
+
 /// Start `apply` of a job `name` with a long step in the background, and
 /// wait until that step runs; the child and the record directory.
 pub fn start_long_job(dir: &std::path::Path, name: &str) -> (std::process::Child, PathBuf) {
@@ -323,7 +408,7 @@ pub async fn busybox_image(engine: &Engine) -> Option<&'static str> {
         std::env::var("CI").is_err(),
         "CI must provide {IMAGE} (scripts/provision.sh)"
     );
-    eprintln!("skipped: no {IMAGE} image");
+    skip(&format!("no {IMAGE} image"));
     None
 }
 

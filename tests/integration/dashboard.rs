@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::common::{containers_with, project, project_label, repo, LabelCleanup};
+use crate::common::{repo, TestProject};
 use crate::serve::Server;
 
 const STEPS: &str = "version: 1
@@ -48,7 +48,7 @@ fn browser() -> Option<(String, std::path::PathBuf)> {
         std::env::var("CI").is_err(),
         "CI must provide chromium, node and tests/browser/node_modules (scripts/provision.sh)"
     );
-    eprintln!("skipped: no chromium or playwright-core (scripts/provision.sh installs them)");
+    crate::common::skip("no chromium or playwright-core (scripts/provision.sh installs them)");
     None
 }
 
@@ -58,9 +58,7 @@ async fn the_dashboard_shows_a_run_live_and_cancels_one_in_a_real_browser() {
     let Some((chromium, script_dir)) = browser() else {
         return;
     };
-    let dir = project("dash");
-    let label = project_label(dir.path());
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "dash");
     std::fs::write(dir.path().join("steps.yaml"), STEPS).unwrap();
     std::fs::write(dir.path().join("long.yaml"), LONG).unwrap();
     let server = Server::start(dir.path(), &[]);
@@ -102,8 +100,5 @@ async fn the_dashboard_shows_a_run_live_and_cancels_one_in_a_real_browser() {
     let cancelled =
         crate::common::instance_toml(&dir.path().join(".pocketdock/instances/long-0001"));
     assert_eq!(cancelled["status"].as_str(), Some("cancelled"));
-    assert!(
-        containers_with(&engine, &label).await.is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
 }

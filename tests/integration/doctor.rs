@@ -4,10 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    containers_with, instance_toml, pocketdock_in, project, project_label, start_long_job, stdout,
-    step_status, LabelCleanup,
-};
+use crate::common::{instance_toml, start_long_job, stdout, step_status, TestProject};
+use crate::pd::Pd;
 use pocketdock::SandboxSpec;
 
 fn project_name(dir: &Path) -> String {
@@ -17,21 +15,15 @@ fn project_name(dir: &Path) -> String {
 #[tokio::test]
 async fn doctor_reports_then_fixes_a_killed_runner() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     let (mut child, record) = start_long_job(dir.path(), "long");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = std::fs::read_to_string(record.join("instance.toml")).unwrap();
-    assert_eq!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .len(),
-        1
-    );
+    assert_eq!(dir.containers().await.len(), 1);
 
     // Report only: exit 1, the record untouched.
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let out = stdout(&o);
     let instance = record.file_name().unwrap().to_string_lossy().into_owned();
@@ -44,7 +36,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
     );
 
     // JSON: the same finding, machine-readable.
-    let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = &v["findings"][0];
@@ -55,7 +47,7 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
     assert_eq!(f["fixed"], false);
 
     // Fix: the record is closed, the container removed.
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
     assert!(stdout(&o).contains("did:"), "{}", stdout(&o));
     let rec = instance_toml(&record);
@@ -67,23 +59,17 @@ async fn doctor_reports_then_fixes_a_killed_runner() {
     let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "job_finished");
     assert_eq!(last["closed_by"], "doctor");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "container left behind"
-    );
+    dir.assert_no_leaks().await;
 
     // Nothing left to find.
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
 #[tokio::test]
 async fn doctor_removes_orphaned_job_containers() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     std::fs::create_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
     let mut spec = SandboxSpec {
         name: Some(crate::common::unique("doctor-orphan")),
@@ -112,7 +98,7 @@ async fn doctor_removes_orphaned_job_containers() {
         .unwrap()
         .keep();
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let findings = v["findings"].as_array().unwrap();
@@ -121,13 +107,13 @@ async fn doctor_removes_orphaned_job_containers() {
     assert_eq!(findings[0]["container"], name.as_str());
     assert_eq!(findings[0]["instance"], "gone-0007");
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", crate::common::stderr(&o));
     assert!(stdout(&o).contains("did: remove it"), "{}", stdout(&o));
-    let left = containers_with(&engine, &project_label(dir.path())).await;
+    let left = dir.containers().await;
     assert_eq!(left, vec![plain_name]);
 
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("nothing wrong"), "{}", stdout(&o));
 }
@@ -135,12 +121,11 @@ async fn doctor_removes_orphaned_job_containers() {
 #[tokio::test]
 async fn doctor_reads_exited_and_vanished_sandboxes() {
     let engine = engine_or_skip!();
-    let dir = project("doctor");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor");
     let (mut child, record) = start_long_job(dir.path(), "vanish");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let names = containers_with(&engine, &project_label(dir.path())).await;
+    let names = dir.containers().await;
     assert_eq!(names.len(), 1);
     engine.kill_container(&names[0], "KILL").await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -156,7 +141,7 @@ async fn doctor_reads_exited_and_vanished_sandboxes() {
     }
 
     // Silent failure: exited non-zero.
-    let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = &v["findings"][0];
@@ -169,15 +154,15 @@ async fn doctor_reads_exited_and_vanished_sandboxes() {
 
     // Zombie: the container is gone too.
     engine.remove_container(&names[0], true).await.unwrap();
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("sandboxes are gone"), "{}", stdout(&o));
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("failed"));
     assert_eq!(step_status(&rec, "wait@box"), "failed");
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
@@ -186,7 +171,7 @@ fn create_persistent(dir: &Path, prefix: &str, extra: &[&str]) -> String {
     let name = crate::common::unique(prefix);
     let mut args = vec!["create", "--persist", "--name", &name];
     args.extend_from_slice(extra);
-    let o = pocketdock_in(dir, &args, &[]);
+    let o = Pd::at(dir).output(&args);
     assert!(o.status.success(), "create: {}", crate::common::stderr(&o));
     name
 }
@@ -197,7 +182,7 @@ fn doctor_json(dir: &Path, fix: bool) -> (Option<i32>, serde_json::Value) {
     } else {
         &["doctor", "--json"]
     };
-    let o = pocketdock_in(dir, args, &[]);
+    let o = Pd::at(dir).output(args);
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), crate::common::stderr(&o)));
     (o.status.code(), v)
@@ -213,7 +198,7 @@ fn findings_of<'a>(v: &'a serde_json::Value, kind: &str) -> Vec<&'a serde_json::
 }
 
 fn assert_clean(dir: &Path) {
-    let o = pocketdock_in(dir, &["doctor"], &[]);
+    let o = Pd::at(dir).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("nothing wrong"), "{}", stdout(&o));
 }
@@ -221,11 +206,10 @@ fn assert_clean(dir: &Path) {
 #[tokio::test]
 async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-data");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-data");
     let name = create_persistent(dir.path(), "doctor-data", &[]);
     assert_clean(dir.path());
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     std::fs::remove_dir_all(&inst).unwrap();
@@ -240,14 +224,14 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
     let kind = engine.info().kind.cli();
     assert!(f[0]["on_start"].as_str().unwrap().contains(kind), "{v}");
     assert!(!inst.exists(), "report-only doctor changed the disk");
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert!(
         stdout(&o).contains("--fix would: recreate it"),
         "{}",
         stdout(&o)
     );
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -265,13 +249,9 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
     assert_clean(dir.path());
 
     // It starts again, and the sandbox user can write data/.
-    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["resume", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
-    let o = pocketdock_in(
-        dir.path(),
-        &["run", &name, "echo back > /home/sandbox/data/note"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["run", &name, "echo back > /home/sandbox/data/note"]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
     assert_eq!(
         std::fs::read_to_string(inst.join("data/note")).unwrap(),
@@ -282,14 +262,9 @@ async fn doctor_recreates_a_missing_instance_dir_and_the_sandbox_resumes() {
 #[tokio::test]
 async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-stray");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-stray");
     let name = create_persistent(dir.path(), "doctor-stray", &[]);
-    let o = pocketdock_in(
-        dir.path(),
-        &["run", &name, "echo keep > /home/sandbox/data/keep"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["run", &name, "echo keep > /home/sandbox/data/keep"]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
     // Removed behind pocketdock's back: the directory stays.
     engine.remove_container(&name, true).await.unwrap();
@@ -303,7 +278,7 @@ async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
     assert_eq!(f[0]["data_entries"], 1);
 
     // data/ holds a file: --fix keeps it and says how to remove it.
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let expected = format!("rm -rf -- {}", inst.display());
     assert!(stdout(&o).contains(&expected), "{}", stdout(&o));
@@ -336,8 +311,7 @@ async fn doctor_removes_stray_instance_dirs_only_when_data_is_empty() {
 #[tokio::test]
 async fn doctor_rewrites_instance_toml_from_the_engine() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-meta");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-meta");
     let name = create_persistent(dir.path(), "doctor-meta", &[]);
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     let path = inst.join("instance.toml");
@@ -389,8 +363,7 @@ fn free_port() -> u16 {
 #[tokio::test]
 async fn doctor_reports_ports_held_by_others() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-port");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-port");
     let mut others = crate::common::Cleanup::new(&engine);
     let port = free_port();
     let publish = format!("{port}:8080");
@@ -400,7 +373,7 @@ async fn doctor_reports_ports_held_by_others() {
         &["--network", "--port", &publish],
     );
     assert_clean(dir.path());
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
 
     // Another project's running container takes the port.
@@ -417,7 +390,7 @@ async fn doctor_reports_ports_held_by_others() {
     assert_eq!(f[0]["port"], format!("{port}/tcp"));
     assert_eq!(f[0]["held_by"], holder.name());
     assert_eq!(f[0]["held_by_container"], true);
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(1), "port conflicts are never fixed");
     let line = format!(
         "resuming {name} will fail: {port}/tcp is held by {}",
@@ -445,10 +418,9 @@ async fn doctor_reports_ports_held_by_others() {
 #[tokio::test]
 async fn starting_without_the_data_dir_is_what_doctor_says() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-start");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-start");
     let name = create_persistent(dir.path(), "doctor-start", &[]);
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
     let inst = dir.path().join(".pocketdock/instances").join(&name);
     std::fs::remove_dir_all(&inst).unwrap();
@@ -458,7 +430,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
         .unwrap()
         .to_string();
 
-    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["resume", &name]);
     match engine.info().kind {
         pocketdock::EngineKind::Podman => {
             assert!(!o.status.success(), "podman started it");
@@ -481,17 +453,13 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
     let (code, v) = doctor_json(dir.path(), true);
     assert_eq!(code, Some(0), "{v}");
     assert_clean(dir.path());
-    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["resume", &name]);
     assert!(o.status.success(), "{}", crate::common::stderr(&o));
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "run",
-            &name,
-            "touch /home/sandbox/data/mine && test -O /home/sandbox/data",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "run",
+        &name,
+        "touch /home/sandbox/data/mine && test -O /home/sandbox/data",
+    ]);
     assert!(
         o.status.success(),
         "data/ not the sandbox user's: {}",
@@ -502,8 +470,7 @@ async fn starting_without_the_data_dir_is_what_doctor_says() {
 #[tokio::test]
 async fn doctor_reports_a_renamed_project_it_cannot_fix() {
     let engine = engine_or_skip!();
-    let dir = project("doctor-rename");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "doctor-rename");
     let name = create_persistent(dir.path(), "doctor-rename", &[]);
     let old = project_name(dir.path());
     let yaml = dir.path().join("pocketdock.yaml");
@@ -521,7 +488,7 @@ async fn doctor_reports_a_renamed_project_it_cannot_fix() {
     assert_eq!(f[0]["labelled_project"], old.as_str());
     assert_eq!(f[0]["fields"], serde_json::json!([]));
     assert_eq!(f[0]["fixed"], false);
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert!(
         stdout(&o).contains(&format!("project.name: {old}")),
         "{}",

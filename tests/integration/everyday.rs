@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{bin, pocketdock_in, project, stderr, stdout, unique, Cleanup};
+use crate::common::{bin, project, stderr, stdout, unique, Cleanup, TestProject};
 use crate::pd::Pd;
 
 fn create(dir: &Path, c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
@@ -13,7 +13,7 @@ fn create(dir: &Path, c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
     c.add(name.clone());
     let mut args = vec!["create", "--name", &name];
     args.extend_from_slice(extra);
-    let o = pocketdock_in(dir, &args, &[]);
+    let o = Pd::at(dir).output(&args);
     assert!(o.status.success(), "create: {}", stderr(&o));
     name
 }
@@ -143,7 +143,7 @@ async fn list_shows_age_memory_and_colours_status_only_when_allowed() {
     let mut c = Cleanup::new(&engine);
     let dir = project("colour");
     let name = create(dir.path(), &mut c, "colour", &["--mem", "128m"]);
-    let plain = pocketdock_in(dir.path(), &["list"], &[]);
+    let plain = Pd::at(dir.path()).output(&["list"]);
     let text = stdout(&plain);
     assert!(plain.status.success(), "{}", stderr(&plain));
     assert!(!text.contains('\u{1b}'), "no colour into a pipe: {text:?}");
@@ -155,17 +155,17 @@ async fn list_shows_age_memory_and_colours_status_only_when_allowed() {
     let row = text.lines().find(|l| l.starts_with(&name)).unwrap();
     assert!(row.contains(" ago") && row.contains("/ 128"), "{row}");
 
-    let forced = pocketdock_in(dir.path(), &["list"], &[("CLICOLOR_FORCE", "1")]);
+    let forced = Pd::at(dir.path())
+        .envs(&[("CLICOLOR_FORCE", "1")])
+        .output(&["list"]);
     assert!(
         stdout(&forced).contains("\u{1b}[32mrunning\u{1b}[0m"),
         "{:?}",
         stdout(&forced)
     );
-    let no_color = pocketdock_in(
-        dir.path(),
-        &["list"],
-        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
-    );
+    let no_color = Pd::at(dir.path())
+        .envs(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        .output(&["list"]);
     assert!(
         !stdout(&no_color).contains('\u{1b}'),
         "{:?}",
@@ -183,11 +183,11 @@ async fn stop_all_asks_then_stops_every_running_sandbox_of_the_project() {
     let other = project("stopall-other");
     let kept = create(other.path(), &mut c, "stopall", &[]);
 
-    let refused = pocketdock_in(dir.path(), &["stop", "--all"], &[]);
+    let refused = Pd::at(dir.path()).output(&["stop", "--all"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("pass -y"), "{}", stderr(&refused));
 
-    let o = pocketdock_in(dir.path(), &["stop", "--all", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", "--all", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     for n in [&a, &b] {
         assert!(
@@ -200,14 +200,14 @@ async fn stop_all_asks_then_stops_every_running_sandbox_of_the_project() {
     }
     let state = engine.inspect_container(&kept, false).await.unwrap().state;
     assert!(state.running, "another project's sandbox was stopped");
-    let again = pocketdock_in(dir.path(), &["stop", "--all", "-y"], &[]);
+    let again = Pd::at(dir.path()).output(&["stop", "--all", "-y"]);
     assert!(again.status.success());
     assert!(
         stderr(&again).contains("no running sandboxes"),
         "{}",
         stderr(&again)
     );
-    let usage = pocketdock_in(dir.path(), &["stop"], &[]);
+    let usage = Pd::at(dir.path()).output(&["stop"]);
     assert_eq!(usage.status.code(), Some(2));
 }
 
@@ -217,19 +217,15 @@ async fn create_timeout_is_the_default_of_later_runs() {
     let mut c = Cleanup::new(&engine);
     let dir = project("deftimeout");
     let name = create(dir.path(), &mut c, "deftimeout", &["--timeout", "1"]);
-    let o = pocketdock_in(dir.path(), &["run", &name, "sleep 5; echo late"], &[]);
+    let o = Pd::at(dir.path()).output(&["run", &name, "sleep 5; echo late"]);
     assert_eq!(o.status.code(), Some(124), "{}{}", stdout(&o), stderr(&o));
     assert!(!stdout(&o).contains("late"));
-    let o = pocketdock_in(
-        dir.path(),
-        &["run", &name, "--timeout", "20", "sleep 2; echo in-time"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["run", &name, "--timeout", "20", "sleep 2; echo in-time"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("in-time"));
     // Without `create --timeout`, the old default stands.
     let plain = create(dir.path(), &mut c, "deftimeout", &[]);
-    let o = pocketdock_in(dir.path(), &["run", &plain, "sleep 2; echo ok"], &[]);
+    let o = Pd::at(dir.path()).output(&["run", &plain, "sleep 2; echo ok"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
@@ -239,13 +235,11 @@ const FAILING: &str = "version: 1\nname: bad\nsandboxes: {box: {}}\nsteps:\n  a:
 #[tokio::test]
 async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
     let engine = engine_or_skip!();
-    let dir = project("quiet");
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    let dir = TestProject::new(&engine, "quiet");
     std::fs::write(dir.path().join("ok.yaml"), PASSING).unwrap();
     std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
 
-    let o = pocketdock_in(dir.path(), &["apply", "-q", "ok.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "-q", "ok.yaml"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert_eq!(out.lines().count(), 1, "{out}");
@@ -254,11 +248,7 @@ async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
 
     // Plain (piped) and progress alike: the failure explains itself.
     for output in ["plain", "progress"] {
-        let o = pocketdock_in(
-            dir.path(),
-            &["apply", "bad.yaml", "--quiet", "--output", output],
-            &[],
-        );
+        let o = Pd::at(dir.path()).output(&["apply", "bad.yaml", "--quiet", "--output", output]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         let out = stdout(&o);
         let lines: Vec<&str> = out.lines().collect();
@@ -268,24 +258,22 @@ async fn apply_quiet_prints_only_the_final_line_or_the_failure() {
         assert!(lines[2].starts_with("job failed in "), "{out}");
     }
     // Not quiet: everything.
-    let o = pocketdock_in(dir.path(), &["apply", "ok.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "ok.yaml"]);
     assert!(stdout(&o).contains("[a@box] hello"), "{}", stdout(&o));
 }
 
 #[tokio::test]
 async fn apply_colours_status_words_only_when_allowed() {
     let engine = engine_or_skip!();
-    let dir = project("colour-apply");
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(dir.path()));
+    let dir = TestProject::new(&engine, "colour-apply");
     std::fs::write(dir.path().join("bad.yaml"), FAILING).unwrap();
     let failed_mark = "\u{1b}[31m✗\u{1b}[0m boom@box";
 
-    let piped = pocketdock_in(dir.path(), &["apply", "bad.yaml"], &[]);
+    let piped = Pd::at(dir.path()).output(&["apply", "bad.yaml"]);
     assert_eq!(piped.status.code(), Some(1), "{}", stderr(&piped));
     assert!(!stdout(&piped).contains('\u{1b}'), "{:?}", stdout(&piped));
 
-    let always = pocketdock_in(dir.path(), &["apply", "bad.yaml", "--color", "always"], &[]);
+    let always = Pd::at(dir.path()).output(&["apply", "bad.yaml", "--color", "always"]);
     assert!(
         stdout(&always).contains(failed_mark),
         "{:?}",
@@ -297,31 +285,25 @@ async fn apply_colours_status_words_only_when_allowed() {
         stdout(&always)
     );
     // CLICOLOR_FORCE asks for colour, NO_COLOR refuses it, --color decides.
-    let forced = pocketdock_in(
-        dir.path(),
-        &["apply", "bad.yaml"],
-        &[("CLICOLOR_FORCE", "1")],
-    );
+    let forced = Pd::at(dir.path())
+        .envs(&[("CLICOLOR_FORCE", "1")])
+        .output(&["apply", "bad.yaml"]);
     assert!(
         stdout(&forced).contains(failed_mark),
         "{:?}",
         stdout(&forced)
     );
-    let refused = pocketdock_in(
-        dir.path(),
-        &["apply", "bad.yaml"],
-        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
-    );
+    let refused = Pd::at(dir.path())
+        .envs(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        .output(&["apply", "bad.yaml"]);
     assert!(
         !stdout(&refused).contains('\u{1b}'),
         "{:?}",
         stdout(&refused)
     );
-    let never = pocketdock_in(
-        dir.path(),
-        &["--color", "never", "apply", "bad.yaml"],
-        &[("CLICOLOR_FORCE", "1")],
-    );
+    let never = Pd::at(dir.path())
+        .envs(&[("CLICOLOR_FORCE", "1")])
+        .output(&["--color", "never", "apply", "bad.yaml"]);
     assert!(!stdout(&never).contains('\u{1b}'), "{:?}", stdout(&never));
 }
 
@@ -343,8 +325,8 @@ fn quiet_silences_notes_of_every_command_but_not_errors() {
 fn into_closed_pipe(dir: &Path, args: &[&str]) -> std::process::Output {
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let mut cmd = Command::new(bin());
-    cmd.args(args).current_dir(dir).stdout(writer);
+    let mut cmd = Pd::at(dir).command(args);
+    cmd.stdout(writer);
     cmd.output().expect("run pocketdock")
 }
 

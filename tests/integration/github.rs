@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{host_tool, project_label, repo, LabelCleanup};
+use crate::common::{host_tool, repo, TestProject};
 use crate::pd::Pd;
 
 /// Three steps on three sandboxes, each printing lines over ~2 s, so their
@@ -55,7 +55,7 @@ fn tool_or_skip(check: &mut Command, what: &str) -> bool {
         "CI must provide {what} (scripts/provision.sh)"
     );
     if !ok {
-        eprintln!("skipped: no {what}");
+        crate::common::skip(&format!("no {what}"));
     }
     ok
 }
@@ -147,7 +147,7 @@ fn github_pd(manifest: &str) -> (Pd, PathBuf, PathBuf) {
 async fn parallel_steps_fold_into_their_own_groups_and_failures_annotate_the_manifest_line() {
     let engine = engine_or_skip!();
     let (pd, summary, output) = github_pd(PARALLEL);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     let ran = pd.cmd(["apply", "job.yaml"]).code(1);
     let out = ran.stdout();
 
@@ -230,7 +230,7 @@ async fn parallel_steps_fold_into_their_own_groups_and_failures_annotate_the_man
 async fn commands_a_sandbox_prints_are_shown_inside_stop_commands_never_obeyed() {
     let engine = engine_or_skip!();
     let (pd, _, _) = github_pd(PARALLEL);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     let out = pd
         .cmd(["apply", "job.yaml", "-o", "github"])
         .code(1)
@@ -311,7 +311,7 @@ async fn junit_has_a_case_per_step_instance_with_failures_skips_and_places() {
         return;
     }
     let pd = Pd::new().file("job.yaml", MATRIX);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     let path = pd.path().join("j.xml");
     pd.cmd([
         "apply",
@@ -368,11 +368,9 @@ async fn junit_is_written_for_a_job_cancelled_with_sigint() {
         "job.yaml",
         "version: 1\nname: cx\nsandboxes:\n  box: {}\nsteps:\n  hello:\n    run: echo hello\n  wait:\n    run: sleep 120\n    timeout: 300\n  later:\n    run: echo later\n",
     );
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
-    let mut child = Command::new(crate::common::bin())
-        .current_dir(pd.path())
-        .args(["apply", "job.yaml", "-o", "plain", "--junit", "j.xml"])
-        .stdin(Stdio::null())
+    let _cleanup = TestProject::at(&engine, pd.path());
+    let mut child = pd
+        .command(["apply", "job.yaml", "-o", "plain", "--junit", "j.xml"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -529,7 +527,7 @@ async fn action_yml_shell_steps_run_locally_with_inputs_filled_in() {
         "ci/job.yaml",
         "version: 1\nname: act\nvars:\n  who: nobody\nsandboxes:\n  box: {}\nsteps:\n  hi:\n    run: echo \"hi {{ vars.who }}\"\n",
     );
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     let dir = pd.path().to_path_buf();
     let temp = dir.join("runner-temp");
     std::fs::create_dir_all(&temp).unwrap();
@@ -661,7 +659,7 @@ async fn a_secret_printed_whole_or_split_appears_nowhere() {
     let engine = engine_or_skip!();
     let (pd, summary, _) = github_pd(SECRET_JOB);
     let pd = pd.env("PD_TEST_TOKEN", SECRET);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     for mode in ["github", "plain", "ndjson", "progress"] {
         let ran = pd
             .cmd(["apply", "job.yaml", "-o", mode, "--junit", "j.xml"])

@@ -4,7 +4,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{pocketdock, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::common::{sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
+use crate::pd::Pd;
 use pocketdock::images::{self, Context, Profile};
 use pocketdock::labels::CONTEXT_SHA256 as CONTEXT_LABEL;
 use pocketdock::{Error, RunOptions, Sandbox, SandboxSpec};
@@ -192,7 +193,7 @@ async fn cli_snapshot_then_create_from_it() {
     )
     .await
     .unwrap();
-    let out = pocketdock(&["--socket", &socket, "snapshot", sb.name(), &image]);
+    let out = Pd::here().output(&["--socket", &socket, "snapshot", sb.name(), &image]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(&format!("saved {} as {image}", sb.name())),
@@ -202,7 +203,7 @@ async fn cli_snapshot_then_create_from_it() {
 
     let name = crate::common::unique("snapcli2");
     c.add(name.clone());
-    let out = pocketdock(&[
+    let out = Pd::here().output(&[
         "--socket", &socket, "create", "--image", &image, "--name", &name,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));

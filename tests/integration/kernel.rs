@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{sandbox, spec, stderr, stdout, Cleanup};
+use crate::pd::Pd;
 use pocketdock::{Error, RunOptions};
 use serde_json::json;
 
@@ -266,22 +267,22 @@ async fn cli_python_keeps_state_between_invocations() {
     let sb = sandbox(&engine, &mut guard, &spec("kernel-cli")).await;
     let name = sb.name().to_string();
 
-    let o = crate::common::pocketdock(&["python", &name, "x = 41\nprint('hi')"]);
+    let o = Pd::here().output(&["python", &name, "x = 41\nprint('hi')"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "hi\n");
-    let o = crate::common::pocketdock(&["python", &name, "x + 1"]);
+    let o = Pd::here().output(&["python", &name, "x + 1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "42\n");
 
-    let o = crate::common::pocketdock(&["python", &name, "1/0"]);
+    let o = Pd::here().output(&["python", &name, "1/0"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("ZeroDivisionError"), "{}", stderr(&o));
 
-    let o = crate::common::pocketdock(&["python", &name, "--json", "x"]);
+    let o = Pd::here().output(&["python", &name, "--json", "x"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["result"], "41");
 
-    let o = crate::common::pocketdock(&["python", &name, "--vars"]);
+    let o = Pd::here().output(&["python", &name, "--vars"]);
     assert!(
         stdout(&o).contains("x  ") && stdout(&o).contains("int"),
         "{}",
@@ -289,8 +290,8 @@ async fn cli_python_keeps_state_between_invocations() {
     );
 
     // Code from stdin.
-    let mut child = std::process::Command::new(crate::common::bin())
-        .args(["python", &name, "-"])
+    let mut child = Pd::here()
+        .command(["python", &name, "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -307,15 +308,15 @@ async fn cli_python_keeps_state_between_invocations() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "0\n41\n");
 
-    let o = crate::common::pocketdock(&["python", &name, "--timeout", "1", "while True: pass"]);
+    let o = Pd::here().output(&["python", &name, "--timeout", "1", "while True: pass"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("TimeoutError"), "{}", stderr(&o));
-    let o = crate::common::pocketdock(&["python", &name, "x"]);
+    let o = Pd::here().output(&["python", &name, "x"]);
     assert_eq!(stdout(&o), "41\n");
 
-    let o = crate::common::pocketdock(&["python", &name, "--reset"]);
+    let o = Pd::here().output(&["python", &name, "--reset"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = crate::common::pocketdock(&["python", &name, "x"]);
+    let o = Pd::here().output(&["python", &name, "x"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("NameError"), "{}", stderr(&o));
 }

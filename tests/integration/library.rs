@@ -7,9 +7,7 @@ use pocketdock::project::Project;
 use pocketdock::run::{apply, ApplyRequest, StepCounts};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{
-    containers_with, instance_toml, project, project_label, step_status, LabelCleanup,
-};
+use crate::common::{instance_toml, project, step_status, TestProject};
 
 /// Keeps every event it is handed.
 struct Keep(Arc<Mutex<Vec<Event>>>);
@@ -23,8 +21,7 @@ impl Consumer for Keep {
 #[tokio::test]
 async fn a_two_step_job_runs_through_the_library_and_leaves_its_record() {
     let engine = engine_or_skip!();
-    let dir = project("library");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "library");
     let manifest = dir.path().join("job.yaml");
     std::fs::write(
         &manifest,
@@ -104,9 +101,7 @@ steps:
             .count(),
         2
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[test]

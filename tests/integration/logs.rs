@@ -2,11 +2,12 @@
 //! records and on persistent sandboxes, through the built binary.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, pocketdock_in, project, project_label, stderr, stdout, unique};
-use crate::common::{Cleanup, LabelCleanup};
+use crate::common::Cleanup;
+use crate::common::{project, stderr, stdout, unique, TestProject};
+use crate::pd::Pd;
 
 const JOB: &str = r#"version: 1
 name: lines
@@ -23,15 +24,14 @@ steps:
 #[tokio::test]
 async fn tail_step_type_and_since_pick_what_a_record_shows() {
     let engine = engine_or_skip!();
-    let dir = project("logs");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "logs");
     std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let logs = |args: &[&str]| {
         let mut all = vec!["logs", "last"];
         all.extend_from_slice(args);
-        let o = pocketdock_in(dir.path(), &all, &[]);
+        let o = Pd::at(dir.path()).output(&all);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         stdout(&o)
     };
@@ -63,44 +63,37 @@ async fn tail_step_type_and_since_pick_what_a_record_shows() {
     assert!(logs(&["--since", "1h"]).contains("line3"));
     assert!(logs(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
 
-    let listed = pocketdock_in(dir.path(), &["logs", "--since", "1h"], &[]);
+    let listed = Pd::at(dir.path()).output(&["logs", "--since", "1h"]);
     assert!(
         stdout(&listed).contains("lines-0001"),
         "{}",
         stdout(&listed)
     );
-    let none = pocketdock_in(
-        dir.path(),
-        &["logs", "--since", "2999-01-01T00:00:00Z"],
-        &[],
-    );
+    let none = Pd::at(dir.path()).output(&["logs", "--since", "2999-01-01T00:00:00Z"]);
     assert!(!stdout(&none).contains("lines-0001"), "{}", stdout(&none));
 
-    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "3 weeks"], &[]);
+    let bad = Pd::at(dir.path()).output(&["logs", "last", "--since", "3 weeks"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("unknown unit"), "{}", stderr(&bad));
-    let bad = pocketdock_in(dir.path(), &["logs", "last", "--since", "yesterday"], &[]);
+    let bad = Pd::at(dir.path()).output(&["logs", "last", "--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
 
-    let names = pocketdock_in(dir.path(), &["__complete", "jobs"], &[]);
+    let names = Pd::at(dir.path()).output(&["__complete", "jobs"]);
     assert_eq!(stdout(&names), "last\nlines-0001\n");
 }
 
 #[tokio::test]
 async fn follow_tails_a_running_job_until_it_ends() {
     let engine = engine_or_skip!();
-    let dir = project("follow");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "follow");
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: ticks\nsandboxes:\n  box: {}\nsteps:\n  tick:\n    run: \"for i in 1 2 3 4; do echo tick$i; sleep 1; done\"\n",
     )
     .unwrap();
-    let mut apply = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["apply", "job.yaml", "-o", "plain"])
-        .stdin(Stdio::null())
+    let mut apply = Pd::at(dir.path())
+        .command(["apply", "job.yaml", "-o", "plain"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -133,7 +126,7 @@ async fn follow_tails_a_running_job_until_it_ends() {
     let running = std::fs::read_to_string(record.join("instance.toml")).unwrap();
     assert!(running.contains("status = \"running\""), "{running}");
 
-    let o = pocketdock_in(dir.path(), &["logs", "last", "-f"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last", "-f"]);
     assert!(apply.wait().unwrap().success());
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
@@ -153,15 +146,13 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
     let dir = project("followbox");
     let name = unique("followbox");
     c.add(name.clone());
-    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name, "--persist"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(dir.path(), &["run", &name, "echo old-run"], &[]);
+    let o = Pd::at(dir.path()).output(&["run", &name, "echo old-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let mut follow = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["logs", &name, "--follow", "--type", "run", "--tail", "3"])
-        .stdin(Stdio::null())
+    let mut follow = Pd::at(dir.path())
+        .command(["logs", &name, "--follow", "--type", "run", "--tail", "3"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -175,17 +166,14 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
         assert!(n > 0, "follow ended early: {text}");
         text.push_str(&line);
     }
-    let o = pocketdock_in(
-        dir.path(),
-        &["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"],
-        &[],
-    );
+    let o =
+        Pd::at(dir.path()).output(&["run", &name, "for i in 1 2 3; do echo n$i; sleep 1; done"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         follow.try_wait().unwrap().is_none(),
         "follow ended while the sandbox runs"
     );
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     let status = follow.wait().unwrap();
     out.read_to_string(&mut text).unwrap();
@@ -210,11 +198,9 @@ async fn follow_tails_a_persistent_sandbox_until_it_stops() {
 #[test]
 fn follow_needs_something_to_follow() {
     let dir = project("follownone");
-    let o = pocketdock_in(
-        dir.path(),
-        &["logs", "-f"],
-        &[("POCKETDOCK_SOCKET", "/nonexistent.sock")],
-    );
+    let o = Pd::at(dir.path())
+        .envs(&[("POCKETDOCK_SOCKET", "/nonexistent.sock")])
+        .output(&["logs", "-f"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("pocketdock logs last -f"),
@@ -230,18 +216,14 @@ async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
     let dir = project("detachlog");
     let name = unique("detachlog");
     c.add(name.clone());
-    let o = pocketdock_in(dir.path(), &["create", "--name", &name, "--persist"], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name, "--persist"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "run",
-            "-d",
-            &name,
-            "echo one; sleep 1; echo two >&2; exit 3",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "run",
+        "-d",
+        &name,
+        "echo one; sleep 1; echo two >&2; exit 3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--type detach -f"), "{}", stderr(&o));
 
@@ -294,9 +276,9 @@ async fn run_detach_in_a_persistent_sandbox_is_logged_in_its_record() {
         ended.contains(r#""exit":3"#) && ended.contains(r#""log":"detach-"#),
         "{ended}"
     );
-    let shown = pocketdock_in(dir.path(), &["logs", &name, "--type", "detach"], &[]);
+    let shown = Pd::at(dir.path()).output(&["logs", &name, "--type", "detach"]);
     assert!(stdout(&shown).contains("] two"), "{}", stdout(&shown));
-    let runs = pocketdock_in(dir.path(), &["logs", &name, "--type", "run"], &[]);
+    let runs = Pd::at(dir.path()).output(&["logs", &name, "--type", "run"]);
     assert!(!stdout(&runs).contains("] two"), "{}", stdout(&runs));
 }
 
@@ -342,12 +324,12 @@ async fn library_runs_in_a_persistent_sandbox_are_logged() {
     let again = PersistentSandbox::attach(&engine, &project, &name).expect("a record");
     again.sandbox().run("echo third-run", &opts).await.unwrap();
 
-    let o = pocketdock_in(dir.path(), &["logs", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("=== pocketdock run log ==="), "{text}");
     assert!(text.contains("third-run"), "{text}");
-    let o = pocketdock_in(dir.path(), &["logs", &name, "--since", "1h"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--since", "1h"]);
     let text = stdout(&o);
     for run in ["first-run", "second-run", "third-run", "exit_code: 4"] {
         assert!(text.contains(run), "{run}: {text}");
@@ -417,16 +399,12 @@ async fn library_sessions_in_a_persistent_sandbox_are_logged() {
     assert_eq!(closed[0]["sends"], 2, "{history}");
     assert_eq!(closed[0]["log"], logs[0].as_str(), "{history}");
 
-    let o = pocketdock_in(dir.path(), &["logs", &name, "--type", "session"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--type", "session"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let shown = stdout(&o);
     assert!(shown.contains("=== pocketdock session log ==="), "{shown}");
     assert!(shown.contains("in-/tmp-now"), "{shown}");
-    let o = pocketdock_in(
-        dir.path(),
-        &["logs", &name, "--history", "--type", "session"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--history", "--type", "session"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let shown = stdout(&o);
     assert_eq!(shown.lines().count(), 1, "{shown}");

@@ -1,5 +1,6 @@
 //! Integration and end-to-end tests, one binary: a module per area, one
-//! harness (`common`) for engines, cleanup and driving the built CLI.
+//! harness: `common` for engines, projects (`TestProject`), cleanup and
+//! counted skips, `pd` (`Pd`) for every run of the built CLI.
 //!
 //! Tests run against the engine `POCKETDOCK_SOCKET` names; without one they
 //! skip, except under `CI=true`, where a missing engine fails them.

@@ -1,13 +1,17 @@
-//! `Pd`: a fluent builder for end-to-end tests of the binary.
+//! `Pd`: a fluent builder for end-to-end tests of the binary, the one way
+//! the tests run it.
 //!
 //! ```ignore
 //! Pd::new().file("job.yaml", "...").args(["validate", "job.yaml"]).code(2).stderr_has("job.yaml:3:5");
 //! let pd = Pd::new().file("job.yaml", "...");
 //! pd.cmd(["plan", "job.yaml"]).code(0);   // more commands in the same project
+//! let o = Pd::at(dir.path()).env("K", "v").output(&["apply", "job.yaml"]); // raw Output
+//! let child = pd.command(["apply", "job.yaml"]).stdout(Stdio::piped()).spawn()?;
 //! ```
 //!
 //! Each `Pd` runs in a fresh project directory (removed when dropped) unless
-//! `.in_dir` names another. Assertions print the whole output on failure.
+//! `.in_dir` or `Pd::at` names another, or `Pd::here` keeps the test's own.
+//! Assertions print the whole output on failure.
 
 #![allow(dead_code)]
 
@@ -18,10 +22,14 @@ use crate::common::{bin, project};
 
 /// A `pocketdock` invocation being set up.
 pub struct Pd {
-    dir: tempfile::TempDir,
+    /// The fresh directory it made, if any.
+    dir: Option<tempfile::TempDir>,
+    /// Where it runs; `None` (with no `dir`): the test's own directory.
     cwd: Option<PathBuf>,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// Variables of the test's environment the binary does not see.
+    unset: Vec<String>,
 }
 
 /// A finished invocation, with chained assertions.
@@ -36,16 +44,43 @@ impl Pd {
     /// A fresh project directory, its name starting `pdt-pd-`.
     pub fn new() -> Pd {
         Pd {
-            dir: project("pd"),
+            dir: Some(project("pd")),
             cwd: None,
             args: Vec::new(),
             env: Vec::new(),
+            unset: Vec::new(),
+        }
+    }
+
+    /// Run in `dir`, a directory someone else owns (nothing made or removed).
+    pub fn at(dir: impl AsRef<Path>) -> Pd {
+        Pd {
+            dir: None,
+            cwd: Some(dir.as_ref().to_path_buf()),
+            args: Vec::new(),
+            env: Vec::new(),
+            unset: Vec::new(),
+        }
+    }
+
+    /// Run in the test's own directory (the repository's root).
+    pub fn here() -> Pd {
+        Pd {
+            dir: None,
+            cwd: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            unset: Vec::new(),
         }
     }
 
     /// The project directory.
     pub fn path(&self) -> &Path {
-        self.cwd.as_deref().unwrap_or(self.dir.path())
+        match (&self.cwd, &self.dir) {
+            (Some(cwd), _) => cwd,
+            (None, Some(dir)) => dir.path(),
+            (None, None) => Path::new("."),
+        }
     }
 
     /// Run in `dir` instead of the fresh directory.
@@ -86,6 +121,21 @@ impl Pd {
         self
     }
 
+    /// Environment variables.
+    pub fn envs(mut self, env: &[(&str, &str)]) -> Pd {
+        self.env.extend(
+            env.iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
+        );
+        self
+    }
+
+    /// Hide a variable of the test's environment from the binary.
+    pub fn env_remove(mut self, key: &str) -> Pd {
+        self.unset.push(key.into());
+        self
+    }
+
     /// No engine: a socket nobody listens on.
     pub fn no_engine(self) -> Pd {
         self.env("POCKETDOCK_SOCKET", "/nonexistent.sock")
@@ -101,6 +151,11 @@ impl Pd {
         self.run().code(code)
     }
 
+    /// Run `args` and return the raw output, asserting nothing.
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cmd(args).output
+    }
+
     /// Run other arguments in the same directory and environment.
     pub fn cmd<I, S>(&self, args: I) -> Ran
     where
@@ -108,18 +163,33 @@ impl Pd {
         S: AsRef<str>,
     {
         let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
-        let output = Command::new(bin())
-            .current_dir(self.path())
-            .args(&args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .output()
-            .expect("run pocketdock");
+        let output = self.command(&args).output().expect("run pocketdock");
         Ran {
             output,
             dir: self.path().to_path_buf(),
             what: format!("pocketdock {}", args.join(" ")),
         }
+    }
+
+    /// The command `cmd` runs (directory, environment, stdin closed), for
+    /// a test to change further or to spawn: a background job, a pipe.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut command = Command::new(bin());
+        if self.cwd.is_some() || self.dir.is_some() {
+            command.current_dir(self.path());
+        }
+        for key in &self.unset {
+            command.env_remove(key);
+        }
+        command
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        command
     }
 }
 

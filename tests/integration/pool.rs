@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use pocketdock::engine::Engine;
 use pocketdock::{RunOptions, SandboxPool, SandboxSpec};
 
-use crate::common::{project_label, unique, LabelCleanup, TEST_LABEL};
+use crate::common::{project_label, unique, TestProject, TEST_LABEL};
 use crate::pd::Pd;
 
 const POOL_LABEL: &str = "pocketdock.pool";
@@ -53,7 +53,7 @@ async fn pooled(engine: &Engine, project: &str) -> Vec<(String, String, String)>
 async fn a_released_sandbox_leaves_nothing_to_the_next_user() {
     let engine = engine_or_skip!();
     let project = unique("pool-lib");
-    let _cleanup = LabelCleanup::new(&engine, format!("pocketdock.project={project}"));
+    let _cleanup = TestProject::named(&engine, &project);
     let pool = SandboxPool::new(&engine, lib_spec(&project), 1).unwrap();
     pool.start().await.unwrap();
     assert_eq!((pool.size(), pool.available()), (1, 1));
@@ -92,7 +92,7 @@ async fn a_released_sandbox_leaves_nothing_to_the_next_user() {
 async fn acquire_discards_dead_and_vanished_warm_sandboxes() {
     let engine = engine_or_skip!();
     let project = unique("pool-dead");
-    let _cleanup = LabelCleanup::new(&engine, format!("pocketdock.project={project}"));
+    let _cleanup = TestProject::named(&engine, &project);
     let pool = SandboxPool::new(&engine, lib_spec(&project), 2).unwrap();
     pool.start().await.unwrap();
     let warm = pooled(&engine, &project).await;
@@ -156,7 +156,7 @@ async fn create_claims_a_matching_warm_sandbox_and_the_pool_refills() {
     let engine = engine_or_skip!();
     let pd = Pd::new();
     let project = project_of(&pd);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     pd.cmd(["pool", "start", "--profile", "minimal", "--size", "1"])
         .code(0);
     let status = pd.cmd(["pool", "status", "--json"]).code(0).json();
@@ -213,7 +213,7 @@ async fn doctor_reports_dead_warm_sandboxes_and_fix_removes_them() {
     let engine = engine_or_skip!();
     let pd = Pd::new();
     let project = project_of(&pd);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     pd.cmd(["pool", "start", "--size", "2"]).code(0);
     let warm = warm_ids(&engine, &project, 2).await;
     engine.stop_container(&warm[0], 0).await.unwrap();
@@ -247,7 +247,7 @@ async fn two_concurrent_applies_never_claim_the_same_warm_sandbox() {
         "version: 1\nname: twin\nsandboxes:\n  box: {}\nsteps:\n  host:\n    run: echo HOST=$(hostname)\n",
     );
     let project = project_of(&pd);
-    let _cleanup = LabelCleanup::new(&engine, project_label(pd.path()));
+    let _cleanup = TestProject::at(&engine, pd.path());
     pd.cmd(["pool", "start", "--size", "1"]).code(0);
     let warm = warm_ids(&engine, &project, 1).await;
     let hostname_of_warm = engine.inspect_container_raw(&warm[0]).await.unwrap()["Config"]
@@ -257,10 +257,7 @@ async fn two_concurrent_applies_never_claim_the_same_warm_sandbox() {
         .to_string();
 
     let spawn = || {
-        std::process::Command::new(crate::common::bin())
-            .current_dir(pd.path())
-            .args(["apply", "job.yaml", "-o", "ndjson"])
-            .stdin(std::process::Stdio::null())
+        pd.command(["apply", "job.yaml", "-o", "ndjson"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()

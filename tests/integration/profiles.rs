@@ -4,10 +4,8 @@
 
 use std::path::Path;
 
-use crate::common::{
-    pocketdock_in, project, project_label, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup,
-    LabelCleanup,
-};
+use crate::common::{project, sandbox, spec, stderr, stdout, Cleanup, ImageCleanup, TestProject};
+use crate::pd::Pd;
 use pocketdock::{Engine, RunOptions};
 
 /// `pocketdock-<project dir, lowercased>/<name>`: the tag of a project profile.
@@ -37,7 +35,7 @@ fn cli(engine: &Engine, dir: &Path, args: &[&str]) -> std::process::Output {
     let socket = engine.info().socket.display().to_string();
     let mut all = vec!["--socket", socket.as_str()];
     all.extend_from_slice(args);
-    pocketdock_in(dir, &all, &[])
+    Pd::at(dir).output(&all)
 }
 
 /// Register the current id of `image` for removal (superseded builds stay
@@ -57,7 +55,7 @@ async fn shipped_or_skip(engine: &Engine, image: &str) -> bool {
         std::env::var("CI").is_err(),
         "CI must build {image} before the tests (scripts/test.sh runs `pocketdock build`)"
     );
-    eprintln!("skipped: {image} is not built (pocketdock build)");
+    crate::common::skip(&format!("{image} is not built (pocketdock build)"));
     false
 }
 
@@ -186,8 +184,7 @@ async fn a_project_profile_may_not_reuse_a_shipped_name() {
 #[tokio::test]
 async fn build_auto_builds_a_missing_project_profile() {
     let engine = engine_or_skip!();
-    let dir = project("profauto");
-    let _containers = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "profauto");
     add_profile(dir.path(), "tool", "");
     let image = project_image(dir.path(), "tool");
     let mut images = ImageCleanup::new(&engine);
@@ -231,8 +228,7 @@ async fn build_auto_builds_a_missing_project_profile() {
 #[tokio::test]
 async fn a_missing_profile_image_names_the_build_command() {
     let engine = engine_or_skip!();
-    let dir = project("profmiss");
-    let _containers = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "profmiss");
     add_profile(dir.path(), "absent", "");
     std::fs::write(
         dir.path().join("job.yaml"),
@@ -249,11 +245,7 @@ async fn a_missing_profile_image_names_the_build_command() {
         "{text}"
     );
     assert!(!text.contains("> build"), "{text}");
-    assert!(
-        crate::common::containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty()
-    );
+    dir.assert_no_leaks().await;
 
     // The same sentence from `create`.
     let out = cli(&engine, dir.path(), &["create", "--profile", "absent"]);
@@ -268,8 +260,7 @@ async fn a_missing_profile_image_names_the_build_command() {
 #[tokio::test]
 async fn a_failed_auto_build_fails_the_steps_and_leaks_no_container() {
     let engine = engine_or_skip!();
-    let dir = project("proffail");
-    let _containers = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "proffail");
     add_profile(
         dir.path(),
         "broken",
@@ -293,11 +284,7 @@ async fn a_failed_auto_build_fails_the_steps_and_leaks_no_container() {
     );
     assert!(text.contains("pdt-broken-output"), "{text}");
     assert!(!engine.image_exists(&image).await.unwrap());
-    assert!(
-        crate::common::containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty()
-    );
+    dir.assert_no_leaks().await;
 }
 
 async fn run_in_shipped(engine: &Engine, profile: &str, cmd: &str) -> Option<String> {

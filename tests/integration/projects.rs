@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use crate::common::{pocketdock_in, project, stderr, stdout, unique, Cleanup, ImageCleanup};
+use crate::common::{project, stderr, stdout, unique, Cleanup, ImageCleanup};
+use crate::pd::Pd;
 
 /// `pocketdock init --name NAME` in a fresh directory.
 fn init(prefix: &str, name: &str) -> tempfile::TempDir {
     let dir = project(prefix);
-    let o = pocketdock_in(dir.path(), &["init", "--name", name], &[]);
+    let o = Pd::at(dir.path()).output(&["init", "--name", name]);
     assert!(o.status.success(), "init: {}", stderr(&o));
     dir
 }
@@ -19,13 +20,13 @@ fn create(dir: &Path, c: &mut Cleanup, prefix: &str, extra: &[&str]) -> String {
     c.add(name.clone());
     let mut args = vec!["create", "--name", &name];
     args.extend_from_slice(extra);
-    let o = pocketdock_in(dir, &args, &[]);
+    let o = Pd::at(dir).output(&args);
     assert!(o.status.success(), "create: {}", stderr(&o));
     name
 }
 
 fn run_in(dir: &Path, name: &str, cmd: &str) -> String {
-    let o = pocketdock_in(dir, &["run", name, cmd], &[]);
+    let o = Pd::at(dir).output(&["run", name, cmd]);
     assert!(o.status.success(), "run {cmd}: {}", stderr(&o));
     stdout(&o)
 }
@@ -37,17 +38,17 @@ fn json(o: &std::process::Output) -> serde_json::Value {
 #[test]
 fn init_writes_a_valid_project_and_leaves_an_existing_one_alone() {
     let dir = project("init");
-    let o = pocketdock_in(dir.path(), &["init", "--name", "widget"], &[]);
+    let o = Pd::at(dir.path()).output(&["init", "--name", "widget"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let manifest = std::fs::read_to_string(dir.path().join("pocketdock.yaml")).unwrap();
     assert!(manifest.contains("project:\n  # "), "{manifest}");
     assert!(manifest.contains("name: widget"), "{manifest}");
     let ignore = std::fs::read_to_string(dir.path().join(".pocketdock/.gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l == "instances/"), "{ignore}");
-    let o = pocketdock_in(dir.path(), &["validate", "pocketdock.yaml"], &[]);
+    let o = Pd::at(dir.path()).output(&["validate", "pocketdock.yaml"]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let again = pocketdock_in(dir.path(), &["init", "--name", "other"], &[]);
+    let again = Pd::at(dir.path()).output(&["init", "--name", "other"]);
     assert!(again.status.success());
     assert!(stderr(&again).contains("already has a `project:` section"));
     assert_eq!(
@@ -60,7 +61,7 @@ fn init_writes_a_valid_project_and_leaves_an_existing_one_alone() {
     let job = project("init-job");
     let original = "version: 1\nsteps:\n  a:\n    run: \"true\"\n";
     std::fs::write(job.path().join("pocketdock.yaml"), original).unwrap();
-    let o = pocketdock_in(job.path(), &["init", "--profile", "minimal"], &[]);
+    let o = Pd::at(job.path()).output(&["init", "--profile", "minimal"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(job.path().join("pocketdock.yaml")).unwrap();
     assert!(
@@ -73,7 +74,7 @@ fn init_writes_a_valid_project_and_leaves_an_existing_one_alone() {
         (&["init", "--profile", "nosuch"][..], "nosuch"),
     ] {
         let d = project("init-bad");
-        let o = pocketdock_in(d.path(), args, &[]);
+        let o = Pd::at(d.path()).output(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
         assert!(!d.path().join("pocketdock.yaml").exists());
@@ -88,7 +89,7 @@ fn a_mistake_in_the_project_section_points_at_it() {
         "version: 1\nproject:\n  default_persist: \"yes\"\n",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["create"], &[]);
+    let o = Pd::at(dir.path()).output(&["create"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("pocketdock.yaml:3:20") && stderr(&o).contains("default_persist"),
@@ -130,7 +131,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         std::fs::read_to_string(inst.join("data/d")).unwrap(),
         "data\n"
     );
-    let o = pocketdock_in(dir.path(), &["shutdown", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["shutdown", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         !engine
@@ -140,7 +141,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
             .state
             .running
     );
-    let o = pocketdock_in(dir.path(), &["resume", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["resume", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         run_in(
@@ -153,7 +154,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
 
     // A fresh reboot starts the filesystem over but keeps data/, and the
     // instance directory follows the new container.
-    let o = pocketdock_in(dir.path(), &["reboot", &name, "--fresh", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["reboot", &name, "--fresh", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         run_in(
@@ -188,17 +189,17 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         "{log}"
     );
 
-    let o = pocketdock_in(dir.path(), &["logs", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     let newest =
         std::fs::read_to_string(inst.join("logs").join(runs[2]["log"].as_str().unwrap())).unwrap();
     assert!(newest.contains("] fresh\n"), "{newest}");
     assert_eq!(stdout(&o), newest, "`logs NAME` shows the newest run log");
-    let o = pocketdock_in(dir.path(), &["logs", &name, "--history"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", &name, "--history"]);
     assert_eq!(stdout(&o), history);
 
     // A detached command leaves a history line saying where its output is.
-    let o = pocketdock_in(dir.path(), &["run", &name, "--detach", "echo bg"], &[]);
+    let o = Pd::at(dir.path()).output(&["run", &name, "--detach", "echo bg"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
@@ -206,7 +207,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
     assert_eq!(last["id"].as_str(), Some(stdout(&o).trim()));
 
     // Kernel calls are logged as dialogues.
-    let o = pocketdock_in(dir.path(), &["python", &name, "6 * 7"], &[]);
+    let o = Pd::at(dir.path()).output(&["python", &name, "6 * 7"]);
     assert_eq!(stdout(&o), "42\n", "{}", stderr(&o));
     let history = std::fs::read_to_string(inst.join("history.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
@@ -218,7 +219,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
         std::fs::read_to_string(inst.join("logs").join(last["log"].as_str().unwrap())).unwrap();
     assert!(log.contains("] 6 * 7\n") && log.contains("[recv "), "{log}");
 
-    let o = pocketdock_in(dir.path(), &["shutdown", &name, "--remove", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["shutdown", &name, "--remove", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!inst.exists(), "removing it removes its instance directory");
 }
@@ -258,7 +259,7 @@ async fn ephemeral_sandboxes_leave_no_trace_and_settings_decide_the_default() {
     assert_eq!(persist(&kept).await.as_deref(), Some("true"));
     let plain = create(dir.path(), &mut c, "nop", &["--no-persist"]);
     assert_eq!(persist(&plain).await.as_deref(), Some("false"));
-    let o = pocketdock_in(dir.path(), &["shutdown", &kept, "--remove", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["shutdown", &kept, "--remove", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
@@ -278,28 +279,24 @@ async fn list_and_status_are_scoped_to_the_project() {
             .map(|r| r["name"].as_str().unwrap().to_string())
             .collect()
     };
-    let o = pocketdock_in(first.path(), &["list", "--json"], &[]);
+    let o = Pd::at(first.path()).output(&["list", "--json"]);
     assert_eq!(names(&o), vec![in_a.clone()]);
-    let o = pocketdock_in(
-        first.path(),
-        &["list", "--json", "--project", "pdt-list-b"],
-        &[],
-    );
+    let o = Pd::at(first.path()).output(&["list", "--json", "--project", "pdt-list-b"]);
     assert_eq!(names(&o), vec![in_b.clone()]);
-    let o = pocketdock_in(first.path(), &["list", "--json", "--all-projects"], &[]);
+    let o = Pd::at(first.path()).output(&["list", "--json", "--all-projects"]);
     let all = names(&o);
     assert!(all.contains(&in_a) && all.contains(&in_b), "{all:?}");
 
-    let o = pocketdock_in(second.path(), &["stop", &in_b], &[]);
+    let o = Pd::at(second.path()).output(&["stop", &in_b]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(second.path(), &["status", "--json"], &[]);
+    let o = Pd::at(second.path()).output(&["status", "--json"]);
     let s = json(&o);
     assert_eq!(s["project"], "pdt-list-b");
     assert_eq!(s["sandboxes"]["exited"], 1, "{s}");
     assert_eq!(s["persistent"], 1);
     assert_eq!(s["disk"]["instance_dirs"], 1);
     assert!(s["disk"]["total"].as_u64().unwrap() > 0);
-    let o = pocketdock_in(second.path(), &["status"], &[]);
+    let o = Pd::at(second.path()).output(&["status"]);
     assert!(
         stdout(&o).contains("project pdt-list-b") && stdout(&o).contains("1 exited"),
         "{}",
@@ -317,19 +314,19 @@ async fn prune_asks_then_removes_stopped_sandboxes_of_the_project_only() {
     let stopped = create(dir.path(), &mut c, "stop", &["--persist"]);
     let elsewhere = create(other.path(), &mut c, "else", &[]);
     for (d, n) in [(dir.path(), &stopped), (other.path(), &elsewhere)] {
-        let o = pocketdock_in(d, &["stop", n], &[]);
+        let o = Pd::at(d).output(&["stop", n]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let inst = dir.path().join(".pocketdock/instances").join(&stopped);
     assert!(inst.is_dir());
 
     // No answer (stdin closed) is no.
-    let o = pocketdock_in(dir.path(), &["prune"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains(&stopped) && stderr(&o).contains("nothing removed"));
     assert!(engine.inspect_container(&stopped, false).await.is_ok());
 
-    let o = pocketdock_in(dir.path(), &["prune", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("removed 1 sandbox (1 instance directory)"),
@@ -347,7 +344,7 @@ async fn prune_asks_then_removes_stopped_sandboxes_of_the_project_only() {
         "other projects' stay"
     );
 
-    let o = pocketdock_in(dir.path(), &["prune", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "-y"]);
     assert!(stdout(&o).contains("nothing to prune"), "{}", stdout(&o));
 }
 
@@ -367,7 +364,7 @@ async fn prune_images_removes_a_superseded_snapshot_only() {
             &name,
             &format!("echo {content} > /home/sandbox/f"),
         );
-        let o = pocketdock_in(dir.path(), &["snapshot", &name, &tag], &[]);
+        let o = Pd::at(dir.path()).output(&["snapshot", &name, &tag]);
         assert!(o.status.success(), "{}", stderr(&o));
         ids.push(
             engine
@@ -381,7 +378,7 @@ async fn prune_images_removes_a_superseded_snapshot_only() {
         );
     }
     assert_ne!(ids[0], ids[1]);
-    let o = pocketdock_in(dir.path(), &["prune", "--images", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--images", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!("old snapshot of {name}")),
@@ -408,14 +405,11 @@ async fn the_install_level_file_can_name_the_socket() {
     let socket = engine.info().socket.display().to_string();
     let run = |cfg: &str| {
         std::fs::write(home.path().join("pocketdock.yaml"), cfg).unwrap();
-        std::process::Command::new(crate::common::bin())
-            .current_dir(work.path())
-            .args(["list", "--json"])
+        Pd::at(work.path())
             .env_remove("POCKETDOCK_SOCKET")
             .env_remove("DOCKER_HOST")
-            .env("POCKETDOCK_HOME", home.path())
-            .output()
-            .unwrap()
+            .env("POCKETDOCK_HOME", home.path().to_str().unwrap())
+            .output(&["list", "--json"])
     };
     let o = run(&format!("socket: unix://{socket}\n"));
     assert!(o.status.success(), "{}", stderr(&o));

@@ -5,10 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    containers_with, copy_dir, instance_toml, pocketdock_in, project, project_label, repo, stderr,
-    stdout, step_status, LabelCleanup,
-};
+use crate::common::{copy_dir, instance_toml, repo, stderr, stdout, step_status, TestProject};
 use crate::pd::Pd;
 
 fn only_record(dir: &Path) -> std::path::PathBuf {
@@ -35,10 +32,9 @@ fn file_says(path: &Path) -> String {
 #[tokio::test]
 async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
     let engine = engine_or_skip!();
-    let dir = project("stm32");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "stm32");
     copy_dir(&repo().join("examples/stm32"), dir.path());
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     for board in ["hello", "blinky"] {
         let elf = dir.path().join(format!("out/{board}/firmware.elf"));
@@ -77,18 +73,14 @@ async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
         text.replace("hello from stm32", "goodbye from stm32"),
     )
     .unwrap();
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "apply",
-            "job.yaml",
-            "--output",
-            "plain",
-            "--var",
-            "boards=[hello]",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "plain",
+        "--var",
+        "boards=[hello]",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
     let rec = instance_toml(&only_record(dir.path()));
     assert_eq!(
@@ -101,16 +93,13 @@ async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
         "{}",
         stdout(&o)
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn the_stm32_recipe_builds_any_self_contained_makefile_project() {
     let engine = engine_or_skip!();
-    let dir = project("stm32-own");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "stm32-own");
     let src = dir.path().join("boards/tiny");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
@@ -128,7 +117,7 @@ async fn the_stm32_recipe_builds_any_self_contained_makefile_project() {
         "version: 1\nsandboxes:\n  fw: {profile: embedded, build: auto, network: false, matrix: {board: [tiny]}}\nsteps:\n  fw:\n    uses: stm32\n    with: { src: \"boards/{{ matrix.board }}\", target: build, artifacts: [app.elf], out: \"out/{{ matrix.board }}\" }\n  show:\n    needs: fw\n    run: echo text={{ steps.fw.outputs.text }}\n",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     assert!(file_says(&dir.path().join("out/tiny/app.elf")).contains("ARM"));
     assert!(
@@ -146,10 +135,9 @@ async fn the_stm32_recipe_builds_any_self_contained_makefile_project() {
 #[tokio::test]
 async fn the_arduino_example_yields_a_hex_with_no_network() {
     let engine = engine_or_skip!();
-    let dir = project("arduino");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "arduino");
     copy_dir(&repo().join("examples/arduino"), dir.path());
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let hex = std::fs::read_to_string(dir.path().join("out/blink.hex")).unwrap();
     assert!(
@@ -168,11 +156,10 @@ async fn the_arduino_example_yields_a_hex_with_no_network() {
 #[tokio::test]
 async fn the_esp32_recipe_fails_fast_offline_with_the_priming_hint() {
     let engine = engine_or_skip!();
-    let dir = project("esp32");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "esp32");
     copy_dir(&repo().join("examples/esp32"), dir.path());
     // Make sure the image is there first: its build is not what is timed.
-    let o = pocketdock_in(dir.path(), &["build", "embedded"], &[]);
+    let o = Pd::at(dir.path()).output(&["build", "embedded"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let yaml = std::fs::read_to_string(dir.path().join("job.yaml")).unwrap();
     std::fs::write(
@@ -181,7 +168,7 @@ async fn the_esp32_recipe_fails_fast_offline_with_the_priming_hint() {
     )
     .unwrap();
     let started = Instant::now();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--output", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     let took = started.elapsed();
     assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
     assert!(took < Duration::from_secs(30), "took {took:?}");
@@ -191,33 +178,23 @@ async fn the_esp32_recipe_fails_fast_offline_with_the_priming_hint() {
     let rec = instance_toml(&only_record(dir.path()));
     assert_eq!(step_status(&rec, "firmware.build@esp"), "failed");
     assert_eq!(step_status(&rec, "firmware.pull@esp"), "skipped");
-    assert!(
-        containers_with(&engine, &project_label(dir.path()))
-            .await
-            .is_empty(),
-        "leaked a container"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn the_grading_python_recipe_gives_verdicts_with_counts() {
     let engine = engine_or_skip!();
-    let dir = project("grading-recipe");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "grading-recipe");
     copy_dir(&repo().join("examples/grading"), dir.path());
     // The grading example is written on the recipe; `--var` narrows it.
-    let o = pocketdock_in(
-        dir.path(),
-        &[
-            "apply",
-            "job.yaml",
-            "--output",
-            "plain",
-            "--var",
-            "students=[carol, dave]",
-        ],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "plain",
+        "--var",
+        "students=[carol, dave]",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     for line in [

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{
-    bin, containers_with, instance_toml, pocketdock_in, project, project_label, start_long_job,
-    stderr, stdout, step_status, LabelCleanup,
-};
+use crate::common::{instance_toml, start_long_job, stderr, stdout, step_status, TestProject};
+use crate::pd::Pd;
 
 /// A mount over `target`, unmounted when dropped.
 struct Mount(PathBuf);
@@ -35,7 +33,7 @@ impl Mount {
                     std::env::var("CI").as_deref() != Ok("true"),
                     "CI=true but mount {args:?} failed: {why}"
                 );
-                eprintln!("skipped: cannot mount ({why})");
+                crate::common::skip(&format!("cannot mount ({why})"));
                 None
             }
         }
@@ -121,8 +119,7 @@ fn only_record(dir: &Path) -> PathBuf {
 #[tokio::test]
 async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
     let engine = engine_or_skip!();
-    let dir = project("records-full");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-full");
     let Some(_mount) = Mount::new(
         &["-t", "tmpfs", "-o", "size=300k", "tmpfs"],
         &dir.path().join(".pocketdock"),
@@ -134,7 +131,7 @@ async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
         "version: 1\nname: flood\nsandboxes:\n  box: {}\nsteps:\n  print:\n    run: yes 0123456789012345678901234567890123456789 | head -c 2600000\n",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{}\n{err}", stdout(&o));
     assert!(stdout(&o).contains("job succeeded"), "{}", stdout(&o));
@@ -164,9 +161,7 @@ async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
         "{}",
         &log[log.len() - 300..]
     );
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 }
 
 /// Issue 15: a record directory that cannot be written was never said to
@@ -176,8 +171,7 @@ async fn a_full_disk_under_the_record_is_loud_and_the_record_still_closes() {
 #[tokio::test]
 async fn a_read_only_record_directory_is_loud() {
     let engine = engine_or_skip!();
-    let dir = project("records-ro");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-ro");
     let backing = dir.path().join("backing");
     std::fs::create_dir_all(backing.join("instances")).unwrap();
     let dot = dir.path().join(".pocketdock");
@@ -191,21 +185,17 @@ async fn a_read_only_record_directory_is_loud() {
     let Some(mount) = Mount::new(&["-o", "bind,ro", backing.to_str().unwrap()], &dot) else {
         return;
     };
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "-o", "plain"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "-o", "plain"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{}\n{err}", stdout(&o));
     assert!(err.contains("could not create the job record"), "{err}");
     assert!(err.contains("Read-only file system"), "{err}");
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     drop(mount);
 
     // Read-only once the second step runs.
-    let child = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["apply", "job.yaml", "-o", "plain"])
-        .stdin(Stdio::null())
+    let child = Pd::at(dir.path())
+        .command(["apply", "job.yaml", "-o", "plain"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -258,11 +248,9 @@ async fn a_read_only_record_directory_is_loud() {
         let name = e.file_name().to_string_lossy().into_owned();
         assert!(!name.starts_with("instance.tmp"), "{name} left");
     }
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     // The runner is gone and the record says running: shown abandoned.
-    let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     assert!(stdout(&o).contains("abandoned"), "{}", stdout(&o));
     drop(mount);
 }
@@ -272,14 +260,13 @@ async fn a_read_only_record_directory_is_loud() {
 #[tokio::test]
 async fn a_dead_runners_job_shows_abandoned_everywhere() {
     let engine = engine_or_skip!();
-    let dir = project("records-abandoned");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-abandoned");
     let (mut child, record) = start_long_job(dir.path(), "gone");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let instance = record.file_name().unwrap().to_string_lossy().into_owned();
 
-    let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     let row = stdout(&o)
         .lines()
         .find(|l| l.starts_with(&instance))
@@ -295,14 +282,14 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
         stderr(&o)
     );
 
-    let o = pocketdock_in(dir.path(), &["list", "--jobs", "--json"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["status"], "abandoned", "{v}");
 
-    let o = pocketdock_in(dir.path(), &["logs"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs"]);
     assert!(stdout(&o).contains("abandoned"), "{}", stdout(&o));
 
-    let o = pocketdock_in(dir.path(), &["logs", "last"], &[]);
+    let o = Pd::at(dir.path()).output(&["logs", "last"]);
     assert!(
         stdout(&o).contains("### wait@box (abandoned)"),
         "{}",
@@ -316,7 +303,7 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
         stderr(&o)
     );
 
-    let o = pocketdock_in(dir.path(), &["status"], &[]);
+    let o = Pd::at(dir.path()).output(&["status"]);
     let out = stdout(&o);
     assert!(out.contains("1 abandoned"), "{out}");
     assert!(
@@ -326,9 +313,9 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
     assert!(out.contains("pocketdock doctor --fix"), "{out}");
     assert!(!out.contains("running ("), "{out}");
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    let o = pocketdock_in(dir.path(), &["list", "--jobs"], &[]);
+    let o = Pd::at(dir.path()).output(&["list", "--jobs"]);
     assert!(!stdout(&o).contains("abandoned"), "{}", stdout(&o));
 }
 
@@ -337,20 +324,19 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
 #[tokio::test]
 async fn doctor_removes_a_job_container_its_closed_record_says_removed() {
     let engine = engine_or_skip!();
-    let dir = project("records-leftover");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-leftover");
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: left\nsandboxes:\n  box: {}\nsteps:\n  hi:\n    run: echo hi\n",
     )
     .unwrap();
-    let o = pocketdock_in(dir.path(), &["apply", "job.yaml", "--keep"], &[]);
+    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--keep"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let record = only_record(dir.path());
-    let names = containers_with(&engine, &project_label(dir.path())).await;
+    let names = dir.containers().await;
     assert_eq!(names.len(), 1);
     // Kept on purpose: accounted for.
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     let text = std::fs::read_to_string(record.join("instance.toml")).unwrap();
@@ -361,32 +347,30 @@ async fn doctor_removes_a_job_container_its_closed_record_says_removed() {
     )
     .unwrap();
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--json"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = &v["findings"][0];
     assert_eq!(f["kind"], "leftover", "{v}");
     assert_eq!(f["container"], names[0].as_str());
     assert_eq!(f["recorded"], "removed");
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert!(
         stdout(&o).contains("--fix would: remove it"),
         "{}",
         stdout(&o)
     );
 
-    let o = pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor", "--fix"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("did: remove it"), "{}", stdout(&o));
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
     let rec = instance_toml(&record);
     assert_eq!(rec["sandboxes"][0]["state"].as_str(), Some("removed"));
     let last = history(&record).pop().unwrap();
     assert_eq!(last["event"], "sandbox_released");
     assert_eq!(last["closed_by"], "doctor");
-    let o = pocketdock_in(dir.path(), &["doctor"], &[]);
+    let o = Pd::at(dir.path()).output(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
@@ -404,8 +388,7 @@ fn records_in(dir: &Path) -> Vec<String> {
 #[tokio::test]
 async fn prune_jobs_asks_keeps_the_newest_and_never_a_running_job() {
     let engine = engine_or_skip!();
-    let dir = project("records-prune");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "records-prune");
     let (mut child, record) = start_long_job(dir.path(), "long");
     std::fs::write(
         dir.path().join("quick.yaml"),
@@ -413,14 +396,14 @@ async fn prune_jobs_asks_keeps_the_newest_and_never_a_running_job() {
     )
     .unwrap();
     for _ in 0..3 {
-        let o = pocketdock_in(dir.path(), &["apply", "quick.yaml"], &[]);
+        let o = Pd::at(dir.path()).output(&["apply", "quick.yaml"]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
-    let o = pocketdock_in(dir.path(), &["prune", "--older-than", "1d"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--older-than", "1d"]);
     assert_eq!(o.status.code(), Some(2), "--older-than needs --jobs");
 
     // Asks first; no answer is no.
-    let o = pocketdock_in(dir.path(), &["prune", "--jobs", "--keep", "2"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "--keep", "2"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("will remove 1 job record"),
@@ -431,32 +414,28 @@ async fn prune_jobs_asks_keeps_the_newest_and_never_a_running_job() {
     assert!(stderr(&o).contains("nothing removed"), "{}", stderr(&o));
     assert_eq!(records_in(dir.path()).len(), 4);
 
-    let o = pocketdock_in(dir.path(), &["prune", "--jobs", "--keep", "2", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "--keep", "2", "-y"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         records_in(dir.path()),
         ["long-0001", "quick-0002", "quick-0003"]
     );
-    let o = pocketdock_in(
-        dir.path(),
-        &["prune", "--jobs", "--older-than", "1d", "-y"],
-        &[],
-    );
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "--older-than", "1d", "-y"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("nothing to prune"), "{}", stdout(&o));
 
     // A running job's record stays; so does an abandoned one, until doctor.
-    let o = pocketdock_in(dir.path(), &["prune", "--jobs", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "-y"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("jobs still running"), "{}", stderr(&o));
     assert_eq!(records_in(dir.path()), ["long-0001"]);
     child.kill().unwrap();
     child.wait().unwrap();
-    let o = pocketdock_in(dir.path(), &["prune", "--jobs", "-y"], &[]);
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "-y"]);
     assert!(stderr(&o).contains("abandoned"), "{}", stderr(&o));
     assert!(record.is_dir());
-    pocketdock_in(dir.path(), &["doctor", "--fix"], &[]);
-    let o = pocketdock_in(dir.path(), &["prune", "--jobs", "-y"], &[]);
+    Pd::at(dir.path()).output(&["doctor", "--fix"]);
+    let o = Pd::at(dir.path()).output(&["prune", "--jobs", "-y"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!record.exists());
 }

@@ -26,7 +26,7 @@ fn dist_or_skip() -> Option<PathBuf> {
         dist.join(name()).display()
     );
     if !ok {
-        eprintln!("skipped: no {} (run scripts/release.sh)", name());
+        crate::common::skip(&format!("no {} (run scripts/release.sh)", name()));
     }
     ok.then_some(dist)
 }

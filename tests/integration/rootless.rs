@@ -6,14 +6,11 @@
 //! is said and nothing is refused.
 
 use std::os::unix::fs::MetadataExt;
-use std::process::{Command, Stdio};
 
 use pocketdock::engine::HostFacts;
 use pocketdock::{Engine, Error, RunOptions};
 
-use crate::common::{
-    bin, busybox_image, sandbox, spec, stderr, stdout, unique, Cleanup, ImageCleanup,
-};
+use crate::common::{busybox_image, sandbox, spec, stderr, stdout, unique, Cleanup, ImageCleanup};
 use crate::pd::Pd;
 
 /// The engine's host; in the rootless pass it must be rootless.
@@ -52,13 +49,10 @@ async fn the_rootless_socket_is_found_with_no_flag() {
     let name = unique("detect");
     let mut cleanup = Cleanup::new(&engine);
     cleanup.add(&name);
-    let o = Command::new(bin())
-        .args(["create", "--image", image, "--name", name.as_str()])
+    let o = Pd::here()
         .env_remove("XDG_RUNTIME_DIR")
         .env_remove("DOCKER_HOST")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .output(&["create", "--image", image, "--name", name.as_str()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let made = engine.inspect_container(&name, false).await.unwrap();
     assert!(made.state.running);
@@ -134,8 +128,7 @@ async fn apply_says_once_which_limits_a_matrix_does_not_get() {
          matrix: {{ n: [a, b] }}\nsteps:\n  hello:\n    sandbox: box\n    run: echo hi-{{{{ matrix.n }}}}\n"
     );
     let pd = Pd::new().file("job.yaml", job);
-    let _cleanup =
-        crate::common::LabelCleanup::new(&engine, crate::common::project_label(pd.path()));
+    let _cleanup = crate::common::TestProject::at(&engine, pd.path());
     let ran = pd.cmd(["apply", "job.yaml", "--output", "plain"]).code(0);
     let out = ran.stdout();
     assert!(out.contains("hi-a") && out.contains("hi-b"), "{out}");

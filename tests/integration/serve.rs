@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{bin, containers_with, project, project_label, start_long_job, LabelCleanup};
+use crate::common::{project, start_long_job, TestProject};
+use crate::pd::Pd;
 
 /// A running `pocketdock serve`, stopped (SIGTERM) when dropped.
 pub struct Server {
@@ -22,11 +23,9 @@ pub struct Server {
 impl Server {
     /// Start a server in `dir` on a free loopback port, with `extra` arguments.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(bin())
-            .current_dir(dir)
-            .args(["serve", "--listen", "127.0.0.1:0", "--drain-timeout", "0"])
+        let mut child = Pd::at(dir)
+            .command(["serve", "--listen", "127.0.0.1:0", "--drain-timeout", "0"])
             .args(extra)
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -184,8 +183,7 @@ steps:
 #[tokio::test]
 async fn a_two_sandbox_job_runs_streams_reads_and_replays_after_a_restart() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "serve");
     std::fs::write(dir.path().join("two.yaml"), TWO_SANDBOXES).unwrap();
     let mut server = Server::start(dir.path(), &[]);
 
@@ -229,9 +227,7 @@ async fn a_two_sandbox_job_runs_streams_reads_and_replays_after_a_restart() {
     assert_eq!(art.text().await.unwrap(), "artifact\n");
     let list = server.get_json("/v1/runs?limit=10").await;
     assert_eq!(list["runs"][0]["id"], id);
-    assert!(containers_with(&engine, &project_label(dir.path()))
-        .await
-        .is_empty());
+    dir.assert_no_leaks().await;
 
     // Killed and restarted: the same events, and a resumed stream has no
     // gap and no duplicate.
@@ -270,9 +266,7 @@ async fn a_manifest_with_mistakes_is_422_with_diagnostics_and_nothing_runs() {
 #[tokio::test]
 async fn a_long_job_is_cancelled_through_the_api_and_leaves_no_container() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let label = project_label(dir.path());
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "serve");
     std::fs::write(dir.path().join("long.yaml"), LONG).unwrap();
     let server = Server::start(dir.path(), &[]);
     let r = server
@@ -309,10 +303,7 @@ async fn a_long_job_is_cancelled_through_the_api_and_leaves_no_container() {
     let rec = until_ended(&server, &id, Duration::from_secs(30)).await;
     assert_eq!(rec["status"], "cancelled", "{rec}");
     assert_eq!(rec["steps"][0]["status"], "cancelled");
-    assert!(
-        containers_with(&engine, &label).await.is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
     let again = server
         .post(&format!("/v1/runs/{id}/cancel"), &json!({}))
         .await;
@@ -322,9 +313,7 @@ async fn a_long_job_is_cancelled_through_the_api_and_leaves_no_container() {
 #[tokio::test]
 async fn a_run_of_the_cli_is_listed_and_cancelled_through_the_api() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let label = project_label(dir.path());
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "serve");
     let server = Server::start(dir.path(), &[]);
     let (child, record) = start_long_job(dir.path(), "cli");
     let id = record.file_name().unwrap().to_string_lossy().into_owned();
@@ -343,10 +332,7 @@ async fn a_run_of_the_cli_is_listed_and_cancelled_through_the_api() {
     assert_eq!(out.status.code(), Some(130));
     let rec = until_ended(&server, &id, Duration::from_secs(30)).await;
     assert_eq!(rec["status"], "cancelled", "{rec}");
-    assert!(
-        containers_with(&engine, &label).await.is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
     // Its events are served from its record too.
     let evs = events(&server, &id, None).await;
     assert_eq!(evs.last().unwrap().1["event"], "job_finished");
@@ -355,9 +341,7 @@ async fn a_run_of_the_cli_is_listed_and_cancelled_through_the_api() {
 #[tokio::test]
 async fn stopping_the_server_cancels_its_jobs_and_exits_0() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let label = project_label(dir.path());
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "serve");
     std::fs::write(dir.path().join("long.yaml"), LONG).unwrap();
     let mut server = Server::start(dir.path(), &[]);
     let r = server
@@ -365,32 +349,22 @@ async fn stopping_the_server_cancels_its_jobs_and_exits_0() {
         .await;
     assert_eq!(r.status(), 202);
     let deadline = Instant::now() + Duration::from_mins(1);
-    while containers_with(&engine, &label).await.is_empty() {
+    while dir.containers().await.is_empty() {
         assert!(Instant::now() < deadline, "no sandbox was created");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(server.stop(), Some(0));
     let rec = crate::common::instance_toml(&dir.path().join(".pocketdock/instances/long-0001"));
     assert_eq!(rec["status"].as_str(), Some("cancelled"));
-    assert!(
-        containers_with(&engine, &label).await.is_empty(),
-        "sandbox left behind"
-    );
+    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
 async fn a_sandbox_of_the_project_runs_commands_and_python_over_http() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let label = project_label(dir.path());
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "serve");
     let name = crate::common::unique("serve");
-    let o = Command::new(bin())
-        .current_dir(dir.path())
-        .args(["create", "--name", &name])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let server = Server::start(dir.path(), &[]);
 

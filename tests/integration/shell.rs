@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{containers_with, unique, Cleanup, LabelCleanup};
+use crate::common::{unique, Cleanup, TestProject};
 
 fn tmux(args: &[&str]) -> String {
     let o = Command::new("tmux").args(args).output().expect("tmux runs");
@@ -20,6 +20,9 @@ fn have_tmux() -> bool {
         ok || std::env::var("CI").is_err(),
         "CI must install tmux (scripts/provision.sh)"
     );
+    if !ok {
+        crate::common::skip("no tmux");
+    }
     ok
 }
 
@@ -137,15 +140,7 @@ async fn a_throwaway_sandbox_is_removed_when_the_shell_exits() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("pdt-shell-")
-        .tempdir()
-        .unwrap();
-    let label = format!(
-        "pocketdock.project={}",
-        dir.path().file_name().unwrap().to_string_lossy()
-    );
-    let _cleanup = LabelCleanup::new(&engine, label.clone());
+    let dir = TestProject::new(&engine, "shell");
     let session = Session(unique("tmux"));
     start(&session.0, dir.path(), "shell --profile minimal");
     assert!(
@@ -155,7 +150,7 @@ async fn a_throwaway_sandbox_is_removed_when_the_shell_exits() {
         ),
         "no prompt"
     );
-    assert_eq!(containers_with(&engine, &label).await.len(), 1);
+    assert_eq!(dir.containers().await.len(), 1);
     tmux(&["send-keys", "-t", &session.0, "exit", "Enter"]);
     assert!(
         wait_for(|| dir.path().join("exit").exists(), 15),
@@ -167,8 +162,5 @@ async fn a_throwaway_sandbox_is_removed_when_the_shell_exits() {
             .trim(),
         "0"
     );
-    assert!(
-        containers_with(&engine, &label).await.is_empty(),
-        "the throwaway sandbox is still there"
-    );
+    dir.assert_no_leaks().await;
 }

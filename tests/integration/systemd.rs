@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-use crate::common::{pocketdock_in, project, project_label, stderr, stdout, LabelCleanup};
+use crate::common::{stderr, stdout, TestProject};
+use crate::pd::Pd;
 
 /// The value of `Key=` in a unit.
 fn key<'a>(unit: &'a str, key: &str) -> &'a str {
@@ -19,13 +20,12 @@ fn sh(line: &str) -> std::process::Output {
 #[tokio::test]
 async fn unit_commands_resume_and_stop_the_sandbox() {
     let engine = engine_or_skip!();
-    let dir = project("systemd");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "systemd");
     let name = crate::common::unique("systemd");
-    let o = pocketdock_in(dir.path(), &["create", "--persist", "--name", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--persist", "--name", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["systemd", &name]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let unit = stdout(&o);
     let exe = std::fs::canonicalize(crate::common::bin()).unwrap();
@@ -55,7 +55,7 @@ async fn unit_commands_resume_and_stop_the_sandbox() {
             .state
             .running
     };
-    let o = pocketdock_in(dir.path(), &["stop", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["stop", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!running().await);
     // Run from elsewhere, as systemd would, without the test's socket variable.
@@ -77,18 +77,17 @@ async fn unit_commands_resume_and_stop_the_sandbox() {
 #[tokio::test]
 async fn unit_refuses_unknown_and_ephemeral_sandboxes() {
     let engine = engine_or_skip!();
-    let dir = project("systemd");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "systemd");
     let missing = crate::common::unique("systemd-none");
-    let o = pocketdock_in(dir.path(), &["systemd", &missing], &[]);
+    let o = Pd::at(dir.path()).output(&["systemd", &missing]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());
 
     let name = crate::common::unique("systemd-eph");
-    let o = pocketdock_in(dir.path(), &["create", "--name", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["create", "--name", &name]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = pocketdock_in(dir.path(), &["systemd", &name], &[]);
+    let o = Pd::at(dir.path()).output(&["systemd", &name]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("not persistent"), "{e}");

@@ -27,6 +27,35 @@ const MAX_NODES: usize = 200;
 #[must_use]
 pub fn render(tally: &Tally, info: &JobInfo, record: &Path, budget: usize) -> String {
     let mut md = String::new();
+    push_heading(&mut md, tally);
+    let ids = step_ids(tally, info);
+    push_table(&mut md, tally, info, &ids, budget);
+    push_artifacts(&mut md, tally, budget);
+    let graph = mermaid(tally, info, &ids);
+    let graph_room = graph.as_ref().map_or(0, String::len) + 100;
+    push_failed(&mut md, tally, info, record, &ids, graph_room, budget);
+    if let Some(g) = graph {
+        if md.len() + g.len() + 100 <= budget {
+            md.push_str("### Graph\n\n");
+            md.push_str(&g);
+        } else {
+            md.push_str("_Graph left out to fit GitHub's 1 MiB summary limit._\n");
+        }
+    }
+    if md.len() > budget {
+        // Cannot happen with the checks above; stay under the limit regardless.
+        let at = (0..=budget)
+            .rev()
+            .find(|&i| md.is_char_boundary(i))
+            .unwrap_or(0);
+        md.truncate(at);
+        md.push_str("\n\n_Summary cut at GitHub's 1 MiB limit._\n");
+    }
+    md
+}
+
+/// The status line and the counts.
+fn push_heading(md: &mut String, tally: &Tally) {
     let status = tally.status.unwrap_or(JobStatus::Running);
     let (icon, word) = match status {
         JobStatus::Succeeded => ("✅", "succeeded"),
@@ -52,14 +81,16 @@ pub fn render(tally: &Tally, info: &JobInfo, record: &Path, budget: usize) -> St
         tally.count(StepStatus::Cancelled),
         code(&tally.record),
     );
+}
 
-    // The table: every step instance of the plan, in plan order.
+/// The table: every step instance of the plan, in plan order, within
+/// half the budget.
+fn push_table(md: &mut String, tally: &Tally, info: &JobInfo, ids: &[String], budget: usize) {
     let mut table = String::from(
         "| step | sandbox | status | duration | exit code |\n|---|---|---|---:|---:|\n",
     );
-    let ids = step_ids(tally, info);
     let mut rows = 0;
-    for id in &ids {
+    for id in ids {
         let Some(row) = row(tally, info, id) else {
             continue;
         };
@@ -76,32 +107,47 @@ pub fn render(tally: &Tally, info: &JobInfo, record: &Path, budget: usize) -> St
     }
     md.push_str(&table);
     md.push('\n');
+}
 
-    if !tally.artifacts.is_empty() {
-        let mut s =
-            String::from("### Artifacts\n\n| file | step | size | SHA-256 |\n|---|---|---:|---|\n");
-        for (i, (step, a)) in tally.artifacts.iter().enumerate() {
-            let row = format!(
-                "| `{}` | `{}` | {} | `{}` |\n",
-                code(&a.path),
-                code(step),
-                a.size,
-                a.sha256
-            );
-            if md.len() + s.len() + row.len() + 200 > budget * 3 / 4 {
-                let _ = writeln!(
-                    s,
-                    "\n_Artifacts cut: {} more (see the record)._",
-                    tally.artifacts.len() - i
-                );
-                break;
-            }
-            s.push_str(&row);
-        }
-        md.push_str(&s);
-        md.push('\n');
+/// The files pulled back, within three quarters of the budget.
+fn push_artifacts(md: &mut String, tally: &Tally, budget: usize) {
+    if tally.artifacts.is_empty() {
+        return;
     }
+    let mut s =
+        String::from("### Artifacts\n\n| file | step | size | SHA-256 |\n|---|---|---:|---|\n");
+    for (i, (step, a)) in tally.artifacts.iter().enumerate() {
+        let row = format!(
+            "| `{}` | `{}` | {} | `{}` |\n",
+            code(&a.path),
+            code(step),
+            a.size,
+            a.sha256
+        );
+        if md.len() + s.len() + row.len() + 200 > budget * 3 / 4 {
+            let _ = writeln!(
+                s,
+                "\n_Artifacts cut: {} more (see the record)._",
+                tally.artifacts.len() - i
+            );
+            break;
+        }
+        s.push_str(&row);
+    }
+    md.push_str(&s);
+    md.push('\n');
+}
 
+/// The failed steps' log tails, leaving `graph_room` for the graph.
+fn push_failed(
+    md: &mut String,
+    tally: &Tally,
+    info: &JobInfo,
+    record: &Path,
+    ids: &[String],
+    graph_room: usize,
+    budget: usize,
+) {
     let failed: Vec<&String> = ids
         .iter()
         .filter(|id| {
@@ -117,42 +163,22 @@ pub fn render(tally: &Tally, info: &JobInfo, record: &Path, budget: usize) -> St
                 })
         })
         .collect();
-    let graph = mermaid(tally, info, &ids);
-    let graph_room = graph.as_ref().map_or(0, String::len) + 100;
-    if !failed.is_empty() {
-        md.push_str("### Failed steps\n\n");
-        for (i, id) in failed.iter().enumerate() {
-            let d = details(tally, info, record, id);
-            if md.len() + d.len() + graph_room + 200 > budget {
-                let _ = writeln!(
-                    md,
-                    "_Cut to fit GitHub's 1 MiB summary limit: the logs of {} more failed steps are in the record._\n",
-                    failed.len() - i
-                );
-                break;
-            }
-            md.push_str(&d);
+    if failed.is_empty() {
+        return;
+    }
+    md.push_str("### Failed steps\n\n");
+    for (i, id) in failed.iter().enumerate() {
+        let d = details(tally, info, record, id);
+        if md.len() + d.len() + graph_room + 200 > budget {
+            let _ = writeln!(
+                md,
+                "_Cut to fit GitHub's 1 MiB summary limit: the logs of {} more failed steps are in the record._\n",
+                failed.len() - i
+            );
+            break;
         }
+        md.push_str(&d);
     }
-
-    if let Some(g) = graph {
-        if md.len() + g.len() + 100 <= budget {
-            md.push_str("### Graph\n\n");
-            md.push_str(&g);
-        } else {
-            md.push_str("_Graph left out to fit GitHub's 1 MiB summary limit._\n");
-        }
-    }
-    if md.len() > budget {
-        // Cannot happen with the checks above; stay under the limit regardless.
-        let at = (0..=budget)
-            .rev()
-            .find(|&i| md.is_char_boundary(i))
-            .unwrap_or(0);
-        md.truncate(at);
-        md.push_str("\n\n_Summary cut at GitHub's 1 MiB limit._\n");
-    }
-    md
 }
 
 /// The plan's step instances, then any the plan did not know.
