@@ -14,17 +14,17 @@ use crate::error::{Error, Result};
 /// The id the next record of `job` under `instances` would get
 /// (`<job>-<NNNN>`); nothing is created.
 #[must_use]
-pub fn next_instance(instances: &Path, job: &str) -> String {
+pub fn next_job_id(instances: &Path, job: &str) -> String {
     let base = sanitize(job);
     format!("{base}-{:04}", next_number(instances, &base))
 }
 
-/// Take the record directory `instances/<instance>`; `None` when another
+/// Take the record directory `instances/<job_id>`; `None` when another
 /// runner took it first.
-pub fn claim(instances: &Path, instance: &str) -> Result<Option<Reserved>> {
+pub fn claim(instances: &Path, job_id: &str) -> Result<Option<Reserved>> {
     let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
     std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
-    let dir = instances.join(instance);
+    let dir = instances.join(job_id);
     match std::fs::create_dir(&dir) {
         Ok(()) => Ok(Some(Reserved { dir })),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
