@@ -19,7 +19,7 @@ use crate::event::JobStatus;
 use crate::labels;
 use crate::project::Project;
 use crate::sandbox::pool::warm;
-use crate::store::{self, reconcile, JobRecord, SandboxState};
+use crate::store::{reconcile, JobRecord, SandboxState, Store};
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
@@ -27,7 +27,7 @@ pub(super) async fn check(
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
-    let instances = store::instances_dir(&project.root);
+    let store = Store::open(project);
     let job_containers = engine
         .list_containers(
             true,
@@ -48,30 +48,33 @@ pub(super) async fn check(
     // labels (fixed at create), not the job's: its record's container
     // name is what ties it to the job.
     let claimed = claimed_containers(engine, project).await?;
-    let mut records = store::list(&instances);
-    for (dir, rec) in &records {
-        let Some(rec) = rec else { continue };
+    let mut records = store.jobs();
+    for entry in &records {
+        let Some(rec) = &entry.record else { continue };
         for s in &rec.sandboxes {
             let Some(name) = s.container.as_deref() else {
                 continue;
             };
             if let Some(c) = claimed.iter().find(|c| c.name() == name) {
-                by_instance.entry(dir_name(dir)).or_default().push(c);
+                by_instance.entry(entry.id.clone()).or_default().push(c);
             }
         }
     }
 
     let mut findings = Vec::new();
     records.reverse(); // oldest first
-    for (dir, rec) in records {
-        let Some(mut rec) = rec else { continue };
-        let instance = dir_name(&dir);
+    for entry in records {
+        let Some(mut rec) = entry.record else {
+            continue;
+        };
+        let dir = entry.dir;
+        let instance = entry.id;
         let containers = by_instance.get(&instance).map_or(&[][..], Vec::as_slice);
         if rec.status != JobStatus::Running {
             findings.extend(leftovers(engine, fix, &dir, &mut rec, containers).await);
             continue;
         }
-        if reconcile::runner_alive(&rec) {
+        if !rec.is_abandoned() {
             continue;
         }
         let mut observed = Vec::new();
@@ -82,7 +85,7 @@ pub(super) async fn check(
     }
 
     for (instance, containers) in &by_instance {
-        if instances.join(store::sanitize(instance)).is_dir() {
+        if store.job_dir(instance).is_dir() {
             continue;
         }
         for c in containers {
