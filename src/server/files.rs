@@ -5,7 +5,6 @@
 //! record), and an artifact must be one the record lists, resolved with
 //! symlinks followed and still inside the project.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,11 +17,12 @@ use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::api_error::ApiError;
-use super::index;
 use super::state::Shared;
-use crate::store::{self, JobRecord};
+use crate::store::job_entry;
+use crate::store::log_tail::read_from;
+use crate::store::JobRecord;
 
-/// The record directory of run `id`, confined to `instances/`.
+/// The record directory of job `id`, confined to the store's records.
 pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
     let plain = !id.is_empty()
         && !id.starts_with('.')
@@ -34,7 +34,7 @@ pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
             "a run id is a record's directory name, as `GET /v1/runs` lists them",
         ));
     }
-    let dir = state.instances.join(id);
+    let dir = state.store.records_dir().join(id);
     // A symlink in place of a record could point anywhere: refuse it.
     let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
     if !real || !dir.join("instance.toml").is_file() {
@@ -47,10 +47,10 @@ fn no_run(id: &str) -> ApiError {
     ApiError::missing(format!("no run `{id}`"), "`GET /v1/runs` lists the runs")
 }
 
-/// The job record of run `id` and its directory.
+/// The job record of job `id` and its directory.
 pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
     let dir = record_dir(state, id)?;
-    let rec = index::read(&dir.join("instance.toml")).ok_or_else(|| no_run(id))?;
+    let rec = job_entry::read(&dir).ok_or_else(|| no_run(id))?;
     Ok((dir, rec))
 }
 
@@ -121,8 +121,8 @@ impl Tail {
                 self.offset += chunk.len() as u64;
                 return Some(Bytes::from(chunk));
             }
-            let rec = index::read(&self.dir.join("instance.toml"))?;
-            let running = store::reconcile::shown_status(&rec) == "running";
+            let rec = job_entry::read(&self.dir)?;
+            let running = rec.shown_status() == "running";
             let step_running = rec
                 .steps
                 .iter()
@@ -179,17 +179,6 @@ impl Growth {
             }
         }
     }
-}
-
-/// The bytes of `path` from `offset` on (nothing when it cannot be read).
-pub fn read_from(path: &Path, offset: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    if let Ok(mut f) = std::fs::File::open(path) {
-        if f.seek(SeekFrom::Start(offset)).is_ok() {
-            let _ = f.read_to_end(&mut out);
-        }
-    }
-    out
 }
 
 /// `GET /v1/runs/{id}/artifacts/{path}`: a file a `pull` step of the run

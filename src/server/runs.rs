@@ -1,4 +1,5 @@
-//! The runs: start one (`POST /v1/runs`), list and read them, cancel one;
+//! The jobs: start one (`POST /v1/jobs`, or its alias `/v1/runs`), list
+//! and read them, cancel one;
 //! and the small endpoints (`/healthz`, `/v1/version`, the OpenAPI document).
 //!
 //! A run is started as `pocketdock apply` starts one: [`Job::prepare`]
@@ -22,12 +23,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::api_error::ApiError;
 use super::files::record;
-use super::index::RunSummary;
 use super::state::{LiveJob, Shared, State as ServerState};
 use crate::event::{Consumer, Event, EventKind, JobStatus};
 use crate::manifest::{HostRoots, LoadOptions};
 use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
-use crate::store::reconcile;
+use crate::store::{reconcile, JobSummary, Store, ABANDONED_HINT};
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -163,7 +163,7 @@ fn percent(s: &str) -> String {
     out
 }
 
-/// Run `job` on a task of its own; the instance id once its record exists.
+/// Run `job` on a task of its own; the job id once its record exists.
 async fn launch(state: &Shared, job: Job) -> Result<String, ApiError> {
     let (started_tx, started_rx) = oneshot::channel();
     let (failed_tx, failed_rx) = oneshot::channel::<String>();
@@ -269,7 +269,7 @@ fn manifest_path(state: &ServerState, body: &StartRun) -> Result<PathBuf, ApiErr
                     ))
                 }
             };
-            let dir = root.join(".pocketdock").join("server").join("manifests");
+            let dir = Store::at(&root).server_manifests_dir();
             let name = format!(
                 "{}-{:08x}.{ext}",
                 time::OffsetDateTime::now_utc().unix_timestamp_nanos(),
@@ -345,11 +345,11 @@ pub async fn list(
             .index
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let keep = |r: &RunSummary| {
+        let keep = |r: &JobSummary| {
             q.status.as_ref().is_none_or(|s| &r.status == s)
                 && q.name.as_ref().is_none_or(|n| &r.job == n)
         };
-        index.runs(&state2.instances, keep, from, limit)
+        index.jobs(&state2.store.records_dir(), keep, from, limit)
     })
     .await
     .unwrap_or_default();
@@ -365,8 +365,8 @@ pub async fn get_one(
 ) -> Result<Json<Value>, ApiError> {
     let (_, rec) = record(&state, &id)?;
     let mut v = serde_json::to_value(&rec).unwrap_or(Value::Null);
-    v["status"] = json!(reconcile::shown_status(&rec));
-    v["id"] = json!(rec.instance);
+    v["status"] = json!(rec.shown_status());
+    v["id"] = json!(rec.job_id());
     v["live"] = json!(state.live(&id).is_some());
     v["urls"] = urls(&id);
     Ok(Json(v))
@@ -396,7 +396,7 @@ pub async fn cancel(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("run `{id}` is abandoned: nobody is running it to cancel"),
-            reconcile::ABANDONED_HINT,
+            ABANDONED_HINT,
         ));
     }
     let sent = tokio::process::Command::new("kill")
