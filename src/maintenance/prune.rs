@@ -23,6 +23,7 @@ pub fn jobs(store: &Store, rule: &JobPruneRule) -> JobPrunePlan {
 
 /// Remove the records `plan` selected: how many went, and an error for
 /// each that did not.
+#[must_use]
 pub fn remove_jobs(plan: &JobPrunePlan) -> (usize, Vec<Error>) {
     let mut removed = 0;
     let mut errors = Vec::new();

@@ -20,7 +20,7 @@ use crate::event::JobStatus;
 use crate::project::Project;
 use crate::store::reconcile;
 
-pub use sandboxes::{shell_quote, FieldMismatch};
+pub use sandboxes::FieldMismatch;
 
 /// One thing found wrong.
 #[derive(Debug, Serialize)]

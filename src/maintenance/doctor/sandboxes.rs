@@ -390,7 +390,7 @@ fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
 }
 
 /// Quote for a POSIX shell when needed.
-pub fn shell_quote(s: &str) -> String {
+fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
