@@ -33,11 +33,11 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Job containers their record does not account for",
                 "`pocketdock doctor --fix` removes them and notes it in their record",
             ),
-            Finding::MissingInstanceDir { .. } => (
+            Finding::MissingSandboxRecord { .. } => (
                 "Persistent sandboxes whose instance directory is gone",
                 "`pocketdock doctor --fix` recreates it (data/ starts empty) so the sandbox starts again",
             ),
-            Finding::StrayInstanceDir { .. } => (
+            Finding::StraySandboxRecord { .. } => (
                 "Instance directories no container mounts",
                 "`pocketdock doctor --fix` removes those whose data/ is empty; remove the others by hand once their data is safe",
             ),
@@ -132,7 +132,7 @@ fn describe(f: &Finding, fix: bool) -> String {
         Finding::DeadRunner { .. } | Finding::Orphan { .. } | Finding::Leftover { .. } => {
             describe_job(f, fix)
         }
-        Finding::MissingInstanceDir { .. } | Finding::StrayInstanceDir { .. } => {
+        Finding::MissingSandboxRecord { .. } | Finding::StraySandboxRecord { .. } => {
             describe_sandbox_record(f, fix)
         }
         Finding::Mismatch { .. } => describe_mismatch(f, fix),
@@ -150,7 +150,7 @@ fn describe(f: &Finding, fix: bool) -> String {
 fn describe_job(f: &Finding, fix: bool) -> String {
     match f {
         Finding::DeadRunner {
-            instance,
+            job_id,
             runner_pid,
             becomes,
             reason,
@@ -162,13 +162,13 @@ fn describe_job(f: &Finding, fix: bool) -> String {
                 let _ = write!(action, ", remove {}", remove.join(", "));
             }
             format!(
-                "{instance}: running, but runner pid {runner_pid} is gone: {reason}; {} {action}",
+                "{job_id}: running, but runner pid {runner_pid} is gone: {reason}; {} {action}",
                 if fix { "did:" } else { "--fix would:" }
             )
         }
         Finding::Orphan {
             container,
-            instance,
+            job_id,
             state,
             persistent,
             ..
@@ -180,13 +180,11 @@ fn describe_job(f: &Finding, fix: bool) -> String {
             } else {
                 "--fix would: remove it".to_string()
             };
-            format!(
-                "{container}: {state} container of job {instance}, which has no record; {action}"
-            )
+            format!("{container}: {state} container of job {job_id}, which has no record; {action}")
         }
         Finding::Leftover {
             container,
-            instance,
+            job_id,
             state,
             recorded,
             fixed,
@@ -194,7 +192,7 @@ fn describe_job(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!(
-                "{container}: {state} container of job {instance}, whose record says `{recorded}`; {action}"
+                "{container}: {state} container of job {job_id}, whose record says `{recorded}`; {action}"
             )
         }
         _ => String::new(),
@@ -204,7 +202,7 @@ fn describe_job(f: &Finding, fix: bool) -> String {
 /// A sandbox record's finding: its directory gone, or no container's.
 fn describe_sandbox_record(f: &Finding, fix: bool) -> String {
     match f {
-        Finding::MissingInstanceDir {
+        Finding::MissingSandboxRecord {
             container,
             state,
             data_path,
@@ -230,8 +228,8 @@ fn describe_sandbox_record(f: &Finding, fix: bool) -> String {
             }
             l
         }
-        Finding::StrayInstanceDir {
-            instance_dir,
+        Finding::StraySandboxRecord {
+            record_dir,
             name,
             namesake,
             data_entries,
@@ -239,7 +237,7 @@ fn describe_sandbox_record(f: &Finding, fix: bool) -> String {
             fixed,
             ..
         } => {
-            let mut l = format!("{instance_dir}: instance of {name}, which no container mounts");
+            let mut l = format!("{record_dir}: instance of {name}, which no container mounts");
             if let Some(n) = namesake {
                 let _ = write!(
                     l,
@@ -267,7 +265,7 @@ fn describe_sandbox_record(f: &Finding, fix: bool) -> String {
 fn describe_mismatch(f: &Finding, fix: bool) -> String {
     let Finding::Mismatch {
         container,
-        instance_dir,
+        record_dir,
         fields,
         labelled_project,
         errors,
@@ -276,7 +274,7 @@ fn describe_mismatch(f: &Finding, fix: bool) -> String {
     else {
         return String::new();
     };
-    let mut l = format!("{container}: {instance_dir}/instance.toml");
+    let mut l = format!("{container}: {record_dir}/instance.toml");
     for m in fields {
         let _ = write!(
             l,

@@ -125,9 +125,9 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
-fn next_number(instances: &Path, base: &str) -> u32 {
+fn next_number(records: &Path, base: &str) -> u32 {
     let prefix = format!("{base}-");
-    std::fs::read_dir(instances)
+    std::fs::read_dir(records)
         .into_iter()
         .flatten()
         .flatten()
@@ -139,10 +139,11 @@ fn next_number(instances: &Path, base: &str) -> u32 {
         .map_or(1, |n| n + 1)
 }
 
-/// Every job record under `instances`, newest first.
+/// Every job record under `records`, newest first ([`Store::jobs`] is
+/// the way in).
 #[must_use]
-pub fn list(instances: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
-    let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(instances)
+pub fn list(records: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
+    let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(records)
         .into_iter()
         .flatten()
         .flatten()

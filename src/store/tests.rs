@@ -48,12 +48,12 @@ fn ev(kind: EventKind) -> Event {
 }
 
 #[test]
-fn numbers_instances_and_writes_a_whole_record() {
+fn numbers_job_ids_and_writes_a_whole_record() {
     let tmp = tempfile::tempdir().unwrap();
     let a = Recorder::create(tmp.path(), record()).unwrap();
     let b = Recorder::create(tmp.path(), record()).unwrap();
-    assert_eq!(a.instance(), "grade_fizz-0001");
-    assert_eq!(b.instance(), "grade_fizz-0002");
+    assert_eq!(a.job_id(), "grade_fizz-0001");
+    assert_eq!(b.job_id(), "grade_fizz-0002");
     let text = std::fs::read_to_string(a.dir().join("instance.toml")).unwrap();
     let back: JobRecord = toml::from_str(&text).unwrap();
     assert_eq!(back.status, JobStatus::Running);
@@ -77,7 +77,7 @@ fn events_become_history_logs_and_status() {
 fn a_job_whose_one_step_fails(r: &mut Recorder) {
     r.handle(&ev(EventKind::JobStarted {
         job: "grade/fizz".into(),
-        instance: r.instance().into(),
+        instance: r.job_id().into(),
         steps: 1,
         sandboxes: 1,
         record: String::new(),

@@ -38,10 +38,10 @@ pub(super) async fn check(
             ],
         )
         .await?;
-    let mut by_instance: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
+    let mut by_job: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
     for c in &job_containers {
         if let Some(i) = label(c, labels::INSTANCE) {
-            by_instance.entry(i.to_string()).or_default().push(c);
+            by_job.entry(i.to_string()).or_default().push(c);
         }
     }
     // A job that claimed a warm sandbox has a container with the pool's
@@ -56,7 +56,7 @@ pub(super) async fn check(
                 continue;
             };
             if let Some(c) = claimed.iter().find(|c| c.name() == name) {
-                by_instance.entry(entry.id.clone()).or_default().push(c);
+                by_job.entry(entry.id.clone()).or_default().push(c);
             }
         }
     }
@@ -68,8 +68,8 @@ pub(super) async fn check(
             continue;
         };
         let dir = entry.dir;
-        let instance = entry.id;
-        let containers = by_instance.get(&instance).map_or(&[][..], Vec::as_slice);
+        let job_id = entry.id;
+        let containers = by_job.get(&job_id).map_or(&[][..], Vec::as_slice);
         if rec.status != JobStatus::Running {
             findings.extend(leftovers(engine, fix, &dir, &mut rec, containers).await);
             continue;
@@ -84,8 +84,8 @@ pub(super) async fn check(
         findings.push(dead_runner(engine, fix, &dir, &mut rec, observed).await);
     }
 
-    for (instance, containers) in &by_instance {
-        if store.job_dir(instance).is_dir() {
+    for (job_id, containers) in &by_job {
+        if store.job_dir(job_id).is_dir() {
             continue;
         }
         for c in containers {
@@ -100,7 +100,7 @@ pub(super) async fn check(
             }
             findings.push(Finding::Orphan {
                 container: c.name().to_string(),
-                instance: instance.clone(),
+                job_id: job_id.clone(),
                 state: c.state.clone(),
                 persistent,
                 fixed,
@@ -148,7 +148,7 @@ async fn leftovers(
         }
         findings.push(Finding::Leftover {
             container: c.name().to_string(),
-            instance: dir_name(dir),
+            job_id: dir_name(dir),
             state: c.state.clone(),
             recorded,
             fixed,
@@ -193,7 +193,7 @@ async fn dead_runner(
         }
     }
     Finding::DeadRunner {
-        instance: dir_name(dir),
+        job_id: dir_name(dir),
         record: dir.display().to_string(),
         runner_pid: rec.runner_pid,
         containers: observed,

@@ -29,7 +29,8 @@ pub enum Finding {
     /// A record left `running` whose runner is gone.
     DeadRunner {
         /// The job id (`instance` on the wire).
-        instance: String,
+        #[serde(rename = "instance")]
+        job_id: String,
         /// The record directory.
         record: String,
         /// The runner that is gone.
@@ -55,7 +56,8 @@ pub enum Finding {
         /// The container.
         container: String,
         /// The job id (`instance` on the wire).
-        instance: String,
+        #[serde(rename = "instance")]
+        job_id: String,
         /// The container's state.
         state: String,
         /// Whether it is a persistent sandbox (never removed).
@@ -72,7 +74,8 @@ pub enum Finding {
         /// The container.
         container: String,
         /// The job id (`instance` on the wire).
-        instance: String,
+        #[serde(rename = "instance")]
+        job_id: String,
         /// The container's state.
         state: String,
         /// What the record says of it: `removed`, `left`, ..., or `not listed`.
@@ -83,8 +86,9 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
-    /// A persistent sandbox whose instance directory (or part of it) is gone.
-    MissingInstanceDir {
+    /// A persistent sandbox whose record directory (or part of it) is gone.
+    #[serde(rename = "missing_instance_dir")]
+    MissingSandboxRecord {
         /// The container.
         container: String,
         /// The container's state.
@@ -104,10 +108,12 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
-    /// A container instance directory that no container mounts.
-    StrayInstanceDir {
+    /// A sandbox record that no container mounts.
+    #[serde(rename = "stray_instance_dir")]
+    StraySandboxRecord {
         /// The sandbox record directory (`instance_dir` on the wire).
-        instance_dir: String,
+        #[serde(rename = "instance_dir")]
+        record_dir: String,
         /// The sandbox it records.
         name: String,
         /// The container id it records.
@@ -129,7 +135,8 @@ pub enum Finding {
         /// The container.
         container: String,
         /// The sandbox record directory (`instance_dir` on the wire).
-        instance_dir: String,
+        #[serde(rename = "instance_dir")]
+        record_dir: String,
         /// The fields that differ.
         fields: Vec<sandboxes::FieldMismatch>,
         /// Set when the container is labelled for another project (renamed).
@@ -192,8 +199,8 @@ impl Finding {
             Finding::DeadRunner { fixed, .. }
             | Finding::Orphan { fixed, .. }
             | Finding::Leftover { fixed, .. }
-            | Finding::MissingInstanceDir { fixed, .. }
-            | Finding::StrayInstanceDir { fixed, .. }
+            | Finding::MissingSandboxRecord { fixed, .. }
+            | Finding::StraySandboxRecord { fixed, .. }
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
@@ -208,8 +215,8 @@ impl Finding {
             Finding::DeadRunner { errors, .. }
             | Finding::Orphan { errors, .. }
             | Finding::Leftover { errors, .. }
-            | Finding::MissingInstanceDir { errors, .. }
-            | Finding::StrayInstanceDir { errors, .. }
+            | Finding::MissingSandboxRecord { errors, .. }
+            | Finding::StraySandboxRecord { errors, .. }
             | Finding::Mismatch { errors, .. }
             | Finding::DeadWarm { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],

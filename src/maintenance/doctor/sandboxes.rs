@@ -110,7 +110,7 @@ fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// The parts of a persistent sandbox's instance directory that are gone.
+/// The parts of a persistent sandbox's record directory that are gone.
 fn missing_parts(dir: &Path) -> Vec<String> {
     if !dir.is_dir() {
         return vec!["directory".into()];
@@ -185,7 +185,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
             }
         }
     }
-    Some(Finding::MissingInstanceDir {
+    Some(Finding::MissingSandboxRecord {
         container: s.name().to_string(),
         state: s.inspect.state.status.clone(),
         data_path: dir.display().to_string(),
@@ -344,7 +344,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
     }
     Some(Finding::Mismatch {
         container: s.name().to_string(),
-        instance_dir: dir.display().to_string(),
+        record_dir: dir.display().to_string(),
         fields,
         labelled_project,
         fixed,
@@ -377,8 +377,8 @@ fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
             Err(e) => errors.push(format!("remove {}: {e}", dir.display())),
         }
     }
-    Finding::StrayInstanceDir {
-        instance_dir: dir.display().to_string(),
+    Finding::StraySandboxRecord {
+        record_dir: dir.display().to_string(),
         name,
         id,
         namesake,
