@@ -1,4 +1,4 @@
-//! `GET /v1/runs/{id}/events`: the lines of a record's `history.jsonl` as
+//! `GET /v1/jobs/{id}/events`: the lines of a record's `history.jsonl` as
 //! Server-Sent Events, each with its line number as its id.
 //!
 //! Numbering lines (rather than events in memory) makes a live stream, a

@@ -38,19 +38,19 @@ pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
     // A symlink in place of a record could point anywhere: refuse it.
     let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
     if !real || !dir.join("instance.toml").is_file() {
-        return Err(no_run(id));
+        return Err(no_job(id));
     }
     Ok(dir)
 }
 
-fn no_run(id: &str) -> ApiError {
+fn no_job(id: &str) -> ApiError {
     ApiError::missing(format!("no run `{id}`"), "`GET /v1/runs` lists the runs")
 }
 
 /// The job record of job `id` and its directory.
 pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
     let dir = record_dir(state, id)?;
-    let rec = job_entry::read(&dir).ok_or_else(|| no_run(id))?;
+    let rec = job_entry::read(&dir).ok_or_else(|| no_job(id))?;
     Ok((dir, rec))
 }
 
@@ -61,7 +61,7 @@ pub struct LogQuery {
     follow: Option<String>,
 }
 
-/// `GET /v1/runs/{id}/steps/{step}/log`: the step's log; with `follow`, a
+/// `GET /v1/jobs/{id}/steps/{step}/log`: the step's log; with `follow`, a
 /// live tail that ends when the step does.
 pub async fn step_log(
     State(state): State<Shared>,
@@ -146,7 +146,7 @@ impl Tail {
 pub struct Growth(Option<watch::Receiver<u64>>);
 
 impl Growth {
-    /// For run `id`, from now on.
+    /// For job `id`, from now on.
     pub fn of(state: &Shared, id: &str) -> Growth {
         Growth(state.live(id).map(|j| {
             let mut rx = j.grew;
@@ -181,7 +181,7 @@ impl Growth {
     }
 }
 
-/// `GET /v1/runs/{id}/artifacts/{path}`: a file a `pull` step of the run
+/// `GET /v1/jobs/{id}/artifacts/{path}`: a file a `pull` step of the job
 /// brought back, by its path relative to the project root (or as the
 /// record lists it).
 pub async fn artifact(

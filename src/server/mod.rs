@@ -10,7 +10,7 @@
 //! carry the same ids. The server keeps no state a restart would lose.
 //!
 //! One file per concern: `state` (what the handlers share), `guard`
-//! (token, content type), `runs` (the jobs: start, list, read, cancel;
+//! (token, content type), `jobs` (start, list, read, cancel;
 //! served at `/v1/jobs`, and at `/v1/runs`, its alias), `events`
 //! (SSE), `files` (step logs, artifacts, path confinement), `index`,
 //! `sandboxes`, `dashboard`, `api_error`.
@@ -21,7 +21,7 @@ mod events;
 mod files;
 mod guard;
 mod index;
-mod runs;
+mod jobs;
 mod sandboxes;
 mod state;
 
@@ -83,20 +83,20 @@ pub fn check_listen(addr: SocketAddr, token: Option<&str>) -> Result<()> {
 /// The router over `state`: every route of the API and the dashboard.
 pub fn router(state: Arc<State>) -> Router {
     let api = Router::new()
-        .route("/healthz", get(runs::healthz))
-        .route("/v1/version", get(runs::version))
-        .route("/v1/openapi.json", get(runs::openapi))
-        .route("/v1/jobs", post(runs::start).get(runs::list))
-        .route("/v1/jobs/{id}", get(runs::get_one))
+        .route("/healthz", get(jobs::healthz))
+        .route("/v1/version", get(jobs::version))
+        .route("/v1/openapi.json", get(jobs::openapi))
+        .route("/v1/jobs", post(jobs::start).get(jobs::list))
+        .route("/v1/jobs/{id}", get(jobs::get_one))
         .route("/v1/jobs/{id}/events", get(events::stream))
-        .route("/v1/jobs/{id}/cancel", post(runs::cancel))
+        .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
         .route("/v1/jobs/{id}/steps/{step}/log", get(files::step_log))
         .route("/v1/jobs/{id}/artifacts/{*path}", get(files::artifact))
         // `/v1/runs` is what the API was first called: an alias, kept.
-        .route("/v1/runs", post(runs::start).get(runs::list))
-        .route("/v1/runs/{id}", get(runs::get_one))
+        .route("/v1/runs", post(jobs::start).get(jobs::list))
+        .route("/v1/runs/{id}", get(jobs::get_one))
         .route("/v1/runs/{id}/events", get(events::stream))
-        .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/v1/runs/{id}/cancel", post(jobs::cancel))
         .route("/v1/runs/{id}/steps/{step}/log", get(files::step_log))
         .route("/v1/runs/{id}/artifacts/{*path}", get(files::artifact))
         .route("/v1/sandboxes", get(sandboxes::list))

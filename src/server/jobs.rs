@@ -2,7 +2,7 @@
 //! and read them, cancel one;
 //! and the small endpoints (`/healthz`, `/v1/version`, the OpenAPI document).
 //!
-//! A run is started as `pocketdock apply` starts one: [`Job::prepare`]
+//! A job is started as `pocketdock apply` starts one: [`Job::prepare`]
 //! first, so a bad manifest is a 422 with its diagnostics and nothing is
 //! written, then [`Job::run`] on a task of its own; the request answers as
 //! soon as the record is claimed (`job_started`), with its id.
@@ -49,10 +49,10 @@ pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], super::OPENAPI).into_response()
 }
 
-/// The body of `POST /v1/runs`.
+/// The body of `POST /v1/jobs`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StartRun {
+pub struct StartJob {
     manifest: Option<String>,
     manifest_text: Option<String>,
     format: Option<String>,
@@ -63,10 +63,10 @@ pub struct StartRun {
     keep_going: bool,
 }
 
-/// `POST /v1/runs`.
+/// `POST /v1/jobs` (and `/v1/runs`).
 pub async fn start(
     State(state): State<Shared>,
-    body: Result<Json<StartRun>, JsonRejection>,
+    body: Result<Json<StartJob>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
     let manifest = manifest_path(&state, &body)?;
@@ -238,7 +238,7 @@ impl Consumer for Watcher {
 
 /// The manifest file of a request: a path confined to the project, or the
 /// text written under `.pocketdock/server/manifests/`.
-fn manifest_path(state: &ServerState, body: &StartRun) -> Result<PathBuf, ApiError> {
+fn manifest_path(state: &ServerState, body: &StartJob) -> Result<PathBuf, ApiError> {
     let root = std::fs::canonicalize(&state.project.root)
         .map_err(|e| ApiError::internal(&crate::error::Error::io("read the project root", e)))?;
     match (&body.manifest, &body.manifest_text) {
@@ -314,7 +314,7 @@ fn manifest_error(e: &crate::diag::ManifestError) -> ApiError {
     }
 }
 
-/// The query of `GET /v1/runs`.
+/// The query of `GET /v1/jobs`.
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     status: Option<String>,
@@ -323,7 +323,7 @@ pub struct ListQuery {
     cursor: Option<String>,
 }
 
-/// `GET /v1/runs`: newest first, `limit` (default 50, at most 1000) at a
+/// `GET /v1/jobs`: newest first, `limit` (default 50, at most 1000) at a
 /// time; `next_cursor` continues.
 pub async fn list(
     State(state): State<Shared>,
@@ -357,7 +357,7 @@ pub async fn list(
     Ok(Json(json!({ "runs": page, "next_cursor": next })))
 }
 
-/// `GET /v1/runs/{id}`: the record, steps and artifacts included, with the
+/// `GET /v1/jobs/{id}`: the record, steps and artifacts included, with the
 /// status as shown (`abandoned` for a running record whose runner is gone).
 pub async fn get_one(
     State(state): State<Shared>,
@@ -372,7 +372,7 @@ pub async fn get_one(
     Ok(Json(v))
 }
 
-/// `POST /v1/runs/{id}/cancel`: a job of this server is cancelled as
+/// `POST /v1/jobs/{id}/cancel`: a job of this server is cancelled as
 /// Ctrl-C cancels `apply`; a CLI runner's job is sent SIGINT, once its pid
 /// is checked to still be that runner.
 pub async fn cancel(
