@@ -31,7 +31,7 @@ use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDO
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
     /// this project; without it, list the job records.
-    #[arg(value_name = "INSTANCE")]
+    #[arg(id = "instance", value_name = "INSTANCE")]
     record: Option<String>,
     /// Only this step's logs (a step id, or a step instance id).
     #[arg(long, value_name = "ID")]

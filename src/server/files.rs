@@ -49,9 +49,10 @@ fn no_job(id: &str) -> ApiError {
 
 /// The job record of job `id` and its directory.
 pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
-    let dir = record_dir(state, id)?;
-    let rec = job_entry::read(&dir).ok_or_else(|| no_job(id))?;
-    Ok((dir, rec))
+    record_dir(state, id)?;
+    let job = state.store.job_by_id(id).ok_or_else(|| no_job(id))?;
+    let rec = job.record.ok_or_else(|| no_job(id))?;
+    Ok((job.dir, rec))
 }
 
 /// `?follow=1`.
