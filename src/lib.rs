@@ -47,6 +47,7 @@ pub mod error;
 pub mod event;
 pub mod images;
 pub mod labels;
+pub mod maintenance;
 pub mod manifest;
 pub mod plan;
 pub mod project;

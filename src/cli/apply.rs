@@ -29,7 +29,7 @@ use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
     persistent ones) and closes the record as cancelled; a second Ctrl-C exits at once.\n\n\
     Examples:\n  \
     pocketdock apply examples/hello/job.yaml\n  \
-    pocketdock apply job.yaml --var students='[alice, bob]' --jobs 4 --keep-going\n  \
+    pocketdock apply job.yaml --var students='[alice, bob]' --parallel 4 --keep-going\n  \
     pocketdock apply job.yaml --output ndjson | jq .\n  \
     pocketdock apply job.yaml --junit results.xml"
 )]
@@ -44,9 +44,9 @@ pub struct Args {
     /// Pass a host environment variable to templates as env.NAME, repeatable.
     #[arg(long = "env-var", value_name = "NAME")]
     env_vars: Vec<String>,
-    /// Steps running at once (at least 1).
-    #[arg(long, short = 'j', value_name = "N", default_value_t = DEFAULT_JOBS, value_parser = at_least_one)]
-    jobs: usize,
+    /// Steps running in parallel (at least 1); `--jobs N` is an alias.
+    #[arg(long, short = 'j', alias = "jobs", value_name = "N", default_value_t = DEFAULT_JOBS, value_parser = at_least_one)]
+    parallel: usize,
     /// After a failure, still run every step that does not depend on it.
     #[arg(long)]
     keep_going: bool,
@@ -75,7 +75,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         manifest: a.file.clone(),
         load,
         project: project.clone(),
-        jobs: a.jobs,
+        jobs: a.parallel,
         keep_going: a.keep_going,
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
@@ -150,7 +150,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     }
 }
 
-/// `--jobs`: a positive number (0 would run nothing, not one at a time).
+/// `--parallel`: a positive number (0 would run nothing, not one at a time).
 fn at_least_one(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),

@@ -13,7 +13,7 @@ use clap_complete::Shell;
 use super::{Cli, Context};
 use crate::error::Error;
 use crate::sandbox::manage::{self, Scope};
-use crate::store;
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -132,9 +132,10 @@ pub fn man(a: &ManArgs) -> Result<u8, Error> {
 pub async fn complete(ctx: &Context, a: &CompleteArgs) -> u8 {
     let names: Vec<String> = match a.names {
         Names::Jobs => {
-            let mut names: Vec<String> = store::list(&store::instances_dir(&ctx.root))
-                .iter()
-                .filter_map(|(p, _)| Some(p.file_name()?.to_string_lossy().into_owned()))
+            let mut names: Vec<String> = Store::at(&ctx.root)
+                .jobs()
+                .into_iter()
+                .map(|j| j.id)
                 .collect();
             names.insert(0, "last".into());
             names

@@ -15,7 +15,7 @@ use crate::engine::demux::StreamKind;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox, Spawned};
-use crate::store::RunLog;
+use crate::store::{RunLog, Store};
 
 const POLL: Duration = Duration::from_millis(500);
 
@@ -109,5 +109,5 @@ pub async fn collect(ctx: &Context, engine: &Engine, a: &Args) -> Result<u8, Err
 pub fn host_log_dir(ctx: &Context, name: &str) -> Option<PathBuf> {
     super::run::record_dir(ctx, name)
         .filter(|(_, logging)| logging.auto_log)
-        .map(|(dir, _)| dir.join("logs"))
+        .map(|_| Store::at(&ctx.root).sandbox_logs_dir(name))
 }

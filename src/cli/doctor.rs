@@ -1,23 +1,12 @@
-//! `pocketdock doctor`: find what is wrong in the current project: job
-//! records left `running` by a dead runner, job containers whose record is
-//! gone or does not account for them (closed records included), persistent sandboxes whose instance directory is gone, instance
-//! directories no container mounts, `instance.toml` out of step with the
-//! engine, warm pool sandboxes that died (and, for information, the warm
-//! pools), and published host ports held by someone else. `--fix` repairs
-//! all but the last. The JSON form is documented in docs/doctor.md.
-
-mod instances;
-mod jobs;
-mod pools;
+//! `pocketdock doctor`: print what [`crate::maintenance::doctor`] finds wrong in
+//! the current project (and, with `--fix`, repaired), grouped by kind, each
+//! group with its next step; or the report as JSON (docs/doctor.md).
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::event::JobStatus;
-use crate::store::reconcile;
+use crate::maintenance::doctor::{self as maintenance_doctor, Finding};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -29,141 +18,9 @@ pub struct Args {
     json: bool,
 }
 
-/// One thing found wrong.
-#[derive(Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum Finding {
-    /// A record left `running` whose runner is gone.
-    DeadRunner {
-        instance: String,
-        record: String,
-        runner_pid: u32,
-        containers: Vec<reconcile::Observed>,
-        becomes: JobStatus,
-        exit_code: u8,
-        reason: String,
-        remove: Vec<String>,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A job container whose record directory does not exist.
-    Orphan {
-        container: String,
-        instance: String,
-        state: String,
-        persistent: bool,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A job container still on the engine that its closed record says is
-    /// gone (`removed`), may be gone (`left`), or does not list.
-    Leftover {
-        container: String,
-        instance: String,
-        state: String,
-        /// What the record says of it: `removed`, `left`, ..., or `not listed`.
-        recorded: String,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A persistent sandbox whose instance directory (or part of it) is gone.
-    MissingInstanceDir {
-        container: String,
-        state: String,
-        data_path: String,
-        missing: Vec<String>,
-        on_start: String,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        notes: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A container instance directory that no container mounts.
-    StrayInstanceDir {
-        instance_dir: String,
-        name: String,
-        id: Option<String>,
-        namesake: Option<String>,
-        data_entries: usize,
-        remove_command: String,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// `instance.toml` disagrees with the container's inspect and labels.
-    Mismatch {
-        container: String,
-        instance_dir: String,
-        fields: Vec<instances::FieldMismatch>,
-        /// Set when the container is labelled for another project (renamed).
-        labelled_project: Option<String>,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A pool's warm sandbox that is not running: no claim takes it.
-    DeadWarm {
-        container: String,
-        pool: String,
-        state: String,
-        fixed: bool,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        errors: Vec<String>,
-    },
-    /// A warm pool, for information (nothing wrong).
-    WarmPool {
-        pool: String,
-        key: String,
-        profile: Option<String>,
-        warm: usize,
-        target: usize,
-    },
-    /// A host port this project's sandbox publishes is held by someone else.
-    PortConflict {
-        container: String,
-        state: String,
-        port: String,
-        held_by: String,
-        held_by_container: bool,
-        fixed: bool,
-    },
-}
-
-impl Finding {
-    fn fixed(&self) -> bool {
-        match self {
-            Finding::DeadRunner { fixed, .. }
-            | Finding::Orphan { fixed, .. }
-            | Finding::Leftover { fixed, .. }
-            | Finding::MissingInstanceDir { fixed, .. }
-            | Finding::StrayInstanceDir { fixed, .. }
-            | Finding::Mismatch { fixed, .. }
-            | Finding::DeadWarm { fixed, .. }
-            | Finding::PortConflict { fixed, .. } => *fixed,
-            Finding::WarmPool { .. } => true,
-        }
-    }
-
-    fn errors(&self) -> &[String] {
-        match self {
-            Finding::DeadRunner { errors, .. }
-            | Finding::Orphan { errors, .. }
-            | Finding::Leftover { errors, .. }
-            | Finding::MissingInstanceDir { errors, .. }
-            | Finding::StrayInstanceDir { errors, .. }
-            | Finding::Mismatch { errors, .. }
-            | Finding::DeadWarm { errors, .. } => errors,
-            Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
-        }
-    }
-
-    /// Heading of the group this finding is listed under, and its next step.
-    fn group(&self) -> (&'static str, &'static str) {
-        match self {
+/// Heading of the group a finding is listed under, and its next step.
+fn group(f: &Finding) -> (&'static str, &'static str) {
+    match f {
             Finding::DeadRunner { .. } => (
                 "Job records left running by a dead runner",
                 "`pocketdock doctor --fix` closes them with the status the engine shows",
@@ -176,11 +33,11 @@ impl Finding {
                 "Job containers their record does not account for",
                 "`pocketdock doctor --fix` removes them and notes it in their record",
             ),
-            Finding::MissingInstanceDir { .. } => (
+            Finding::MissingSandboxRecord { .. } => (
                 "Persistent sandboxes whose instance directory is gone",
                 "`pocketdock doctor --fix` recreates it (data/ starts empty) so the sandbox starts again",
             ),
-            Finding::StrayInstanceDir { .. } => (
+            Finding::StraySandboxRecord { .. } => (
                 "Instance directories no container mounts",
                 "`pocketdock doctor --fix` removes those whose data/ is empty; remove the others by hand once their data is safe",
             ),
@@ -201,34 +58,19 @@ impl Finding {
                 "stop the holder first, or recreate the sandbox with another --port",
             ),
         }
-    }
-}
-
-#[derive(Serialize)]
-struct Report {
-    project: String,
-    fix: bool,
-    findings: Vec<Finding>,
 }
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let mut findings = jobs::check(engine, project, a.fix).await?;
-    findings.extend(instances::check(engine, project, a.fix).await?);
-    findings.extend(pools::check(engine, project, a.fix).await?);
-
+    let report = maintenance_doctor::check(engine, project, a.fix).await?;
     if a.json {
-        let report = Report {
-            project: project.name.clone(),
-            fix: a.fix,
-            findings,
-        };
         println!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );
-        return Ok(exit_code(&report.findings));
+        return Ok(report.exit_code());
     }
+    let findings = &report.findings;
     if findings
         .iter()
         .all(|f| matches!(f, Finding::WarmPool { .. }))
@@ -238,7 +80,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             return Ok(0);
         }
     }
-    print!("{}", human(&findings, a.fix));
+    print!("{}", human(findings, a.fix));
     if !a.fix
         && findings
             .iter()
@@ -246,7 +88,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     {
         println!("run `pocketdock doctor --fix` to repair");
     }
-    Ok(exit_code(&findings))
+    Ok(report.exit_code())
 }
 
 /// Findings grouped by kind, each group with its next step.
@@ -257,16 +99,16 @@ fn human(findings: &[Finding], fix: bool) -> String {
     // Stable: kinds in order of first appearance, findings in found order.
     let order: Vec<&str> = findings
         .iter()
-        .map(|f| f.group().0)
+        .map(|f| group(f).0)
         .fold(Vec::new(), |mut v, g| {
             if !v.contains(&g) {
                 v.push(g);
             }
             v
         });
-    sorted.sort_by_key(|f| order.iter().position(|g| *g == f.group().0));
+    sorted.sort_by_key(|f| order.iter().position(|g| *g == group(f).0));
     for f in sorted {
-        let (heading, next) = f.group();
+        let (heading, next) = group(f);
         if heading != last {
             if !last.is_empty() {
                 out.push('\n');
@@ -284,15 +126,31 @@ fn human(findings: &[Finding], fix: bool) -> String {
     out
 }
 
-/// 0 when nothing is wrong or everything found was fixed; 1 otherwise.
-fn exit_code(findings: &[Finding]) -> u8 {
-    u8::from(findings.iter().any(|f| !f.fixed()))
-}
-
+/// One finding, as its group lists it: a line, then indented details.
 fn describe(f: &Finding, fix: bool) -> String {
     let mut line = match f {
+        Finding::DeadRunner { .. } | Finding::Orphan { .. } | Finding::Leftover { .. } => {
+            describe_job(f, fix)
+        }
+        Finding::MissingSandboxRecord { .. } | Finding::StraySandboxRecord { .. } => {
+            describe_sandbox_record(f, fix)
+        }
+        Finding::Mismatch { .. } => describe_mismatch(f, fix),
+        Finding::DeadWarm { .. } | Finding::WarmPool { .. } | Finding::PortConflict { .. } => {
+            describe_engine(f, fix)
+        }
+    };
+    for e in f.errors() {
+        let _ = write!(line, "\n  error: {e}");
+    }
+    line
+}
+
+/// A job record's finding: a dead runner, an orphan, a leftover.
+fn describe_job(f: &Finding, fix: bool) -> String {
+    match f {
         Finding::DeadRunner {
-            instance,
+            job_id,
             runner_pid,
             becomes,
             reason,
@@ -304,13 +162,13 @@ fn describe(f: &Finding, fix: bool) -> String {
                 let _ = write!(action, ", remove {}", remove.join(", "));
             }
             format!(
-                "{instance}: running, but runner pid {runner_pid} is gone: {reason}; {} {action}",
+                "{job_id}: running, but runner pid {runner_pid} is gone: {reason}; {} {action}",
                 if fix { "did:" } else { "--fix would:" }
             )
         }
         Finding::Orphan {
             container,
-            instance,
+            job_id,
             state,
             persistent,
             ..
@@ -322,13 +180,11 @@ fn describe(f: &Finding, fix: bool) -> String {
             } else {
                 "--fix would: remove it".to_string()
             };
-            format!(
-                "{container}: {state} container of job {instance}, which has no record; {action}"
-            )
+            format!("{container}: {state} container of job {job_id}, which has no record; {action}")
         }
         Finding::Leftover {
             container,
-            instance,
+            job_id,
             state,
             recorded,
             fixed,
@@ -336,10 +192,17 @@ fn describe(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!(
-                "{container}: {state} container of job {instance}, whose record says `{recorded}`; {action}"
+                "{container}: {state} container of job {job_id}, whose record says `{recorded}`; {action}"
             )
         }
-        Finding::MissingInstanceDir {
+        _ => String::new(),
+    }
+}
+
+/// A sandbox record's finding: its directory gone, or no container's.
+fn describe_sandbox_record(f: &Finding, fix: bool) -> String {
+    match f {
+        Finding::MissingSandboxRecord {
             container,
             state,
             data_path,
@@ -365,8 +228,8 @@ fn describe(f: &Finding, fix: bool) -> String {
             }
             l
         }
-        Finding::StrayInstanceDir {
-            instance_dir,
+        Finding::StraySandboxRecord {
+            record_dir,
             name,
             namesake,
             data_entries,
@@ -374,7 +237,7 @@ fn describe(f: &Finding, fix: bool) -> String {
             fixed,
             ..
         } => {
-            let mut l = format!("{instance_dir}: instance of {name}, which no container mounts");
+            let mut l = format!("{record_dir}: instance of {name}, which no container mounts");
             if let Some(n) = namesake {
                 let _ = write!(
                     l,
@@ -394,37 +257,50 @@ fn describe(f: &Finding, fix: bool) -> String {
             }
             l
         }
-        Finding::Mismatch {
-            container,
-            instance_dir,
-            fields,
-            labelled_project,
-            errors,
-            ..
-        } => {
-            let mut l = format!("{container}: {instance_dir}/instance.toml");
-            for m in fields {
-                let _ = write!(
-                    l,
-                    "\n  {}: recorded `{}`, engine says `{}`",
-                    m.field, m.recorded, m.engine
-                );
-            }
-            if !fields.is_empty() && (!fix || errors.is_empty()) {
-                l.push_str(if fix {
-                    "\n  did: rewrite instance.toml from the engine"
-                } else {
-                    "\n  --fix would: rewrite instance.toml from the engine"
-                });
-            }
-            if let Some(p) = labelled_project {
-                let _ = write!(
-                    l,
-                    "\n  the container is labelled for project `{p}`, so this project's `list` misses it; labels cannot change: set `project.name: {p}` in pocketdock.yaml, or recreate the sandbox"
-                );
-            }
-            l
-        }
+        _ => String::new(),
+    }
+}
+
+/// `instance.toml` out of step with the engine: each field that differs.
+fn describe_mismatch(f: &Finding, fix: bool) -> String {
+    let Finding::Mismatch {
+        container,
+        record_dir,
+        fields,
+        labelled_project,
+        errors,
+        ..
+    } = f
+    else {
+        return String::new();
+    };
+    let mut l = format!("{container}: {record_dir}/instance.toml");
+    for m in fields {
+        let _ = write!(
+            l,
+            "\n  {}: recorded `{}`, engine says `{}`",
+            m.field, m.recorded, m.engine
+        );
+    }
+    if !fields.is_empty() && (!fix || errors.is_empty()) {
+        l.push_str(if fix {
+            "\n  did: rewrite instance.toml from the engine"
+        } else {
+            "\n  --fix would: rewrite instance.toml from the engine"
+        });
+    }
+    if let Some(p) = labelled_project {
+        let _ = write!(
+            l,
+            "\n  the container is labelled for project `{p}`, so this project's `list` misses it; labels cannot change: set `project.name: {p}` in pocketdock.yaml, or recreate the sandbox"
+        );
+    }
+    l
+}
+
+/// What the engine alone shows: warm pools and the ports sandboxes hold.
+fn describe_engine(f: &Finding, fix: bool) -> String {
+    match f {
         Finding::DeadWarm {
             container,
             pool,
@@ -458,11 +334,8 @@ fn describe(f: &Finding, fix: bool) -> String {
                 format!("resuming {container} will fail: {port} is held by {held_by}")
             }
         }
-    };
-    for e in f.errors() {
-        let _ = write!(line, "\n  error: {e}");
+        _ => String::new(),
     }
-    line
 }
 
 /// What doctor did, could not do, or would do about removing a container.

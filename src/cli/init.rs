@@ -8,6 +8,7 @@ use crate::images;
 use crate::manifest::is_project_name;
 use crate::project::Project;
 use crate::sandbox::spec::DEFAULT_PROFILE;
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -26,11 +27,6 @@ pub struct Args {
     #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
 }
-
-const GITIGNORE: &str = "# Written by `pocketdock init`: instance data (logs, history, data/ of
-# persistent sandboxes, job records) is personal and stays out of git.
-instances/
-";
 
 pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let dir = match &a.dir {
@@ -87,12 +83,7 @@ pub fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         Err(e) => return Err(Error::io(format!("read {}", manifest.display()), e)),
     };
 
-    let data = dir.join(".pocketdock");
-    std::fs::create_dir_all(&data)
-        .map_err(|e| Error::io(format!("create {}", data.display()), e))?;
-    let ignore = data.join(".gitignore");
-    if !ignore.exists() {
-        write(&ignore, GITIGNORE)?;
+    if let Some(ignore) = Store::at(&dir).init()? {
         println!("wrote {}", ignore.display());
     }
     if wrote {

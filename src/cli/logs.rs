@@ -7,9 +7,8 @@ use time::OffsetDateTime;
 use super::{style, table};
 use crate::error::Error;
 use crate::event::StepStatus;
-use crate::project::Project;
-use crate::store::reconcile::{self, ABANDONED_HINT};
-use crate::store::{self, sandbox_dir, JobRecord, StepState};
+use crate::store::log_tail::tail;
+use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDONED_HINT};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -32,8 +31,8 @@ use crate::store::{self, sandbox_dir, JobRecord, StepState};
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
     /// this project; without it, list the job records.
-    #[arg(value_name = "INSTANCE")]
-    instance: Option<String>,
+    #[arg(id = "instance", value_name = "INSTANCE")]
+    record: Option<String>,
     /// Only this step's logs (a step id, or a step instance id).
     #[arg(long, value_name = "ID")]
     step: Option<String>,
@@ -103,23 +102,6 @@ impl LogType {
     }
 }
 
-/// The kind of each step instance of a job record (`run`, `session`,
-/// `python`, ...), from the `step_started` lines of its history.
-pub(super) fn step_kinds(dir: &Path) -> std::collections::HashMap<String, String> {
-    std::fs::read_to_string(dir.join("history.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["event"] == "step_started")
-        .filter_map(|v| {
-            Some((
-                v["step"].as_str()?.to_string(),
-                v["kind"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
-}
-
 /// Whether step `id` is of `kind` (always, without `--type`).
 pub(super) fn step_of_kind(
     kinds: &std::collections::HashMap<String, String>,
@@ -153,26 +135,8 @@ fn parse_since(s: &str) -> Result<OffsetDateTime, String> {
     Ok(OffsetDateTime::now_utc() - time::Duration::seconds(n.saturating_mul(secs)))
 }
 
-/// The last `n` lines of `text` (all of it without `n`).
-pub(super) fn tail(text: &str, n: Option<usize>) -> &str {
-    let Some(n) = n else { return text };
-    if n == 0 {
-        return "";
-    }
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    match body.rmatch_indices('\n').nth(n - 1) {
-        Some((i, _)) => &text[i + 1..],
-        None => text,
-    }
-}
-
-/// The modification time of `path`, when it can be read.
-pub(super) fn modified(path: &Path) -> Option<OffsetDateTime> {
-    Some(std::fs::metadata(path).ok()?.modified().ok()?.into())
-}
-
 pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
-    let Some(instance) = &a.instance else {
+    let Some(name) = &a.record else {
         if a.follow || a.tail.is_some() || a.kind.is_some() {
             return Err(Error::Invalid {
                 what: "logs flags",
@@ -183,43 +147,40 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         list_jobs_since(ctx, a.json, a.since);
         return Ok(0);
     };
-    let project = ctx.project()?;
-    let record = sandbox_dir::sandbox_dir(&project.root, instance);
-    if sandbox_dir::is_sandbox_dir(&record) && a.step.is_none() {
+    let store = Store::open(ctx.project()?);
+    if store.has_sandbox(name) && a.step.is_none() {
         if a.follow {
-            return super::follow::sandbox(ctx, &record, instance, a.kind, a.tail).await;
+            return super::follow::sandbox(ctx, &store, name, a.kind, a.tail).await;
         }
-        return sandbox_logs(ctx, &record, a);
+        return sandbox_logs(ctx, &store, name, a);
     }
-    let dir = find(project, instance)?;
+    let job = store.job(name)?;
     if a.follow {
-        return super::follow::job(ctx, &dir, a.step.as_deref(), a.kind, a.tail).await;
+        return super::follow::job(ctx, &job, a.step.as_deref(), a.kind, a.tail).await;
     }
     // The history prints even when instance.toml cannot be read.
-    let rec = read_record(&dir);
-    let abandoned = rec.as_ref().is_ok_and(reconcile::is_abandoned);
-    if let (true, Ok(rec)) = (abandoned, &rec) {
-        ctx.note(format_args!(
-            "pocketdock: job {} is abandoned: runner pid {} is gone; {}",
-            rec.instance,
-            rec.runner_pid,
-            ABANDONED_HINT.trim_start_matches("its runner is gone; ")
-        ));
+    let rec = job.read_record();
+    if let Some(note) = rec.as_ref().ok().and_then(store::JobRecord::abandoned_note) {
+        ctx.note(format_args!("pocketdock: {note}"));
     }
     if a.history {
-        let text = std::fs::read_to_string(dir.join("history.jsonl"))
-            .map_err(|e| Error::io(format!("read {}", dir.join("history.jsonl").display()), e))?;
-        print!("{text}");
+        print!("{}", job.history()?);
         return Ok(0);
     }
-    let rec = rec?;
-    let kinds = step_kinds(&dir);
+    job_logs(&job, &rec?, a)
+}
+
+/// Every step log of a job record that the flags select, each under a
+/// `### STEP (STATUS)` header.
+fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Error> {
+    let abandoned = rec.is_abandoned();
+    let kinds = job.step_kinds();
     let mut shown = 0;
     for s in &rec.steps {
         if !step_wanted(s, a.step.as_deref()) {
             continue;
         }
-        let path = dir.join("logs").join(&s.log);
+        let path = job.step_log_path(s);
         if !step_of_kind(&kinds, &s.id, a.kind)
             || a.since
                 .is_some_and(|t| modified(&path).is_none_or(|m| m < t))
@@ -228,7 +189,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         }
         // A step left running by a dead runner will never end.
         let status = if abandoned && s.status == StepState::Running {
-            reconcile::ABANDONED
+            ABANDONED
         } else {
             s.status.as_str()
         };
@@ -278,28 +239,15 @@ pub fn list_jobs(ctx: &super::Context, json: bool) {
 /// The job records started since `since`, newest first.
 fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTime>) {
     let root = &ctx.root;
-    let mut records = store::list(&store::instances_dir(root));
+    let mut records = Store::at(root).jobs();
     if let Some(since) = since {
-        records.retain(|(_, r)| r.as_ref().is_some_and(|r| r.started >= since));
+        records.retain(|j| j.record.as_ref().is_some_and(|r| r.started >= since));
     }
-    let abandoned = records
-        .iter()
-        .filter(|(_, r)| r.as_ref().is_some_and(reconcile::is_abandoned))
-        .count();
+    let abandoned = records.iter().filter(|j| j.is_abandoned()).count();
     if json {
         // The records as written, with the status shown everywhere else.
-        let rows: Vec<serde_json::Value> = records
-            .iter()
-            .filter_map(|(_, r)| r.as_ref())
-            .map(|r| {
-                let mut v = serde_json::to_value(r).unwrap_or_default();
-                if reconcile::is_abandoned(r) {
-                    v["status"] = reconcile::ABANDONED.into();
-                    v["hint"] = ABANDONED_HINT.into();
-                }
-                v
-            })
-            .collect();
+        let rows: Vec<serde_json::Value> =
+            records.iter().filter_map(JobEntry::shown_json).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
@@ -316,14 +264,11 @@ fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTim
     let now = OffsetDateTime::now_utc();
     let rows: Vec<Vec<String>> = records
         .iter()
-        .map(|(dir, r)| {
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            match r {
+        .map(|j| {
+            let name = j.id.clone();
+            match &j.record {
                 Some(r) => {
-                    let status = reconcile::shown_status(r).to_string();
+                    let status = r.shown_status().to_string();
                     let took = r.finished.map_or_else(
                         || "-".into(),
                         |f| format!("{:.1}s", (f - r.started).as_seconds_f64()),
@@ -377,17 +322,15 @@ fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTim
 
 /// A persistent sandbox's history, or its newest log (of `--type`); with
 /// `--since`, every log written since, oldest first, each under a header.
-fn sandbox_logs(ctx: &super::Context, dir: &Path, a: &Args) -> Result<u8, Error> {
+fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Result<u8, Error> {
     if a.history {
-        let path = dir.join("history.jsonl");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+        let text = store.sandbox_history(name)?;
         for line in text.lines().filter(|l| a.kind.is_none_or(|k| k.types(l))) {
             println!("{line}");
         }
         return Ok(0);
     }
-    let logs = sandbox_log_files(dir, a.kind);
+    let logs = sandbox_log_files(store, name, a.kind);
     let chosen: Vec<&(OffsetDateTime, PathBuf)> = match a.since {
         Some(since) => logs.iter().filter(|(m, _)| *m >= since).collect(),
         None => logs.last().into_iter().collect(),
@@ -403,7 +346,7 @@ fn sandbox_logs(ctx: &super::Context, dir: &Path, a: &Args) -> Result<u8, Error>
             } else {
                 ""
             },
-            dir.join("logs").display()
+            store.sandbox_logs_dir(name).display()
         ));
         return Ok(0);
     }
@@ -424,47 +367,11 @@ fn sandbox_logs(ctx: &super::Context, dir: &Path, a: &Args) -> Result<u8, Error>
 
 /// A sandbox's log files of `kind` (any without), oldest first.
 pub(super) fn sandbox_log_files(
-    dir: &Path,
+    store: &Store,
+    name: &str,
     kind: Option<LogType>,
 ) -> Vec<(OffsetDateTime, PathBuf)> {
-    let mut logs: Vec<(OffsetDateTime, PathBuf)> = std::fs::read_dir(dir.join("logs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .filter(|p| kind.is_none_or(|k| k.names(p)))
-        .filter_map(|p| Some((modified(&p)?, p)))
-        .collect();
-    logs.sort();
+    let mut logs = store.sandbox_log_files(name);
+    logs.retain(|(_, p)| kind.is_none_or(|k| k.names(p)));
     logs
-}
-
-fn find(project: &Project, instance: &str) -> Result<PathBuf, Error> {
-    let dir = store::instances_dir(&project.root);
-    let records = store::list(&dir);
-    let found = if instance == "last" || instance == "latest" {
-        records.first().map(|(p, _)| p.clone())
-    } else {
-        records
-            .iter()
-            .map(|(p, _)| p)
-            .find(|p| p.file_name().is_some_and(|n| n == instance))
-            .cloned()
-    };
-    found.ok_or_else(|| Error::Invalid {
-        what: "job record",
-        value: instance.to_string(),
-        expected: "a record listed by `pocketdock logs` (or `last`)",
-    })
-}
-
-fn read_record(dir: &Path) -> Result<JobRecord, Error> {
-    let path = dir.join("instance.toml");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
-    toml::from_str(&text).map_err(|e| Error::Protocol {
-        op: "read a job record",
-        detail: format!("{}: {e}", path.display()),
-    })
 }

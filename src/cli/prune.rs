@@ -1,6 +1,7 @@
-//! `pocketdock prune`: remove stopped sandboxes, their instance
-//! directories, and (with `--images`) superseded pocketdock images; with
-//! `--jobs`, job records instead.
+//! `pocketdock prune`: remove stopped sandboxes, their sandbox records,
+//! and (with `--images`) superseded pocketdock images; with `--jobs`, job
+//! records instead. What goes is decided in [`crate::maintenance::prune`];
+//! this file asks and prints.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -12,10 +13,11 @@ use super::table;
 use crate::engine::{Engine, ImageInfo};
 use crate::error::Error;
 use crate::labels;
-use crate::sandbox::manage::{self, Scope};
+use crate::maintenance::prune::{self, SandboxPrunePlan};
+use crate::maintenance::JobPruneRule;
+use crate::sandbox::manage::Scope;
 use crate::size::ByteSize;
-use crate::store::reconcile::{self, ABANDONED_HINT};
-use crate::store::{self, JobPruneRule};
+use crate::store::{Pruned, Store, ABANDONED_HINT};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -64,17 +66,11 @@ impl Args {
 /// `prune --jobs`: remove the project's job records the flags select.
 pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let records = store::list(&store::instances_dir(&project.root));
     let rule = JobPruneRule {
         older_than: a.older_than,
         keep: a.keep,
     };
-    let plan = store::plan_job_prune(
-        &records,
-        &rule,
-        OffsetDateTime::now_utc(),
-        &reconcile::runner_alive,
-    );
+    let plan = prune::jobs(&Store::open(project), &rule);
     if !plan.running.is_empty() {
         ctx.note(format_args!(
             "kept {} of jobs still running: {}",
@@ -103,7 +99,7 @@ pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         let _ = writeln!(
             list,
             "  {} ({}, {} ago)",
-            j.instance,
+            j.job_id,
             j.status,
             table::duration((now - j.when).whole_seconds().max(0) as u64)
         );
@@ -121,19 +117,12 @@ pub fn jobs(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         eprintln!("nothing removed");
         return Ok(1);
     }
-    let mut removed = 0;
-    let mut failed = false;
-    for j in &plan.remove {
-        match store::remove_job_record(&j.dir) {
-            Ok(()) => removed += 1,
-            Err(e) => {
-                eprintln!("error: {e}");
-                failed = true;
-            }
-        }
+    let (removed, errors) = prune::remove_jobs(&plan);
+    for e in &errors {
+        eprintln!("error: {e}");
     }
     println!("removed {}", plural(removed, "job record", "job records"));
-    Ok(u8::from(failed))
+    Ok(u8::from(!errors.is_empty()))
 }
 
 fn describe_rule(rule: &JobPruneRule) -> String {
@@ -172,22 +161,12 @@ fn parse_age(s: &str) -> Result<Duration, String> {
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
     let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
-    let sandboxes: Vec<_> = manage::list_sandboxes(engine, &scope, true)
-        .await?
-        .into_iter()
-        .filter(manage::SandboxSummary::is_stopped)
-        .collect();
-    let images = if a.images {
-        manage::superseded_images(engine, &sandboxes).await?
-    } else {
-        Vec::new()
-    };
-
+    let plan = prune::sandboxes(engine, &scope, a.images).await?;
     let where_ = match &scope {
         Scope::All => "in any project".to_string(),
         Scope::Project(p) => format!("in project {p}"),
     };
-    if sandboxes.is_empty() && images.is_empty() {
+    if plan.is_empty() {
         println!(
             "nothing to prune: no stopped sandboxes {where_}{}",
             if a.images {
@@ -198,10 +177,45 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         );
         return Ok(0);
     }
-    let mut plan = String::new();
-    for c in &sandboxes {
+    if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
+        eprint!(
+            "pocketdock prune will remove {} {where_}{}:\n{}",
+            plural(plan.sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
+            if a.images {
+                format!(" and {}", plural(plan.images.len(), "image", "images"))
+            } else {
+                String::new()
+            },
+            listing(&plan)
+        );
+    }
+    if !a.yes && !super::ask("Remove them?")? {
+        eprintln!("nothing removed");
+        return Ok(1);
+    }
+
+    let pruned = prune::remove_sandboxes(engine, &plan).await;
+    let report = &pruned.engine;
+    for id in &report.in_use {
+        ctx.note(format_args!("kept image {}: in use", short_id(id)));
+    }
+    println!("{}", summary(&pruned, a.images));
+    if report.failures.is_empty() {
+        Ok(0)
+    } else {
+        for f in &report.failures {
+            eprintln!("error: could not remove {f}");
+        }
+        Ok(1)
+    }
+}
+
+/// What a sandbox prune will remove, one line each.
+fn listing(plan: &SandboxPrunePlan) -> String {
+    let mut out = String::new();
+    for c in &plan.sandboxes {
         let _ = writeln!(
-            plan,
+            out,
             "  sandbox {} ({}{})",
             c.name,
             c.state,
@@ -212,36 +226,21 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             }
         );
     }
-    for i in &images {
+    for i in &plan.images {
         let _ = writeln!(
-            plan,
+            out,
             "  image {} ({}, {})",
             short_id(&i.id),
             describe(i),
             ByteSize(i.size)
         );
     }
-    if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
-        eprint!(
-            "pocketdock prune will remove {} {where_}{}:\n{plan}",
-            plural(sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
-            if a.images {
-                format!(" and {}", plural(images.len(), "image", "images"))
-            } else {
-                String::new()
-            }
-        );
-    }
-    if !a.yes && !super::ask("Remove them?")? {
-        eprintln!("nothing removed");
-        return Ok(1);
-    }
+    out
+}
 
-    let pruned = store::prune(engine, &sandboxes, &images).await;
+/// `removed N sandboxes (M instance directories) and K images, X freed`.
+fn summary(pruned: &Pruned, images: bool) -> String {
     let report = &pruned.engine;
-    for id in &report.in_use {
-        ctx.note(format_args!("kept image {}: in use", short_id(id)));
-    }
     let mut summary = format!(
         "removed {}",
         plural(report.sandboxes.len(), "sandbox", "sandboxes")
@@ -257,7 +256,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             )
         );
     }
-    if a.images {
+    if images {
         let _ = write!(
             summary,
             " and {}, {} freed",
@@ -265,15 +264,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
             ByteSize(report.freed)
         );
     }
-    println!("{summary}");
-    if report.failures.is_empty() {
-        Ok(0)
-    } else {
-        for f in &report.failures {
-            eprintln!("error: could not remove {f}");
-        }
-        Ok(1)
-    }
+    summary
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

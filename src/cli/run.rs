@@ -16,7 +16,7 @@ use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OO
 use crate::sandbox::{RunObserver, RunWatch};
 use crate::size::ByteSize;
 use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
-use crate::store::{sandbox_dir, RunLogger};
+use crate::store::{RunLogger, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: the command's own; 124 when it timed out; \
@@ -268,8 +268,13 @@ async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u
 /// of the current project, and the project's logging settings.
 pub(super) fn record_dir(ctx: &Context, name: &str) -> Option<(PathBuf, Logging)> {
     // On every run: settings are read only for a persistent sandbox.
-    let dir = sandbox_dir::sandbox_dir(&ctx.root, name);
-    sandbox_dir::is_sandbox_dir(&dir).then(|| (dir, ctx.project_lenient().config.logging))
+    let store = Store::at(&ctx.root);
+    store.has_sandbox(name).then(|| {
+        (
+            store.sandbox_dir(name),
+            ctx.project_lenient().config.logging,
+        )
+    })
 }
 
 /// The store's run-log hook for sandbox `name`, when it is a persistent

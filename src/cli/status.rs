@@ -1,20 +1,16 @@
 //! `pocketdock status`: the project at a glance.
 
 use std::collections::BTreeMap;
-use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::table;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::project::Project;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
-use crate::store::reconcile::{self, ABANDONED_HINT};
-use crate::store::{self, sandbox_dir};
+use crate::store::{Store, ABANDONED, ABANDONED_HINT};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -83,17 +79,16 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         *sandboxes.entry(c.state.clone()).or_insert(0) += 1;
     }
 
-    let instance_dirs = sandbox_dir::list(&project.root);
-    let records = store::list(&store::instances_dir(&project.root));
+    let store = Store::open(project);
+    let records = store.jobs();
     let mut jobs = BTreeMap::new();
-    for (_, r) in &records {
-        let status = r.as_ref().map_or("unreadable", reconcile::shown_status);
-        *jobs.entry(status.to_string()).or_insert(0) += 1;
+    for j in &records {
+        *jobs.entry(j.shown_status().to_string()).or_insert(0) += 1;
     }
-    let latest_job = records.iter().find_map(|(_, r)| {
-        r.as_ref().map(|r| LatestJob {
-            instance: r.instance.clone(),
-            status: reconcile::shown_status(r).to_string(),
+    let latest_job = records.iter().find_map(|j| {
+        j.record.as_ref().map(|r| LatestJob {
+            instance: r.job_id().to_string(),
+            status: r.shown_status().to_string(),
             started: r
                 .started
                 .format(&time::format_description::well_known::Rfc3339)
@@ -107,7 +102,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         persistent: containers.iter().filter(|c| c.persist).count(),
         sandboxes,
         containers,
-        disk: disk(project, &instance_dirs, &records),
+        disk: disk(&store),
         jobs,
         latest_job,
     };
@@ -181,7 +176,7 @@ fn human(s: &Status) -> String {
         let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
     }
     out.push('\n');
-    if let Some(n) = s.jobs.get(reconcile::ABANDONED) {
+    if let Some(n) = s.jobs.get(ABANDONED) {
         let _ = writeln!(
             out,
             "  {n} abandoned job{}: {ABANDONED_HINT}",
@@ -192,36 +187,12 @@ fn human(s: &Status) -> String {
 }
 
 /// Disk use of `.pocketdock/`, each file read once.
-fn disk<T>(project: &Project, instance_dirs: &[PathBuf], records: &[(PathBuf, T)]) -> Disk {
-    let instances: u64 = instance_dirs.iter().map(|d| du(d, &|_| false)).sum();
-    let jobs: u64 = records.iter().map(|(d, _)| du(d, &|_| false)).sum();
-    let counted: HashSet<&Path> = instance_dirs
-        .iter()
-        .chain(records.iter().map(|(d, _)| d))
-        .map(PathBuf::as_path)
-        .collect();
-    let rest = du(&project.data_dir(), &|p| counted.contains(p));
+fn disk(store: &Store) -> Disk {
+    let u = store.usage();
     Disk {
-        total: instances + jobs + rest,
-        instances,
-        instance_dirs: instance_dirs.len(),
-        jobs,
+        total: u.total,
+        instances: u.sandboxes,
+        instance_dirs: u.sandbox_records,
+        jobs: u.jobs,
     }
-}
-
-/// Bytes of regular files under `dir` (symlinks not followed), leaving out
-/// the directories `skip` names.
-fn du(dir: &Path, skip: &dyn Fn(&Path) -> bool) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() && skip(&e.path()) => 0,
-            Ok(t) if t.is_dir() => du(&e.path(), skip),
-            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
 }

@@ -124,7 +124,7 @@ impl Job {
     pub fn prepare(req: ApplyRequest) -> Result<Job, ApplyError> {
         let manifest = Arc::new(manifest::load(&req.manifest, &req.load)?);
         let name = job_name(&manifest);
-        let instance = store::next_instance(&instances(&req), &name);
+        let instance = store::next_job_id(&instances(&req), &name);
         let profiles = ProfileSet::of_project(&req.project);
         let recipes = RecipeSet::of_project(&req.project);
         let plan = plan_as(&manifest, &instance, &profiles, &recipes)?;
@@ -247,7 +247,7 @@ impl Job {
             if let Some(reserved) = store::claim(&dir, &instance)? {
                 return Ok((reserved, instance, plan));
             }
-            instance = store::next_instance(&dir, &self.name);
+            instance = store::next_job_id(&dir, &self.name);
             plan = plan_as(&self.manifest, &instance, &self.profiles, &self.recipes)?;
         }
     }

@@ -1,4 +1,4 @@
-//! `GET /v1/runs/{id}/events`: the lines of a record's `history.jsonl` as
+//! `GET /v1/jobs/{id}/events`: the lines of a record's `history.jsonl` as
 //! Server-Sent Events, each with its line number as its id.
 //!
 //! Numbering lines (rather than events in memory) makes a live stream, a
@@ -17,11 +17,11 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::Stream;
 
 use super::api_error::ApiError;
-use super::files::{self, read_from, Growth};
-use super::index;
+use super::files::{self, Growth};
 use super::state::Shared;
 use crate::store::history::HISTORY_FILE;
-use crate::store::reconcile;
+use crate::store::job_entry;
+use crate::store::log_tail::read_from;
 
 /// The handler.
 pub async fn stream(
@@ -87,8 +87,8 @@ impl Follow {
                 continue;
             }
             // Nothing new: is anyone still writing?
-            let ended = match index::read(&self.dir.join("instance.toml")) {
-                Some(rec) => reconcile::shown_status(&rec) != "running",
+            let ended = match job_entry::read(&self.dir) {
+                Some(rec) => rec.shown_status() != "running",
                 None => true,
             };
             if ended {

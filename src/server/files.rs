@@ -5,7 +5,6 @@
 //! record), and an artifact must be one the record lists, resolved with
 //! symlinks followed and still inside the project.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,11 +17,12 @@ use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::api_error::ApiError;
-use super::index;
 use super::state::Shared;
-use crate::store::{self, JobRecord};
+use crate::store::job_entry;
+use crate::store::log_tail::read_from;
+use crate::store::JobRecord;
 
-/// The record directory of run `id`, confined to `instances/`.
+/// The record directory of job `id`, confined to the store's records.
 pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
     let plain = !id.is_empty()
         && !id.starts_with('.')
@@ -34,24 +34,25 @@ pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
             "a run id is a record's directory name, as `GET /v1/runs` lists them",
         ));
     }
-    let dir = state.instances.join(id);
+    let dir = state.store.records_dir().join(id);
     // A symlink in place of a record could point anywhere: refuse it.
     let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
     if !real || !dir.join("instance.toml").is_file() {
-        return Err(no_run(id));
+        return Err(no_job(id));
     }
     Ok(dir)
 }
 
-fn no_run(id: &str) -> ApiError {
+fn no_job(id: &str) -> ApiError {
     ApiError::missing(format!("no run `{id}`"), "`GET /v1/runs` lists the runs")
 }
 
-/// The job record of run `id` and its directory.
+/// The job record of job `id` and its directory.
 pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
-    let dir = record_dir(state, id)?;
-    let rec = index::read(&dir.join("instance.toml")).ok_or_else(|| no_run(id))?;
-    Ok((dir, rec))
+    record_dir(state, id)?;
+    let job = state.store.job_by_id(id).ok_or_else(|| no_job(id))?;
+    let rec = job.record.ok_or_else(|| no_job(id))?;
+    Ok((job.dir, rec))
 }
 
 /// `?follow=1`.
@@ -61,7 +62,7 @@ pub struct LogQuery {
     follow: Option<String>,
 }
 
-/// `GET /v1/runs/{id}/steps/{step}/log`: the step's log; with `follow`, a
+/// `GET /v1/jobs/{id}/steps/{step}/log`: the step's log; with `follow`, a
 /// live tail that ends when the step does.
 pub async fn step_log(
     State(state): State<Shared>,
@@ -121,8 +122,8 @@ impl Tail {
                 self.offset += chunk.len() as u64;
                 return Some(Bytes::from(chunk));
             }
-            let rec = index::read(&self.dir.join("instance.toml"))?;
-            let running = store::reconcile::shown_status(&rec) == "running";
+            let rec = job_entry::read(&self.dir)?;
+            let running = rec.shown_status() == "running";
             let step_running = rec
                 .steps
                 .iter()
@@ -146,7 +147,7 @@ impl Tail {
 pub struct Growth(Option<watch::Receiver<u64>>);
 
 impl Growth {
-    /// For run `id`, from now on.
+    /// For job `id`, from now on.
     pub fn of(state: &Shared, id: &str) -> Growth {
         Growth(state.live(id).map(|j| {
             let mut rx = j.grew;
@@ -181,18 +182,7 @@ impl Growth {
     }
 }
 
-/// The bytes of `path` from `offset` on (nothing when it cannot be read).
-pub fn read_from(path: &Path, offset: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    if let Ok(mut f) = std::fs::File::open(path) {
-        if f.seek(SeekFrom::Start(offset)).is_ok() {
-            let _ = f.read_to_end(&mut out);
-        }
-    }
-    out
-}
-
-/// `GET /v1/runs/{id}/artifacts/{path}`: a file a `pull` step of the run
+/// `GET /v1/jobs/{id}/artifacts/{path}`: a file a `pull` step of the job
 /// brought back, by its path relative to the project root (or as the
 /// record lists it).
 pub async fn artifact(

@@ -1,7 +1,7 @@
 //! Every API request passes here: the bearer token when one is set, and a
 //! JSON content type on POSTs without one, so that a cross-site HTML form
 //! (which can send only form encodings and plain text, and no header) can
-//! neither start nor cancel a run. No CORS header is ever sent.
+//! neither start nor cancel a job. No CORS header is ever sent.
 
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};

@@ -2,14 +2,16 @@
 //! engine, and a dashboard built into the binary.
 //!
 //! The record directories stay the only truth: every answer is read from
-//! them (through a small in-memory index for the runs list), jobs run
+//! them through the [`crate::store::Store`] (and a small in-memory index
+//! for the jobs list), jobs run
 //! in-process through [`crate::run::apply`]'s two halves, and events are
 //! the lines of each record's `history.jsonl`, numbered, so a live stream,
 //! a replay after a restart and a resumed stream (`Last-Event-ID`) all
 //! carry the same ids. The server keeps no state a restart would lose.
 //!
 //! One file per concern: `state` (what the handlers share), `guard`
-//! (token, content type), `runs` (start, list, read, cancel), `events`
+//! (token, content type), `jobs` (start, list, read, cancel;
+//! served at `/v1/jobs`, and at `/v1/runs`, its alias), `events`
 //! (SSE), `files` (step logs, artifacts, path confinement), `index`,
 //! `sandboxes`, `dashboard`, `api_error`.
 
@@ -19,7 +21,7 @@ mod events;
 mod files;
 mod guard;
 mod index;
-mod runs;
+mod jobs;
 mod sandboxes;
 mod state;
 
@@ -81,13 +83,20 @@ pub fn check_listen(addr: SocketAddr, token: Option<&str>) -> Result<()> {
 /// The router over `state`: every route of the API and the dashboard.
 pub fn router(state: Arc<State>) -> Router {
     let api = Router::new()
-        .route("/healthz", get(runs::healthz))
-        .route("/v1/version", get(runs::version))
-        .route("/v1/openapi.json", get(runs::openapi))
-        .route("/v1/runs", post(runs::start).get(runs::list))
-        .route("/v1/runs/{id}", get(runs::get_one))
+        .route("/healthz", get(jobs::healthz))
+        .route("/v1/version", get(jobs::version))
+        .route("/v1/openapi.json", get(jobs::openapi))
+        .route("/v1/jobs", post(jobs::start).get(jobs::list))
+        .route("/v1/jobs/{id}", get(jobs::get_one))
+        .route("/v1/jobs/{id}/events", get(events::stream))
+        .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/v1/jobs/{id}/steps/{step}/log", get(files::step_log))
+        .route("/v1/jobs/{id}/artifacts/{*path}", get(files::artifact))
+        // `/v1/runs` is what the API was first called: an alias, kept.
+        .route("/v1/runs", post(jobs::start).get(jobs::list))
+        .route("/v1/runs/{id}", get(jobs::get_one))
         .route("/v1/runs/{id}/events", get(events::stream))
-        .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/v1/runs/{id}/cancel", post(jobs::cancel))
         .route("/v1/runs/{id}/steps/{step}/log", get(files::step_log))
         .route("/v1/runs/{id}/artifacts/{*path}", get(files::artifact))
         .route("/v1/sandboxes", get(sandboxes::list))

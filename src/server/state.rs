@@ -3,7 +3,6 @@
 //! the runs index.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use super::index::Index;
 use super::ServerConfig;
 use crate::engine::Engine;
 use crate::project::Project;
-use crate::store;
+use crate::store::Store;
 
 /// A job this server runs.
 #[derive(Debug, Clone)]
@@ -33,19 +32,19 @@ pub struct State {
     pub engine: Engine,
     /// The project served.
     pub project: Project,
-    /// Its `.pocketdock/instances/`.
-    pub instances: PathBuf,
+    /// Its store: the job records served.
+    pub store: Store,
     /// The bearer token, when one is required.
     pub token: Option<String>,
     /// The host environment for manifests' `env:` names.
     pub host_env: HashMap<String, String>,
     /// Fires when the server stops: streams end.
     pub stop: CancellationToken,
-    /// Jobs running in this process, by instance id.
+    /// Jobs running in this process, by job id.
     jobs: Mutex<HashMap<String, LiveJob>>,
     /// Their tasks, awaited on shutdown.
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    /// The runs list's index.
+    /// The jobs list's index.
     pub index: Mutex<Index>,
 }
 
@@ -55,7 +54,7 @@ impl State {
     pub fn new(engine: Engine, config: ServerConfig, stop: CancellationToken) -> State {
         State {
             engine,
-            instances: store::instances_dir(&config.project.root),
+            store: Store::open(&config.project),
             project: config.project,
             token: config.token,
             host_env: config.host_env,

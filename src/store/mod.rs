@@ -11,9 +11,15 @@
 //!   [`PersistentSandbox`] is a sandbox with its record kept up to date.
 //! - **history**: `history.jsonl` of either record, one [`HistoryEntry`]
 //!   per line.
+//! - **job id**: `<job>-<NNNN>`, the name of a job record's directory.
 //! - **instance** survives only where it is on disk or on the engine:
-//!   the `instances/` directory, `instance.toml`, the `pocketdock.instance`
-//!   label, and a job's instance id (`<job>-<NNNN>`).
+//!   the `instances/` directory, `instance.toml` (and its `instance` field,
+//!   the job id) and the `pocketdock.instance` label.
+//!
+//! [`Store`] is the way in: opened on a project, it lists jobs (with the
+//! status to show, `abandoned` included), reads and follows their history
+//! and logs, and finds sandbox records. Which job records `prune` removes
+//! and what `doctor` repairs are decided above, in `maintenance`.
 //!
 //! ```text
 //! <job>-<NNNN>/
@@ -34,9 +40,12 @@
 
 mod claim;
 pub mod history;
-mod job_prune;
+mod home;
+pub mod job_entry;
 mod job_record;
+mod job_summary;
 pub mod last_word;
+pub mod log_tail;
 mod persistent;
 pub mod reconcile;
 mod record_failure;
@@ -51,13 +60,17 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use claim::{claim, next_instance};
+pub use claim::{claim, next_job_id};
 pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
-pub use job_prune::{plan_job_prune, remove_job_record, JobPrunePlan, JobPruneRule, PrunableJob};
+pub use home::{modified, Store, Usage, GITIGNORE};
+pub use job_entry::{remove_job_record, JobEntry};
 pub use job_record::{
     JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
 };
+pub use job_summary::JobSummary;
+pub use log_tail::LogTail;
 pub use persistent::{destroy_sandbox, prune, reboot, shutdown, PersistentSandbox, Pruned};
+pub use reconcile::{ABANDONED, ABANDONED_HINT};
 pub use record_failure::{RecordFailure, RecordProblems};
 pub use recorder::{Recorder, Reserved};
 pub use run_log::{RunLog, RunLogger, SessionLog};
@@ -112,9 +125,9 @@ pub fn sanitize(s: &str) -> String {
         .collect()
 }
 
-fn next_number(instances: &Path, base: &str) -> u32 {
+fn next_number(records: &Path, base: &str) -> u32 {
     let prefix = format!("{base}-");
-    std::fs::read_dir(instances)
+    std::fs::read_dir(records)
         .into_iter()
         .flatten()
         .flatten()
@@ -126,10 +139,11 @@ fn next_number(instances: &Path, base: &str) -> u32 {
         .map_or(1, |n| n + 1)
 }
 
-/// Every job record under `instances`, newest first.
+/// Every job record under `records`, newest first ([`Store::jobs`] is
+/// the way in).
 #[must_use]
-pub fn list(instances: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
-    let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(instances)
+pub fn list(records: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
+    let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(records)
         .into_iter()
         .flatten()
         .flatten()

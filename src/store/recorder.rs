@@ -38,9 +38,9 @@ pub struct Reserved {
 }
 
 impl Reserved {
-    /// The instance id (`<job>-<NNNN>`).
+    /// The job id (`<job>-<NNNN>`).
     #[must_use]
-    pub fn instance(&self) -> &str {
+    pub fn job_id(&self) -> &str {
         self.dir
             .file_name()
             .and_then(|n| n.to_str())
@@ -135,21 +135,21 @@ impl std::fmt::Debug for Recorder {
 }
 
 impl Recorder {
-    /// Create `<instances>/<job>-<NNNN>/` with the next free number, and write
+    /// Create `<records>/<job>-<NNNN>/` with the next free number, and write
     /// the initial `instance.toml` (status `running`).
-    pub fn create(instances: &Path, record: JobRecord) -> Result<Recorder> {
-        Recorder::reserve(instances, &record.job)?.start(record)
+    pub fn create(records: &Path, record: JobRecord) -> Result<Recorder> {
+        Recorder::reserve(records, &record.job)?.start(record)
     }
 
     /// Take the next free `<job>-<NNNN>` directory; the id is known before
     /// the job is planned (it is `job.id` in templates).
-    pub fn reserve(instances: &Path, job: &str) -> Result<Reserved> {
-        let io = |what: &str, e| Error::io(format!("{what} in {}", instances.display()), e);
-        std::fs::create_dir_all(instances).map_err(|e| io("create the records directory", e))?;
+    pub fn reserve(records: &Path, job: &str) -> Result<Reserved> {
+        let io = |what: &str, e| Error::io(format!("{what} in {}", records.display()), e);
+        std::fs::create_dir_all(records).map_err(|e| io("create the records directory", e))?;
         let base = sanitize(job);
-        let mut n = next_number(instances, &base);
+        let mut n = next_number(records, &base);
         loop {
-            let candidate = instances.join(format!("{base}-{n:04}"));
+            let candidate = records.join(format!("{base}-{n:04}"));
             match std::fs::create_dir(&candidate) {
                 Ok(()) => return Ok(Reserved { dir: candidate }),
                 // Another runner took this number first: take the next.
@@ -165,9 +165,9 @@ impl Recorder {
         &self.dir
     }
 
-    /// The instance id (`<job>-<NNNN>`).
+    /// The job id (`<job>-<NNNN>`).
     #[must_use]
-    pub fn instance(&self) -> &str {
+    pub fn job_id(&self) -> &str {
         &self.record.instance
     }
 

@@ -48,12 +48,12 @@ fn ev(kind: EventKind) -> Event {
 }
 
 #[test]
-fn numbers_instances_and_writes_a_whole_record() {
+fn numbers_job_ids_and_writes_a_whole_record() {
     let tmp = tempfile::tempdir().unwrap();
     let a = Recorder::create(tmp.path(), record()).unwrap();
     let b = Recorder::create(tmp.path(), record()).unwrap();
-    assert_eq!(a.instance(), "grade_fizz-0001");
-    assert_eq!(b.instance(), "grade_fizz-0002");
+    assert_eq!(a.job_id(), "grade_fizz-0001");
+    assert_eq!(b.job_id(), "grade_fizz-0002");
     let text = std::fs::read_to_string(a.dir().join("instance.toml")).unwrap();
     let back: JobRecord = toml::from_str(&text).unwrap();
     assert_eq!(back.status, JobStatus::Running);
@@ -65,9 +65,19 @@ fn numbers_instances_and_writes_a_whole_record() {
 fn events_become_history_logs_and_status() {
     let tmp = tempfile::tempdir().unwrap();
     let mut r = Recorder::create(tmp.path(), record()).unwrap();
+    a_job_whose_one_step_fails(&mut r);
+    r.finish();
+    assert!(r.error().is_none(), "{:?}", r.error());
+    history_has_one_line_per_event_that_matters(r.dir());
+    record_says_how_it_ended(r.dir());
+    step_log_has_each_line_once_and_the_end(r.dir());
+}
+
+/// One sandbox, one step that prints in pieces and fails, one artifact.
+fn a_job_whose_one_step_fails(r: &mut Recorder) {
     r.handle(&ev(EventKind::JobStarted {
         job: "grade/fizz".into(),
-        instance: r.instance().into(),
+        instance: r.job_id().into(),
         steps: 1,
         sandboxes: 1,
         record: String::new(),
@@ -125,10 +135,10 @@ fn events_become_history_logs_and_status() {
         failed: 1,
         skipped: 0,
     }));
-    r.finish();
-    assert!(r.error().is_none(), "{:?}", r.error());
+}
 
-    let history = std::fs::read_to_string(r.dir().join("history.jsonl")).unwrap();
+fn history_has_one_line_per_event_that_matters(dir: &Path) {
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
     let events: Vec<serde_json::Value> = history
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -148,9 +158,11 @@ fn events_become_history_logs_and_status() {
             "job_finished"
         ]
     );
+}
 
+fn record_says_how_it_ended(dir: &Path) {
     let rec: JobRecord =
-        toml::from_str(&std::fs::read_to_string(r.dir().join("instance.toml")).unwrap()).unwrap();
+        toml::from_str(&std::fs::read_to_string(dir.join("instance.toml")).unwrap()).unwrap();
     assert_eq!((rec.status, rec.exit_code), (JobStatus::Failed, Some(1)));
     assert_eq!(rec.steps[0].status, StepStatus::Failed.into());
     assert_eq!(rec.steps[0].exit_code, Some(2));
@@ -158,8 +170,10 @@ fn events_become_history_logs_and_status() {
     assert_eq!(rec.sandboxes[0].state, SandboxState::Removed);
     assert_eq!(rec.artifacts[0].path, "/out/a.txt");
     assert!(rec.finished.is_some());
+}
 
-    let log = std::fs::read_to_string(r.dir().join("logs/t[s=a].log")).unwrap();
+fn step_log_has_each_line_once_and_the_end(dir: &Path) {
+    let log = std::fs::read_to_string(dir.join("logs/t[s=a].log")).unwrap();
     assert!(
         log.starts_with("=== pocketdock run log ===\ncontainer: pd-1\ncommand: run: make\n"),
         "{log}"
@@ -326,4 +340,39 @@ fn a_sandbox_the_engine_did_not_confirm_removed_is_recorded_left() {
         history.contains(r#""left":"lost the connection to the engine""#),
         "{history}"
     );
+}
+
+#[test]
+fn a_store_lists_its_jobs_finds_the_last_and_tells_sandbox_records_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::at(tmp.path());
+    assert_eq!(store.init().unwrap(), Some(store.dir().join(".gitignore")));
+    assert_eq!(store.init().unwrap(), None);
+    let mut first = record();
+    first.status = JobStatus::Succeeded;
+    Recorder::create(&store.records_dir(), first).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let mut second = record();
+    second.started = time::OffsetDateTime::now_utc();
+    // A runner that is not pocketdock: the record is abandoned.
+    second.runner_pid = u32::MAX;
+    Recorder::create(&store.records_dir(), second).unwrap();
+    let sandbox = store.sandbox_dir("box");
+    sandbox_dir::prepare(&sandbox).unwrap();
+    std::fs::write(sandbox.join("instance.toml"), "[container]\nid = 'x'\n").unwrap();
+
+    let jobs = store.jobs();
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["grade_fizz-0002", "grade_fizz-0001"]);
+    assert_eq!(jobs[0].shown_status(), ABANDONED);
+    assert!(jobs[0].shown_json().unwrap()["hint"] == ABANDONED_HINT);
+    assert_eq!(jobs[1].shown_status(), "succeeded");
+    assert_eq!(store.job("last").unwrap().id, "grade_fizz-0002");
+    assert!(store.job("nope-0001").is_err());
+    assert_eq!(store.next_job_id("grade/fizz"), "grade_fizz-0003");
+    assert!(store.has_sandbox("box") && !store.has_sandbox("grade_fizz-0001"));
+    assert_eq!(store.sandbox_dirs(), [sandbox]);
+    let usage = store.usage();
+    assert_eq!(usage.sandbox_records, 1);
+    assert!(usage.jobs > 0 && usage.total >= usage.jobs + usage.sandboxes);
 }

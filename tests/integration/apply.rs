@@ -538,3 +538,33 @@ steps:
     );
     dir.assert_no_leaks().await;
 }
+
+// `--parallel N` is the word for how many steps run at once; `-j N` is its
+// short form and `--jobs N` its old spelling, kept as an alias.
+#[tokio::test]
+async fn parallel_j_and_the_jobs_alias_all_set_the_parallelism() {
+    let engine = engine_or_skip!();
+    let dir = project("apply");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        "version: 1\nname: par\nsandboxes:\n  a: {}\nsteps:\n  hi:\n    sandbox: a\n    run: echo hi\n",
+    )
+    .unwrap();
+    for flag in [["-j", "2"], ["--parallel", "2"], ["--jobs", "2"]] {
+        let args = ["apply", "job.yaml", "--output", "plain", flag[0], flag[1]];
+        let o = pocketdock_in(dir.path(), &args, &[]);
+        assert_eq!(o.status.code(), Some(0), "{flag:?}: {}", stderr(&o));
+        // 0 is refused the same way whatever the spelling: one argument.
+        let args = ["apply", "job.yaml", flag[0], "0"];
+        let o = pocketdock_in(dir.path(), &args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}");
+        assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
+    }
+    let help = pocketdock_in(dir.path(), &["apply", "--help"], &[]);
+    assert!(
+        stdout(&help).contains("--parallel <N>"),
+        "{}",
+        stdout(&help)
+    );
+}

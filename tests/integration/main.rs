@@ -49,5 +49,6 @@ mod serve_openapi;
 mod serve_security;
 mod session;
 mod shell;
+mod store_home;
 mod systemd;
 mod terminal;

@@ -414,3 +414,48 @@ async fn a_sandbox_of_the_project_runs_commands_and_python_over_http() {
     let r = server.get("/v1/sandboxes/not-a-sandbox-of-ours").await;
     assert_eq!(r.status(), 404);
 }
+
+// `/v1/jobs` is the API's word for a job; `/v1/runs`, its first name, stays
+// an alias: both list, read, stream and serve the logs of the same job.
+#[tokio::test]
+async fn jobs_and_their_runs_alias_list_and_fetch_the_same_job() {
+    let engine = engine_or_skip!();
+    let dir = project("serve");
+    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    std::fs::write(
+        dir.path().join("one.yaml"),
+        "version: 1\nname: one\nsandboxes:\n  a: {}\nsteps:\n  hi:\n    sandbox: a\n    run: echo hello from a\n",
+    )
+    .unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let r = server
+        .post("/v1/jobs", &json!({ "manifest": "one.yaml" }))
+        .await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The stream ends with the job.
+    let streamed = server.get(&format!("/v1/jobs/{id}/events")).await;
+    assert_eq!(streamed.status(), 200);
+    let body = tokio::time::timeout(Duration::from_mins(2), streamed.text())
+        .await
+        .expect("the event stream never ended")
+        .unwrap();
+    assert!(body.contains("job_finished"), "{body}");
+    assert_eq!(events(&server, &id, None).await, sse_events(&body));
+
+    let jobs = server.get_json("/v1/jobs").await;
+    let runs = server.get_json("/v1/runs").await;
+    assert_eq!(jobs["runs"][0]["id"], id.as_str());
+    assert_eq!(jobs, runs);
+    let job = server.get_json(&format!("/v1/jobs/{id}")).await;
+    assert_eq!(job["status"], "succeeded");
+    assert_eq!(job, server.get_json(&format!("/v1/runs/{id}")).await);
+    for base in ["/v1/jobs", "/v1/runs"] {
+        let log = server.get(&format!("{base}/{id}/steps/hi@a/log")).await;
+        assert_eq!(log.status(), 200, "{base}");
+        assert!(log.text().await.unwrap().contains("hello from a"));
+    }
+}

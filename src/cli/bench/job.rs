@@ -135,7 +135,7 @@ async fn measure(
     let io = |e| Error::io("write benchmark manifests", e);
     std::fs::create_dir_all(work).map_err(io)?;
     // A scratch project: its own root, so records stay in it.
-    std::fs::create_dir_all(work.join(".pocketdock")).map_err(io)?;
+    crate::store::Store::at(work).init()?;
     // The sandboxes of the benchmark's profile (or image), as `bench exec`.
     let sandbox = match &a.image {
         Some(image) => format!("{{image: {}}}", serde_json::Value::from(image.as_str())),

@@ -19,7 +19,7 @@ use crate::event::JobStatus;
 use crate::labels;
 use crate::project::Project;
 use crate::sandbox::pool::warm;
-use crate::store::{self, reconcile, JobRecord, SandboxState};
+use crate::store::{reconcile, JobRecord, SandboxState, Store};
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
@@ -27,7 +27,7 @@ pub(super) async fn check(
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
-    let instances = store::instances_dir(&project.root);
+    let store = Store::open(project);
     let job_containers = engine
         .list_containers(
             true,
@@ -38,40 +38,43 @@ pub(super) async fn check(
             ],
         )
         .await?;
-    let mut by_instance: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
+    let mut by_job: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
     for c in &job_containers {
         if let Some(i) = label(c, labels::INSTANCE) {
-            by_instance.entry(i.to_string()).or_default().push(c);
+            by_job.entry(i.to_string()).or_default().push(c);
         }
     }
     // A job that claimed a warm sandbox has a container with the pool's
     // labels (fixed at create), not the job's: its record's container
     // name is what ties it to the job.
     let claimed = claimed_containers(engine, project).await?;
-    let mut records = store::list(&instances);
-    for (dir, rec) in &records {
-        let Some(rec) = rec else { continue };
+    let mut records = store.jobs();
+    for entry in &records {
+        let Some(rec) = &entry.record else { continue };
         for s in &rec.sandboxes {
             let Some(name) = s.container.as_deref() else {
                 continue;
             };
             if let Some(c) = claimed.iter().find(|c| c.name() == name) {
-                by_instance.entry(dir_name(dir)).or_default().push(c);
+                by_job.entry(entry.id.clone()).or_default().push(c);
             }
         }
     }
 
     let mut findings = Vec::new();
     records.reverse(); // oldest first
-    for (dir, rec) in records {
-        let Some(mut rec) = rec else { continue };
-        let instance = dir_name(&dir);
-        let containers = by_instance.get(&instance).map_or(&[][..], Vec::as_slice);
+    for entry in records {
+        let Some(mut rec) = entry.record else {
+            continue;
+        };
+        let dir = entry.dir;
+        let job_id = entry.id;
+        let containers = by_job.get(&job_id).map_or(&[][..], Vec::as_slice);
         if rec.status != JobStatus::Running {
             findings.extend(leftovers(engine, fix, &dir, &mut rec, containers).await);
             continue;
         }
-        if reconcile::runner_alive(&rec) {
+        if !rec.is_abandoned() {
             continue;
         }
         let mut observed = Vec::new();
@@ -81,8 +84,8 @@ pub(super) async fn check(
         findings.push(dead_runner(engine, fix, &dir, &mut rec, observed).await);
     }
 
-    for (instance, containers) in &by_instance {
-        if instances.join(store::sanitize(instance)).is_dir() {
+    for (job_id, containers) in &by_job {
+        if store.job_dir(job_id).is_dir() {
             continue;
         }
         for c in containers {
@@ -97,7 +100,7 @@ pub(super) async fn check(
             }
             findings.push(Finding::Orphan {
                 container: c.name().to_string(),
-                instance: instance.clone(),
+                job_id: job_id.clone(),
                 state: c.state.clone(),
                 persistent,
                 fixed,
@@ -145,7 +148,7 @@ async fn leftovers(
         }
         findings.push(Finding::Leftover {
             container: c.name().to_string(),
-            instance: dir_name(dir),
+            job_id: dir_name(dir),
             state: c.state.clone(),
             recorded,
             fixed,
@@ -190,7 +193,7 @@ async fn dead_runner(
         }
     }
     Finding::DeadRunner {
-        instance: dir_name(dir),
+        job_id: dir_name(dir),
         record: dir.display().to_string(),
         runner_pid: rec.runner_pid,
         containers: observed,

@@ -7,13 +7,13 @@
 //! stays: its runner may be writing it, or it is abandoned and `doctor`
 //! must close it (and remove its containers) first.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::JobRecord;
 use crate::event::JobStatus;
+use crate::store::{JobEntry, JobRecord};
 
 /// Which job records to remove.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,8 +30,8 @@ pub struct JobPruneRule {
 pub struct PrunableJob {
     /// Its directory.
     pub dir: PathBuf,
-    /// Its instance id (the directory name).
-    pub instance: String,
+    /// Its job id (the directory name).
+    pub job_id: String,
     /// Its status, or `unreadable`.
     pub status: String,
     /// When it ended (or started, or was last written).
@@ -50,28 +50,25 @@ pub struct JobPrunePlan {
     pub abandoned: Vec<String>,
 }
 
-/// Decide, for `records` as [`list`](super::list) gives them (newest first),
+/// Decide, for `records` as [`Store::jobs`](crate::store::Store::jobs) gives them (newest first),
 /// which `rule` removes at `now`; `alive` tells whether a record's runner
 /// still runs.
 #[must_use]
 pub fn plan_job_prune(
-    records: &[(PathBuf, Option<JobRecord>)],
+    records: &[JobEntry],
     rule: &JobPruneRule,
     now: OffsetDateTime,
     alive: &dyn Fn(&JobRecord) -> bool,
 ) -> JobPrunePlan {
     let mut plan = JobPrunePlan::default();
-    for (i, (dir, rec)) in records.iter().enumerate() {
-        let instance = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if let Some(r) = rec {
+    for (i, entry) in records.iter().enumerate() {
+        let job_id = entry.id.clone();
+        if let Some(r) = &entry.record {
             if r.status == JobStatus::Running {
                 if alive(r) {
-                    plan.running.push(instance);
+                    plan.running.push(job_id);
                 } else {
-                    plan.abandoned.push(instance);
+                    plan.abandoned.push(job_id);
                 }
                 continue;
             }
@@ -79,12 +76,12 @@ pub fn plan_job_prune(
         if rule.keep.is_some_and(|n| i < n) {
             continue;
         }
-        let (status, when) = match rec {
+        let (status, when) = match &entry.record {
             Some(r) => (
                 r.status.as_str().to_string(),
                 r.finished.unwrap_or(r.started),
             ),
-            None => ("unreadable".to_string(), modified(dir).unwrap_or(now)),
+            None => ("unreadable".to_string(), entry.written().unwrap_or(now)),
         };
         let age = now - when;
         if rule
@@ -94,8 +91,8 @@ pub fn plan_job_prune(
             continue;
         }
         plan.remove.push(PrunableJob {
-            dir: dir.clone(),
-            instance,
+            dir: entry.dir.clone(),
+            job_id,
             status,
             when,
         });
@@ -103,39 +100,13 @@ pub fn plan_job_prune(
     plan
 }
 
-/// Remove one job record directory (never a persistent sandbox's).
-pub fn remove_job_record(dir: &Path) -> crate::error::Result<()> {
-    if super::sandbox_dir::is_sandbox_dir(dir) {
-        return Err(crate::error::Error::Invalid {
-            what: "job record",
-            value: dir.display().to_string(),
-            expected: "a job record directory, not a persistent sandbox's",
-        });
-    }
-    std::fs::remove_dir_all(dir)
-        .map_err(|e| crate::error::Error::io(format!("remove {}", dir.display()), e))
-}
-
-/// When a record directory's `instance.toml` was last written.
-fn modified(dir: &Path) -> Option<OffsetDateTime> {
-    let t = std::fs::metadata(dir.join("instance.toml"))
-        .ok()?
-        .modified()
-        .ok()?;
-    Some(OffsetDateTime::from(t))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::{JobEngine, FORMAT_VERSION};
+    use std::path::PathBuf;
 
-    fn rec(
-        name: &str,
-        status: JobStatus,
-        days_ago: i64,
-        now: OffsetDateTime,
-    ) -> (PathBuf, Option<JobRecord>) {
+    fn rec(name: &str, status: JobStatus, days_ago: i64, now: OffsetDateTime) -> JobEntry {
         let started = now - time::Duration::days(days_ago);
         let r = JobRecord {
             format_version: FORMAT_VERSION,
@@ -157,11 +128,11 @@ mod tests {
             steps: vec![],
             artifacts: vec![],
         };
-        (PathBuf::from(format!("/r/{name}")), Some(r))
+        JobEntry::new(PathBuf::from(format!("/r/{name}")), Some(r))
     }
 
     fn names(plan: &JobPrunePlan) -> Vec<&str> {
-        plan.remove.iter().map(|p| p.instance.as_str()).collect()
+        plan.remove.iter().map(|p| p.job_id.as_str()).collect()
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Doctor's checks of persistent sandboxes against their instance
-//! directories: data paths gone, directories no container mounts,
+//! Doctor's checks of persistent sandboxes against their sandbox records:
+//! data paths gone, record directories no container mounts,
 //! `instance.toml` out of step with the engine, and published host ports
 //! someone else holds.
 
@@ -16,11 +16,11 @@ use crate::project::Project;
 use crate::sandbox::{labels, Sandbox};
 use crate::size::ByteSize;
 use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
-use crate::store::{self, sandbox_dir, SandboxRecord};
+use crate::store::{self, sandbox_dir, SandboxRecord, Store};
 
 /// One `instance.toml` field that disagrees with the engine.
 #[derive(Debug, Serialize)]
-pub(super) struct FieldMismatch {
+pub struct FieldMismatch {
     /// `id`, `name`, `project`, `image`, `profile` or `persist`.
     pub field: &'static str,
     /// What `instance.toml` says (empty when unset).
@@ -51,7 +51,8 @@ pub(super) async fn check(
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
-    let instances = canonical(&store::instances_dir(&project.root));
+    let store = Store::open(project);
+    let records = canonical(&store.records_dir());
     let mut seen = Vec::new();
     for c in engine
         .list_containers(true, &[format!("{}=true", labels::MANAGED)])
@@ -66,7 +67,7 @@ pub(super) async fn check(
             .labels
             .as_ref()
             .and_then(|l| l.get(labels::DATA_PATH))
-            .is_some_and(|d| canonical(Path::new(d)).starts_with(&instances));
+            .is_some_and(|d| canonical(Path::new(d)).starts_with(&records));
         if !labelled && !ours {
             continue;
         }
@@ -86,7 +87,7 @@ pub(super) async fn check(
             findings.push(f);
         }
     }
-    for dir in sandbox_dir::list(&project.root) {
+    for dir in store.sandbox_dirs() {
         let here = canonical(&dir);
         let owner = seen
             .iter()
@@ -109,7 +110,7 @@ fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// The parts of a persistent sandbox's instance directory that are gone.
+/// The parts of a persistent sandbox's record directory that are gone.
 fn missing_parts(dir: &Path) -> Vec<String> {
     if !dir.is_dir() {
         return vec!["directory".into()];
@@ -184,7 +185,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
             }
         }
     }
-    Some(Finding::MissingInstanceDir {
+    Some(Finding::MissingSandboxRecord {
         container: s.name().to_string(),
         state: s.inspect.state.status.clone(),
         data_path: dir.display().to_string(),
@@ -343,7 +344,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
     }
     Some(Finding::Mismatch {
         container: s.name().to_string(),
-        instance_dir: dir.display().to_string(),
+        record_dir: dir.display().to_string(),
         fields,
         labelled_project,
         fixed,
@@ -376,8 +377,8 @@ fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
             Err(e) => errors.push(format!("remove {}: {e}", dir.display())),
         }
     }
-    Finding::StrayInstanceDir {
-        instance_dir: dir.display().to_string(),
+    Finding::StraySandboxRecord {
+        record_dir: dir.display().to_string(),
         name,
         id,
         namesake,
@@ -389,7 +390,7 @@ fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
 }
 
 /// Quote for a POSIX shell when needed.
-pub(super) fn shell_quote(s: &str) -> String {
+fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))

@@ -1,7 +1,8 @@
-//! The runs: start one (`POST /v1/runs`), list and read them, cancel one;
+//! The jobs: start one (`POST /v1/jobs`, or its alias `/v1/runs`), list
+//! and read them, cancel one;
 //! and the small endpoints (`/healthz`, `/v1/version`, the OpenAPI document).
 //!
-//! A run is started as `pocketdock apply` starts one: [`Job::prepare`]
+//! A job is started as `pocketdock apply` starts one: [`Job::prepare`]
 //! first, so a bad manifest is a 422 with its diagnostics and nothing is
 //! written, then [`Job::run`] on a task of its own; the request answers as
 //! soon as the record is claimed (`job_started`), with its id.
@@ -22,12 +23,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::api_error::ApiError;
 use super::files::record;
-use super::index::RunSummary;
 use super::state::{LiveJob, Shared, State as ServerState};
 use crate::event::{Consumer, Event, EventKind, JobStatus};
 use crate::manifest::{HostRoots, LoadOptions};
 use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
-use crate::store::reconcile;
+use crate::store::{reconcile, JobSummary, Store, ABANDONED_HINT};
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -49,10 +49,10 @@ pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], super::OPENAPI).into_response()
 }
 
-/// The body of `POST /v1/runs`.
+/// The body of `POST /v1/jobs`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StartRun {
+pub struct StartJob {
     manifest: Option<String>,
     manifest_text: Option<String>,
     format: Option<String>,
@@ -63,10 +63,10 @@ pub struct StartRun {
     keep_going: bool,
 }
 
-/// `POST /v1/runs`.
+/// `POST /v1/jobs` (and `/v1/runs`).
 pub async fn start(
     State(state): State<Shared>,
-    body: Result<Json<StartRun>, JsonRejection>,
+    body: Result<Json<StartJob>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
     let manifest = manifest_path(&state, &body)?;
@@ -163,7 +163,7 @@ fn percent(s: &str) -> String {
     out
 }
 
-/// Run `job` on a task of its own; the instance id once its record exists.
+/// Run `job` on a task of its own; the job id once its record exists.
 async fn launch(state: &Shared, job: Job) -> Result<String, ApiError> {
     let (started_tx, started_rx) = oneshot::channel();
     let (failed_tx, failed_rx) = oneshot::channel::<String>();
@@ -238,7 +238,7 @@ impl Consumer for Watcher {
 
 /// The manifest file of a request: a path confined to the project, or the
 /// text written under `.pocketdock/server/manifests/`.
-fn manifest_path(state: &ServerState, body: &StartRun) -> Result<PathBuf, ApiError> {
+fn manifest_path(state: &ServerState, body: &StartJob) -> Result<PathBuf, ApiError> {
     let root = std::fs::canonicalize(&state.project.root)
         .map_err(|e| ApiError::internal(&crate::error::Error::io("read the project root", e)))?;
     match (&body.manifest, &body.manifest_text) {
@@ -269,7 +269,7 @@ fn manifest_path(state: &ServerState, body: &StartRun) -> Result<PathBuf, ApiErr
                     ))
                 }
             };
-            let dir = root.join(".pocketdock").join("server").join("manifests");
+            let dir = Store::at(&root).server_manifests_dir();
             let name = format!(
                 "{}-{:08x}.{ext}",
                 time::OffsetDateTime::now_utc().unix_timestamp_nanos(),
@@ -314,7 +314,7 @@ fn manifest_error(e: &crate::diag::ManifestError) -> ApiError {
     }
 }
 
-/// The query of `GET /v1/runs`.
+/// The query of `GET /v1/jobs`.
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     status: Option<String>,
@@ -323,7 +323,7 @@ pub struct ListQuery {
     cursor: Option<String>,
 }
 
-/// `GET /v1/runs`: newest first, `limit` (default 50, at most 1000) at a
+/// `GET /v1/jobs`: newest first, `limit` (default 50, at most 1000) at a
 /// time; `next_cursor` continues.
 pub async fn list(
     State(state): State<Shared>,
@@ -345,11 +345,11 @@ pub async fn list(
             .index
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let keep = |r: &RunSummary| {
+        let keep = |r: &JobSummary| {
             q.status.as_ref().is_none_or(|s| &r.status == s)
                 && q.name.as_ref().is_none_or(|n| &r.job == n)
         };
-        index.runs(&state2.instances, keep, from, limit)
+        index.jobs(&state2.store.records_dir(), keep, from, limit)
     })
     .await
     .unwrap_or_default();
@@ -357,7 +357,7 @@ pub async fn list(
     Ok(Json(json!({ "runs": page, "next_cursor": next })))
 }
 
-/// `GET /v1/runs/{id}`: the record, steps and artifacts included, with the
+/// `GET /v1/jobs/{id}`: the record, steps and artifacts included, with the
 /// status as shown (`abandoned` for a running record whose runner is gone).
 pub async fn get_one(
     State(state): State<Shared>,
@@ -365,14 +365,14 @@ pub async fn get_one(
 ) -> Result<Json<Value>, ApiError> {
     let (_, rec) = record(&state, &id)?;
     let mut v = serde_json::to_value(&rec).unwrap_or(Value::Null);
-    v["status"] = json!(reconcile::shown_status(&rec));
-    v["id"] = json!(rec.instance);
+    v["status"] = json!(rec.shown_status());
+    v["id"] = json!(rec.job_id());
     v["live"] = json!(state.live(&id).is_some());
     v["urls"] = urls(&id);
     Ok(Json(v))
 }
 
-/// `POST /v1/runs/{id}/cancel`: a job of this server is cancelled as
+/// `POST /v1/jobs/{id}/cancel`: a job of this server is cancelled as
 /// Ctrl-C cancels `apply`; a CLI runner's job is sent SIGINT, once its pid
 /// is checked to still be that runner.
 pub async fn cancel(
@@ -396,7 +396,7 @@ pub async fn cancel(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("run `{id}` is abandoned: nobody is running it to cancel"),
-            reconcile::ABANDONED_HINT,
+            ABANDONED_HINT,
         ));
     }
     let sent = tokio::process::Command::new("kill")

@@ -1,0 +1,80 @@
+//! `prune`'s selection: which job records go ([`jobs`], by a
+//! [`JobPruneRule`]), and which stopped sandboxes and superseded images go
+//! ([`sandboxes`]); then their removal.
+
+use time::OffsetDateTime;
+
+use super::{plan_job_prune, JobPrunePlan, JobPruneRule};
+use crate::engine::{Engine, ImageInfo};
+use crate::error::Error;
+use crate::sandbox::manage::{self, SandboxSummary, Scope};
+use crate::store::{self, reconcile, Pruned, Store};
+
+/// The job records of `store` that `rule` removes now.
+#[must_use]
+pub fn jobs(store: &Store, rule: &JobPruneRule) -> JobPrunePlan {
+    plan_job_prune(
+        &store.jobs(),
+        rule,
+        OffsetDateTime::now_utc(),
+        &reconcile::runner_alive,
+    )
+}
+
+/// Remove the records `plan` selected: how many went, and an error for
+/// each that did not.
+#[must_use]
+pub fn remove_jobs(plan: &JobPrunePlan) -> (usize, Vec<Error>) {
+    let mut removed = 0;
+    let mut errors = Vec::new();
+    for j in &plan.remove {
+        match store::remove_job_record(&j.dir) {
+            Ok(()) => removed += 1,
+            Err(e) => errors.push(e),
+        }
+    }
+    (removed, errors)
+}
+
+/// What a prune of sandboxes would remove.
+#[derive(Debug, Default)]
+pub struct SandboxPrunePlan {
+    /// Stopped sandboxes (exited, created or dead) in scope.
+    pub sandboxes: Vec<SandboxSummary>,
+    /// Untagged pocketdock images no container uses (when asked for).
+    pub images: Vec<ImageInfo>,
+}
+
+impl SandboxPrunePlan {
+    /// True when there is nothing to remove.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.sandboxes.is_empty() && self.images.is_empty()
+    }
+}
+
+/// The stopped sandboxes of `scope`, and with `images` the superseded
+/// pocketdock images.
+pub async fn sandboxes(
+    engine: &Engine,
+    scope: &Scope,
+    images: bool,
+) -> Result<SandboxPrunePlan, Error> {
+    let sandboxes: Vec<_> = manage::list_sandboxes(engine, scope, true)
+        .await?
+        .into_iter()
+        .filter(SandboxSummary::is_stopped)
+        .collect();
+    let images = if images {
+        manage::superseded_images(engine, &sandboxes).await?
+    } else {
+        Vec::new()
+    };
+    Ok(SandboxPrunePlan { sandboxes, images })
+}
+
+/// Remove what `plan` selected, persistent sandboxes' record directories
+/// included.
+pub async fn remove_sandboxes(engine: &Engine, plan: &SandboxPrunePlan) -> Pruned {
+    store::prune(engine, &plan.sandboxes, &plan.images).await
+}
