@@ -544,8 +544,7 @@ steps:
 #[tokio::test]
 async fn parallel_j_and_the_jobs_alias_all_set_the_parallelism() {
     let engine = engine_or_skip!();
-    let dir = project("apply");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "apply");
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: par\nsandboxes:\n  a: {}\nsteps:\n  hi:\n    sandbox: a\n    run: echo hi\n",
@@ -553,15 +552,15 @@ async fn parallel_j_and_the_jobs_alias_all_set_the_parallelism() {
     .unwrap();
     for flag in [["-j", "2"], ["--parallel", "2"], ["--jobs", "2"]] {
         let args = ["apply", "job.yaml", "--output", "plain", flag[0], flag[1]];
-        let o = pocketdock_in(dir.path(), &args, &[]);
+        let o = Pd::at(dir.path()).output(&args);
         assert_eq!(o.status.code(), Some(0), "{flag:?}: {}", stderr(&o));
         // 0 is refused the same way whatever the spelling: one argument.
         let args = ["apply", "job.yaml", flag[0], "0"];
-        let o = pocketdock_in(dir.path(), &args, &[]);
+        let o = Pd::at(dir.path()).output(&args);
         assert_eq!(o.status.code(), Some(2), "{flag:?}");
         assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
     }
-    let help = pocketdock_in(dir.path(), &["apply", "--help"], &[]);
+    let help = Pd::at(dir.path()).output(&["apply", "--help"]);
     assert!(
         stdout(&help).contains("--parallel <N>"),
         "{}",

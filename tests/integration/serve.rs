@@ -420,8 +420,7 @@ async fn a_sandbox_of_the_project_runs_commands_and_python_over_http() {
 #[tokio::test]
 async fn jobs_and_their_runs_alias_list_and_fetch_the_same_job() {
     let engine = engine_or_skip!();
-    let dir = project("serve");
-    let _cleanup = LabelCleanup::new(&engine, project_label(dir.path()));
+    let dir = TestProject::new(&engine, "serve");
     std::fs::write(
         dir.path().join("one.yaml"),
         "version: 1\nname: one\nsandboxes:\n  a: {}\nsteps:\n  hi:\n    sandbox: a\n    run: echo hello from a\n",
