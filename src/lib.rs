@@ -47,6 +47,7 @@ pub mod error;
 pub mod event;
 pub mod images;
 pub mod labels;
+mod limits;
 pub mod manifest;
 pub mod plan;
 pub mod project;
@@ -57,6 +58,7 @@ pub mod sandbox;
 pub mod server;
 pub mod size;
 pub mod store;
+pub mod template;
 
 pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};

@@ -30,12 +30,13 @@ use indexmap::IndexMap;
 
 use super::{Edge, RecipeUse};
 use crate::diag::suggest::did_you_mean;
-use crate::manifest::references::{path_text, references, Reference, Syntax};
-use crate::manifest::template::{self, is_template, single_expression, TemplateError};
-use crate::manifest::template_calls::check_calls;
 use crate::manifest::{
     Action, AxisValues, Diagnostic, Format, ImageSource, Interpreter, Limit, Manifest, RunAction,
     Spanned, StepDecl, Tpl,
+};
+use crate::template::{
+    self, check_calls, is_template, path_text, references, single_expression, Reference, Syntax,
+    TemplateError,
 };
 
 /// The names templates read.
@@ -44,9 +45,9 @@ const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
 const RECIPE_ROOTS_HINT: &str = "a recipe's templates read `inputs`, the caller's `matrix`, `job` and the recipe's own `steps`; pass what it needs as an input";
 /// What `job` has.
 const JOB_KEYS: [&str; 2] = ["name", "id"];
-/// What a step result has (see [`crate::manifest::StepResult`]).
+/// What a step result has (see [`crate::template::StepResult`]).
 const RESULT_KEYS: [&str; 4] = ["status", "exit_code", "stdout", "outputs"];
-/// What a `python` step's result has (see [`crate::manifest::PythonResult`]).
+/// What a `python` step's result has (see [`crate::template::PythonResult`]).
 const PYTHON_RESULT_KEYS: [&str; 7] = [
     "status",
     "exit_code",

@@ -4,8 +4,8 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::manifest::template::{self, Context};
 use crate::manifest::{AxisValues, Diagnostic, Limit, SandboxDecl, Source};
+use crate::template::{self, Context};
 
 /// One combination: axis name → value.
 pub(crate) type Combination = IndexMap<String, Value>;

@@ -31,11 +31,11 @@ use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
-use crate::manifest::template::{self, Context};
-use crate::manifest::{self, LoadOptions, Manifest};
+use crate::manifest::{self, Limits, LoadOptions, Manifest};
 use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
 use crate::store::{self, Reserved};
+use crate::template::{self, Context};
 
 /// Default number of steps running at once.
 pub const DEFAULT_JOBS: usize = 16;
@@ -278,10 +278,7 @@ fn job_name(m: &Manifest) -> String {
     let Some(tpl) = &m.name else {
         return m.default_name();
     };
-    let ctx = Context::new()
-        .with_vars(&m.vars)
-        .with_env(&m.env)
-        .with_job("", "");
+    let ctx = Context::for_job_name(&Limits::default(), &m.vars, &m.env, "");
     template::render(tpl, &ctx, &m.source).unwrap_or_else(|_| m.default_name())
 }
 

@@ -16,8 +16,8 @@ use super::scheduler::Finished;
 use super::step_error::{StepError, STALL_GRACE};
 use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
-use crate::manifest::StepResult;
 use crate::plan::{RenderedAction, RenderedStep};
+use crate::template::{ResultStatus, StepResult};
 
 /// How long a step that lost its connection waits for the engine watch to
 /// say whether the engine went away.
@@ -39,7 +39,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         Ok(false) => {
             // Dependents still run: a false `if` is a decision, not a failure.
             let result = StepResult {
-                status: template_status(StepStatus::Skipped).into(),
+                status: ResultStatus::Skipped,
                 ..StepResult::default()
             };
             let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
@@ -112,7 +112,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         let reason = outcome.result.as_ref().err().and_then(StepError::reason);
         let result = StepResult {
             // What templates see is what the step itself did, allowed or not.
-            status: template_status(status).to_string(),
+            status: status.into(),
             exit_code: outcome.exit_code,
             stdout: outcome.stdout,
             outputs: outcome.outputs,
@@ -225,23 +225,12 @@ async fn engine_loss(
 /// The step failed before any attempt (its `if`, its rendering, its sandbox).
 fn fail(rt: &Runtime, i: usize, e: &StepError) -> Finished {
     let result = StepResult {
-        status: template_status(StepStatus::Failed).into(),
+        status: ResultStatus::Failed,
         ..StepResult::default()
     };
     rt.finish(i, StepEnd::early(StepStatus::Failed, e.reason()), result);
     Finished {
         status: StepStatus::Failed,
         ok: false,
-    }
-}
-
-/// `steps.<id>.status` in templates (docs/manifest.md).
-fn template_status(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Succeeded => "success",
-        StepStatus::Failed | StepStatus::FailedAllowed => "failed",
-        StepStatus::TimedOut => "timed_out",
-        StepStatus::Skipped => "skipped",
-        StepStatus::Cancelled => "cancelled",
     }
 }

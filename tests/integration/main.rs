@@ -47,4 +47,5 @@ mod serve_security;
 mod session;
 mod shell;
 mod systemd;
+mod template_home;
 mod terminal;

@@ -13,7 +13,9 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use super::template::{convert_error, environment, Context, TemplateError};
+use super::context::Context;
+use super::engine::environment;
+use super::error::{convert_error, TemplateError};
 
 /// One step of a variable path: the root name, `.attr` or `["key"]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,8 +16,9 @@ use minijinja::machinery::{parse, parse_expr};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::ErrorKind;
 
+use super::engine::environment;
+use super::error::TemplateError;
 use super::references::Syntax;
-use super::template::{environment, TemplateError};
 use crate::diag::suggest::did_you_mean;
 
 /// Filters: positional arguments after the value, (min, max); `None` for any.
@@ -150,7 +151,7 @@ impl Loops {
                             if self.trips == u64::MAX { "more than 2^64".to_string() } else { self.trips.to_string() },
                             self.fuel
                         ),
-                        hint: Some(super::limits::Limit::TemplateFuel.how_to_raise()),
+                        hint: Some(crate::limits::Limit::TemplateFuel.how_to_raise()),
                         range: Some(span.start_offset as usize..span.end_offset as usize),
                     });
                 }
