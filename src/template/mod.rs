@@ -13,14 +13,18 @@
 //! sandboxes' and checks the steps'; the runner renders each step just
 //! before it runs, with the results of finished steps in the context.
 
+mod arity;
 mod calls;
+mod chains;
 mod context;
 mod engine;
 mod error;
 mod locate;
+mod loops;
 mod references;
 mod scope;
 mod step_result;
+mod tags;
 
 pub use context::Context;
 pub(crate) use engine::single_expression;
