@@ -391,7 +391,7 @@ impl Checker<'_> {
             "job" => job_problem(r),
             "env" => self.env_problem(r),
             "steps" => self.step_problem(step, r),
-            root => self.root_problem(step, r, root),
+            root => Some(self.root_problem(step, r, root)),
         }
     }
 
@@ -449,7 +449,7 @@ impl Checker<'_> {
 
     /// A root templates do not have (`root.…`), read by step `step`: maybe
     /// a variable or an axis written without its root, or a typo.
-    fn root_problem(&self, step: usize, r: &Reference, root: &str) -> Option<Problem> {
+    fn root_problem(&self, step: usize, r: &Reference, root: &str) -> Problem {
         let decl = &self.manifest.steps[step];
         let rest: Vec<&str> = r.path[1..].iter().map(|s| s.name.as_str()).collect();
         let fixed = |prefix: &[&str]| {
@@ -470,7 +470,7 @@ impl Checker<'_> {
         } else {
             "templates can read `vars`, `matrix`, `job`, `env` and `steps`".into()
         };
-        Some(Problem::undefined(r, 0, hint))
+        Problem::undefined(r, 0, hint)
     }
 
     /// `steps.X…` read by step `step`.

@@ -101,7 +101,7 @@ pub struct Job {
     /// The name the record directory is numbered under.
     name: String,
     /// The job id the plan was made with.
-    job_id: String,
+    id: String,
     /// The project's profiles, read once: the plan checks names against them.
     profiles: ProfileSet,
     /// The project's recipes, for `uses:`.
@@ -132,7 +132,7 @@ impl Job {
             req,
             manifest,
             name,
-            job_id,
+            id: job_id,
             profiles,
             recipes,
             plan,
@@ -241,7 +241,7 @@ impl Job {
     /// it meanwhile, take the next free one and plan again with its id.
     fn claim(&self) -> Result<(Reserved, String, Arc<Plan>), ApplyError> {
         let dir = job_records(&self.req);
-        let mut job_id = self.job_id.clone();
+        let mut job_id = self.id.clone();
         let mut plan = Arc::clone(&self.plan);
         loop {
             if let Some(reserved) = store::claim(&dir, &job_id)? {
