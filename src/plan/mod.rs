@@ -25,6 +25,7 @@
 //! planning with its position instead of a step after containers exist.
 
 mod check;
+mod cycles;
 mod display;
 mod expand;
 mod matrix;
@@ -35,6 +36,7 @@ mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
 mod spec;
+mod step_context;
 mod step_instance;
 
 use std::cmp::Reverse;
@@ -45,8 +47,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span, StepDecl};
-use crate::template::{self, Context, InstanceResult, StepResult};
+use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
+use crate::template::{self, Context};
 
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
@@ -245,7 +247,7 @@ fn check_and_expand(
     mut diags: Vec<Diagnostic>,
 ) -> Result<expand::Expansion, ManifestError> {
     let decl_edges = declared_edges(manifest);
-    diags.extend(find_cycles(manifest, &decl_edges));
+    diags.extend(cycles::find_cycles(manifest, &decl_edges));
     diags.extend(check::check_steps(
         manifest,
         &decl_edges,
@@ -422,102 +424,6 @@ fn declared_edges(manifest: &Manifest) -> Vec<Vec<(usize, Edge)>> {
     edges
 }
 
-/// One diagnostic per cycle among declared steps, at a `needs` entry on it.
-fn find_cycles(manifest: &Manifest, edges: &[Vec<(usize, Edge)>]) -> Vec<Diagnostic> {
-    let mut g: DiGraph<(), Edge> = DiGraph::with_capacity(edges.len(), 0);
-    for _ in edges {
-        g.add_node(());
-    }
-    for (i, mine) in edges.iter().enumerate() {
-        for &(j, e) in mine {
-            g.add_edge(NodeIndex::new(i), NodeIndex::new(j), e);
-        }
-    }
-    let mut diags = Vec::new();
-    let mut sccs: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&g)
-        .into_iter()
-        .filter(|c| c.len() > 1)
-        .map(|c| {
-            let mut c: Vec<usize> = c.into_iter().map(NodeIndex::index).collect();
-            c.sort_unstable();
-            c
-        })
-        .collect();
-    sccs.sort();
-    for scc in sccs {
-        let path = cycle_through(scc[0], &scc, edges);
-        let steps: Vec<&StepDecl> = path.iter().map(|&(i, _)| &manifest.steps[i]).collect();
-        let mut text: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
-        text.push(&steps[0].id);
-        // Every cycle has a `needs` edge: order edges only point back in the file.
-        let needs_span = path.iter().find_map(|&(_, e)| match e {
-            Edge::Needs(span) => Some(span),
-            Edge::Order => None,
-        });
-        let order_note: Vec<String> = path
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, e))| *e == Edge::Order)
-            .map(|(k, &(i, _))| {
-                let next = path[(k + 1) % path.len()].0;
-                format!(
-                    "`{}` waits for `{}` because it is the next step on sandbox `{}` and has no `needs`",
-                    manifest.steps[i].id, manifest.steps[next].id, manifest.steps[i].sandbox.value
-                )
-            })
-            .collect();
-        let mut hint = "`a -> b` means a waits for b; remove one of these `needs`".to_string();
-        for n in order_note {
-            hint.push_str("; ");
-            hint.push_str(&n);
-        }
-        let span = needs_span.unwrap_or(steps[0].id_span);
-        diags.push(
-            Diagnostic::new(
-                &manifest.source,
-                span,
-                format!(
-                    "steps wait for each other in a cycle: {}",
-                    text.join(" -> ")
-                ),
-            )
-            .hint(hint),
-        );
-    }
-    diags
-}
-
-/// A shortest cycle from `start` back to it inside `scc`; each entry is a
-/// step and the edge it leaves by.
-fn cycle_through(start: usize, scc: &[usize], edges: &[Vec<(usize, Edge)>]) -> Vec<(usize, Edge)> {
-    let mut prev: IndexMap<usize, (usize, Edge)> = IndexMap::new();
-    let mut queue = std::collections::VecDeque::from([start]);
-    while let Some(n) = queue.pop_front() {
-        for &(m, e) in &edges[n] {
-            if scc.binary_search(&m).is_err() {
-                continue;
-            }
-            if m == start {
-                // Walk back from n to start.
-                let mut path = vec![(n, e)];
-                let mut cur = n;
-                while cur != start {
-                    let (p, pe) = prev[&cur];
-                    path.push((p, pe));
-                    cur = p;
-                }
-                path.reverse();
-                return path;
-            }
-            if m != start && !prev.contains_key(&m) {
-                prev.insert(m, (n, e));
-                queue.push_back(m);
-            }
-        }
-    }
-    vec![(start, Edge::Order)]
-}
-
 /// A topological order (ready steps by smallest index) and each step's wave.
 fn topological_waves(
     steps: &[StepInstance],
@@ -603,108 +509,6 @@ impl Plan {
             .steps
             .get_index_of(id)
             .map_or(0..0, |i| self.instances_of_step[i].clone())
-    }
-
-    /// The template context of `step` before any result is known: `vars`,
-    /// `env`, `job` and its `matrix`.
-    #[must_use]
-    pub fn context(&self, step: usize) -> Context {
-        Context::for_job(
-            &self.manifest.limits,
-            &self.manifest.vars,
-            &self.manifest.env,
-            &self.job_name,
-            &self.job_id,
-        )
-        .for_instance(&self.steps[step].matrix)
-    }
-
-    /// The context of `step` with the results of finished steps under
-    /// `steps.<id>`: for a step on the same sandbox, the instance on the same
-    /// combination; for a step with one instance, that one; for a fanned-out
-    /// step seen from another sandbox, `{"instances": [...]}` with one entry
-    /// per finished instance (its result plus `sandbox` and `matrix`).
-    pub fn context_with_results<'r>(
-        &self,
-        step: usize,
-        result: impl Fn(usize) -> Option<&'r StepResult>,
-    ) -> Context {
-        let mut ctx = self.context(step);
-        let me = &self.steps[step];
-        let my_sandbox = &self.sandboxes[me.sandbox].sandbox;
-        for range in &self.instances_of_step {
-            let Some(first) = range.clone().next() else {
-                continue;
-            };
-            let id = &self.steps[first].step;
-            let same_sandbox = &self.sandboxes[self.steps[first].sandbox].sandbox == my_sandbox;
-            if same_sandbox || range.len() == 1 {
-                let instance = if same_sandbox {
-                    range.clone().find(|&i| self.steps[i].sandbox == me.sandbox)
-                } else {
-                    Some(first)
-                };
-                if let Some(r) = instance.and_then(&result) {
-                    ctx.set_step(id, r);
-                }
-            } else {
-                let finished = range.clone().filter_map(|i| {
-                    Some(InstanceResult {
-                        sandbox: &self.sandboxes[self.steps[i].sandbox].id,
-                        matrix: &self.steps[i].matrix,
-                        result: result(i)?,
-                    })
-                });
-                ctx.set_instances(id, finished);
-            }
-        }
-        self.set_use_results(&mut ctx, step, result);
-        ctx
-    }
-
-    /// `steps.<step>` for every recipe use, seen from `step` (the same
-    /// rules as for a step: same sandbox, one instance, or `instances`).
-    fn set_use_results<'r>(
-        &self,
-        ctx: &mut Context,
-        step: usize,
-        result: impl Fn(usize) -> Option<&'r StepResult>,
-    ) {
-        let result = &result;
-        let me = &self.steps[step];
-        for u in &self.uses {
-            let Some(first_local) = u.local_ids.first() else {
-                continue;
-            };
-            let range = self.instances_of(&u.expanded_id(first_local));
-            let Some(first) = range.clone().next() else {
-                continue;
-            };
-            let same = self.sandboxes[self.steps[first].sandbox].sandbox
-                == self.sandboxes[me.sandbox].sandbox;
-            if same || range.len() == 1 {
-                let sb = if same {
-                    me.sandbox
-                } else {
-                    self.steps[first].sandbox
-                };
-                if let Some(r) = self.use_result(u, sb, result) {
-                    ctx.set_step(&u.step, &r);
-                }
-            } else {
-                let finished: Vec<(usize, StepResult)> = range
-                    .filter_map(|i| Some((i, self.use_result(u, self.steps[i].sandbox, result)?)))
-                    .collect();
-                ctx.set_instances(
-                    &u.step,
-                    finished.iter().map(|(i, r)| InstanceResult {
-                        sandbox: &self.sandboxes[self.steps[*i].sandbox].id,
-                        matrix: &self.steps[*i].matrix,
-                        result: r,
-                    }),
-                );
-            }
-        }
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::manifest::{parse, Format, LoadOptions};
-use crate::template::ResultStatus;
+use crate::template::{ResultStatus, StepResult};
 
 const RECIPE: &str = "version: 1
 inputs:

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::manifest::{parse, Format, LoadOptions};
+use crate::template::StepResult;
 
 fn manifest(text: &str) -> Manifest {
     manifest_with(text, &LoadOptions::default())
