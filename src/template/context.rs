@@ -4,7 +4,7 @@
 //! `env` (only names the manifest lists, or passed explicitly) and `steps`
 //! (the results of finished steps, see [`super::StepResult`]); a recipe's
 //! steps read `inputs` too. The contexts the plan, recipes and the runner
-//! render with are built in [`super::scope`].
+//! render with are built in `scope.rs`.
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};

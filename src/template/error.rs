@@ -1,5 +1,5 @@
 //! [`TemplateError`]: a template that failed, in the template's own words
-//! and positions; [`super::locate`] moves it into the file.
+//! and positions; [`super::locate()`] moves it into the file.
 
 use std::ops::Range;
 

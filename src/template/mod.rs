@@ -1,13 +1,13 @@
 //! Templates: every string value of a manifest is a minijinja template.
 //!
 //! This is the one home of templates, between the leaves and the
-//! manifest: the engine with its limits and fuel ([`engine`], errors in
+//! manifest: the engine with its limits and fuel (`engine.rs`, errors in
 //! [`TemplateError`], moved into the file by [`locate()`]), what a template
 //! can read ([`Context`], and the contexts the plan, recipes and the runner
-//! render with, built in `scope`), what templates see of a finished step
+//! render with, built in `scope.rs`), what templates see of a finished step
 //! ([`StepResult`] and its one [`ResultStatus`]), and the checks planning
 //! and `validate` run before anything renders: the variables a template
-//! reads (`references`) and the filters and tests it calls (`calls`).
+//! reads (`references.rs`) and the filters and tests it calls (`calls.rs`).
 //!
 //! The manifest keeps templates as text ([`Tpl`]); the plan renders the
 //! sandboxes' and checks the steps'; the runner renders each step just
