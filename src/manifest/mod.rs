@@ -13,8 +13,8 @@
 //! Settings files go through the same decoder into [`SettingsDecl`].
 //!
 //! This is the language only: it imports nothing but the leaves and
-//! [`crate::template`] (for template syntax), reads no
-//! file but the one it is given (and `--vars-file`), and no environment but
+//! [`crate::template`] (for template syntax), reads no file but the one it
+//! is given (and `--vars-file`), and no environment but
 //! [`LoadOptions::host_env`]. Profiles, ports and volumes are checked by
 //! the plan.
 
@@ -42,9 +42,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 // The limits live with the leaves (templates use them too); `limits::…`
 // paths inside the manifest still resolve through this import.
-pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 use crate::limits;
 pub use crate::limits::{parse_limit_arg, Limit, Limits};
 pub use decode::{is_id, is_project_name, VERSION};
