@@ -48,6 +48,7 @@ pub mod event;
 pub mod images;
 pub mod labels;
 pub mod maintenance;
+mod limits;
 pub mod manifest;
 pub mod plan;
 pub mod project;
@@ -58,6 +59,7 @@ pub mod sandbox;
 pub mod server;
 pub mod size;
 pub mod store;
+pub mod template;
 
 pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};

@@ -4,15 +4,17 @@
 //! `yaml` / `kdl` parse text into marked nodes (every value keeps its
 //! span), `decode` turns nodes into the model ([`Manifest`],
 //! [`SandboxDecl`], [`StepDecl`]) and checks everything that needs no
-//! container, [`template`] renders strings with minijinja, [`schema`]
-//! generates the JSON Schema from the same key table the decoder uses.
+//! container, [`schema`] generates the JSON Schema from the same key table
+//! the decoder uses. String values stay templates ([`Tpl`]): they are
+//! checked and rendered by [`crate::template`].
 //!
 //! Both syntaxes go through one tree and one decoder, so a mistake gets the
 //! same message, with `file:line:col`, whichever syntax it was made in.
 //! Settings files go through the same decoder into [`SettingsDecl`].
 //!
-//! This is the language only: it imports nothing but the leaves, reads no
-//! file but the one it is given (and `--vars-file`), and no environment but
+//! This is the language only: it imports nothing but the leaves and
+//! [`crate::template`] (for template syntax), reads no file but the one it
+//! is given (and `--vars-file`), and no environment but
 //! [`LoadOptions::host_env`]. Profiles, ports and volumes are checked by
 //! the plan.
 
@@ -21,20 +23,16 @@ mod host_roots;
 mod input;
 mod kdl;
 mod keys;
-mod limits;
 // One type per file, named after the type.
 #[allow(clippy::module_inception)]
 mod manifest;
 mod node;
 mod recipe_decl;
-pub(crate) mod references;
 mod sandbox_decl;
 pub mod schema;
 mod secret_decl;
 mod settings_decl;
 mod step_decl;
-pub mod template;
-pub(crate) mod template_calls;
 mod vars;
 mod yaml;
 
@@ -45,9 +43,12 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
+// The limits live with the leaves (templates use them too); `limits::…`
+// paths inside the manifest still resolve through this import.
+use crate::limits;
+pub use crate::limits::{parse_limit_arg, Limit, Limits};
 pub use decode::{is_id, is_project_name, VERSION};
 pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
-pub use limits::{parse_limit_arg, Limit, Limits};
 pub use manifest::Manifest;
 pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
@@ -58,7 +59,6 @@ pub use step_decl::{
     is_session_name, Action, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction,
     StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
 };
-pub use template::{Context, PythonResult, StepResult};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
 /// What the caller adds to a manifest: variable overrides and environment.

@@ -3,9 +3,7 @@
 use indexmap::IndexMap;
 
 use crate::diag::{Span, Spanned};
-
-/// A template string with its position (rendered by [`super::template`]).
-pub type Tpl = Spanned<String>;
+pub use crate::template::Tpl;
 
 /// Where a sandbox's image comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

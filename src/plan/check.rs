@@ -30,12 +30,13 @@ use indexmap::IndexMap;
 
 use super::{Edge, RecipeUse};
 use crate::diag::suggest::did_you_mean;
-use crate::manifest::references::{path_text, references, Reference, Syntax};
-use crate::manifest::template::{self, is_template, single_expression, TemplateError};
-use crate::manifest::template_calls::check_calls;
 use crate::manifest::{
     Action, AxisValues, Diagnostic, Format, ImageSource, Interpreter, Limit, Manifest, RunAction,
     Spanned, StepDecl, Tpl,
+};
+use crate::template::{
+    self, check_calls, is_template, path_text, references, single_expression, Reference, Syntax,
+    TemplateError,
 };
 
 /// The names templates read.
@@ -44,9 +45,9 @@ const ROOTS: [&str; 5] = ["vars", "matrix", "job", "env", "steps"];
 const RECIPE_ROOTS_HINT: &str = "a recipe's templates read `inputs`, the caller's `matrix`, `job` and the recipe's own `steps`; pass what it needs as an input";
 /// What `job` has.
 const JOB_KEYS: [&str; 2] = ["name", "id"];
-/// What a step result has (see [`crate::manifest::StepResult`]).
+/// What a step result has (see [`crate::template::StepResult`]).
 const RESULT_KEYS: [&str; 4] = ["status", "exit_code", "stdout", "outputs"];
-/// What a `python` step's result has (see [`crate::manifest::PythonResult`]).
+/// What a `python` step's result has (see [`crate::template::PythonResult`]).
 const PYTHON_RESULT_KEYS: [&str; 7] = [
     "status",
     "exit_code",
@@ -215,6 +216,35 @@ pub(super) fn check_plan_templates(manifest: &Manifest) -> Vec<Diagnostic> {
     diags
 }
 
+/// `did you mean `root.s`?` for the candidate closest to `word`.
+fn suggest(root: &str, word: &str, candidates: &[&str]) -> Option<String> {
+    did_you_mean(word, candidates.iter().copied())
+        .map(|s| format!("did you mean `{}`?", path_text([root, s].into_iter())))
+}
+
+/// `inputs.X…` in a recipe whose inputs are `inputs`.
+fn input_problem(inputs: &[String], r: &Reference) -> Option<Problem> {
+    let k = r.path.get(1)?.name.as_str();
+    if inputs.iter().any(|i| i == k) {
+        return None;
+    }
+    let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let hint =
+        suggest("inputs", k, &names).unwrap_or_else(|| format!("declare `{k}` under `inputs:`"));
+    Some(Problem::undefined(r, 1, hint))
+}
+
+/// `job.X…`.
+fn job_problem(r: &Reference) -> Option<Problem> {
+    let k = r.path.get(1)?.name.as_str();
+    if !JOB_KEYS.contains(&k) {
+        let hint =
+            suggest("job", k, &JOB_KEYS).unwrap_or_else(|| "`job` has `name` and `id`".into());
+        return Some(Problem::undefined(r, 1, hint));
+    }
+    scalar_attribute(r, "a string")
+}
+
 /// What is wrong with a path, at which segment.
 struct Problem {
     /// The segment that is undefined (0 for the root).
@@ -343,112 +373,104 @@ impl Checker<'_> {
         }
     }
 
+    /// What is wrong with reference `r` in a template of step `step`, if
+    /// anything.
     fn problem(&mut self, step: usize, r: &Reference) -> Option<Problem> {
-        let decl = &self.manifest.steps[step];
-        let key = r.path.get(1).map(|s| s.name.as_str());
-        let suggest = |root: &str, word: &str, candidates: &[&str]| {
-            did_you_mean(word, candidates.iter().copied())
-                .map(|s| format!("did you mean `{}`?", path_text([root, s].into_iter())))
-        };
+        let root = r.path[0].name.as_str();
         if let Some(inputs) = &self.inputs {
-            match r.path[0].name.as_str() {
-                "inputs" => {
-                    let k = key?;
-                    if inputs.iter().any(|i| i == k) {
-                        return None;
-                    }
-                    let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
-                    let hint = suggest("inputs", k, &names)
-                        .unwrap_or_else(|| format!("declare `{k}` under `inputs:`"));
-                    return Some(Problem::undefined(r, 1, hint));
-                }
-                "vars" | "env" => {
-                    return Some(Problem::undefined(r, 0, RECIPE_ROOTS_HINT.to_string()));
-                }
+            match root {
+                "inputs" => return input_problem(inputs, r),
                 "matrix" | "job" | "steps" => {}
+                // `vars`, `env` and anything else.
                 _ => return Some(Problem::undefined(r, 0, RECIPE_ROOTS_HINT.to_string())),
             }
         }
-        match r.path[0].name.as_str() {
-            "vars" => {
-                let k = key?;
-                if self.manifest.vars.contains_key(k) {
-                    return None;
-                }
-                let names: Vec<&str> = self.manifest.vars.keys().map(String::as_str).collect();
-                let hint = suggest("vars", k, &names).unwrap_or_else(|| {
-                    format!("define `{k}` under `vars:`, or pass `--var {k}=VALUE`")
-                });
-                Some(Problem::undefined(r, 1, hint))
-            }
-            "matrix" => {
-                let k = key?;
-                let sandbox = self.manifest.sandboxes.get(&decl.sandbox.value)?;
-                if sandbox.matrix.contains_key(k) {
-                    return None;
-                }
-                let axes: Vec<&str> = sandbox.matrix.keys().map(String::as_str).collect();
-                let hint = if axes.is_empty() {
-                    format!(
-                        "step `{}` runs on sandbox `{}`, which has no `matrix`",
-                        decl.id, sandbox.id
-                    )
-                } else {
-                    suggest("matrix", k, &axes).unwrap_or_else(|| {
-                        format!(
-                            "the axes of sandbox `{}` are: {}",
-                            sandbox.id,
-                            quoted(&axes)
-                        )
-                    })
-                };
-                Some(Problem::undefined(r, 1, hint))
-            }
-            "job" => {
-                let k = key?;
-                if !JOB_KEYS.contains(&k) {
-                    let hint = suggest("job", k, &JOB_KEYS)
-                        .unwrap_or_else(|| "`job` has `name` and `id`".into());
-                    return Some(Problem::undefined(r, 1, hint));
-                }
-                scalar_attribute(r, "a string")
-            }
-            "env" => {
-                let k = key?;
-                if !self.env_names.contains(k) {
-                    let mut names: Vec<&str> = self.env_names.iter().copied().collect();
-                    names.sort_unstable();
-                    let hint = suggest("env", k, &names).unwrap_or_else(|| {
-                        format!("list `{k}` under `env:` to read it from the host environment")
-                    });
-                    return Some(Problem::undefined(r, 1, hint));
-                }
-                scalar_attribute(r, "a string")
-            }
+        match root {
+            "vars" => self.var_problem(r),
+            "matrix" => self.matrix_problem(step, r),
+            "job" => job_problem(r),
+            "env" => self.env_problem(r),
             "steps" => self.step_problem(step, r),
-            root => {
-                let rest: Vec<&str> = r.path[1..].iter().map(|s| s.name.as_str()).collect();
-                let fixed = |prefix: &[&str]| {
-                    let path = path_text(prefix.iter().chain(&rest).copied());
-                    format!("did you mean `{path}`?")
-                };
-                let axes = self
-                    .manifest
-                    .sandboxes
-                    .get(&decl.sandbox.value)
-                    .map(|s| &s.matrix);
-                let hint = if self.manifest.vars.contains_key(root) {
-                    fixed(&["vars", root])
-                } else if axes.is_some_and(|a| a.contains_key(root)) {
-                    fixed(&["matrix", root])
-                } else if let Some(s) = did_you_mean(root, ROOTS) {
-                    fixed(&[s])
-                } else {
-                    "templates can read `vars`, `matrix`, `job`, `env` and `steps`".into()
-                };
-                Some(Problem::undefined(r, 0, hint))
-            }
+            root => Some(self.root_problem(step, r, root)),
         }
+    }
+
+    /// `vars.X…`.
+    fn var_problem(&self, r: &Reference) -> Option<Problem> {
+        let k = r.path.get(1)?.name.as_str();
+        if self.manifest.vars.contains_key(k) {
+            return None;
+        }
+        let names: Vec<&str> = self.manifest.vars.keys().map(String::as_str).collect();
+        let hint = suggest("vars", k, &names)
+            .unwrap_or_else(|| format!("define `{k}` under `vars:`, or pass `--var {k}=VALUE`"));
+        Some(Problem::undefined(r, 1, hint))
+    }
+
+    /// `matrix.X…` read by step `step`.
+    fn matrix_problem(&self, step: usize, r: &Reference) -> Option<Problem> {
+        let decl = &self.manifest.steps[step];
+        let k = r.path.get(1)?.name.as_str();
+        let sandbox = self.manifest.sandboxes.get(&decl.sandbox.value)?;
+        if sandbox.matrix.contains_key(k) {
+            return None;
+        }
+        let axes: Vec<&str> = sandbox.matrix.keys().map(String::as_str).collect();
+        let hint = if axes.is_empty() {
+            format!(
+                "step `{}` runs on sandbox `{}`, which has no `matrix`",
+                decl.id, sandbox.id
+            )
+        } else {
+            suggest("matrix", k, &axes).unwrap_or_else(|| {
+                format!(
+                    "the axes of sandbox `{}` are: {}",
+                    sandbox.id,
+                    quoted(&axes)
+                )
+            })
+        };
+        Some(Problem::undefined(r, 1, hint))
+    }
+
+    /// `env.X…`.
+    fn env_problem(&self, r: &Reference) -> Option<Problem> {
+        let k = r.path.get(1)?.name.as_str();
+        if !self.env_names.contains(k) {
+            let mut names: Vec<&str> = self.env_names.iter().copied().collect();
+            names.sort_unstable();
+            let hint = suggest("env", k, &names).unwrap_or_else(|| {
+                format!("list `{k}` under `env:` to read it from the host environment")
+            });
+            return Some(Problem::undefined(r, 1, hint));
+        }
+        scalar_attribute(r, "a string")
+    }
+
+    /// A root templates do not have (`root.…`), read by step `step`: maybe
+    /// a variable or an axis written without its root, or a typo.
+    fn root_problem(&self, step: usize, r: &Reference, root: &str) -> Problem {
+        let decl = &self.manifest.steps[step];
+        let rest: Vec<&str> = r.path[1..].iter().map(|s| s.name.as_str()).collect();
+        let fixed = |prefix: &[&str]| {
+            let path = path_text(prefix.iter().chain(&rest).copied());
+            format!("did you mean `{path}`?")
+        };
+        let axes = self
+            .manifest
+            .sandboxes
+            .get(&decl.sandbox.value)
+            .map(|s| &s.matrix);
+        let hint = if self.manifest.vars.contains_key(root) {
+            fixed(&["vars", root])
+        } else if axes.is_some_and(|a| a.contains_key(root)) {
+            fixed(&["matrix", root])
+        } else if let Some(s) = did_you_mean(root, ROOTS) {
+            fixed(&[s])
+        } else {
+            "templates can read `vars`, `matrix`, `job`, `env` and `steps`".into()
+        };
+        Problem::undefined(r, 0, hint)
     }
 
     /// `steps.X…` read by step `step`.

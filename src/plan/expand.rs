@@ -292,7 +292,7 @@ fn check_profile(
 
 fn has_template(v: &Value) -> bool {
     match v {
-        Value::String(s) => crate::manifest::template::is_template(s),
+        Value::String(s) => crate::template::is_template(s),
         Value::Array(a) => a.iter().any(has_template),
         Value::Object(m) => m.values().any(has_template),
         _ => false,

@@ -4,8 +4,8 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::manifest::template::{self, Context};
-use crate::manifest::{AxisValues, Diagnostic, Limit, SandboxDecl, Source};
+use crate::manifest::{AxisValues, Diagnostic, Limit, SandboxDecl, Source, Span};
+use crate::template::{self, Context};
 
 /// One combination: axis name → value.
 pub(crate) type Combination = IndexMap<String, Value>;
@@ -22,48 +22,8 @@ pub(crate) fn combinations(
 ) -> Vec<Combination> {
     let mut axes: Vec<(&str, Vec<Value>)> = Vec::with_capacity(decl.matrix.len());
     for (name, axis) in &decl.matrix {
-        let values = match &axis.value {
-            AxisValues::List(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    match &item.value {
-                        Value::String(s) if template::is_template(s) => {
-                            let tpl = crate::manifest::Tpl::new(s.clone(), item.span);
-                            match template::render_value(&tpl, ctx, source) {
-                                Ok(v) => out.push(v),
-                                Err(d) => diags.push(d),
-                            }
-                        }
-                        v => out.push(v.clone()),
-                    }
-                }
-                out
-            }
-            AxisValues::Template(tpl) => match template::render_value(tpl, ctx, source) {
-                Ok(Value::Array(items)) if !items.is_empty() => items,
-                Ok(Value::Array(_)) => {
-                    diags.push(
-                        Diagnostic::new(source, tpl.span, format!("matrix axis `{name}` rendered to an empty list"))
-                            .hint("a sandbox with an empty axis would never run: check the variable it reads"),
-                    );
-                    continue;
-                }
-                Ok(other) => {
-                    let shown = match &other {
-                        Value::String(s) => format!("the string \"{s}\""),
-                        v => v.to_string(),
-                    };
-                    diags.push(
-                        Diagnostic::new(source, tpl.span, format!("matrix axis `{name}` must render to a list, got {shown}"))
-                            .hint("write the whole value as one expression, e.g. \"{{ vars.students }}\", with a list in `vars`"),
-                    );
-                    continue;
-                }
-                Err(d) => {
-                    diags.push(d);
-                    continue;
-                }
-            },
+        let Some(values) = axis_values(name, &axis.value, ctx, source, diags) else {
+            continue;
         };
         if values.len() as u64 > limit {
             diags.push(too_many(
@@ -75,20 +35,8 @@ pub(crate) fn combinations(
             ));
             return Vec::new();
         }
-        // Two equal values would give two containers with the same id.
-        let mut seen = std::collections::HashSet::with_capacity(values.len());
-        for v in &values {
-            if !seen.insert(v.to_string()) {
-                diags.push(
-                    Diagnostic::new(
-                        source,
-                        axis.span,
-                        format!("matrix axis `{name}` lists `{}` twice", value_text(v)),
-                    )
-                    .hint("each value makes one container: remove the duplicate"),
-                );
-                break;
-            }
+        if let Some(d) = duplicate(name, &values, axis.span, source) {
+            diags.push(d);
         }
         axes.push((name, values));
     }
@@ -101,6 +49,77 @@ pub(crate) fn combinations(
         diags.push(too_many(source, decl, span, count, limit));
         return Vec::new();
     }
+    product(axes)
+}
+
+/// The values of axis `name`: a list's items (string items rendered), or
+/// what its template renders to, which must be a non-empty list. `None`
+/// when the template fails: the axis is left out, the mistake is in `diags`.
+fn axis_values(
+    name: &str,
+    axis: &AxisValues,
+    ctx: &Context,
+    source: &Source,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<Value>> {
+    let tpl = match axis {
+        AxisValues::List(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match &item.value {
+                    Value::String(s) if template::is_template(s) => {
+                        let tpl = crate::manifest::Tpl::new(s.clone(), item.span);
+                        match template::render_value(&tpl, ctx, source) {
+                            Ok(v) => out.push(v),
+                            Err(d) => diags.push(d),
+                        }
+                    }
+                    v => out.push(v.clone()),
+                }
+            }
+            return Some(out);
+        }
+        AxisValues::Template(tpl) => tpl,
+    };
+    let diag = match template::render_value(tpl, ctx, source) {
+        Ok(Value::Array(items)) if !items.is_empty() => return Some(items),
+        Ok(Value::Array(_)) => Diagnostic::new(
+            source,
+            tpl.span,
+            format!("matrix axis `{name}` rendered to an empty list"),
+        )
+        .hint("a sandbox with an empty axis would never run: check the variable it reads"),
+        Ok(other) => {
+            let shown = match &other {
+                Value::String(s) => format!("the string \"{s}\""),
+                v => v.to_string(),
+            };
+            Diagnostic::new(source, tpl.span, format!("matrix axis `{name}` must render to a list, got {shown}"))
+                .hint("write the whole value as one expression, e.g. \"{{ vars.students }}\", with a list in `vars`")
+        }
+        Err(d) => d,
+    };
+    diags.push(diag);
+    None
+}
+
+/// The first value axis `name` lists twice: two equal values would give
+/// two containers with the same id.
+fn duplicate(name: &str, values: &[Value], span: Span, source: &Source) -> Option<Diagnostic> {
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    let twice = values.iter().find(|v| !seen.insert(v.to_string()))?;
+    Some(
+        Diagnostic::new(
+            source,
+            span,
+            format!("matrix axis `{name}` lists `{}` twice", value_text(twice)),
+        )
+        .hint("each value makes one container: remove the duplicate"),
+    )
+}
+
+/// Every combination of the axes' values, the first axis varying slowest.
+fn product(axes: Vec<(&str, Vec<Value>)>) -> Vec<Combination> {
     let mut combos: Vec<Combination> = vec![IndexMap::new()];
     for (name, values) in axes {
         let mut next = Vec::with_capacity(combos.len() * values.len());
@@ -116,13 +135,7 @@ pub(crate) fn combinations(
     combos
 }
 
-fn too_many(
-    source: &Source,
-    decl: &SandboxDecl,
-    span: crate::manifest::Span,
-    count: u64,
-    limit: u64,
-) -> Diagnostic {
+fn too_many(source: &Source, decl: &SandboxDecl, span: Span, count: u64, limit: u64) -> Diagnostic {
     let shown = if count == u64::MAX {
         "more than 2^64".to_string()
     } else {

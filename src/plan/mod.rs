@@ -25,6 +25,7 @@
 //! planning with its position instead of a step after containers exist.
 
 mod check;
+mod cycles;
 mod display;
 mod expand;
 mod matrix;
@@ -35,6 +36,7 @@ mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
 mod spec;
+mod step_context;
 mod step_instance;
 
 use std::cmp::Reverse;
@@ -44,10 +46,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use petgraph::graph::{DiGraph, NodeIndex};
-use serde_json::Value;
 
-use crate::manifest::template::{self, Context, StepResult};
-use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span, StepDecl};
+use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
+use crate::template::{self, Context};
 
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
@@ -60,7 +61,7 @@ pub use step_instance::StepInstance;
 /// What planning needs besides the manifest.
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
-    /// The job instance id (`job.id` in templates); the job name when unset.
+    /// The job id (`job.id` in templates); the job name when unset.
     pub job_id: Option<String>,
     /// The profiles sandboxes may name (the caller resolves them for its
     /// project, e.g. [`ProfileSet::of_project`]); the shipped ones by default.
@@ -75,7 +76,7 @@ pub struct PlanOptions {
 pub struct Plan {
     /// Rendered job name.
     pub job_name: String,
-    /// Job instance id (`job.id`).
+    /// The job id (`job.id`).
     pub job_id: String,
     /// The manifest this plan came from (sources for diagnostics, vars,
     /// env), with every `uses` step expanded into its recipe's steps.
@@ -114,197 +115,30 @@ enum Edge {
 /// Plan `manifest`: fan out, link, check for cycles, render sandbox specs.
 pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Plan, ManifestError> {
     let manifest: Arc<Manifest> = manifest.into();
-    let source = &manifest.source;
     let mut diags = Vec::new();
-
-    let limits = &manifest.limits;
-    // Job name and base context.
-    let base = Context::new()
-        .with_limits(limits)
-        .with_vars(&manifest.vars)
-        .with_env(&manifest.env);
-    let job_name = match &manifest.name {
-        Some(tpl) => {
-            let ctx = base
-                .clone()
-                .with_job("", opts.job_id.as_deref().unwrap_or(""));
-            template::render(tpl, &ctx, source).unwrap_or_else(|d| {
-                diags.push(d);
-                manifest.default_name()
-            })
-        }
-        None => manifest.default_name(),
-    };
-    let job_id = opts.job_id.clone().unwrap_or_else(|| job_name.clone());
-    let base = base.with_job(&job_name, &job_id);
-
-    // Sandbox instances, contiguous per declared sandbox.
-    let mut sandboxes = Vec::new();
-    let mut instances_of_sandbox: Vec<Range<usize>> = Vec::with_capacity(manifest.sandboxes.len());
-    let max_sandboxes = limits.get(Limit::Sandboxes);
-    for decl in manifest.sandboxes.values() {
-        let start = sandboxes.len();
-        let combos =
-            matrix::combinations(decl, &base, source, limits.get(Limit::Matrix), &mut diags);
-        if (sandboxes.len() + combos.len()) as u64 > max_sandboxes {
-            diags.push(
-                Diagnostic::new(
-                    source,
-                    decl.id_span,
-                    format!(
-                        "with sandbox `{}` the job has {} sandbox instances, more than the `sandboxes` limit of {max_sandboxes}",
-                        decl.id,
-                        sandboxes.len() + combos.len()
-                    ),
-                )
-                .hint(Limit::Sandboxes.how_to_raise()),
-            );
-            return Err(ManifestError::Invalid(diags));
-        }
-        for combo in combos {
-            let ctx = base.clone().with_matrix(&combo);
-            let spec = spec::render_spec(&manifest, decl, &ctx, &opts.profiles, &mut diags);
-            sandboxes.push(SandboxInstance {
-                index: sandboxes.len(),
-                id: matrix::instance_id(&decl.id, &combo),
-                sandbox: decl.id.clone(),
-                matrix: combo,
-                persist: decl.persist,
-                build: decl.build == crate::manifest::BuildPolicy::Auto,
-                spec,
-            });
-        }
-        instances_of_sandbox.push(start..sandboxes.len());
-    }
-
-    // Declared-step edges, then cycles.
-    let decl_edges = declared_edges(&manifest);
-    diags.extend(find_cycles(&manifest, &decl_edges));
-    // Step templates render when their step runs; what they read is checked now.
-    diags.extend(check::check_steps(
-        &manifest,
-        &decl_edges,
-        &instances_of_sandbox,
-    ));
-    diags.extend(check::check_plan_templates(&manifest));
-    let expansion = expand::expand(&manifest, &opts.recipes, &sandboxes, &mut diags);
-    if let Some(e) = &expansion {
-        for u in &e.uses {
-            diags.extend(check::check_recipe(&manifest, u));
-        }
-    }
-    if !diags.is_empty() {
-        // A sandbox template is rendered once per matrix combination: say
-        // each mistake once.
-        diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
-        diags.dedup();
-        return Err(ManifestError::Invalid(diags));
-    }
-    let Some(expand::Expansion {
-        manifest,
-        recipe_of,
-        uses,
-    }) = expansion
+    let (job_name, job_id) = job_name_and_id(&manifest, opts, &mut diags);
+    let base = Context::for_job(
+        &manifest.limits,
+        &manifest.vars,
+        &manifest.env,
+        &job_name,
+        &job_id,
+    );
+    let Some((sandboxes, instances_of_sandbox)) =
+        sandbox_instances(&manifest, &base, opts, &mut diags)
     else {
         return Err(ManifestError::Invalid(diags));
     };
-    let source = &manifest.source;
-    let decl_edges = declared_edges(&manifest);
-
-    // The decoder checked sandbox references; a hand-built manifest may not have.
-    let mut step_sandbox = Vec::with_capacity(manifest.steps.len());
-    for decl in manifest.steps.values() {
-        if let Some(i) = manifest.sandboxes.get_index_of(&decl.sandbox.value) {
-            step_sandbox.push(i);
-        } else {
-            diags.push(Diagnostic::new(
-                source,
-                decl.sandbox.span,
-                format!(
-                    "step `{}` runs on unknown sandbox `{}`",
-                    decl.id, decl.sandbox.value
-                ),
-            ));
-        }
-    }
-
-    // Step instances, counted before any is made.
-    let max_steps = limits.get(Limit::Steps);
-    let mut count = 0u64;
-    for (decl, &sb) in manifest.steps.values().zip(&step_sandbox) {
-        count += instances_of_sandbox[sb].len() as u64;
-        if count > max_steps {
-            diags.push(
-                Diagnostic::new(
-                    source,
-                    decl.id_span,
-                    format!(
-                        "with step `{}` the job has more than {max_steps} step instances (the `steps` limit)",
-                        decl.id
-                    ),
-                )
-                .hint(Limit::Steps.how_to_raise()),
-            );
-            return Err(ManifestError::Invalid(diags));
-        }
-    }
-
-    if !diags.is_empty() {
-        return Err(ManifestError::Invalid(diags));
-    }
-
-    // Step instances.
-    let mut steps = Vec::new();
-    let mut instances_of_step = Vec::with_capacity(manifest.steps.len());
-    for (decl, &sandbox_idx) in manifest.steps.values().zip(&step_sandbox) {
-        let shared = Arc::new(decl.clone());
-        let start = steps.len();
-        for sb in instances_of_sandbox[sandbox_idx].clone() {
-            steps.push(StepInstance {
-                index: steps.len(),
-                id: format!("{}@{}", decl.id, sandboxes[sb].id),
-                step: decl.id.clone(),
-                sandbox: sb,
-                matrix: sandboxes[sb].matrix.clone(),
-                needs: Vec::new(),
-                decl: Arc::clone(&shared),
-            });
-        }
-        instances_of_step.push(start..steps.len());
-    }
-
-    // Instance edges.
-    for (i, edges) in decl_edges.iter().enumerate() {
-        for &(j, _) in edges {
-            let same_sandbox = manifest.steps[i].sandbox.value == manifest.steps[j].sandbox.value;
-            if same_sandbox {
-                // Same sandbox, same combination: instance k waits for instance k.
-                for (a, b) in instances_of_step[i]
-                    .clone()
-                    .zip(instances_of_step[j].clone())
-                {
-                    steps[a].needs.push(b);
-                }
-            } else {
-                let all: Vec<usize> = instances_of_step[j].clone().collect();
-                for a in instances_of_step[i].clone() {
-                    steps[a].needs.extend_from_slice(&all);
-                }
-            }
-        }
-    }
-    let mut graph = DiGraph::with_capacity(steps.len(), 0);
-    for s in &mut steps {
-        s.needs.sort_unstable();
-        s.needs.dedup();
-        graph.add_node(s.index);
-    }
-    for s in &steps {
-        for &n in &s.needs {
-            graph.add_edge(NodeIndex::new(n), NodeIndex::new(s.index), ());
-        }
-    }
-
+    let expansion = check_and_expand(&manifest, opts, &sandboxes, &instances_of_sandbox, diags)?;
+    let expand::Expansion {
+        manifest,
+        recipe_of,
+        uses,
+    } = expansion;
+    let step_sandbox = step_sandboxes(&manifest, &instances_of_sandbox)?;
+    let (steps, instances_of_step) =
+        step_instances(&manifest, &step_sandbox, &instances_of_sandbox, &sandboxes);
+    let graph = step_graph(&steps);
     let (topo, wave_of) = topological_waves(&steps, &graph);
     let mut steps_by_sandbox = vec![Vec::new(); sandboxes.len()];
     for &s in &topo {
@@ -324,6 +158,242 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         wave_of,
         instances_of_step,
     })
+}
+
+/// The rendered job name (the default when it does not render: the
+/// mistake goes to `diags`) and the job id (the name when none is given).
+fn job_name_and_id(
+    manifest: &Manifest,
+    opts: &PlanOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> (String, String) {
+    let job_name = match &manifest.name {
+        Some(tpl) => {
+            let ctx = Context::for_job_name(
+                &manifest.limits,
+                &manifest.vars,
+                &manifest.env,
+                opts.job_id.as_deref().unwrap_or(""),
+            );
+            template::render(tpl, &ctx, &manifest.source).unwrap_or_else(|d| {
+                diags.push(d);
+                manifest.default_name()
+            })
+        }
+        None => manifest.default_name(),
+    };
+    let job_id = opts.job_id.clone().unwrap_or_else(|| job_name.clone());
+    (job_name, job_id)
+}
+
+/// Sandbox instances, contiguous per declared sandbox, with their specs
+/// rendered, and the instances of each declared sandbox. `None` past the
+/// `sandboxes` limit: planning stops there.
+fn sandbox_instances(
+    manifest: &Manifest,
+    base: &Context,
+    opts: &PlanOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Vec<SandboxInstance>, Vec<Range<usize>>)> {
+    let source = &manifest.source;
+    let limits = &manifest.limits;
+    let mut sandboxes = Vec::new();
+    let mut instances_of_sandbox: Vec<Range<usize>> = Vec::with_capacity(manifest.sandboxes.len());
+    let max_sandboxes = limits.get(Limit::Sandboxes);
+    for decl in manifest.sandboxes.values() {
+        let start = sandboxes.len();
+        let combos = matrix::combinations(decl, base, source, limits.get(Limit::Matrix), diags);
+        if (sandboxes.len() + combos.len()) as u64 > max_sandboxes {
+            diags.push(
+                Diagnostic::new(
+                    source,
+                    decl.id_span,
+                    format!(
+                        "with sandbox `{}` the job has {} sandbox instances, more than the `sandboxes` limit of {max_sandboxes}",
+                        decl.id,
+                        sandboxes.len() + combos.len()
+                    ),
+                )
+                .hint(Limit::Sandboxes.how_to_raise()),
+            );
+            return None;
+        }
+        for combo in combos {
+            let ctx = base.for_instance(&combo);
+            let spec = spec::render_spec(manifest, decl, &ctx, &opts.profiles, diags);
+            sandboxes.push(SandboxInstance {
+                index: sandboxes.len(),
+                id: matrix::instance_id(&decl.id, &combo),
+                sandbox: decl.id.clone(),
+                matrix: combo,
+                persist: decl.persist,
+                build: decl.build == crate::manifest::BuildPolicy::Auto,
+                spec,
+            });
+        }
+        instances_of_sandbox.push(start..sandboxes.len());
+    }
+    Some((sandboxes, instances_of_sandbox))
+}
+
+/// Find cycles, check what step templates read (they render when their
+/// step runs), and expand recipe uses; every mistake so far, in `diags`
+/// too, is reported at once, each once.
+fn check_and_expand(
+    manifest: &Arc<Manifest>,
+    opts: &PlanOptions,
+    sandboxes: &[SandboxInstance],
+    instances_of_sandbox: &[Range<usize>],
+    mut diags: Vec<Diagnostic>,
+) -> Result<expand::Expansion, ManifestError> {
+    let decl_edges = declared_edges(manifest);
+    diags.extend(cycles::find_cycles(manifest, &decl_edges));
+    diags.extend(check::check_steps(
+        manifest,
+        &decl_edges,
+        instances_of_sandbox,
+    ));
+    diags.extend(check::check_plan_templates(manifest));
+    let expansion = expand::expand(manifest, &opts.recipes, sandboxes, &mut diags);
+    if let Some(e) = &expansion {
+        for u in &e.uses {
+            diags.extend(check::check_recipe(manifest, u));
+        }
+    }
+    if !diags.is_empty() {
+        // A sandbox template is rendered once per matrix combination: say
+        // each mistake once.
+        diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
+        diags.dedup();
+        return Err(ManifestError::Invalid(diags));
+    }
+    expansion.ok_or(ManifestError::Invalid(diags))
+}
+
+/// The declared sandbox of each declared step (by position), with the
+/// step instances counted against the `steps` limit before any is made.
+fn step_sandboxes(
+    manifest: &Manifest,
+    instances_of_sandbox: &[Range<usize>],
+) -> Result<Vec<usize>, ManifestError> {
+    let source = &manifest.source;
+    let mut diags = Vec::new();
+    // The decoder checked sandbox references; a hand-built manifest may not have.
+    let mut step_sandbox = Vec::with_capacity(manifest.steps.len());
+    for decl in manifest.steps.values() {
+        if let Some(i) = manifest.sandboxes.get_index_of(&decl.sandbox.value) {
+            step_sandbox.push(i);
+        } else {
+            diags.push(Diagnostic::new(
+                source,
+                decl.sandbox.span,
+                format!(
+                    "step `{}` runs on unknown sandbox `{}`",
+                    decl.id, decl.sandbox.value
+                ),
+            ));
+        }
+    }
+    let max_steps = manifest.limits.get(Limit::Steps);
+    let mut count = 0u64;
+    for (decl, &sb) in manifest.steps.values().zip(&step_sandbox) {
+        count += instances_of_sandbox[sb].len() as u64;
+        if count > max_steps {
+            diags.push(
+                Diagnostic::new(
+                    source,
+                    decl.id_span,
+                    format!(
+                        "with step `{}` the job has more than {max_steps} step instances (the `steps` limit)",
+                        decl.id
+                    ),
+                )
+                .hint(Limit::Steps.how_to_raise()),
+            );
+            return Err(ManifestError::Invalid(diags));
+        }
+    }
+    if !diags.is_empty() {
+        return Err(ManifestError::Invalid(diags));
+    }
+    Ok(step_sandbox)
+}
+
+/// One step instance per declared step and instance of its sandbox, with
+/// the instances it waits for; and the instances of each declared step.
+fn step_instances(
+    manifest: &Manifest,
+    step_sandbox: &[usize],
+    instances_of_sandbox: &[Range<usize>],
+    sandboxes: &[SandboxInstance],
+) -> (Vec<StepInstance>, Vec<Range<usize>>) {
+    let mut steps = Vec::new();
+    let mut instances_of_step = Vec::with_capacity(manifest.steps.len());
+    for (decl, &sandbox_idx) in manifest.steps.values().zip(step_sandbox) {
+        let shared = Arc::new(decl.clone());
+        let start = steps.len();
+        for sb in instances_of_sandbox[sandbox_idx].clone() {
+            steps.push(StepInstance {
+                index: steps.len(),
+                id: format!("{}@{}", decl.id, sandboxes[sb].id),
+                step: decl.id.clone(),
+                sandbox: sb,
+                matrix: sandboxes[sb].matrix.clone(),
+                needs: Vec::new(),
+                decl: Arc::clone(&shared),
+            });
+        }
+        instances_of_step.push(start..steps.len());
+    }
+    link_instances(manifest, &mut steps, &instances_of_step);
+    (steps, instances_of_step)
+}
+
+/// Each instance's `needs`: for a needed step on the same sandbox, its
+/// instance on the same combination; on another sandbox, every instance.
+fn link_instances(
+    manifest: &Manifest,
+    steps: &mut [StepInstance],
+    instances_of_step: &[Range<usize>],
+) {
+    for (i, edges) in declared_edges(manifest).iter().enumerate() {
+        for &(j, _) in edges {
+            let same_sandbox = manifest.steps[i].sandbox.value == manifest.steps[j].sandbox.value;
+            if same_sandbox {
+                // Same sandbox, same combination: instance k waits for instance k.
+                for (a, b) in instances_of_step[i]
+                    .clone()
+                    .zip(instances_of_step[j].clone())
+                {
+                    steps[a].needs.push(b);
+                }
+            } else {
+                let all: Vec<usize> = instances_of_step[j].clone().collect();
+                for a in instances_of_step[i].clone() {
+                    steps[a].needs.extend_from_slice(&all);
+                }
+            }
+        }
+    }
+    for s in steps {
+        s.needs.sort_unstable();
+        s.needs.dedup();
+    }
+}
+
+/// The graph of step instances: node `i` is step `i`, `a → b` when `b`
+/// waits for `a`.
+fn step_graph(steps: &[StepInstance]) -> DiGraph<usize, ()> {
+    let mut graph = DiGraph::with_capacity(steps.len(), 0);
+    for s in steps {
+        graph.add_node(s.index);
+    }
+    for s in steps {
+        for &n in &s.needs {
+            graph.add_edge(NodeIndex::new(n), NodeIndex::new(s.index), ());
+        }
+    }
+    graph
 }
 
 /// For each declared step (by position), the declared steps it waits for.
@@ -352,102 +422,6 @@ fn declared_edges(manifest: &Manifest) -> Vec<Vec<(usize, Edge)>> {
         edges.push(mine);
     }
     edges
-}
-
-/// One diagnostic per cycle among declared steps, at a `needs` entry on it.
-fn find_cycles(manifest: &Manifest, edges: &[Vec<(usize, Edge)>]) -> Vec<Diagnostic> {
-    let mut g: DiGraph<(), Edge> = DiGraph::with_capacity(edges.len(), 0);
-    for _ in edges {
-        g.add_node(());
-    }
-    for (i, mine) in edges.iter().enumerate() {
-        for &(j, e) in mine {
-            g.add_edge(NodeIndex::new(i), NodeIndex::new(j), e);
-        }
-    }
-    let mut diags = Vec::new();
-    let mut sccs: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&g)
-        .into_iter()
-        .filter(|c| c.len() > 1)
-        .map(|c| {
-            let mut c: Vec<usize> = c.into_iter().map(NodeIndex::index).collect();
-            c.sort_unstable();
-            c
-        })
-        .collect();
-    sccs.sort();
-    for scc in sccs {
-        let path = cycle_through(scc[0], &scc, edges);
-        let steps: Vec<&StepDecl> = path.iter().map(|&(i, _)| &manifest.steps[i]).collect();
-        let mut text: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
-        text.push(&steps[0].id);
-        // Every cycle has a `needs` edge: order edges only point back in the file.
-        let needs_span = path.iter().find_map(|&(_, e)| match e {
-            Edge::Needs(span) => Some(span),
-            Edge::Order => None,
-        });
-        let order_note: Vec<String> = path
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, e))| *e == Edge::Order)
-            .map(|(k, &(i, _))| {
-                let next = path[(k + 1) % path.len()].0;
-                format!(
-                    "`{}` waits for `{}` because it is the next step on sandbox `{}` and has no `needs`",
-                    manifest.steps[i].id, manifest.steps[next].id, manifest.steps[i].sandbox.value
-                )
-            })
-            .collect();
-        let mut hint = "`a -> b` means a waits for b; remove one of these `needs`".to_string();
-        for n in order_note {
-            hint.push_str("; ");
-            hint.push_str(&n);
-        }
-        let span = needs_span.unwrap_or(steps[0].id_span);
-        diags.push(
-            Diagnostic::new(
-                &manifest.source,
-                span,
-                format!(
-                    "steps wait for each other in a cycle: {}",
-                    text.join(" -> ")
-                ),
-            )
-            .hint(hint),
-        );
-    }
-    diags
-}
-
-/// A shortest cycle from `start` back to it inside `scc`; each entry is a
-/// step and the edge it leaves by.
-fn cycle_through(start: usize, scc: &[usize], edges: &[Vec<(usize, Edge)>]) -> Vec<(usize, Edge)> {
-    let mut prev: IndexMap<usize, (usize, Edge)> = IndexMap::new();
-    let mut queue = std::collections::VecDeque::from([start]);
-    while let Some(n) = queue.pop_front() {
-        for &(m, e) in &edges[n] {
-            if scc.binary_search(&m).is_err() {
-                continue;
-            }
-            if m == start {
-                // Walk back from n to start.
-                let mut path = vec![(n, e)];
-                let mut cur = n;
-                while cur != start {
-                    let (p, pe) = prev[&cur];
-                    path.push((p, pe));
-                    cur = p;
-                }
-                path.reverse();
-                return path;
-            }
-            if m != start && !prev.contains_key(&m) {
-                prev.insert(m, (n, e));
-                queue.push_back(m);
-            }
-        }
-    }
-    vec![(start, Edge::Order)]
 }
 
 /// A topological order (ready steps by smallest index) and each step's wave.
@@ -535,114 +509,6 @@ impl Plan {
             .steps
             .get_index_of(id)
             .map_or(0..0, |i| self.instances_of_step[i].clone())
-    }
-
-    /// The template context of `step` before any result is known: `vars`,
-    /// `env`, `job` and its `matrix`.
-    #[must_use]
-    pub fn context(&self, step: usize) -> Context {
-        Context::new()
-            .with_limits(&self.manifest.limits)
-            .with_vars(&self.manifest.vars)
-            .with_env(&self.manifest.env)
-            .with_job(&self.job_name, &self.job_id)
-            .with_matrix(&self.steps[step].matrix)
-    }
-
-    /// The context of `step` with the results of finished steps under
-    /// `steps.<id>`: for a step on the same sandbox, the instance on the same
-    /// combination; for a step with one instance, that one; for a fanned-out
-    /// step seen from another sandbox, `{"instances": [...]}` with one entry
-    /// per finished instance (its result plus `sandbox` and `matrix`).
-    pub fn context_with_results<'r>(
-        &self,
-        step: usize,
-        result: impl Fn(usize) -> Option<&'r StepResult>,
-    ) -> Context {
-        let mut ctx = self.context(step);
-        let me = &self.steps[step];
-        let my_sandbox = &self.sandboxes[me.sandbox].sandbox;
-        for range in &self.instances_of_step {
-            let Some(first) = range.clone().next() else {
-                continue;
-            };
-            let id = &self.steps[first].step;
-            let same_sandbox = &self.sandboxes[self.steps[first].sandbox].sandbox == my_sandbox;
-            if same_sandbox || range.len() == 1 {
-                let instance = if same_sandbox {
-                    range.clone().find(|&i| self.steps[i].sandbox == me.sandbox)
-                } else {
-                    Some(first)
-                };
-                if let Some(r) = instance.and_then(&result) {
-                    ctx.set_step(id, r);
-                }
-            } else {
-                let instances: Vec<Value> = range
-                    .clone()
-                    .filter_map(|i| {
-                        let r = result(i)?;
-                        let mut v = serde_json::to_value(r).ok()?;
-                        v["sandbox"] =
-                            Value::String(self.sandboxes[self.steps[i].sandbox].id.clone());
-                        v["matrix"] = serde_json::to_value(&self.steps[i].matrix).ok()?;
-                        Some(v)
-                    })
-                    .collect();
-                if !instances.is_empty() {
-                    ctx.set_step_value(id, serde_json::json!({ "instances": instances }));
-                }
-            }
-        }
-        self.set_use_results(&mut ctx, step, result);
-        ctx
-    }
-
-    /// `steps.<step>` for every recipe use, seen from `step` (the same
-    /// rules as for a step: same sandbox, one instance, or `instances`).
-    fn set_use_results<'r>(
-        &self,
-        ctx: &mut Context,
-        step: usize,
-        result: impl Fn(usize) -> Option<&'r StepResult>,
-    ) {
-        let result = &result;
-        let me = &self.steps[step];
-        for u in &self.uses {
-            let Some(first_local) = u.local_ids.first() else {
-                continue;
-            };
-            let range = self.instances_of(&u.expanded_id(first_local));
-            let Some(first) = range.clone().next() else {
-                continue;
-            };
-            let same = self.sandboxes[self.steps[first].sandbox].sandbox
-                == self.sandboxes[me.sandbox].sandbox;
-            if same || range.len() == 1 {
-                let sb = if same {
-                    me.sandbox
-                } else {
-                    self.steps[first].sandbox
-                };
-                if let Some(r) = self.use_result(u, sb, result) {
-                    ctx.set_step(&u.step, &r);
-                }
-            } else {
-                let instances: Vec<Value> = range
-                    .filter_map(|i| {
-                        let sb = self.steps[i].sandbox;
-                        let r = self.use_result(u, sb, result)?;
-                        let mut v = serde_json::to_value(r).ok()?;
-                        v["sandbox"] = Value::String(self.sandboxes[sb].id.clone());
-                        v["matrix"] = serde_json::to_value(&self.steps[i].matrix).ok()?;
-                        Some(v)
-                    })
-                    .collect();
-                if !instances.is_empty() {
-                    ctx.set_step_value(&u.step, serde_json::json!({ "instances": instances }));
-                }
-            }
-        }
     }
 }
 

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::{Plan, RecipeUse};
 use crate::diag::Source;
-use crate::manifest::template::{self, Context, StepResult};
 use crate::manifest::{Diagnostic, InputType, Spanned};
+use crate::template::{self, Context, ResultStatus, StepResult};
 
 impl Plan {
     /// The recipe use step `step` came from, if any.
@@ -48,7 +48,7 @@ impl Plan {
         let caller = self.context_with_results(step, result);
         let inputs = self.render_inputs(u, &caller)?;
         let me = &self.steps[step];
-        Ok(self.recipe_context(u, me.sandbox, &caller_matrix(&caller), inputs, result))
+        Ok(self.recipe_context(u, me.sandbox, &caller.matrix(), inputs, result))
     }
 
     fn recipe_context<'r>(
@@ -59,11 +59,13 @@ impl Plan {
         inputs: Value,
         result: impl Fn(usize) -> Option<&'r StepResult>,
     ) -> Context {
-        let mut ctx = Context::new()
-            .with_limits(&self.manifest.limits)
-            .with_job(&self.job_name, &self.job_id)
-            .with_matrix(matrix)
-            .with_root("inputs", inputs);
+        let mut ctx = Context::for_recipe(
+            &self.manifest.limits,
+            &self.job_name,
+            &self.job_id,
+            matrix,
+            inputs,
+        );
         for local in &u.local_ids {
             let found = self
                 .instances_of(&u.expanded_id(local))
@@ -125,17 +127,7 @@ impl Plan {
             results.push(result(i));
         }
         let last = (*results.last()?)?;
-        let status = results
-            .iter()
-            .flatten()
-            .map(|r| r.status.as_str())
-            .find(|s| *s != "success" && *s != "skipped")
-            .unwrap_or(if results.iter().flatten().all(|r| r.status == "skipped") {
-                "skipped"
-            } else {
-                "success"
-            })
-            .to_string();
+        let status = ResultStatus::combined(results.iter().flatten().map(|r| r.status));
         let base = self.context(first?);
         let inputs = self.render_inputs(u, &base).unwrap_or_else(|_| defaults(u));
         let ctx = self.recipe_context(u, sandbox, &self.steps[first?].matrix, inputs, result);
@@ -153,13 +145,6 @@ impl Plan {
             outputs,
             python: None,
         })
-    }
-}
-
-fn caller_matrix(ctx: &Context) -> indexmap::IndexMap<String, Value> {
-    match ctx.as_json().get("matrix") {
-        Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        _ => indexmap::IndexMap::new(),
     }
 }
 

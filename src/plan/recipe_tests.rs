@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::manifest::{parse, Format, LoadOptions};
+use crate::template::{ResultStatus, StepResult};
 
 const RECIPE: &str = "version: 1
 inputs:
@@ -121,7 +122,7 @@ fn recipe_steps_see_inputs_matrix_and_job_and_the_caller_sees_outputs() {
     for (i, s) in p.steps.iter().enumerate() {
         if s.step.starts_with("greet.") {
             let mut r = StepResult {
-                status: "success".into(),
+                status: ResultStatus::Success,
                 ..StepResult::default()
             };
             r.outputs.insert("said".into(), format!("from {}", s.id));
@@ -151,18 +152,18 @@ fn a_failed_recipe_step_is_the_using_steps_status() {
     for (i, s) in p.steps.iter().enumerate() {
         if s.step.starts_with("greet.") && s.sandbox == sb {
             let status = if s.step == "greet.hi" {
-                "failed"
+                ResultStatus::Failed
             } else {
-                "skipped"
+                ResultStatus::Skipped
             };
             results[i] = Some(StepResult {
-                status: status.into(),
+                status,
                 ..StepResult::default()
             });
         }
     }
     let r = p.use_result(u, sb, |i| results[i].as_ref()).unwrap();
-    assert_eq!(r.status, "failed");
+    assert_eq!(r.status, ResultStatus::Failed);
 }
 
 fn errors(recipe: &str, job: &str) -> Vec<Diagnostic> {

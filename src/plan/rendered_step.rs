@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Plan;
-use crate::manifest::template::{self, Context};
 use crate::manifest::{
     is_session_name, Action, Diagnostic, Interpreter, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
 };
 use crate::sandbox::{Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+use crate::template::{self, Context};
 
 /// A step with its templates rendered.
 #[derive(Debug, Clone)]

@@ -3,11 +3,11 @@
 
 use super::profile_set::ProfileSet;
 use crate::diag::suggest::hint_for;
-use crate::manifest::template::{self, is_template, Context};
 use crate::manifest::{Diagnostic, ImageSource, Manifest, SandboxDecl, Tpl};
 use crate::sandbox::spec::SandboxSpec;
 use crate::sandbox::{PortMap, VolumeMount};
 use crate::size::{ByteSize, SIZE_FORMS};
+use crate::template::{self, is_template, Context};
 
 struct Renderer<'a> {
     manifest: &'a Manifest,

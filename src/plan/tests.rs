@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::manifest::{parse, Format, LoadOptions};
+use crate::template::StepResult;
 
 fn manifest(text: &str) -> Manifest {
     manifest_with(text, &LoadOptions::default())
@@ -461,7 +462,7 @@ fn steps_render_with_results_of_finished_steps() {
     // Results: same combination on the same sandbox; all instances for a fan-in.
     let results: Vec<StepResult> = (0..p.steps.len())
         .map(|i| StepResult {
-            status: "success".into(),
+            status: crate::template::ResultStatus::Success,
             exit_code: Some(i as i64),
             ..StepResult::default()
         })
@@ -487,7 +488,7 @@ fn conditions_and_step_template_errors_point_into_the_file() {
     let p = plan_of("version: 1\nsandboxes: {s: {}}\nsteps:\n  a: {run: x}\n  b:\n    if: steps.a.exit_code == 0\n    run: echo {{ vars.v }}{{ steps.a.stdout }}\nvars: {v: 1}\n");
     let b = 1;
     let mut results = [StepResult {
-        status: "success".into(),
+        status: crate::template::ResultStatus::Success,
         exit_code: Some(0),
         stdout: "hi".into(),
         ..StepResult::default()
@@ -568,7 +569,7 @@ fn examples_load_and_plan() {
         assert!(!p.steps.is_empty(), "{}", path.display());
         // Every step renders, given results for the steps before it.
         let done = StepResult {
-            status: "success".into(),
+            status: crate::template::ResultStatus::Success,
             exit_code: Some(0),
             ..StepResult::default()
         };
@@ -608,7 +609,7 @@ fn grading_example_yaml_and_kdl_plan_alike() {
         let grade = find(format!("grade.grade@grader[student={student}]"));
         let mut results = vec![None; p.steps.len()];
         results[grade] = Some(StepResult {
-            status: "success".into(),
+            status: crate::template::ResultStatus::Success,
             exit_code: Some(0),
             outputs: outputs
                 .iter()
@@ -1130,9 +1131,9 @@ steps:
 "#;
     let p = plan_of(text);
     let mut done = StepResult {
-        status: "success".into(),
+        status: crate::template::ResultStatus::Success,
         exit_code: Some(0),
-        python: Some(crate::manifest::PythonResult {
+        python: Some(crate::template::PythonResult {
             vars: [("x".to_string(), "int: 41".to_string())].into(),
             result: None,
             error: None,

@@ -4,7 +4,7 @@
 //! engine: [`Job::prepare`] loads and plans (nothing is written, no engine
 //! is needed), [`Job::run`] records and runs. [`apply`] does both.
 //!
-//! The manifest is planned once. A job's instance id is `job.id` in
+//! The manifest is planned once. A job's id is `job.id` in
 //! templates, so it must be known before planning; it is also the name of
 //! the record directory, which must not exist for a manifest that does not
 //! plan. So the job name is rendered first, the id that the next record of
@@ -31,11 +31,11 @@ use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
-use crate::manifest::template::{self, Context};
-use crate::manifest::{self, LoadOptions, Manifest};
+use crate::manifest::{self, Limits, LoadOptions, Manifest};
 use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
 use crate::store::{self, Reserved};
+use crate::template::{self, Context};
 
 /// Default number of steps running at once.
 pub const DEFAULT_JOBS: usize = 16;
@@ -100,8 +100,8 @@ pub struct Job {
     manifest: Arc<Manifest>,
     /// The name the record directory is numbered under.
     name: String,
-    /// The id the plan was made with.
-    instance: String,
+    /// The job id the plan was made with.
+    id: String,
     /// The project's profiles, read once: the plan checks names against them.
     profiles: ProfileSet,
     /// The project's recipes, for `uses:`.
@@ -124,15 +124,15 @@ impl Job {
     pub fn prepare(req: ApplyRequest) -> Result<Job, ApplyError> {
         let manifest = Arc::new(manifest::load(&req.manifest, &req.load)?);
         let name = job_name(&manifest);
-        let instance = store::next_job_id(&instances(&req), &name);
+        let job_id = store::next_job_id(&job_records(&req), &name);
         let profiles = ProfileSet::of_project(&req.project);
         let recipes = RecipeSet::of_project(&req.project);
-        let plan = plan_as(&manifest, &instance, &profiles, &recipes)?;
+        let plan = plan_as(&manifest, &job_id, &profiles, &recipes)?;
         Ok(Job {
             req,
             manifest,
             name,
-            instance,
+            id: job_id,
             profiles,
             recipes,
             plan,
@@ -147,7 +147,7 @@ impl Job {
         self
     }
 
-    /// The plan (its `job_id` is the instance id the job expects to get).
+    /// The plan (its `job_id` is the id the job expects to get).
     #[must_use]
     pub fn plan(&self) -> &Plan {
         &self.plan
@@ -163,11 +163,11 @@ impl Job {
         consumers: Vec<Box<dyn Consumer>>,
         cancel: CancellationToken,
     ) -> Result<ApplyOutcome, ApplyError> {
-        let (reserved, instance, plan) = self.claim()?;
+        let (reserved, job_id, plan) = self.claim()?;
         let req = self.req;
         let manifest_path =
             std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
-        let recorder = reserved.start(record::initial(&plan, &instance, engine, &manifest_path))?;
+        let recorder = reserved.start(record::initial(&plan, &job_id, engine, &manifest_path))?;
         let record_dir = recorder.dir().to_path_buf();
         let record_problems = recorder.problems();
 
@@ -178,7 +178,7 @@ impl Job {
         let started = Instant::now();
         events.emit(EventKind::JobStarted {
             job: plan.job_name.clone(),
-            instance: instance.clone(),
+            instance: job_id.clone(),
             steps: plan.steps.len(),
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
@@ -187,7 +187,7 @@ impl Job {
             engine,
             Arc::clone(&plan),
             req.project.clone(),
-            instance.clone(),
+            job_id.clone(),
             req.keep,
             events.clone(),
         );
@@ -230,7 +230,7 @@ impl Job {
         Ok(ApplyOutcome {
             status,
             counts,
-            instance,
+            instance: job_id,
             record: record_dir,
             duration,
             record_error: record_problems.get(),
@@ -240,31 +240,32 @@ impl Job {
     /// Take the record directory the plan expects; if another runner took
     /// it meanwhile, take the next free one and plan again with its id.
     fn claim(&self) -> Result<(Reserved, String, Arc<Plan>), ApplyError> {
-        let dir = instances(&self.req);
-        let mut instance = self.instance.clone();
+        let dir = job_records(&self.req);
+        let mut job_id = self.id.clone();
         let mut plan = Arc::clone(&self.plan);
         loop {
-            if let Some(reserved) = store::claim(&dir, &instance)? {
-                return Ok((reserved, instance, plan));
+            if let Some(reserved) = store::claim(&dir, &job_id)? {
+                return Ok((reserved, job_id, plan));
             }
-            instance = store::next_job_id(&dir, &self.name);
-            plan = plan_as(&self.manifest, &instance, &self.profiles, &self.recipes)?;
+            job_id = store::next_job_id(&dir, &self.name);
+            plan = plan_as(&self.manifest, &job_id, &self.profiles, &self.recipes)?;
         }
     }
 }
 
-fn instances(req: &ApplyRequest) -> PathBuf {
+/// Where job records are kept (`.pocketdock/instances/`).
+fn job_records(req: &ApplyRequest) -> PathBuf {
     store::instances_dir(&req.project.root)
 }
 
 fn plan_as(
     manifest: &Arc<Manifest>,
-    instance: &str,
+    job_id: &str,
     profiles: &ProfileSet,
     recipes: &RecipeSet,
 ) -> Result<Arc<Plan>, ManifestError> {
     let opts = PlanOptions {
-        job_id: Some(instance.to_string()),
+        job_id: Some(job_id.to_string()),
         profiles: profiles.clone(),
         recipes: recipes.clone(),
     };
@@ -278,10 +279,7 @@ fn job_name(m: &Manifest) -> String {
     let Some(tpl) = &m.name else {
         return m.default_name();
     };
-    let ctx = Context::new()
-        .with_vars(&m.vars)
-        .with_env(&m.env)
-        .with_job("", "");
+    let ctx = Context::for_job_name(&Limits::default(), &m.vars, &m.env, "");
     template::render(tpl, &ctx, &m.source).unwrap_or_else(|_| m.default_name())
 }
 

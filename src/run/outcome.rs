@@ -47,7 +47,7 @@ pub struct ApplyOutcome {
     pub status: JobStatus,
     /// Steps by how they ended.
     pub counts: StepCounts,
-    /// The job's instance id (`<job>-<NNNN>`, `job.id` in templates).
+    /// The job id (`<job>-<NNNN>`, `job.id` in templates).
     pub instance: String,
     /// Its record directory (`instance.toml`, `history.jsonl`, `logs/`).
     pub record: PathBuf,

@@ -36,8 +36,8 @@ pub struct Provisioner {
     engine: Engine,
     plan: Arc<Plan>,
     project: Project,
-    /// The job's instance id, in labels and container names.
-    instance: String,
+    /// The job id, in labels and container names.
+    job_id: String,
     /// Random per job, in container names.
     tag: String,
     /// Keep every sandbox after the job.
@@ -51,12 +51,12 @@ pub struct Provisioner {
 }
 
 impl Provisioner {
-    /// Sandboxes for `plan`, run as job `instance` of `project`.
+    /// Sandboxes for `plan`, run as job `job_id` of `project`.
     pub fn new(
         engine: &Engine,
         plan: Arc<Plan>,
         project: Project,
-        instance: String,
+        job_id: String,
         keep: bool,
         events: Emitter,
     ) -> Provisioner {
@@ -65,7 +65,7 @@ impl Provisioner {
             sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
             plan,
             project,
-            instance,
+            job_id,
             tag: format!("{:06x}", fastrand::u32(..0x0100_0000)),
             keep,
             events,
@@ -85,9 +85,9 @@ impl Provisioner {
     async fn create(&self, sb: usize) -> Result<Sandbox, ProvisionError> {
         let inst = &self.plan.sandboxes[sb];
         let mut spec = inst.spec.clone();
-        spec.name = Some(container_name(&self.instance, &inst.id, &self.tag));
+        spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
         spec.project = Some(self.project.name.clone());
-        spec.instance = Some(self.instance.clone());
+        spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
         spec.labels
             .insert(labels::JOB.into(), self.plan.job_name.clone());
@@ -293,9 +293,9 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
 
-/// `pd-<instance>-<sandbox instance>-<tag>` in the characters engines accept.
-fn container_name(instance: &str, sandbox: &str, tag: &str) -> String {
-    let raw = format!("pd-{instance}-{sandbox}");
+/// `pd-<job id>-<sandbox instance>-<tag>` in the characters engines accept.
+fn container_name(job_id: &str, sandbox: &str, tag: &str) -> String {
+    let raw = format!("pd-{job_id}-{sandbox}");
     let mut name: String = raw
         .chars()
         .map(|c| {

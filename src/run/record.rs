@@ -17,14 +17,14 @@ use crate::store::{
     self, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
 };
 
-/// The record of job `instance` of `plan`, about to run on `engine`:
+/// The record of job `job_id` of `plan`, about to run on `engine`:
 /// status `running`, every sandbox `planned`, every step `pending`.
-pub(super) fn initial(plan: &Plan, instance: &str, engine: &Engine, manifest: &Path) -> JobRecord {
+pub(super) fn initial(plan: &Plan, job_id: &str, engine: &Engine, manifest: &Path) -> JobRecord {
     let info = engine.info();
     JobRecord {
         format_version: FORMAT_VERSION,
         job: plan.job_name.clone(),
-        instance: instance.to_string(),
+        instance: job_id.to_string(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: manifest.display().to_string(),

@@ -20,9 +20,8 @@ use super::secret_values::SecretValues;
 use super::step;
 use crate::engine::Watch;
 use crate::event::{Artifact, EventKind, StepStatus};
-use crate::manifest::template::Context;
-use crate::manifest::StepResult;
 use crate::plan::Plan;
+use crate::template::{Context, StepResult};
 
 /// A job's shared state while it runs.
 pub(super) struct Runtime {

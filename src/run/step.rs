@@ -16,8 +16,8 @@ use super::scheduler::Finished;
 use super::step_error::{StepError, STALL_GRACE};
 use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
-use crate::manifest::StepResult;
 use crate::plan::{RenderedAction, RenderedStep};
+use crate::template::{ResultStatus, StepResult};
 
 /// How long a step that lost its connection waits for the engine watch to
 /// say whether the engine went away.
@@ -30,39 +30,10 @@ const RETRY_PAUSE: Duration = Duration::from_millis(500);
 pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
     let plan = &rt.plan;
     let step = &plan.steps[i];
-    let ctx = match rt.template_context(i) {
-        Ok(c) => c,
-        Err(d) => return fail(rt, i, &StepError::Template(d)),
-    };
-    match plan.should_run(i, &ctx) {
-        Ok(true) => {}
-        Ok(false) => {
-            // Dependents still run: a false `if` is a decision, not a failure.
-            let result = StepResult {
-                status: template_status(StepStatus::Skipped).into(),
-                ..StepResult::default()
-            };
-            let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
-            rt.finish(i, end, result);
-            return Finished {
-                status: StepStatus::Skipped,
-                ok: true,
-            };
-        }
-        Err(d) => return fail(rt, i, &StepError::Template(d)),
-    }
-    let mut rendered = match plan.render_step(i, &ctx) {
+    let rendered = match render(rt, i) {
         Ok(r) => r,
-        Err(d) => return fail(rt, i, &StepError::Template(d)),
+        Err(finished) => return finished,
     };
-    // Secrets reach the command as environment variables, never templates.
-    if let RenderedAction::Run { options, .. } = &mut rendered.action {
-        for name in &step.decl.secrets {
-            if let Some(value) = rt.secrets.get(&name.value) {
-                options.env.push((name.value.clone(), value.to_string()));
-            }
-        }
-    }
     let sandbox = match rt.provision.sandbox(step.sandbox).await {
         Ok(s) => s,
         Err(error) => {
@@ -79,7 +50,45 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         host_paths: &rt.host_paths,
         artifacts: &rt.artifacts,
     };
+    run_attempts(rt, i, &actx, &rendered).await
+}
 
+/// Step `i` rendered with the results it may read, its secrets added; or,
+/// when its `if` is false or it does not render, how it ended.
+fn render(rt: &Runtime, i: usize) -> Result<RenderedStep, Finished> {
+    let plan = &rt.plan;
+    let ctx = rt
+        .template_context(i)
+        .map_err(|d| fail(rt, i, &StepError::Template(d)))?;
+    match plan.should_run(i, &ctx) {
+        Ok(true) => {}
+        Ok(false) => return Err(skip(rt, i)),
+        Err(d) => return Err(fail(rt, i, &StepError::Template(d))),
+    }
+    let mut rendered = plan
+        .render_step(i, &ctx)
+        .map_err(|d| fail(rt, i, &StepError::Template(d)))?;
+    // Secrets reach the command as environment variables, never templates.
+    if let RenderedAction::Run { options, .. } = &mut rendered.action {
+        for name in &plan.steps[i].decl.secrets {
+            if let Some(value) = rt.secrets.get(&name.value) {
+                options.env.push((name.value.clone(), value.to_string()));
+            }
+        }
+    }
+    Ok(rendered)
+}
+
+/// Attempt the rendered step until one attempt ends it: it succeeds, it is
+/// cancelled, the job is cancelled, or no retry is left.
+async fn run_attempts(
+    rt: &Runtime,
+    i: usize,
+    actx: &ActionCtx<'_>,
+    rendered: &RenderedStep,
+) -> Finished {
+    let plan = &rt.plan;
+    let step = &plan.steps[i];
     let attempts_allowed = rendered.retries + 1;
     let mut attempt = 0;
     loop {
@@ -92,7 +101,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
             action: actions::describe(&rendered.action),
         });
         let t = Instant::now();
-        let outcome = attempt_once(rt, &actx, &rendered).await;
+        let outcome = attempt_once(rt, actx, rendered).await;
         let took = t.elapsed();
         let status = outcome.status();
         let retry = !status.is_ok()
@@ -103,34 +112,47 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
             tokio::time::sleep(RETRY_PAUSE).await;
             continue;
         }
-        let reported = match status {
-            StepStatus::Failed | StepStatus::TimedOut if rendered.allow_failure => {
-                StepStatus::FailedAllowed
-            }
-            s => s,
-        };
-        let reason = outcome.result.as_ref().err().and_then(StepError::reason);
-        let result = StepResult {
-            // What templates see is what the step itself did, allowed or not.
-            status: template_status(status).to_string(),
-            exit_code: outcome.exit_code,
-            stdout: outcome.stdout,
-            outputs: outcome.outputs,
-            python: outcome.python,
-        };
-        let end = StepEnd {
-            status: reported,
-            exit_code: outcome.exit_code,
-            duration: took,
-            attempts: attempt,
-            reason,
-            artifacts: outcome.artifacts,
-        };
-        rt.finish(i, end, result);
-        return Finished {
-            status: reported,
-            ok: reported.is_ok(),
-        };
+        return finish_attempt(rt, i, rendered, outcome, took, attempt);
+    }
+}
+
+/// End step `i` with its last attempt, `outcome`, which took `took`.
+fn finish_attempt(
+    rt: &Runtime,
+    i: usize,
+    rendered: &RenderedStep,
+    outcome: Attempt,
+    took: Duration,
+    attempts: u32,
+) -> Finished {
+    let status = outcome.status();
+    let reported = match status {
+        StepStatus::Failed | StepStatus::TimedOut if rendered.allow_failure => {
+            StepStatus::FailedAllowed
+        }
+        s => s,
+    };
+    let reason = outcome.result.as_ref().err().and_then(StepError::reason);
+    let result = StepResult {
+        // What templates see is what the step itself did, allowed or not.
+        status: status.into(),
+        exit_code: outcome.exit_code,
+        stdout: outcome.stdout,
+        outputs: outcome.outputs,
+        python: outcome.python,
+    };
+    let end = StepEnd {
+        status: reported,
+        exit_code: outcome.exit_code,
+        duration: took,
+        attempts,
+        reason,
+        artifacts: outcome.artifacts,
+    };
+    rt.finish(i, end, result);
+    Finished {
+        status: reported,
+        ok: reported.is_ok(),
     }
 }
 
@@ -222,26 +244,30 @@ async fn engine_loss(
     })
 }
 
+/// The step's `if` is false: it is skipped, and its dependents still run
+/// (a false `if` is a decision, not a failure).
+fn skip(rt: &Runtime, i: usize) -> Finished {
+    let result = StepResult {
+        status: ResultStatus::Skipped,
+        ..StepResult::default()
+    };
+    let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
+    rt.finish(i, end, result);
+    Finished {
+        status: StepStatus::Skipped,
+        ok: true,
+    }
+}
+
 /// The step failed before any attempt (its `if`, its rendering, its sandbox).
 fn fail(rt: &Runtime, i: usize, e: &StepError) -> Finished {
     let result = StepResult {
-        status: template_status(StepStatus::Failed).into(),
+        status: ResultStatus::Failed,
         ..StepResult::default()
     };
     rt.finish(i, StepEnd::early(StepStatus::Failed, e.reason()), result);
     Finished {
         status: StepStatus::Failed,
         ok: false,
-    }
-}
-
-/// `steps.<id>.status` in templates (docs/manifest.md).
-fn template_status(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Succeeded => "success",
-        StepStatus::Failed | StepStatus::FailedAllowed => "failed",
-        StepStatus::TimedOut => "timed_out",
-        StepStatus::Skipped => "skipped",
-        StepStatus::Cancelled => "cancelled",
     }
 }

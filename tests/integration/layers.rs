@@ -51,7 +51,7 @@ fn parse_table(doc: &str) -> Vec<Layer> {
 }
 
 /// The text with comments, string literals and char literals blanked out.
-fn code_only(text: &str) -> String {
+pub(crate) fn code_only(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -233,7 +233,7 @@ fn root_names(lib: &str) -> BTreeMap<String, String> {
     names
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {

@@ -51,4 +51,5 @@ mod session;
 mod shell;
 mod store_home;
 mod systemd;
+mod template_home;
 mod terminal;

@@ -10,8 +10,8 @@ use crate::manifest::step_decl::{
     is_session_name, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction, Transfer,
     SESSION_NAME_FORM,
 };
-use crate::manifest::template::is_template;
 use crate::size::{ByteSize, SIZE_FORMS};
+use crate::template::is_template;
 
 const RUN_MISPLACED: Misplaced = &[
     ("timeout", "on the step, next to `run`"),

@@ -7,8 +7,8 @@ use super::names::is_var_name;
 use super::{hint_for, Decoder, Key, Node, NodeKind, Obj, Spanned, Tpl};
 use crate::manifest::keys::SANDBOX_KEYS;
 use crate::manifest::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl};
-use crate::manifest::template::is_template;
 use crate::size::{ByteSize, SIZE_FORMS};
+use crate::template::is_template;
 
 impl Decoder<'_> {
     pub(super) fn sandbox(&mut self, id: &Key, node: &Node) -> Option<SandboxDecl> {

@@ -26,9 +26,9 @@ use tokio_util::sync::CancellationToken;
 use super::dispatch::Emitter;
 use super::step_error::{StepError, STALL_GRACE};
 use crate::event::{Artifact, EventKind, StepStatus, StreamKind};
-use crate::manifest::template::PythonResult;
 use crate::plan::RenderedAction;
 use crate::sandbox::{Lang, Sandbox};
+use crate::template::PythonResult;
 
 pub use host_paths::{Escape, HostPaths, Use};
 pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};

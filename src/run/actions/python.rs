@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::{stall_guard, ActionCtx, Attempt, STDOUT_IN_CONTEXT};
 use crate::event::StreamKind;
-use crate::manifest::template::PythonResult;
 use crate::run::step_error::StepError;
 use crate::sandbox::Kernel;
+use crate::template::PythonResult;
 
 /// Each sandbox instance's kernel, started on first use.
 pub(super) struct Kernels {

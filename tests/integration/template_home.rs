@@ -1,0 +1,94 @@
+//! Templates have one home (docs/architecture.md, "Manifest and plan"):
+//! only `src/template/` speaks minijinja or builds a template context from
+//! its parts. Everything else asks it for one (`Context::for_job`,
+//! `for_job_name`, `for_instance`, `for_recipe`) and fills in finished
+//! steps (`set_step`, `set_instances`).
+
+use crate::common::repo;
+use crate::layers::{code_only, rust_files};
+
+/// What building a context (or rendering without the template layer)
+/// looks like in code: the engine itself, and the raw constructors and
+/// setters of `template::Context`.
+const BUILDS_A_CONTEXT: [&str; 10] = [
+    "minijinja",
+    "Context::new(",
+    "Context::default(",
+    ".with_vars(",
+    ".with_env(",
+    ".with_job(",
+    ".with_matrix(",
+    ".with_root(",
+    ".with_limits(",
+    ".set_step_value(",
+];
+
+/// Every place in `files` outside `src/template/` that builds a context,
+/// as `file:line: pattern`. Comments and string literals do not count.
+fn outside_the_home(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        if rel.starts_with("src/template/") {
+            continue;
+        }
+        for (n, line) in code_only(text).lines().enumerate() {
+            for pattern in BUILDS_A_CONTEXT {
+                if line.contains(pattern) {
+                    out.push(format!("{rel}:{}: `{pattern}`", n + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_template_layer_builds_template_contexts() {
+    let root = repo();
+    let mut paths = Vec::new();
+    rust_files(&root.join("src"), &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    let bad = outside_the_home(&files);
+    assert!(
+        bad.is_empty(),
+        "template contexts built outside src/template/ (add a builder to src/template/scope.rs and call it):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_a_context_built_elsewhere() {
+    let files = vec![
+        (
+            "src/plan/x.rs".to_string(),
+            "// Context::new() in a comment\nlet s = \".with_vars(\";\nlet c = Context::new()\n    .with_vars(&v);\n".to_string(),
+        ),
+        ("src/run/y.rs".to_string(), "use minijinja::Environment;\n".to_string()),
+        (
+            "src/template/scope.rs".to_string(),
+            "Context::new().with_vars(&v)".to_string(),
+        ),
+        (
+            "src/run/z.rs".to_string(),
+            "let c = Context::for_job(&l, &v, &e, n, id).for_instance(&m);".to_string(),
+        ),
+    ];
+    assert_eq!(
+        outside_the_home(&files),
+        vec![
+            "src/plan/x.rs:3: `Context::new(`".to_string(),
+            "src/plan/x.rs:4: `.with_vars(`".to_string(),
+            "src/run/y.rs:1: `minijinja`".to_string(),
+        ]
+    );
+}
