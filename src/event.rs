@@ -140,7 +140,7 @@ pub enum EventKind {
     JobStarted {
         /// Job name.
         job: String,
-        /// Instance id (`<job>-<NNNN>`).
+        /// The job id (`<job>-<NNNN>`); `instance` on the wire, an alias kept.
         instance: String,
         /// Number of step instances in the plan.
         steps: usize,

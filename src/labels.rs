@@ -5,7 +5,7 @@
 pub const MANAGED: &str = "pocketdock.managed";
 /// Project name.
 pub const PROJECT: &str = "pocketdock.project";
-/// Instance (job instance or sandbox name).
+/// The job id, or a persistent sandbox's name (a wire name kept, see the glossary's aliases).
 pub const INSTANCE: &str = "pocketdock.instance";
 /// Profile name, when created from one.
 pub const PROFILE: &str = "pocketdock.profile";
@@ -15,7 +15,7 @@ pub const CREATED_AT: &str = "pocketdock.created-at";
 pub const PERSIST: &str = "pocketdock.persist";
 /// On a snapshot image: the sandbox it was committed from.
 pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
-/// On a persistent sandbox: its instance directory on the host.
+/// On a persistent sandbox: its sandbox record's directory on the host.
 pub const DATA_PATH: &str = "pocketdock.data-path";
 /// On a built profile image: the SHA-256 of the build context it was built from.
 pub const CONTEXT_SHA256: &str = "pocketdock.context-sha256";

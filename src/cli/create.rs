@@ -61,7 +61,7 @@ pub struct Args {
     #[arg(long, value_name = "DEVICE")]
     device: Vec<String>,
     /// Keep the sandbox (stopped, filesystem intact) on shutdown, with an
-    /// instance directory (.pocketdock/instances/NAME/: logs, history, data/
+    /// sandbox record (.pocketdock/instances/NAME/: logs, history, data/
     /// mounted at /home/sandbox/data).
     #[arg(long, overrides_with = "no_persist")]
     persist: bool,

@@ -34,11 +34,11 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "`pocketdock doctor --fix` removes them and notes it in their record",
             ),
             Finding::MissingSandboxRecord { .. } => (
-                "Persistent sandboxes whose instance directory is gone",
+                "Persistent sandboxes whose sandbox record is gone",
                 "`pocketdock doctor --fix` recreates it (data/ starts empty) so the sandbox starts again",
             ),
             Finding::StraySandboxRecord { .. } => (
-                "Instance directories no container mounts",
+                "Sandbox records no container mounts",
                 "`pocketdock doctor --fix` removes those whose data/ is empty; remove the others by hand once their data is safe",
             ),
             Finding::Mismatch { .. } => (

@@ -98,13 +98,13 @@ enum Command {
     Recipe(recipe::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
-    /// Find what is wrong in this project (dead runners, orphans, instance dirs, ports); --fix repairs.
+    /// Find what is wrong in this project (dead runners, orphans, sandbox records, ports); --fix repairs.
     Doctor(doctor::Args),
     /// Make this directory a project: pocketdock.yaml with a `project:` section, and .pocketdock/.
     Init(init::Args),
     /// Summarise the project: its sandboxes by state, disk used by .pocketdock/, job records.
     Status(status::Args),
-    /// Remove stopped sandboxes (and their instance directories), and unused pocketdock images with --images; job records with --jobs.
+    /// Remove stopped sandboxes (and their sandbox records), and unused pocketdock images with --images; job records with --jobs.
     Prune(prune::Args),
     /// Create and start a sandbox; prints its name.
     Create(create::Args),

@@ -22,7 +22,7 @@ use crate::store::{Pruned, Store, ABANDONED_HINT};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Stopped means not running: exited, created or dead. Persistent sandboxes \
-    are removed too, with their instance directories (.pocketdock/instances/NAME/, data/ \
+    are removed too, with their sandbox records (.pocketdock/instances/NAME/, data/ \
     included); `pocketdock list --all` shows what there is first.\n\
     --images removes pocketdock images that a rebuild or a newer snapshot left untagged and no \
     container uses; tagged images (built profiles, snapshots) stay. Images are not per project.\n\
@@ -220,7 +220,7 @@ fn listing(plan: &SandboxPrunePlan) -> String {
             c.name,
             c.state,
             if c.persist {
-                ", persistent: its instance directory goes too"
+                ", persistent: its sandbox record goes too"
             } else {
                 ""
             }
@@ -238,7 +238,7 @@ fn listing(plan: &SandboxPrunePlan) -> String {
     out
 }
 
-/// `removed N sandboxes (M instance directories) and K images, X freed`.
+/// `removed N sandboxes (M sandbox records) and K images, X freed`.
 fn summary(pruned: &Pruned, images: bool) -> String {
     let report = &pruned.engine;
     let mut summary = format!(
@@ -249,11 +249,7 @@ fn summary(pruned: &Pruned, images: bool) -> String {
         let _ = write!(
             summary,
             " ({})",
-            plural(
-                pruned.record_dirs,
-                "instance directory",
-                "instance directories"
-            )
+            plural(pruned.record_dirs, "sandbox record", "sandbox records")
         );
     }
     if images {

@@ -46,10 +46,11 @@ struct Sandbox {
 struct Disk {
     /// Bytes under `.pocketdock/`.
     total: u64,
-    /// Bytes in persistent sandboxes' instance directories.
+    /// Bytes in persistent sandboxes' records.
     instances: u64,
     /// Number of those directories.
-    instance_dirs: usize,
+    #[serde(rename = "instance_dirs")]
+    sandbox_records: usize,
     /// Bytes in job records.
     jobs: u64,
 }
@@ -160,15 +161,11 @@ fn human(s: &Status) -> String {
     }
     let _ = writeln!(
         out,
-        "disk: {} in .pocketdock/ ({} in {} instance director{}, {} in job records)",
+        "disk: {} in .pocketdock/ ({} in {} sandbox record{}, {} in job records)",
         ByteSize(s.disk.total),
         ByteSize(s.disk.instances),
-        s.disk.instance_dirs,
-        if s.disk.instance_dirs == 1 {
-            "y"
-        } else {
-            "ies"
-        },
+        s.disk.sandbox_records,
+        if s.disk.sandbox_records == 1 { "" } else { "s" },
         ByteSize(s.disk.jobs)
     );
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
@@ -192,7 +189,7 @@ fn disk(store: &Store) -> Disk {
     Disk {
         total: u.total,
         instances: u.sandboxes,
-        instance_dirs: u.sandbox_records,
+        sandbox_records: u.sandbox_records,
         jobs: u.jobs,
     }
 }

@@ -151,7 +151,7 @@ const ALLOW_HOST_PATHS: KeyDoc = key(
 );
 const LOGGING: KeyDoc = key(
     "logging",
-    "What persistent sandboxes' instance directories keep.",
+    "What persistent sandboxes' records keep.",
     logging_keys,
 );
 

@@ -40,7 +40,7 @@ pub struct AllowedHostPath {
     pub file: PathBuf,
 }
 
-/// `logging:`: what persistent sandboxes' instance directories keep.
+/// `logging:`: what persistent sandboxes' records keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Logging {
     /// Write a log per run and a history line (default true).

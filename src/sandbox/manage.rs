@@ -38,7 +38,7 @@ pub struct SandboxSummary {
     pub project: Option<String>,
     /// Kept (stopped) on shutdown.
     pub persist: bool,
-    /// Instance directory of a persistent sandbox.
+    /// The sandbox record's directory of a persistent sandbox.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_path: Option<String>,
     /// Unix creation time.

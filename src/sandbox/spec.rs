@@ -33,7 +33,7 @@ pub struct SandboxSpec {
     pub name: Option<String>,
     /// Project label; empty when unset.
     pub project: Option<String>,
-    /// Instance label (the job instance, or the sandbox name).
+    /// Instance label (the job id, or the sandbox name).
     pub instance: Option<String>,
     /// Memory limit (swap is forbidden: the limit is the limit).
     pub mem: ByteSize,

@@ -30,8 +30,8 @@ pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
         && Path::new(id).components().count() == 1;
     if !plain {
         return Err(ApiError::bad(
-            format!("`{id}` is not a run id"),
-            "a run id is a record's directory name, as `GET /v1/runs` lists them",
+            format!("`{id}` is not a job id"),
+            "a job id is a record's directory name, as `GET /v1/jobs` lists them",
         ));
     }
     let dir = state.store.records_dir().join(id);

@@ -11,7 +11,6 @@ const RETIRED: &[(&str, &str)] = &[
     ("next_instance", "next_job_id"),
     ("runsummary", "JobSummary"),
     ("instancedir", "the job record"),
-    ("instance_dir", "the job record"),
     ("instance dir", "the job record (or sandbox record)"),
     ("job instance", "job"),
     ("job's instance", "job id"),

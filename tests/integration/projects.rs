@@ -153,7 +153,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
     );
 
     // A fresh reboot starts the filesystem over but keeps data/, and the
-    // instance directory follows the new container.
+    // sandbox record follows the new container.
     let o = Pd::at(dir.path()).output(&["reboot", &name, "--fresh", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
@@ -221,7 +221,7 @@ async fn a_persistent_sandbox_keeps_its_files_and_its_records_in_the_project() {
 
     let o = Pd::at(dir.path()).output(&["shutdown", &name, "--remove", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!inst.exists(), "removing it removes its instance directory");
+    assert!(!inst.exists(), "removing it removes its sandbox record");
 }
 
 #[tokio::test]
@@ -329,7 +329,7 @@ async fn prune_asks_then_removes_stopped_sandboxes_of_the_project_only() {
     let o = Pd::at(dir.path()).output(&["prune", "-y"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("removed 1 sandbox (1 instance directory)"),
+        stdout(&o).contains("removed 1 sandbox (1 sandbox record)"),
         "{}",
         stdout(&o)
     );

@@ -418,7 +418,7 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
     let kept = kept.sandbox();
     assert!(
         dir.join("instance.toml").is_file(),
-        "a persistent sandbox has an instance directory"
+        "a persistent sandbox has a sandbox record"
     );
     kept.run(
         "echo saved > /home/sandbox/f && echo kept > /home/sandbox/data/d",
@@ -451,7 +451,7 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
     );
     assert!(
         !dir.exists(),
-        "removing a persistent sandbox removes its instance directory"
+        "removing a persistent sandbox removes its sandbox record"
     );
 }
 
