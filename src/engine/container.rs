@@ -104,6 +104,16 @@ impl Engine {
     /// progress": a request queued while the engine was stalled, say), wait
     /// for that one to finish, up to 30 s, and report its outcome.
     pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
+        let result = self.remove_container_call(id, force).await;
+        // Podman leaves every exec session's conmon waiting minutes to
+        // clean up after a container that is now gone (see `conmon.rs`).
+        if result.is_ok() && self.info().kind == super::EngineKind::Podman {
+            super::conmon::reap(id).await;
+        }
+        result
+    }
+
+    async fn remove_container_call(&self, id: &str, force: bool) -> Result<()> {
         let result = self
             .transport()
             .unit(
