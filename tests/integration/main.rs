@@ -48,5 +48,6 @@ mod serve_openapi;
 mod serve_security;
 mod session;
 mod shell;
+mod stray_processes;
 mod systemd;
 mod terminal;
