@@ -102,8 +102,20 @@ impl Engine {
     /// `DELETE /containers/{id}?force=&v=1`. When another client's removal
     /// of it is already under way (Docker answers 409 "already in
     /// progress": a request queued while the engine was stalled, say), wait
-    /// for that one to finish, up to 30 s, and report its outcome.
+    /// for that one to finish, up to 30 s, and report its outcome. On
+    /// Podman, a removal then ends the container's exec `conmon` processes
+    /// still waiting out their cleanup delay (see `conmon.rs`).
     pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
+        let result = self.remove_container_call(id, force).await;
+        // Podman leaves every exec session's conmon waiting five minutes to
+        // clean up after a container that is now gone.
+        if result.is_ok() && self.info().kind == super::EngineKind::Podman {
+            super::conmon::reap(id).await;
+        }
+        result
+    }
+
+    async fn remove_container_call(&self, id: &str, force: bool) -> Result<()> {
         let result = self
             .transport()
             .unit(

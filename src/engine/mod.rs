@@ -10,6 +10,7 @@ mod agent_config;
 pub mod api;
 mod archive;
 pub mod choice;
+mod conmon;
 mod container;
 pub mod deadline;
 pub mod demux;

@@ -50,6 +50,7 @@ mod serve_security;
 mod session;
 mod shell;
 mod store_home;
+mod stray_processes;
 mod systemd;
 mod template_home;
 mod terminal;
