@@ -1,4 +1,4 @@
-//! The load test (issue 15): 50 sandboxes × 10 steps with `--jobs 16` on
+//! The load test (issue 15): 50 sandboxes × 10 steps with `--parallel 16` on
 //! the fault engine. No record line lost, no container leaked, peak RSS
 //! reported. Runs only with `POCKETDOCK_LOAD=1`, as `scripts/test.sh` sets
 //! (about 45 s per engine).
@@ -43,7 +43,7 @@ async fn fifty_sandboxes_ten_steps_sixteen_at_a_time() {
         }
         manifest(dir.path(), &text);
         let t = Instant::now();
-        let mut child = spawn_apply(dir.path(), &fault, &["--jobs", "16"]);
+        let mut child = spawn_apply(dir.path(), &fault, &["--parallel", "16"]);
         let pid = child.id();
         let mut peak = 0;
         while child.try_wait().unwrap().is_none() {
@@ -85,7 +85,7 @@ async fn fifty_sandboxes_ten_steps_sixteen_at_a_time() {
             "leaked: {what}"
         );
         eprintln!(
-            "load {}: {SANDBOXES} sandboxes x {STEPS} steps, --jobs 16: {:.1}s, peak RSS {} MiB",
+            "load {}: {SANDBOXES} sandboxes x {STEPS} steps, --parallel 16: {:.1}s, peak RSS {} MiB",
             fault.kind,
             took.as_secs_f64(),
             peak / 1024

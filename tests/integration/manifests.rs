@@ -231,7 +231,7 @@ fn jobs_zero_was_silently_one() {
             "job.yaml",
             "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: echo}\n",
         )
-        .args(["apply", "--jobs", "0", "job.yaml"])
+        .args(["apply", "--parallel", "0", "job.yaml"])
         .code(2)
         .stderr_has("must be at least 1");
 }
