@@ -16,9 +16,12 @@ use crate::server::{self, ServerConfig, DEFAULT_LISTEN};
     request then sends `Authorization: Bearer <token>`.\n\n\
     Ctrl-C or SIGTERM stops accepting requests, lets running jobs finish for \
     --drain-timeout, cancels the rest (releasing their sandboxes) and exits 0.\n\n\
+    With --sandbox NAME, that sandbox's Python kernel is also served at POST /exec \
+    ({code, timeout} -> {output, stderr, vars}), GET /vars and GET /var/{name}.\n\n\
     Examples:\n  \
     pocketdock serve\n  \
     pocketdock serve --listen 0.0.0.0:7777 --token-file ~/.config/pocketdock/token\n  \
+    pocketdock serve --sandbox lab\n  \
     curl -s localhost:7777/v1/runs | jq ."
 )]
 pub struct Args {
@@ -31,6 +34,9 @@ pub struct Args {
     /// Seconds running jobs may go on after Ctrl-C or SIGTERM before they are cancelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     drain_timeout: u64,
+    /// A sandbox of this project whose kernel is also served at /exec, /vars and /var/{name}.
+    #[arg(long, value_name = "NAME")]
+    sandbox: Option<String>,
 }
 
 pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
@@ -55,12 +61,19 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     server::check_listen(a.listen, token.as_deref())?;
     let project = ctx.project()?.clone();
     let engine = ctx.engine().await?;
+    if let Some(name) = &a.sandbox {
+        server::bind_sandbox(&engine, &project, name).await?;
+    }
     let listener = tokio::net::TcpListener::bind(a.listen)
         .await
         .map_err(|e| Error::io(format!("listen on {}", a.listen), e))?;
     let addr = listener.local_addr().unwrap_or(a.listen);
+    let bound = match &a.sandbox {
+        Some(name) => format!("; sandbox `{name}` at /exec, /vars, /var/NAME"),
+        None => String::new(),
+    };
     ctx.note(format_args!(
-        "pocketdock: serving project `{}` on http://{addr}/ (API under /v1; Ctrl-C stops)",
+        "pocketdock: serving project `{}` on http://{addr}/ (API under /v1{bound}; Ctrl-C stops)",
         project.name
     ));
     let config = ServerConfig {
@@ -68,6 +81,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         token,
         drain_timeout: Duration::from_secs(a.drain_timeout),
         host_env: std::env::vars().collect(),
+        sandbox: a.sandbox,
     };
     server::serve(engine, config, listener, shutdown_signal(ctx.verbosity)).await?;
     ctx.note("pocketdock: server stopped; every job it ran is closed and its sandboxes released");

@@ -63,6 +63,16 @@ pub struct ServerConfig {
     /// The host environment a manifest's `env:` names are looked up in
     /// (the caller reads it; this layer reads no environment).
     pub host_env: HashMap<String, String>,
+    /// The one sandbox whose kernel is also served at seed 003's own paths
+    /// (`POST /exec`, `GET /vars`, `GET /var/{var}`); [`bind_sandbox`]
+    /// checks it first.
+    pub sandbox: Option<String>,
+}
+
+/// Check that `name` is a sandbox of `project` and reach its kernel, before
+/// a server binds it (`serve --sandbox NAME`).
+pub async fn bind_sandbox(engine: &Engine, project: &Project, name: &str) -> Result<()> {
+    sandboxes::bind(engine, &project.name, name).await
 }
 
 /// Refuse an address off loopback without a token: a server that runs code
@@ -104,6 +114,12 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/v1/sandboxes/{name}/exec", post(sandboxes::exec))
         .route("/v1/sandboxes/{name}/python", post(sandboxes::python))
         .route("/v1/sandboxes/{name}/vars", get(sandboxes::vars))
+        .route("/v1/sandboxes/{name}/var/{var}", get(sandboxes::var))
+        // Seed 003's own paths, for the sandbox `serve --sandbox NAME` binds
+        // (404 with a hint when none is).
+        .route("/exec", post(sandboxes::bound_exec))
+        .route("/vars", get(sandboxes::bound_vars))
+        .route("/var/{var}", get(sandboxes::bound_var))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             guard::check,

@@ -36,6 +36,8 @@ pub struct State {
     pub store: Store,
     /// The bearer token, when one is required.
     pub token: Option<String>,
+    /// The sandbox `serve --sandbox NAME` binds: served at `/exec`, `/vars`, `/var/{var}`.
+    pub sandbox: Option<String>,
     /// The host environment for manifests' `env:` names.
     pub host_env: HashMap<String, String>,
     /// Fires when the server stops: streams end.
@@ -57,6 +59,7 @@ impl State {
             store: Store::open(&config.project),
             project: config.project,
             token: config.token,
+            sandbox: config.sandbox,
             host_env: config.host_env,
             stop,
             jobs: Mutex::new(HashMap::new()),

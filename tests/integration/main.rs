@@ -44,6 +44,7 @@ mod release;
 mod rootless;
 mod safety;
 mod sandbox;
+mod seed003;
 mod serve;
 mod serve_openapi;
 mod serve_security;
