@@ -118,7 +118,7 @@ impl Sandbox {
         let shared = Arc::default();
         let guard = Some(Arc::new(Guard::new(engine, id, &shared, agent_dir.clone())));
         Sandbox {
-            engine: engine.clone(),
+            backend: crate::backend::Backend::from(engine),
             name: name.to_string(),
             id: id.to_string(),
             shared,

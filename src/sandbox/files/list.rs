@@ -34,7 +34,7 @@ else exit 4; fi"#;
 
     /// Run an exec to the end; exit code and stdout (stderr appended).
     async fn exec_capture(&self, spec: &ExecSpec) -> Result<(i64, String)> {
-        let engine = &self.engine;
+        let engine = &self.backend;
         let id = match engine.exec_create(&self.name, spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),

@@ -58,7 +58,7 @@ impl Sandbox {
     async fn upload(&self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
-        let engine = &self.engine;
+        let engine = &self.backend;
         let dst_stat = engine.stat_path(&self.name, &dst).await?;
         let is_dir_source = matches!(source, Source::Path { is_dir: true, .. });
         // The path the source itself becomes.
@@ -113,7 +113,7 @@ impl Sandbox {
 
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
-        let podman = engine.info().kind == EngineKind::Podman;
+        let podman = self.engine().info().kind == EngineKind::Podman;
         let put = engine.put_archive(&self.name, &anchor, body, podman).await;
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         if let Err(e) = put {
