@@ -64,6 +64,15 @@ impl Backend {
         }
     }
 
+    /// The same backend on connections of its own, for a runtime other
+    /// than the caller's (a drop guard's removal thread).
+    #[must_use]
+    pub fn detached(&self) -> Backend {
+        match self {
+            Backend::Engine(e) => Backend::Engine(e.detached()),
+        }
+    }
+
     // Containers.
 
     /// Create a container named `name`; its id.

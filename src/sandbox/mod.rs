@@ -160,7 +160,7 @@ impl Sandbox {
         let shared = std::sync::Arc::default();
         let dir = prepared.map(|p| p.dir);
         let guard = (!spec.persist)
-            .then(|| std::sync::Arc::new(guard::Guard::new(engine, &id, &shared, dir.clone())));
+            .then(|| std::sync::Arc::new(guard::Guard::new(&backend, &id, &shared, dir.clone())));
         let sandbox = Sandbox {
             backend,
             name,

@@ -138,7 +138,7 @@ impl SandboxPool {
                 return Ok(self.hand_out(&sb));
             }
             // Removed by id: the name may have moved on with someone else.
-            let _ = sb.engine().remove_container(sb.id(), true).await;
+            let _ = sb.backend().remove_container(sb.id(), true).await;
             sb.keep();
             self.refill();
         }
