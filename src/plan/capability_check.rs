@@ -52,11 +52,9 @@ pub fn check_capabilities(
             }
             Action::Uses(_) => {
                 let snapshots = uses.iter().filter(|u| u.step == step.id).find_map(|u| {
-                    let found = u.decl.steps.values();
-                    found
-                        .into_iter()
-                        .find(|s| matches!(s.action, Action::Snapshot(_)))
-                        .map(|s| (u.recipe.clone(), s.id.clone()))
+                    let mut steps = u.decl.steps.values();
+                    let local = steps.find(|s| matches!(s.action, Action::Snapshot(_)))?;
+                    Some((u.recipe.clone(), local.id.clone()))
                 });
                 if let Some((recipe, local)) = snapshots {
                     let what = format!(
@@ -158,5 +156,34 @@ steps:
             .all(|s| s.starts_with("/w/job.yaml:3:3: error: sandbox `db`")));
         assert!(shown.iter().any(|s| s.contains("(`persist`)")));
         assert!(shown.iter().any(|s| s.contains("(`build: auto`)")));
+    }
+
+    #[test]
+    fn a_snapshot_inside_a_recipe_is_refused_at_the_using_step() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("r")).unwrap();
+        let recipe = "version: 1\nsteps:\n  keep:\n    snapshot: {image: 'r:1'}\n";
+        std::fs::write(dir.path().join("r/recipe.yaml"), recipe).unwrap();
+        let path = dir.path().join("job.yaml");
+        let job = "version: 1\nsandboxes: {s: {}}\nsteps:\n  g:\n    uses: ./r\n";
+        let m = parse(&path, job, Format::Yaml, &LoadOptions::default()).unwrap();
+        let opts = PlanOptions {
+            capabilities: Capabilities::ENGINE.without(Capability::Snapshot),
+            ..PlanOptions::default()
+        };
+        let d = plan(m, &opts)
+            .err()
+            .expect("refused")
+            .diagnostics()
+            .to_vec();
+        assert_eq!(d.len(), 1, "{d:#?}");
+        let shown = d[0].to_string();
+        assert!(
+            shown.contains(
+                "job.yaml:5:5: error: step `g` uses recipe `r`, whose step `keep` \
+             snapshots its sandbox, which the engine cannot do (`snapshot`)"
+            ),
+            "{shown}"
+        );
     }
 }
