@@ -171,11 +171,7 @@ steps:
             capabilities: Capabilities::ENGINE.without(Capability::Snapshot),
             ..PlanOptions::default()
         };
-        let d = plan(m, &opts)
-            .err()
-            .expect("refused")
-            .diagnostics()
-            .to_vec();
+        let d = plan(m, &opts).expect_err("refused").diagnostics().to_vec();
         assert_eq!(d.len(), 1, "{d:#?}");
         let shown = d[0].to_string();
         assert!(
