@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::process::Shared;
 use super::Sandbox;
 use crate::backend::Backend;
-use crate::engine::Engine;
 
 /// Removes an owned sandbox's container when dropped armed.
 #[derive(Debug)]
@@ -111,21 +110,20 @@ impl Sandbox {
     /// as for one from [`Sandbox::create`].
     /// `agent_dir`: its helper's socket directory, when known.
     pub(crate) fn owned(
-        engine: &Engine,
+        backend: &Backend,
         name: &str,
         id: &str,
         agent_dir: Option<std::path::PathBuf>,
     ) -> Sandbox {
         let shared = Arc::default();
-        let backend = Backend::from(engine);
         let guard = Some(Arc::new(Guard::new(
-            &backend,
+            backend,
             id,
             &shared,
             agent_dir.clone(),
         )));
         Sandbox {
-            backend,
+            backend: backend.clone(),
             name: name.to_string(),
             id: id.to_string(),
             shared,

@@ -97,7 +97,13 @@ impl Sandbox {
     /// [`Sandbox::keep`] was called): see [`Sandbox::with`] for a scope that
     /// shuts down for you, and the `guard` module notes for the cost.
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
+        Sandbox::create_on(&Backend::from(engine), spec).await
+    }
+
+    /// [`Sandbox::create`] on `backend`.
+    pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
+        let engine = backend.engine();
         let helper = engine.agent_config();
         let prepared = match (&helper.dir, helper.via) {
             (Some(dir), via) if via != crate::engine::ExecVia::Exec => {
@@ -106,7 +112,6 @@ impl Sandbox {
             _ => None,
         };
         let body = create_body(spec, &name, prepared.as_ref());
-        let backend = Backend::from(engine);
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
         let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
@@ -160,9 +165,9 @@ impl Sandbox {
         let shared = std::sync::Arc::default();
         let dir = prepared.map(|p| p.dir);
         let guard = (!spec.persist)
-            .then(|| std::sync::Arc::new(guard::Guard::new(&backend, &id, &shared, dir.clone())));
+            .then(|| std::sync::Arc::new(guard::Guard::new(backend, &id, &shared, dir.clone())));
         let sandbox = Sandbox {
-            backend,
+            backend: backend.clone(),
             name,
             id,
             shared,
@@ -189,8 +194,14 @@ impl Sandbox {
     /// wrong name surfaces as [`Error::ContainerGone`] on first use.
     #[must_use]
     pub fn attach(engine: &Engine, name: &str) -> Sandbox {
+        Sandbox::attach_on(&Backend::from(engine), name)
+    }
+
+    /// [`Sandbox::attach`] on `backend`.
+    #[must_use]
+    pub fn attach_on(backend: &Backend, name: &str) -> Sandbox {
         Sandbox {
-            backend: Backend::from(engine),
+            backend: backend.clone(),
             name: name.to_string(),
             id: name.to_string(),
             shared: std::sync::Arc::default(),
