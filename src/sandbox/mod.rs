@@ -1,6 +1,7 @@
 //! The sandbox layer: one container and what runs in it.
 //!
-//! A [`Sandbox`] is a handle (engine + name + id); it caches nothing about the
+//! A [`Sandbox`] is a handle (backend + name + id: see [`crate::backend`],
+//! the one seam its calls go through); it caches nothing about the
 //! container's state, so every call sees the engine's truth, and a container
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
