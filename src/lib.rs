@@ -38,6 +38,7 @@
 //! tests. `examples/sdk/` holds a runnable example per feature
 //! (`cargo run --example hello`), `examples/README.md` indexes them all.
 
+pub mod backend;
 pub mod blocking;
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -107,6 +107,7 @@ pub(super) fn plan_options(project: &Project, job_id: Option<String>) -> PlanOpt
         job_id,
         profiles: ProfileSet::of_project(project),
         recipes: crate::plan::RecipeSet::of_project(project),
+        ..PlanOptions::default()
     }
 }
 

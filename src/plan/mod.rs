@@ -24,6 +24,7 @@
 //! that will be defined when the step runs (see `check`), so a typo fails
 //! planning with its position instead of a step after containers exist.
 
+mod capability_check;
 mod check;
 mod cycles;
 mod display;
@@ -47,9 +48,11 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use petgraph::graph::{DiGraph, NodeIndex};
 
+use crate::backend::Capabilities;
 use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
 use crate::template::{self, Context};
 
+pub use capability_check::check_capabilities;
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
 pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_reference};
@@ -69,6 +72,10 @@ pub struct PlanOptions {
     /// The recipes `uses:` may name (the caller resolves them for its
     /// project, e.g. [`RecipeSet::of_project`]); the shipped ones by default.
     pub recipes: RecipeSet,
+    /// What the backend the job will run on can do; what it cannot is
+    /// refused here, before anything is created. The engine's (all) by
+    /// default.
+    pub capabilities: Capabilities,
 }
 
 /// The executable form of a manifest.
@@ -260,6 +267,8 @@ fn check_and_expand(
             diags.extend(check::check_recipe(manifest, u));
         }
     }
+    let uses = expansion.as_ref().map_or(&[][..], |e| &e.uses[..]);
+    diags.extend(check_capabilities(manifest, uses, opts.capabilities));
     if !diags.is_empty() {
         // A sandbox template is rendered once per matrix combination: say
         // each mistake once.

@@ -268,6 +268,7 @@ fn plan_as(
         job_id: Some(job_id.to_string()),
         profiles: profiles.clone(),
         recipes: recipes.clone(),
+        ..PlanOptions::default()
     };
     plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
 }

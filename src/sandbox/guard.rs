@@ -21,12 +21,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::process::Shared;
 use super::Sandbox;
-use crate::engine::Engine;
+use crate::backend::Backend;
 
 /// Removes an owned sandbox's container when dropped armed.
 #[derive(Debug)]
 pub(crate) struct Guard {
-    engine: Engine,
+    backend: Backend,
     /// The container's id (a fresh reboot replaces it).
     id: Mutex<String>,
     armed: AtomicBool,
@@ -37,13 +37,13 @@ pub(crate) struct Guard {
 
 impl Guard {
     pub(super) fn new(
-        engine: &Engine,
+        backend: &Backend,
         id: &str,
         shared: &Arc<Shared>,
         agent_dir: Option<std::path::PathBuf>,
     ) -> Guard {
         Guard {
-            engine: engine.clone(),
+            backend: backend.clone(),
             id: Mutex::new(id.to_string()),
             armed: AtomicBool::new(true),
             shared: shared.clone(),
@@ -66,7 +66,7 @@ impl Drop for Guard {
             return;
         }
         self.shared.cancel_all();
-        let engine = self.engine.detached();
+        let backend = self.backend.detached();
         let id = std::mem::take(&mut *self.id.lock().unwrap_or_else(PoisonError::into_inner));
         let removal = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -76,7 +76,7 @@ impl Drop for Guard {
                 return;
             };
             rt.block_on(async {
-                let _ = engine.remove_container(&id, true).await;
+                let _ = backend.remove_container(&id, true).await;
             });
         });
         let _ = removal.join();
@@ -110,15 +110,20 @@ impl Sandbox {
     /// as for one from [`Sandbox::create`].
     /// `agent_dir`: its helper's socket directory, when known.
     pub(crate) fn owned(
-        engine: &Engine,
+        backend: &Backend,
         name: &str,
         id: &str,
         agent_dir: Option<std::path::PathBuf>,
     ) -> Sandbox {
         let shared = Arc::default();
-        let guard = Some(Arc::new(Guard::new(engine, id, &shared, agent_dir.clone())));
+        let guard = Some(Arc::new(Guard::new(
+            backend,
+            id,
+            &shared,
+            agent_dir.clone(),
+        )));
         Sandbox {
-            engine: engine.clone(),
+            backend: backend.clone(),
             name: name.to_string(),
             id: id.to_string(),
             shared,

@@ -93,7 +93,7 @@ impl Sandbox {
     /// Inspect, stats and top in parallel, each on its own connection.
     pub async fn info(&self) -> Result<SandboxInfo> {
         let inspect = self
-            .engine
+            .backend
             .inspect_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
@@ -110,8 +110,8 @@ impl Sandbox {
         };
         let (stats, top, (agent, figures)) = if running {
             let (s, t, r) = tokio::join!(
-                self.engine.stats_once(&self.name),
-                self.engine.top(&self.name),
+                self.backend.stats_once(&self.name),
+                self.backend.top(&self.name),
                 report
             );
             (s.ok(), t.ok(), r)

@@ -253,11 +253,11 @@ impl Sandbox {
             attach_stdin: true,
             ..ExecSpec::default()
         };
-        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
-        let (output, input) = match self.engine.exec_start_attached(&exec_id, false).await {
+        let (output, input) = match self.backend.exec_start_attached(&exec_id, false).await {
             Ok(o) => o,
             Err(e) => return Err(self.explain(e).await),
         };
@@ -338,7 +338,7 @@ impl Sandbox {
     /// Takes the text, not the connection: the connection is not `Sync`, and
     /// this future must stay `Send` across the wait.
     async fn start_failed(&self, exec_id: &str, said: String) -> Result<Start> {
-        let code = super::run::wait_exit(&self.engine, exec_id)
+        let code = super::run::wait_exit(&self.backend, exec_id)
             .await
             .unwrap_or(-1);
         let text = said.trim();

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use super::{labels, Sandbox};
+use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::engine::{Engine, ImageInfo};
 use crate::error::{Error, Result};
@@ -75,11 +76,12 @@ pub async fn list_sandboxes(
     scope: &Scope,
     all: bool,
 ) -> Result<Vec<SandboxSummary>> {
+    let backend = Backend::from(engine);
     let mut filters = vec![format!("{}=true", labels::MANAGED)];
     if let Scope::Project(p) = scope {
         filters.push(format!("{}={p}", labels::PROJECT));
     }
-    let mut out: Vec<SandboxSummary> = engine
+    let mut out: Vec<SandboxSummary> = backend
         .list_containers(all, &filters)
         .await?
         .iter()
@@ -125,8 +127,9 @@ pub async fn superseded_images(
     engine: &Engine,
     going: &[SandboxSummary],
 ) -> Result<Vec<ImageInfo>> {
+    let backend = Backend::from(engine);
     let going: HashSet<&str> = going.iter().map(|c| c.id.as_str()).collect();
-    let used: HashSet<String> = engine
+    let used: HashSet<String> = backend
         .list_containers(true, &[])
         .await?
         .into_iter()
@@ -136,7 +139,7 @@ pub async fn superseded_images(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for key in [labels::CONTEXT_SHA256, labels::SNAPSHOT_OF] {
-        for image in engine.list_images(&[key.to_string()]).await? {
+        for image in backend.list_images(&[key.to_string()]).await? {
             if image.repo_tags.is_empty()
                 && !used.contains(&image.id)
                 && !used.contains(image.id.trim_start_matches("sha256:"))
@@ -171,16 +174,17 @@ pub async fn prune(
     sandboxes: &[SandboxSummary],
     images: &[ImageInfo],
 ) -> PruneReport {
+    let backend = Backend::from(engine);
     let mut report = PruneReport::default();
     for c in sandboxes {
-        match engine.remove_container(&c.id, true).await {
+        match backend.remove_container(&c.id, true).await {
             Ok(()) => report.sandboxes.push(c.clone()),
             Err(Error::Api { status: 404, .. }) => {}
             Err(e) => report.failures.push(format!("sandbox {}: {e}", c.name)),
         }
     }
     for i in images {
-        match engine.remove_image(&i.id, false).await {
+        match backend.remove_image(&i.id, false).await {
             Ok(true) => {
                 report.images += 1;
                 report.freed += i.size;

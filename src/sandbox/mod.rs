@@ -1,6 +1,7 @@
 //! The sandbox layer: one container and what runs in it.
 //!
-//! A [`Sandbox`] is a handle (engine + name + id); it caches nothing about the
+//! A [`Sandbox`] is a handle (backend + name + id: see [`crate::backend`],
+//! the one seam its calls go through); it caches nothing about the
 //! container's state, so every call sees the engine's truth, and a container
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
@@ -55,6 +56,7 @@ pub use session::{
 pub use shell::ShellOptions;
 pub use spec::{PortMap, SandboxSpec, VolumeMount};
 
+use crate::backend::Backend;
 use crate::engine::{split_image, CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
 use crate::error::{Error, Result};
 
@@ -63,7 +65,7 @@ pub use crate::labels;
 /// A handle on one sandbox container.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    engine: Engine,
+    backend: Backend,
     name: String,
     id: String,
     shared: std::sync::Arc<process::Shared>,
@@ -96,7 +98,13 @@ impl Sandbox {
     /// [`Sandbox::keep`] was called): see [`Sandbox::with`] for a scope that
     /// shuts down for you, and the `guard` module notes for the cost.
     pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
+        Sandbox::create_on(&Backend::from(engine), spec).await
+    }
+
+    /// [`Sandbox::create`] on `backend`.
+    pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
+        let engine = backend.engine();
         let helper = engine.agent_config();
         let prepared = match (&helper.dir, helper.via) {
             (Some(dir), via) if via != crate::engine::ExecVia::Exec => {
@@ -117,9 +125,9 @@ impl Sandbox {
                     return Err(e);
                 }
             }
-            (engine.create_container(&name, &body).await, facts)
+            (backend.create_container(&name, &body).await, facts)
         } else {
-            tokio::join!(engine.create_container(&name, &body), engine.host_facts())
+            tokio::join!(backend.create_container(&name, &body), engine.host_facts())
         };
         // Not knowing the host is no reason to fail a create.
         let warnings = facts
@@ -148,8 +156,8 @@ impl Sandbox {
                 });
             }
         };
-        if let Err(e) = engine.start_container(&id).await {
-            let _ = engine.remove_container(&id, true).await;
+        if let Err(e) = backend.start_container(&id).await {
+            let _ = backend.remove_container(&id, true).await;
             if let Some(p) = &prepared {
                 agent::discard(&p.dir);
             }
@@ -158,9 +166,9 @@ impl Sandbox {
         let shared = std::sync::Arc::default();
         let dir = prepared.map(|p| p.dir);
         let guard = (!spec.persist)
-            .then(|| std::sync::Arc::new(guard::Guard::new(engine, &id, &shared, dir.clone())));
+            .then(|| std::sync::Arc::new(guard::Guard::new(backend, &id, &shared, dir.clone())));
         let sandbox = Sandbox {
-            engine: engine.clone(),
+            backend: backend.clone(),
             name,
             id,
             shared,
@@ -187,8 +195,14 @@ impl Sandbox {
     /// wrong name surfaces as [`Error::ContainerGone`] on first use.
     #[must_use]
     pub fn attach(engine: &Engine, name: &str) -> Sandbox {
+        Sandbox::attach_on(&Backend::from(engine), name)
+    }
+
+    /// [`Sandbox::attach`] on `backend`.
+    #[must_use]
+    pub fn attach_on(backend: &Backend, name: &str) -> Sandbox {
         Sandbox {
-            engine: engine.clone(),
+            backend: backend.clone(),
             name: name.to_string(),
             id: name.to_string(),
             shared: std::sync::Arc::default(),
@@ -237,12 +251,18 @@ impl Sandbox {
     /// The engine this sandbox lives on.
     #[must_use]
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        self.backend.engine()
+    }
+
+    /// The backend this sandbox lives on: what its calls go through.
+    #[must_use]
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     /// Stop the container (already stopped is fine).
     pub async fn stop(&self) -> Result<()> {
-        self.engine
+        self.backend
             .stop_container(&self.name, 10)
             .await
             .map_err(|e| self.gone_on_404(e))
@@ -250,7 +270,7 @@ impl Sandbox {
 
     /// Start a stopped container again.
     pub async fn resume(&self) -> Result<()> {
-        self.engine
+        self.backend
             .start_container(&self.name)
             .await
             .map_err(|e| self.gone_on_404(e))?;
@@ -284,7 +304,7 @@ impl Sandbox {
         let persist = inspect.label(labels::PERSIST) == Some("true");
         if persist && !remove {
             if force && inspect.state.running {
-                self.engine
+                self.backend
                     .kill_container(&self.name, "KILL")
                     .await
                     .map_err(|e| self.gone_on_404(e))?;
@@ -295,7 +315,7 @@ impl Sandbox {
         }
         // Nothing in a removed sandbox outlives it, so there is nothing to
         // wait for: kill and remove in one call.
-        self.engine
+        self.backend
             .remove_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
@@ -310,7 +330,7 @@ impl Sandbox {
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
         self.stop_background().await;
         if !fresh {
-            self.engine
+            self.backend
                 .restart_container(&self.name, 10)
                 .await
                 .map_err(|e| self.gone_on_404(e))?;
@@ -318,15 +338,15 @@ impl Sandbox {
             return Ok(());
         }
         let raw = self
-            .engine
+            .backend
             .inspect_container_raw(&self.name)
             .await
             .map_err(|e| self.gone_on_404(e))?;
         let body = recreate_body(&raw);
-        self.engine.remove_container(&self.name, true).await?;
-        let id = self.engine.create_container_raw(&self.name, &body).await?;
-        if let Err(e) = self.engine.start_container(&id).await {
-            let _ = self.engine.remove_container(&id, true).await;
+        self.backend.remove_container(&self.name, true).await?;
+        let id = self.backend.create_container_raw(&self.name, &body).await?;
+        if let Err(e) = self.backend.start_container(&id).await {
+            let _ = self.backend.remove_container(&id, true).await;
             return Err(e);
         }
         if let Some(g) = &self.guard {
@@ -350,15 +370,15 @@ impl Sandbox {
             (labels::SNAPSHOT_OF.to_string(), self.name.clone()),
         ]);
         let paused = self
-            .engine
+            .backend
             .commit(&self.name, repo, tag, &labels, true)
             .await;
         // Rootless Podman on cgroup v1 has no freezer: "can not pause
         // containers on rootless containers with cgroup V1".
-        let rootless = || async { self.engine.host_facts().await.is_ok_and(|f| f.rootless) };
+        let rootless = || async { self.engine().host_facts().await.is_ok_and(|f| f.rootless) };
         match paused {
             Err(Error::Api { message, .. }) if message.contains("pause") && rootless().await => {
-                self.engine
+                self.backend
                     .commit(&self.name, repo, tag, &labels, false)
                     .await
             }
@@ -370,7 +390,7 @@ impl Sandbox {
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
     pub async fn inspect(&self) -> Result<crate::engine::ContainerInspect> {
         let inspect = self
-            .engine
+            .backend
             .inspect_container(&self.name, false)
             .await
             .map_err(|e| self.gone_on_404(e))?;

@@ -220,11 +220,11 @@ impl Sandbox {
         argv.push("sh".into());
         argv.extend(opts.lang.argv(command));
         let spec = super::run::exec_spec(argv, &marker, opts);
-        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
-        if let Err(e) = self.engine.exec_start_detached(&exec_id).await {
+        if let Err(e) = self.backend.exec_start_detached(&exec_id).await {
             return Err(self.explain(e).await);
         }
         Ok(Spawned {

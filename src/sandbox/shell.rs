@@ -86,7 +86,7 @@ impl Sandbox {
         W: AsyncWrite + Unpin,
     {
         let id = self.exec_create_explained(&opts.exec_spec()).await?;
-        let (mut from, mut to) = match self.engine.exec_start_attached(&id, true).await {
+        let (mut from, mut to) = match self.backend.exec_start_attached(&id, true).await {
             Ok(io) => io,
             Err(e) => return Err(self.explain(e).await),
         };
@@ -94,7 +94,7 @@ impl Sandbox {
             .then(terminal::size)
             .flatten()
             .unwrap_or((24, 80));
-        let _ = self.engine.exec_resize(&id, rows, cols).await;
+        let _ = self.backend.exec_resize(&id, rows, cols).await;
         let raw = own_terminal.then(RawMode::enable);
         let mut resizes = Resizes::new(own_terminal);
         let mut buf = [0u8; 4096];
@@ -122,11 +122,11 @@ impl Sandbox {
                     Ok(n) => to.write(&buf[..n]).await?,
                 },
                 Some((rows, cols)) = resizes.next() => {
-                    let _ = self.engine.exec_resize(&id, rows, cols).await;
+                    let _ = self.backend.exec_resize(&id, rows, cols).await;
                 }
             }
         }
         drop(raw);
-        super::wait_exec_exit(&self.engine, &id).await
+        super::wait_exec_exit(&self.backend, &id).await
     }
 }

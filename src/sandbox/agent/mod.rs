@@ -169,7 +169,7 @@ impl Sandbox {
     /// The host directory of this sandbox's helper socket, looked up once
     /// per handle (one inspect) when the handle did not create the sandbox.
     pub(crate) async fn agent_dir(&self) -> Option<PathBuf> {
-        if self.engine.agent_config().via == ExecVia::Exec {
+        if self.engine().agent_config().via == ExecVia::Exec {
             return None;
         }
         let known = self.agent.state().dir.clone();
@@ -193,13 +193,13 @@ impl Sandbox {
             ..ExecSpec::default()
         };
         self.agent.state().launched = Some(Instant::now());
-        let id = self.engine.exec_create(&self.name, &spec).await?;
-        self.engine.exec_start_detached(&id).await
+        let id = self.backend.exec_create(&self.name, &spec).await?;
+        self.backend.exec_start_detached(&id).await
     }
 
     /// Start `run` through the helper. `Ok(None)`: use the engine's exec.
     pub(crate) async fn agent_run(&self, run: &wire::Run) -> Result<Option<AgentRun>> {
-        let forced = self.engine.agent_config().via == ExecVia::Agent;
+        let forced = self.engine().agent_config().via == ExecVia::Agent;
         let Some(dir) = self.agent_dir().await else {
             return if forced {
                 Err(unavailable(&self.name, "it was created without one"))

@@ -34,14 +34,14 @@ else exit 4; fi"#;
 
     /// Run an exec to the end; exit code and stdout (stderr appended).
     async fn exec_capture(&self, spec: &ExecSpec) -> Result<(i64, String)> {
-        let engine = &self.engine;
-        let id = match engine.exec_create(&self.name, spec).await {
+        let backend = &self.backend;
+        let id = match backend.exec_create(&self.name, spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
         let mut out = Vec::new();
         let mut err = Vec::new();
-        let mut stream = engine.exec_start(&id, false).await?;
+        let mut stream = backend.exec_start(&id, false).await?;
         while stream
             .next(&mut |k, d| match k {
                 StreamKind::Stdout => out.extend_from_slice(d),
@@ -49,7 +49,7 @@ else exit 4; fi"#;
             })
             .await?
         {}
-        let code = wait_exit(engine, &id).await?;
+        let code = wait_exit(backend, &id).await?;
         out.extend_from_slice(&err);
         Ok((code, String::from_utf8_lossy(&out).into_owned()))
     }

@@ -93,7 +93,7 @@ impl Sandbox {
         &self,
         path: &str,
     ) -> Result<(crate::engine::PathStat, hyper::body::Incoming)> {
-        match self.engine.get_archive(&self.name, path).await {
+        match self.backend.get_archive(&self.name, path).await {
             Ok(r) => Ok(r),
             Err(Error::Api {
                 status: 404,

@@ -58,8 +58,8 @@ impl Sandbox {
     async fn upload(&self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
-        let engine = &self.engine;
-        let dst_stat = engine.stat_path(&self.name, &dst).await?;
+        let backend = &self.backend;
+        let dst_stat = backend.stat_path(&self.name, &dst).await?;
         let is_dir_source = matches!(source, Source::Path { is_dir: true, .. });
         // The path the source itself becomes.
         let target = match (&dst_stat, is_dir_source) {
@@ -75,7 +75,7 @@ impl Sandbox {
             _ => dst.clone(),
         };
         if !is_dir_source && target != dst {
-            if let Some(s) = engine.stat_path(&self.name, &target).await? {
+            if let Some(s) = backend.stat_path(&self.name, &target).await? {
                 if s.is_dir() {
                     return Err(Error::PathConflict {
                         what: name.to_string(),
@@ -91,7 +91,7 @@ impl Sandbox {
         } else {
             split(&target).0.to_string()
         };
-        while engine.stat_path(&self.name, &anchor).await?.is_none() {
+        while backend.stat_path(&self.name, &anchor).await?.is_none() {
             if anchor == "/" {
                 // Even `/` is missing: the container is gone or stopped.
                 return Err(self
@@ -113,8 +113,8 @@ impl Sandbox {
 
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
-        let podman = engine.info().kind == EngineKind::Podman;
-        let put = engine.put_archive(&self.name, &anchor, body, podman).await;
+        let podman = self.engine().info().kind == EngineKind::Podman;
+        let put = backend.put_archive(&self.name, &anchor, body, podman).await;
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         if let Err(e) = put {
             return Err(self.explain(e).await);

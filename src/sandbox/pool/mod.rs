@@ -38,6 +38,7 @@ use tokio::task::JoinHandle;
 pub use key::spec_key;
 
 use super::{labels, Sandbox, SandboxSpec};
+use crate::backend::Backend;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -51,7 +52,7 @@ pub struct SandboxPool {
 }
 
 struct Inner {
-    engine: Engine,
+    backend: Backend,
     spec: SandboxSpec,
     key: String,
     size: usize,
@@ -85,7 +86,7 @@ impl SandboxPool {
         let key = spec_key(&spec).ok_or_else(warm::not_poolable)?;
         Ok(SandboxPool {
             inner: Arc::new(Inner {
-                engine: engine.clone(),
+                backend: Backend::from(engine),
                 spec,
                 key,
                 size,
@@ -138,7 +139,7 @@ impl SandboxPool {
                 return Ok(self.hand_out(&sb));
             }
             // Removed by id: the name may have moved on with someone else.
-            let _ = sb.engine().remove_container(sb.id(), true).await;
+            let _ = sb.backend().remove_container(sb.id(), true).await;
             sb.keep();
             self.refill();
         }
@@ -151,7 +152,7 @@ impl SandboxPool {
         warm.keep();
         lock(&self.inner.out).insert(warm.id().to_string(), warm.name().to_string());
         Sandbox::owned(
-            &self.inner.engine,
+            &self.inner.backend,
             warm.name(),
             warm.id(),
             warm.agent_dir_known(),
@@ -204,7 +205,7 @@ impl SandboxPool {
         }
         let warm: Vec<Sandbox> = lock(&self.inner.warm).drain(..).collect();
         let out: Vec<String> = lock(&self.inner.out).drain().map(|(id, _)| id).collect();
-        let engine = &self.inner.engine;
+        let backend = &self.inner.backend;
         let mut first_error = None;
         for sb in &warm {
             if let Err(e) = sb.shutdown(true, true).await {
@@ -214,7 +215,7 @@ impl SandboxPool {
             }
         }
         for id in out {
-            match engine.remove_container(&id, true).await {
+            match backend.remove_container(&id, true).await {
                 Ok(()) | Err(Error::Api { status: 404, .. }) => {}
                 Err(e) => first_error = first_error.or(Some(e)),
             }
@@ -248,7 +249,7 @@ impl Inner {
         spec.name = Some(warm::pooled_name(HELD_PREFIX, &self.key));
         spec.instance = None;
         spec.labels.insert(labels::POOL.into(), self.key.clone());
-        Sandbox::create(&self.engine, &spec).await
+        Sandbox::create_on(&self.backend, &spec).await
     }
 }
 

@@ -16,6 +16,7 @@ use futures_util::future::join_all;
 
 use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
 use super::key::spec_key;
+use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -72,11 +73,12 @@ pub async fn create_warm(engine: &Engine, spec: &SandboxSpec, size: usize) -> Re
 /// Warm, unclaimed sandboxes of every CLI pool (or of the pool of `key`),
 /// in any state, oldest first.
 pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<ContainerSummary>> {
+    let backend = Backend::from(engine);
     let filter = match key {
         Some(k) => format!("{}={k}", labels::POOL),
         None => labels::POOL.to_string(),
     };
-    let mut out: Vec<ContainerSummary> = engine
+    let mut out: Vec<ContainerSummary> = backend
         .list_containers(true, &[format!("{}=true", labels::MANAGED), filter])
         .await?
         .into_iter()
@@ -91,6 +93,7 @@ pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<Co
 /// never pooled), create as usual. The returned handle is an ordinary one:
 /// its drop guard removes the container.
 pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Option<Sandbox>> {
+    let backend = Backend::from(engine);
     let Some(key) = spec_key(spec) else {
         return Ok(None);
     };
@@ -99,7 +102,7 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         ..SandboxSpec::default()
     };
     checked_name(&probe)?;
-    let mut candidates: Vec<ContainerSummary> = engine
+    let mut candidates: Vec<ContainerSummary> = backend
         .list_containers(
             false,
             &[
@@ -131,7 +134,7 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
                 let _ = std::fs::remove_dir(m);
             }
         };
-        match engine.rename_container(c.name(), name).await {
+        match backend.rename_container(c.name(), name).await {
             Ok(()) => {}
             // Someone else renamed it first: it no longer has that name.
             Err(Error::Api { status: 404, .. }) => continue,
@@ -151,7 +154,7 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         // Both engines resolve the old name before they lock the container:
         // a renamer that resolved it in that instant renames it again. The
         // name the engine holds now says who won.
-        match engine.inspect_container(&c.id, false).await {
+        match backend.inspect_container(&c.id, false).await {
             Ok(i) if i.short_name() == name && i.state.running => {
                 let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
                 let warnings = engine
@@ -159,12 +162,12 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
                     .await
                     .ok()
                     .and_then(|f| limits::unenforced(spec, &f));
-                let owned = Sandbox::owned(engine, name, &c.id, agent);
+                let owned = Sandbox::owned(&backend, name, &c.id, agent);
                 return Ok(Some(owned.with_warnings(warnings.into_iter().collect())));
             }
             Ok(i) if i.short_name() == name => {
                 // Claimed but dead: ours to remove; try the next.
-                let _ = engine.remove_container(&c.id, true).await;
+                let _ = backend.remove_container(&c.id, true).await;
             }
             Ok(_) | Err(Error::Api { status: 404, .. }) => {}
             // It may bear our name: creating under that name would fail.
@@ -202,7 +205,8 @@ pub fn refill(engine: &Engine, key: &str) {
 /// or claimed: labels and limits never change after create). Returns how
 /// many it created. With nothing of the key left, there is no pool to fill.
 pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
-    let all = engine
+    let backend = Backend::from(engine);
+    let all = backend
         .list_containers(
             true,
             &[
@@ -227,7 +231,7 @@ pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
     if missing == 0 {
         return Ok(0);
     }
-    let raw = engine.inspect_container_raw(&template.id).await?;
+    let raw = backend.inspect_container_raw(&template.id).await?;
     let results = join_all((0..missing).map(|_| create_like(engine, &raw, key))).await;
     let mut created = 0;
     let mut first_error = None;
@@ -244,6 +248,7 @@ pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
 }
 
 async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Result<()> {
+    let backend = Backend::from(engine);
     let name = pooled_name(WARM_PREFIX, key);
     let mut body = recreate_body(raw);
     if let Some(serde_json::Value::Object(l)) = body.get_mut("Labels") {
@@ -251,7 +256,7 @@ async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Res
     }
     // The template's helper directory is the template's: a new one of its own.
     let agent = super::super::agent::rebind(engine, &mut body);
-    let id = match engine.create_container_raw(&name, &body).await {
+    let id = match backend.create_container_raw(&name, &body).await {
         Ok(id) => id,
         Err(e) => {
             if let Some(d) = &agent {
@@ -260,15 +265,15 @@ async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Res
             return Err(e);
         }
     };
-    if let Err(e) = engine.start_container(&id).await {
-        let _ = engine.remove_container(&id, true).await;
+    if let Err(e) = backend.start_container(&id).await {
+        let _ = backend.remove_container(&id, true).await;
         if let Some(d) = &agent {
             super::super::agent::discard(d);
         }
         return Err(e);
     }
     if agent.is_some() {
-        let sb = Sandbox::owned(engine, &name, &id, agent);
+        let sb = Sandbox::owned(&backend, &name, &id, agent);
         sb.keep();
         let _ = sb.agent_launch().await;
     }

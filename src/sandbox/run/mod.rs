@@ -276,11 +276,11 @@ impl Sandbox {
                 start,
             });
         }
-        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
-        let output = match self.engine.exec_start(&exec_id, false).await {
+        let output = match self.backend.exec_start(&exec_id, false).await {
             Ok(o) => o,
             Err(e) => return Err(self.explain(e).await),
         };
@@ -309,7 +309,7 @@ impl Sandbox {
             start,
         } = started;
         let (exit_code, oom) = tokio::select! {
-            r = read_to_end(&self.engine, channel, cap, sink) => match r {
+            r = read_to_end(&self.backend, channel, cap, sink) => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
                     return self.agent_lost(e, &marker, user.as_deref(), start).await;
@@ -402,7 +402,7 @@ impl Sandbox {
 
     /// `exec_create` with a failure explained (gone, not running).
     pub async fn exec_create_explained(&self, spec: &ExecSpec) -> Result<String> {
-        match self.engine.exec_create(&self.name, spec).await {
+        match self.backend.exec_create(&self.name, spec).await {
             Ok(id) => Ok(id),
             Err(e) => Err(self.explain(e).await),
         }
@@ -419,10 +419,10 @@ impl Sandbox {
             user: user.map(str::to_string),
             ..ExecSpec::default()
         };
-        let engine = &self.engine;
-        let id = engine.exec_create(&self.name, &spec).await?;
+        let backend = &self.backend;
+        let id = backend.exec_create(&self.name, &spec).await?;
         let mut out = Vec::new();
-        let mut output = engine.exec_start(&id, false).await?;
+        let mut output = backend.exec_start(&id, false).await?;
         let work = async {
             while output
                 .next(&mut |k, d| {
@@ -541,7 +541,7 @@ pub(crate) fn sh(script: &str) -> Vec<String> {
 /// Pass a started command's output through `cap` to `sink` until it ends;
 /// its exit code, and whether it was OOM-killed when the channel knows.
 async fn read_to_end(
-    engine: &crate::engine::Engine,
+    backend: &crate::backend::Backend,
     channel: Channel,
     cap: &mut CappedOutput,
     sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
@@ -560,7 +560,7 @@ async fn read_to_end(
                 }
             };
             while output.next(&mut pass).await? {}
-            let code = wait_exit(engine, &exec_id).await?;
+            let code = wait_exit(backend, &exec_id).await?;
             Ok((runtime_error.exit_code(code), None))
         }
         Channel::Agent(mut run) => {
@@ -595,11 +595,11 @@ async fn deadline(timeout: Option<Duration>) {
 /// An exec's exit code, once it has one. Exec inspect right after the
 /// stream ends may still say running (Docker sets the exit code a moment
 /// later): poll briefly with backoff.
-pub async fn wait_exit(engine: &crate::engine::Engine, exec_id: &str) -> Result<i64> {
+pub async fn wait_exit(backend: &crate::backend::Backend, exec_id: &str) -> Result<i64> {
     let mut delay = Duration::from_millis(1);
     let give_up = Instant::now() + Duration::from_secs(10);
     loop {
-        let inspect = engine.exec_inspect(exec_id).await?;
+        let inspect = backend.exec_inspect(exec_id).await?;
         if let (false, Some(code)) = (inspect.running, inspect.exit_code) {
             return Ok(code);
         }

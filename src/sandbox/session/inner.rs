@@ -148,7 +148,7 @@ pub(super) async fn pump(inner: Arc<Inner>, mut output: ExecOutput) {
             r = output.next(&mut sink) => match r {
                 Ok(true) => {}
                 Ok(false) => {
-                    let exited = wait_exit(&inner.sandbox.engine, &inner.exec_id);
+                    let exited = wait_exit(&inner.sandbox.backend, &inner.exec_id);
                     break tokio::select! {
                         r = exited => r.map_err(|e| e.to_string()),
                         () = inner.token.cancelled() => {

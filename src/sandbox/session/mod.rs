@@ -303,7 +303,7 @@ impl Session {
     pub async fn resize(&self, rows: u16, cols: u16) -> Result<()> {
         self.inner
             .sandbox
-            .engine
+            .backend
             .exec_resize(&self.inner.exec_id, rows, cols)
             .await
     }

@@ -78,11 +78,11 @@ impl Sandbox {
         let mut spec = exec_spec(argv, marker, &run);
         spec.tty = opts.tty;
         spec.attach_stdin = true;
-        let exec_id = match self.engine.exec_create(&self.name, &spec).await {
+        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
-        let (output, input) = match self.engine.exec_start_attached(&exec_id, opts.tty).await {
+        let (output, input) = match self.backend.exec_start_attached(&exec_id, opts.tty).await {
             Ok(io) => io,
             Err(e) => {
                 return Err(match e {
@@ -98,7 +98,7 @@ impl Sandbox {
         };
         if opts.tty {
             // Engines start a TTY at 0x0, which confuses full-screen programs.
-            let _ = self.engine.exec_resize(&exec_id, 24, 80).await;
+            let _ = self.backend.exec_resize(&exec_id, 24, 80).await;
         }
         Ok((exec_id, output, input))
     }
@@ -124,7 +124,7 @@ impl Sandbox {
         match tokio::time::timeout(READY_TIMEOUT, ready).await {
             Ok(Ok(Ready::Up(pid))) => Ok(pid),
             Ok(Ok(Ready::Ended(said))) => {
-                let code = wait_exit(&self.engine, exec_id).await.unwrap_or(-1);
+                let code = wait_exit(&self.backend, exec_id).await.unwrap_or(-1);
                 let said = said.trim().to_string();
                 Err(if code == 126 || code == 127 || missing_program(&said) {
                     Error::ShellMissing {

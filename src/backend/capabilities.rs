@@ -1,0 +1,138 @@
+//! What a backend can do, as planning asks it: a manifest that needs a
+//! capability its backend lacks is refused before anything is created.
+
+/// One thing a backend may or may not be able to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Capability {
+    /// Commit a container to an image (`snapshot` steps).
+    Snapshot,
+    /// Bind-mount host directories (`volumes`).
+    HostVolumes,
+    /// Keep a sandbox after the job (`persist`).
+    Persist,
+    /// Build a profile's image before creating (`build: auto`).
+    Build,
+    /// Bind-mount the in-sandbox helper and its socket directory.
+    HelperMount,
+}
+
+impl Capability {
+    /// Every capability, in the order diagnostics list them.
+    pub const ALL: [Capability; 5] = [
+        Capability::Snapshot,
+        Capability::HostVolumes,
+        Capability::Persist,
+        Capability::Build,
+        Capability::HelperMount,
+    ];
+
+    /// The manifest key that asks for it.
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Capability::Snapshot => "snapshot",
+            Capability::HostVolumes => "volumes",
+            Capability::Persist => "persist",
+            Capability::Build => "build: auto",
+            Capability::HelperMount => "the in-sandbox helper",
+        }
+    }
+
+    /// What to do instead, for a diagnostic's hint.
+    #[must_use]
+    pub fn instead(self) -> &'static str {
+        match self {
+            Capability::Snapshot => {
+                "remove the snapshot step, or run the job on a Podman or Docker engine"
+            }
+            Capability::HostVolumes => {
+                "push the files in with a `push` step instead of mounting them, \
+                 or run the job on a Podman or Docker engine"
+            }
+            Capability::Persist => {
+                "remove `persist: true`, or run the job on a Podman or Docker engine"
+            }
+            Capability::Build => {
+                "build and publish the image first (`pocketdock build`), then remove \
+                 `build: auto`"
+            }
+            Capability::HelperMount => "set POCKETDOCK_EXEC_VIA=exec",
+        }
+    }
+}
+
+/// The capabilities of one backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The backend's name in messages ("the engine", "Kubernetes").
+    pub backend: &'static str,
+    /// One bit per [`Capability`], by its position in [`Capability::ALL`].
+    bits: u8,
+}
+
+impl Capabilities {
+    /// A Docker-compatible engine: everything.
+    pub const ENGINE: Capabilities = Capabilities {
+        backend: "the engine",
+        bits: (1 << Capability::ALL.len()) - 1,
+    };
+
+    /// A backend named `backend` that can do nothing of [`Capability::ALL`]
+    /// (add what it can with [`Capabilities::with`]).
+    #[must_use]
+    pub const fn none(backend: &'static str) -> Capabilities {
+        Capabilities { backend, bits: 0 }
+    }
+
+    /// The same, able to do `c` too.
+    #[must_use]
+    pub const fn with(self, c: Capability) -> Capabilities {
+        Capabilities {
+            bits: self.bits | (1 << c as u8),
+            ..self
+        }
+    }
+
+    /// The same, without `c`.
+    #[must_use]
+    pub const fn without(self, c: Capability) -> Capabilities {
+        Capabilities {
+            bits: self.bits & !(1 << c as u8),
+            ..self
+        }
+    }
+
+    /// Whether the backend can do `c`.
+    #[must_use]
+    pub const fn has(self, c: Capability) -> bool {
+        self.bits & (1 << c as u8) != 0
+    }
+}
+
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities::ENGINE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_can_do_everything() {
+        for c in Capability::ALL {
+            assert!(Capabilities::ENGINE.has(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn with_and_without_change_one_capability() {
+        let caps = Capabilities::ENGINE.without(Capability::Snapshot);
+        assert!(!caps.has(Capability::Snapshot));
+        assert!(caps.has(Capability::HostVolumes));
+        assert_eq!(caps.with(Capability::Snapshot), Capabilities::ENGINE);
+        let none = Capabilities::none("test");
+        assert!(Capability::ALL.iter().all(|&c| !none.has(c)));
+    }
+}
