@@ -126,6 +126,23 @@ impl Store {
         })
     }
 
+    /// The job record `id` to cancel: a job id, or `last` / `latest` for
+    /// the newest record still `running` (abandoned ones included, so the
+    /// caller can say so); `None` when there is no such record.
+    #[must_use]
+    pub fn job_to_cancel(&self, id: &str) -> Option<JobEntry> {
+        let mut jobs = self.jobs().into_iter();
+        if id == "last" || id == "latest" {
+            jobs.find(|j| {
+                j.record
+                    .as_ref()
+                    .is_some_and(|r| r.status == crate::event::JobStatus::Running)
+            })
+        } else {
+            jobs.find(|j| j.id == id)
+        }
+    }
+
     /// The job record in directory `id` exactly, read now; `None` when no
     /// such directory holds a job record. `id` must be one path component.
     #[must_use]

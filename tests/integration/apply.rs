@@ -277,6 +277,40 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
 }
 
 #[tokio::test]
+async fn cancel_last_cancels_a_running_job_from_another_process() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "apply");
+    let pd = Pd::at(dir.path());
+    pd.cmd(["cancel", "last"])
+        .code(1)
+        .stderr_has("no job of this project is running");
+    pd.cmd(["cancel", "nosuch-0001"])
+        .code(2)
+        .stderr_has("pocketdock logs");
+    let (child, record) = start_long_job(dir.path(), "long");
+    let id = record.file_name().unwrap().to_string_lossy().into_owned();
+    let started = Instant::now();
+    pd.cmd(["cancel", "last"])
+        .code(0)
+        .stdout_has(&format!("{id} cancelled"))
+        .stderr_has(&format!("cancelling job {id}"));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let rec = instance_toml(&record);
+    assert_eq!(rec["status"].as_str(), Some("cancelled"));
+    assert_eq!(step_status(&rec, "wait@box"), "cancelled");
+    dir.assert_no_leaks().await;
+    pd.cmd(["cancel", &id])
+        .code(1)
+        .stderr_has(&format!("job {id} already ended cancelled (exit code 130)"));
+}
+
+#[tokio::test]
 async fn ndjson_output_and_the_record_commands() {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "apply");
