@@ -119,8 +119,10 @@ fn missing_parts(dir: &Path) -> Vec<String> {
     if !sandbox_dir::is_sandbox_dir(dir) {
         out.push("instance.toml".into());
     }
+    // A data directory given with `create --data-dir` lives elsewhere.
+    let own_data = SandboxRecord::read(dir).is_none_or(|r| r.data_dir.is_none());
     for sub in ["data", "logs"] {
-        if !dir.join(sub).is_dir() {
+        if (sub == "logs" || own_data) && !dir.join(sub).is_dir() {
             out.push(format!("{sub}/"));
         }
     }
@@ -267,6 +269,7 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
         },
         provenance: store::Provenance::this_process(),
         volumes,
+        data_dir: None,
     }
 }
 
