@@ -65,6 +65,14 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         );
         return Ok(1);
     }
+    if reconcile::runner_is_server(&rec) {
+        eprintln!(
+            "error: job {id} is run by `pocketdock serve` (pid {}); a signal would stop the whole server\n\
+             hint: cancel it through that server: `POST /v1/jobs/{id}/cancel` (or its dashboard)",
+            rec.runner_pid
+        );
+        return Ok(1);
+    }
     let sent = tokio::process::Command::new("kill")
         .args(["-INT", &rec.runner_pid.to_string()])
         .stderr(std::process::Stdio::null())
