@@ -476,6 +476,17 @@ async fn a_persistent_sandbox_keeps_its_data_where_data_dir_says() {
         );
         let doctor = pd.cmd(["doctor", "--json"]).stdout();
         assert!(!doctor.contains("data/"), "{doctor}");
+        if how == "shutdown" {
+            // A lost record is rebuilt with the data directory it mounts.
+            std::fs::remove_dir_all(&inst).unwrap();
+            pd.cmd(["doctor", "--fix"]);
+            let meta: toml::Value =
+                toml::from_str(&std::fs::read_to_string(inst.join("instance.toml")).unwrap())
+                    .unwrap();
+            assert_eq!(meta["data_dir"].as_str(), Some(data_arg.as_str()), "{meta}");
+            assert!(!inst.join("data").exists(), "no data/ of its own");
+            assert!(data.join(how).is_file(), "the data directory stays");
+        }
 
         let removed = if how == "shutdown" {
             pd.cmd(["shutdown", &name, "--remove", "-y"]).code(0)

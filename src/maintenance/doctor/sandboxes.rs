@@ -129,6 +129,19 @@ fn missing_parts(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The host source of the bind mount at the data mount point, if any.
+fn data_mount_source(raw: &serde_json::Value) -> Option<PathBuf> {
+    raw["HostConfig"]["Binds"]
+        .as_array()?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .find_map(|b| {
+            let mut parts = b.split(':');
+            let host = parts.next()?;
+            (parts.next()? == store::sandbox_dir::DATA_MOUNT).then(|| PathBuf::from(host))
+        })
+}
+
 /// Host sources of the container's bind mounts.
 fn bind_sources(raw: &serde_json::Value) -> Vec<String> {
     raw["HostConfig"]["Binds"]
@@ -159,10 +172,14 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
     if missing.is_empty() {
         return None;
     }
-    let data = bind_sources(&s.raw)
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|b| b.starts_with(&dir))
+    // The data directory: the record's data/, or one given with --data-dir.
+    let data = data_mount_source(&s.raw)
+        .or_else(|| {
+            bind_sources(&s.raw)
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|b| b.starts_with(&dir))
+        })
         .unwrap_or_else(|| dir.join("data"));
     // Docker recreates a missing bind source root-owned on start, so data/
     // can exist yet be the engine's: hand it over whenever the directory
@@ -200,7 +217,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
 }
 
 fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), Error> {
-    sandbox_dir::prepare(dir)?;
+    sandbox_dir::prepare_with(dir, data == dir.join("data"))?;
     std::fs::create_dir_all(data)
         .map_err(|e| Error::io(format!("create {}", data.display()), e))?;
     if !sandbox_dir::is_sandbox_dir(dir) {
@@ -260,6 +277,12 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
             .flatten()
             .filter_map(serde_json::Value::as_str),
     );
+    // A data directory mounted from elsewhere was given with --data-dir.
+    let own = s.data_path().map(|d| d.join("data"));
+    let data_dir = volumes
+        .get(store::sandbox_dir::DATA_MOUNT)
+        .filter(|h| own.as_deref() != Some(Path::new(h.as_str())))
+        .cloned();
     SandboxRecord {
         container,
         resources: store::Resources {
@@ -269,7 +292,7 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
         },
         provenance: store::Provenance::this_process(),
         volumes,
-        data_dir: None,
+        data_dir,
     }
 }
 
