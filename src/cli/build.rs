@@ -15,6 +15,10 @@ pub struct Args {
     /// Profiles to build [default: all].
     #[arg(value_name = "PROFILE")]
     profiles: Vec<String>,
+    /// Build every profile: the shipped ones and the project's own (what no
+    /// PROFILE also does).
+    #[arg(long, short = 'a', conflicts_with = "profiles")]
+    all: bool,
     /// Build even when the image is up to date (its build context is unchanged).
     #[arg(long, short = 'f')]
     force: bool,
@@ -65,7 +69,7 @@ fn build_help() -> String {
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let project = ctx.project_lenient();
-    let selected = if a.profiles.is_empty() {
+    let selected = if a.all || a.profiles.is_empty() {
         images::all_in(project)?
     } else {
         a.profiles

@@ -72,7 +72,8 @@ pub fn completions(a: &CompletionsArgs) -> u8 {
 }
 
 /// A wrapper around clap's bash function: the first argument of a command
-/// that takes a sandbox (or, for `logs`, a record) completes from names.
+/// that takes a sandbox (or, for `logs` and `cancel`, a job record)
+/// completes from names.
 fn bash_names() -> String {
     format!(
         r#"
@@ -83,11 +84,11 @@ _pocketdock_names() {{
         case " {SANDBOX_COMMANDS} " in
             *" ${{COMP_WORDS[1]}} "*) kind=sandboxes ;;
         esac
-        [[ "${{COMP_WORDS[1]}}" == logs ]] && kind="jobs"
+        [[ "${{COMP_WORDS[1]}}" == logs || "${{COMP_WORDS[1]}}" == cancel ]] && kind="jobs"
         if [[ -n "$kind" ]]; then
             local names
             names="$(pocketdock __complete "$kind" 2>/dev/null)"
-            [[ $kind == jobs ]] && names="$names $(pocketdock __complete sandboxes 2>/dev/null)"
+            [[ "${{COMP_WORDS[1]}}" == logs ]] && names="$names $(pocketdock __complete sandboxes 2>/dev/null)"
             COMPREPLY=( $(compgen -W "$names" -- "$cur") )
             return 0
         fi

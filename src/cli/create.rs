@@ -14,7 +14,8 @@ use crate::store::PersistentSandbox;
 #[command(after_help = "Examples:\n  \
     pocketdock create --name t1\n  \
     pocketdock create --image debian:bookworm-slim --network --mem 1g --cpu 200\n  \
-    pocketdock create --volume \"$PWD:/work:ro\" --workdir /work --persist")]
+    pocketdock create --volume \"$PWD:/work:ro\" --workdir /work --persist\n  \
+    pocketdock create --name db --persist --data-dir ~/db-data")]
 pub struct Args {
     /// Image profile (see `pocketdock build --help`).
     #[arg(long, short = 'p', value_name = "PROFILE", conflicts_with = "image")]
@@ -65,6 +66,11 @@ pub struct Args {
     /// mounted at /home/sandbox/data).
     #[arg(long, overrides_with = "no_persist")]
     persist: bool,
+    /// With --persist: the data directory mounted at /home/sandbox/data
+    /// lives at PATH (made when missing) instead of
+    /// .pocketdock/instances/NAME/data; removing the sandbox leaves it alone.
+    #[arg(long, value_name = "PATH")]
+    data_dir: Option<std::path::PathBuf>,
     /// Remove the sandbox on shutdown even when the project's `default_persist` is true.
     #[arg(long)]
     no_persist: bool,
@@ -91,10 +97,11 @@ fn parse_volume(s: &str) -> Result<VolumeMount, String> {
 
 pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let json = a.json;
+    let data_dir = a.data_dir.as_deref().map(|d| ctx.absolute(d));
     let spec = spec(ctx, a)?;
     let project = ctx.project()?;
     let sandbox = if spec.persist {
-        PersistentSandbox::create(engine, &spec, project)
+        PersistentSandbox::create_with_data(engine, &spec, project, data_dir.as_deref())
             .await?
             .into_sandbox()
     } else {
@@ -146,6 +153,13 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
         default_profile,
     )?;
     let persist = a.persist || (project.config.default_persist && !a.no_persist);
+    if let (Some(d), false) = (&a.data_dir, persist) {
+        return Err(Error::Invalid {
+            what: "option",
+            value: format!("--data-dir {} without --persist", d.display()),
+            expected: "--persist too: only a persistent sandbox has a data directory",
+        });
+    }
     let network = if a.network {
         true
     } else if a.no_network {

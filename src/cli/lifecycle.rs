@@ -158,8 +158,17 @@ pub async fn shutdown(ctx: &super::Context, engine: &Engine, a: ShutdownArgs) ->
         eprintln!("kept {}", a.name);
         return Ok(1);
     }
+    let user_data = store::user_data_dir(&inspect);
     match store::shutdown(&sandbox, a.force, a.remove).await? {
-        Shutdown::Removed => println!("removed {}", a.name),
+        Shutdown::Removed => {
+            println!("removed {}", a.name);
+            if let Some(d) = user_data {
+                ctx.note(format_args!(
+                    "kept its data directory {} (given with --data-dir): remove it yourself when done",
+                    d.display()
+                ));
+            }
+        }
         Shutdown::Stopped => println!(
             "stopped {} (persistent: filesystem kept; `pocketdock shutdown {} --remove` deletes it)",
             a.name, a.name

@@ -27,6 +27,10 @@ use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDO
   \
     pocketdock logs --since 2h           # records started in the last two hours
   \
+    pocketdock logs --last 5             # the five newest records
+  \
+    pocketdock logs my-box --history --last # its last 10 operations
+  \
     pocketdock logs my-box --type python --since 1d --tail 20")]
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
@@ -49,6 +53,17 @@ pub struct Args {
     /// Only the last N lines of each log.
     #[arg(long, value_name = "N")]
     tail: Option<usize>,
+    /// Only the last N operations (10 when N is left out): the N newest job
+    /// records, a job's last N step logs, a persistent sandbox's N newest
+    /// logs, or with --history the last N history lines.
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "10",
+        conflicts_with = "follow"
+    )]
+    last: Option<usize>,
     /// Only what started since WHEN: a duration back from now (30s, 10m, 2h,
     /// 7d) or an RFC 3339 time (2026-02-05T09:00:00Z).
     #[arg(long, value_name = "WHEN", value_parser = parse_since)]
@@ -144,7 +159,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
                 expected: "a job record (or `last`) or a persistent sandbox to read, e.g. `pocketdock logs last -f`",
             });
         }
-        list_jobs_since(ctx, a.json, a.since);
+        list_jobs_since(ctx, a.json, a.since, a.last);
         return Ok(0);
     };
     let store = Store::open(ctx.project()?);
@@ -164,7 +179,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         ctx.note(format_args!("pocketdock: {note}"));
     }
     if a.history {
-        print!("{}", job.history()?);
+        print!("{}", last_lines(&job.history()?, a.last));
         return Ok(0);
     }
     job_logs(&job, &rec?, a)
@@ -176,17 +191,20 @@ fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Erro
     let abandoned = rec.is_abandoned();
     let kinds = job.step_kinds();
     let mut shown = 0;
-    for s in &rec.steps {
-        if !step_wanted(s, a.step.as_deref()) {
-            continue;
-        }
-        let path = job.step_log_path(s);
-        if !step_of_kind(&kinds, &s.id, a.kind)
-            || a.since
-                .is_some_and(|t| modified(&path).is_none_or(|m| m < t))
-        {
-            continue;
-        }
+    let wanted: Vec<(&store::JobStep, PathBuf)> = rec
+        .steps
+        .iter()
+        .filter(|s| step_wanted(s, a.step.as_deref()) && step_of_kind(&kinds, &s.id, a.kind))
+        .map(|s| (s, job.step_log_path(s)))
+        .filter(|(_, path)| {
+            a.since
+                .is_none_or(|t| modified(path).is_some_and(|m| m >= t))
+        })
+        // A step without a log (not started) is not one of the last N.
+        .filter(|(_, path)| a.step.is_some() || path.exists())
+        .collect();
+    let skip = a.last.map_or(0, |n| wanted.len().saturating_sub(n));
+    for (s, path) in wanted.into_iter().skip(skip) {
         // A step left running by a dead runner will never end.
         let status = if abandoned && s.status == StepState::Running {
             ABANDONED
@@ -231,17 +249,39 @@ pub(super) fn step_wanted(s: &store::JobStep, want: Option<&str>) -> bool {
     want.is_none_or(|want| want == s.id || want == s.id.split('@').next().unwrap_or(&s.id))
 }
 
-/// The job records of the current project, newest first.
-pub fn list_jobs(ctx: &super::Context, json: bool) {
-    list_jobs_since(ctx, json, None);
+/// The last `n` lines of `text` (all of it without `n`).
+fn last_lines(text: &str, n: Option<usize>) -> String {
+    let Some(n) = n else {
+        return text.to_string();
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = lines[lines.len().saturating_sub(n)..].join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
-/// The job records started since `since`, newest first.
-fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTime>) {
+/// The job records of the current project, newest first.
+pub fn list_jobs(ctx: &super::Context, json: bool) {
+    list_jobs_since(ctx, json, None, None);
+}
+
+/// The job records started since `since`, newest first; only the `last`
+/// newest of them when given.
+fn list_jobs_since(
+    ctx: &super::Context,
+    json: bool,
+    since: Option<OffsetDateTime>,
+    last: Option<usize>,
+) {
     let root = &ctx.root;
     let mut records = Store::at(root).jobs();
     if let Some(since) = since {
         records.retain(|j| j.record.as_ref().is_some_and(|r| r.started >= since));
+    }
+    if let Some(n) = last {
+        records.truncate(n);
     }
     let abandoned = records.iter().filter(|j| j.is_abandoned()).count();
     if json {
@@ -325,16 +365,25 @@ fn list_jobs_since(ctx: &super::Context, json: bool, since: Option<OffsetDateTim
 fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Result<u8, Error> {
     if a.history {
         let text = store.sandbox_history(name)?;
-        for line in text.lines().filter(|l| a.kind.is_none_or(|k| k.types(l))) {
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| a.kind.is_none_or(|k| k.types(l)))
+            .collect();
+        let skip = a.last.map_or(0, |n| lines.len().saturating_sub(n));
+        for line in lines.into_iter().skip(skip) {
             println!("{line}");
         }
         return Ok(0);
     }
     let logs = sandbox_log_files(store, name, a.kind);
-    let chosen: Vec<&(OffsetDateTime, PathBuf)> = match a.since {
-        Some(since) => logs.iter().filter(|(m, _)| *m >= since).collect(),
-        None => logs.last().into_iter().collect(),
+    let mut chosen: Vec<&(OffsetDateTime, PathBuf)> = match (a.since, a.last) {
+        (Some(since), _) => logs.iter().filter(|(m, _)| *m >= since).collect(),
+        (None, Some(_)) => logs.iter().collect(),
+        (None, None) => logs.last().into_iter().collect(),
     };
+    if let Some(n) = a.last {
+        chosen.drain(..chosen.len().saturating_sub(n));
+    }
     if chosen.is_empty() {
         ctx.note(format_args!(
             "no {}logs{} in {}; `pocketdock run` in the sandbox writes one",

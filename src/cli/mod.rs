@@ -11,6 +11,7 @@ mod apply;
 mod bench;
 mod broken_pipe;
 mod build;
+mod cancel;
 mod completions;
 mod context;
 mod create;
@@ -98,6 +99,8 @@ enum Command {
     Recipe(recipe::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
+    /// Cancel a running job (ID, or `last`), as Ctrl-C where it runs would; waits for it to end.
+    Cancel(cancel::Args),
     /// Find what is wrong in this project (dead runners, orphans, sandbox records, ports); --fix repairs.
     Doctor(doctor::Args),
     /// Make this directory a project: pocketdock.yaml with a `project:` section, and .pocketdock/.
@@ -263,6 +266,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Recipe(a) => Ok(recipe::run(ctx, &a)),
         Command::Apply(a) => apply::run(ctx, a).await,
         Command::Logs(a) => logs::run(ctx, &a).await,
+        Command::Cancel(a) => cancel::run(ctx, &a).await,
         Command::List(a) if a.jobs() => {
             logs::list_jobs(ctx, a.json());
             Ok(0)

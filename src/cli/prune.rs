@@ -200,6 +200,12 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         ctx.note(format_args!("kept image {}: in use", short_id(id)));
     }
     println!("{}", summary(&pruned, a.images));
+    for d in &pruned.kept_data_dirs {
+        ctx.note(format_args!(
+            "kept its data directory {} (given with --data-dir): remove it yourself when done",
+            d.display()
+        ));
+    }
     if report.failures.is_empty() {
         Ok(0)
     } else {

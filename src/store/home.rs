@@ -126,6 +126,28 @@ impl Store {
         })
     }
 
+    /// The job record `id` to cancel: a job id, or `last` / `latest` for
+    /// the newest record still `running` whose runner is alive (else the
+    /// newest abandoned one, so the caller can say so); `None` when there
+    /// is no such record.
+    #[must_use]
+    pub fn job_to_cancel(&self, id: &str) -> Option<JobEntry> {
+        let jobs = self.jobs();
+        if id != "last" && id != "latest" {
+            return jobs.into_iter().find(|j| j.id == id);
+        }
+        let mut running = jobs.into_iter().filter(|j| {
+            j.record
+                .as_ref()
+                .is_some_and(|r| r.status == crate::event::JobStatus::Running)
+        });
+        let first = running.next()?;
+        if !first.is_abandoned() {
+            return Some(first);
+        }
+        Some(running.find(|j| !j.is_abandoned()).unwrap_or(first))
+    }
+
     /// The job record in directory `id` exactly, read now; `None` when no
     /// such directory holds a job record. `id` must be one path component.
     #[must_use]

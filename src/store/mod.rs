@@ -69,7 +69,9 @@ pub use job_record::{
 };
 pub use job_summary::JobSummary;
 pub use log_tail::LogTail;
-pub use persistent::{destroy_sandbox, prune, reboot, shutdown, PersistentSandbox, Pruned};
+pub use persistent::{
+    destroy_sandbox, prune, reboot, shutdown, user_data_dir, PersistentSandbox, Pruned,
+};
 pub use reconcile::{ABANDONED, ABANDONED_HINT};
 pub use record_failure::{RecordFailure, RecordProblems};
 pub use recorder::{Recorder, Reserved};

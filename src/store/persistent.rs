@@ -43,6 +43,19 @@ impl PersistentSandbox {
         spec: &SandboxSpec,
         project: &Project,
     ) -> Result<PersistentSandbox> {
+        Self::create_with_data(engine, spec, project, None).await
+    }
+
+    /// [`PersistentSandbox::create`], with the data directory mounted at
+    /// `/home/sandbox/data` at `data_dir` (an absolute path, made when
+    /// missing) instead of the record's own `data/`. The record remembers
+    /// it, and removing the sandbox leaves it alone.
+    pub async fn create_with_data(
+        engine: &Engine,
+        spec: &SandboxSpec,
+        project: &Project,
+        data_dir: Option<&Path>,
+    ) -> Result<PersistentSandbox> {
         let mut spec = spec.clone();
         spec.persist = true;
         spec.project.get_or_insert_with(|| project.name.clone());
@@ -51,14 +64,34 @@ impl PersistentSandbox {
         spec.name = Some(name.clone());
         let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
         let dir = sandbox_dir::sandbox_dir(&root, &name);
-        let fresh = sandbox_dir::prepare(&dir)?;
+        let data = match data_dir {
+            Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()),
+            None => dir.join("data"),
+        };
+        let data_fresh = data_dir.is_some() && !data.exists();
+        let fresh = sandbox_dir::prepare_with(&dir, data_dir.is_none())?;
+        if data_fresh {
+            if let Err(e) = std::fs::create_dir_all(&data) {
+                if fresh {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+                return Err(crate::error::Error::io(
+                    format!("create the data directory {}", data.display()),
+                    e,
+                ));
+            }
+        }
         let discard = || {
             if fresh {
                 let _ = std::fs::remove_dir_all(&dir);
             }
+            if data_fresh {
+                // Only while still empty: never what someone put there.
+                let _ = std::fs::remove_dir(&data);
+            }
         };
         spec.volumes.push(VolumeMount {
-            host: dir.join("data").display().to_string(),
+            host: data.display().to_string(),
             container: DATA_MOUNT.to_string(),
             read_only: false,
         });
@@ -76,7 +109,8 @@ impl PersistentSandbox {
                 return Err(e);
             }
         };
-        if let Err(e) = record_new(&sandbox, &dir, &spec, &created_at).await {
+        let user_data = data_dir.map(|_| data.display().to_string());
+        if let Err(e) = record_new(&sandbox, &dir, &spec, &created_at, user_data).await {
             let _ = engine.remove_container(sandbox.id(), true).await;
             discard();
             return Err(e);
@@ -143,6 +177,7 @@ async fn record_new(
     dir: &Path,
     spec: &SandboxSpec,
     created_at: &str,
+    data_dir: Option<String>,
 ) -> Result<()> {
     sandbox.give_to_user("data").await?;
     let record = SandboxRecord {
@@ -167,6 +202,7 @@ async fn record_new(
             .iter()
             .map(|v| (v.container.clone(), v.host.clone()))
             .collect(),
+        data_dir,
     };
     record.write(dir)?;
     history::append(
@@ -176,6 +212,17 @@ async fn record_new(
             id: sandbox.id().to_string(),
         })),
     )
+}
+
+/// The data directory given with `create --data-dir` to the persistent
+/// sandbox whose container `inspect` describes, if any: removing the
+/// sandbox leaves it alone.
+#[must_use]
+pub fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBuf> {
+    let dir = inspect.label(labels::DATA_PATH)?;
+    SandboxRecord::read(Path::new(dir))?
+        .data_dir
+        .map(PathBuf::from)
 }
 
 /// [`Sandbox::shutdown`]; a removed persistent sandbox's record directory
@@ -231,19 +278,31 @@ pub struct Pruned {
     pub engine: PruneReport,
     /// Sandbox record directories removed with their sandboxes.
     pub record_dirs: usize,
+    /// Data directories given with `create --data-dir` to the sandboxes
+    /// removed: left alone.
+    pub kept_data_dirs: Vec<PathBuf>,
 }
 
 /// [`manage::prune`], and the record directories of the sandboxes removed.
 pub async fn prune(engine: &Engine, sandboxes: &[SandboxSummary], images: &[ImageInfo]) -> Pruned {
     let report = manage::prune(engine, sandboxes, images).await;
+    let mut kept_data_dirs = Vec::new();
     let record_dirs = report
         .sandboxes
         .iter()
         .filter_map(|c| Some((Path::new(c.data_path.as_deref()?), &c.id)))
-        .filter(|(dir, id)| sandbox_dir::remove_if_owned(dir, id))
+        .filter(|(dir, id)| {
+            let user_data = SandboxRecord::read(dir).and_then(|r| r.data_dir);
+            let removed = sandbox_dir::remove_if_owned(dir, id);
+            if removed {
+                kept_data_dirs.extend(user_data.map(PathBuf::from));
+            }
+            removed
+        })
         .count();
     Pruned {
         engine: report,
         record_dirs,
+        kept_data_dirs,
     }
 }

@@ -230,6 +230,21 @@ pub fn cmdline_is_pocketdock(cmdline: &[u8]) -> bool {
     String::from_utf8_lossy(cmdline).contains("pocketdock")
 }
 
+/// Is the runner of a record a `pocketdock serve` process? Its jobs are
+/// cancelled through its API: a signal would stop the whole server.
+#[must_use]
+pub fn runner_is_server(record: &JobRecord) -> bool {
+    let proc = Path::new("/proc").join(record.runner_pid.to_string());
+    std::fs::read(proc.join("cmdline")).is_ok_and(|c| cmdline_is_server(&c))
+}
+
+/// Does a pocketdock `/proc/<pid>/cmdline` (NUL-separated) run `serve`?
+#[must_use]
+pub fn cmdline_is_server(cmdline: &[u8]) -> bool {
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).skip(1).collect();
+    args.contains(&b"serve".as_slice()) && !args.contains(&b"apply".as_slice())
+}
+
 /// True when a process that started at `process` cannot have written a
 /// record started at `record` (with a slack for clock granularity).
 #[must_use]
@@ -648,6 +663,13 @@ mod tests {
             b"/usr/bin/pocketdock\0apply\0job.yaml\0"
         ));
         assert!(!cmdline_is_pocketdock(b"sleep\x00100\x00"));
+        assert!(cmdline_is_server(
+            b"/usr/bin/pocketdock\0--socket\0/s\0serve\0--listen\0:8080\0"
+        ));
+        assert!(!cmdline_is_server(b"/usr/bin/pocketdock\0apply\0serve\0"));
+        assert!(!cmdline_is_server(
+            b"/usr/bin/pocketdock\0apply\0job.yaml\0"
+        ));
         let stat = "1234 (we ird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10";
         assert_eq!(start_ticks(stat), Some(98765));
         let t = OffsetDateTime::now_utc();

@@ -49,6 +49,12 @@ pub fn list(project_root: &Path) -> Vec<PathBuf> {
 /// Make `dir` with `logs/` and `data/`; true when `dir` did not exist before
 /// (so a failed create may remove it again).
 pub fn prepare(dir: &Path) -> Result<bool> {
+    prepare_with(dir, true)
+}
+
+/// [`prepare`], making `data/` only when `own_data` (a data directory
+/// given with `create --data-dir` lives elsewhere).
+pub fn prepare_with(dir: &Path, own_data: bool) -> Result<bool> {
     let existed = dir.exists();
     if dir.join("instance.toml").exists() && !is_sandbox_dir(dir) {
         return Err(Error::Invalid {
@@ -62,6 +68,9 @@ pub fn prepare(dir: &Path) -> Result<bool> {
         });
     }
     for sub in ["logs", "data"] {
+        if sub == "data" && !own_data {
+            continue;
+        }
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| {
             Error::io(
                 format!("create the sandbox record directory {}", dir.display()),

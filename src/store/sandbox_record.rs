@@ -24,6 +24,11 @@ pub struct SandboxRecord {
     /// Bind mounts: path inside the sandbox -> host path.
     #[serde(default)]
     pub volumes: BTreeMap<String, String>,
+    /// The data directory the user gave (`create --data-dir`), mounted at
+    /// `/home/sandbox/data` instead of the record's own `data/`; removing
+    /// the sandbox leaves it alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
 }
 
 /// `[container]`.

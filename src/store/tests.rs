@@ -376,3 +376,34 @@ fn a_store_lists_its_jobs_finds_the_last_and_tells_sandbox_records_apart() {
     assert_eq!(usage.sandbox_records, 1);
     assert!(usage.jobs > 0 && usage.total >= usage.jobs + usage.sandboxes);
 }
+
+#[test]
+fn the_job_to_cancel_last_is_the_newest_with_a_live_runner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::at(tmp.path());
+    assert!(store.job_to_cancel("last").is_none());
+    let mut live = record();
+    // This test process: alive, and its command line says pocketdock.
+    live.runner_pid = std::process::id();
+    live.started = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
+    Recorder::create(&store.records_dir(), live).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let mut done = record();
+    done.status = JobStatus::Succeeded;
+    Recorder::create(&store.records_dir(), done).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let mut gone = record();
+    gone.runner_pid = u32::MAX;
+    Recorder::create(&store.records_dir(), gone).unwrap();
+
+    assert_eq!(store.job_to_cancel("last").unwrap().id, "grade_fizz-0001");
+    assert_eq!(
+        store.job_to_cancel("grade_fizz-0002").unwrap().id,
+        "grade_fizz-0002"
+    );
+    assert!(store.job_to_cancel("nope-0001").is_none());
+    let first = store.job_dir("grade_fizz-0001");
+    std::fs::remove_dir_all(first).unwrap();
+    // Only an abandoned one is running: it is the one, to be told so.
+    assert_eq!(store.job_to_cancel("last").unwrap().id, "grade_fizz-0003");
+}

@@ -277,6 +277,40 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
 }
 
 #[tokio::test]
+async fn cancel_last_cancels_a_running_job_from_another_process() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "apply");
+    let pd = Pd::at(dir.path());
+    pd.cmd(["cancel", "last"])
+        .code(1)
+        .stderr_has("no job of this project is running");
+    pd.cmd(["cancel", "nosuch-0001"])
+        .code(2)
+        .stderr_has("pocketdock logs");
+    let (child, record) = start_long_job(dir.path(), "long");
+    let id = record.file_name().unwrap().to_string_lossy().into_owned();
+    let started = Instant::now();
+    pd.cmd(["cancel", "last"])
+        .code(0)
+        .stdout_has(&format!("{id} cancelled"))
+        .stderr_has(&format!("cancelling job {id}"));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let rec = instance_toml(&record);
+    assert_eq!(rec["status"].as_str(), Some("cancelled"));
+    assert_eq!(step_status(&rec, "wait@box"), "cancelled");
+    dir.assert_no_leaks().await;
+    pd.cmd(["cancel", &id])
+        .code(1)
+        .stderr_has(&format!("job {id} already ended cancelled (exit code 130)"));
+}
+
+#[tokio::test]
 async fn ndjson_output_and_the_record_commands() {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "apply");
@@ -566,4 +600,52 @@ async fn parallel_j_and_the_jobs_alias_all_set_the_parallelism() {
         "{}",
         stdout(&help)
     );
+}
+
+/// A job that `pocketdock serve` runs is cancelled through the server:
+/// `cancel` refuses to signal it, which would stop the whole server.
+#[tokio::test]
+async fn cancel_leaves_a_servers_job_to_the_server() {
+    use crate::serve::{until_ended, Server};
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "apply");
+    std::fs::write(
+        dir.path().join("long.yaml"),
+        "version: 1\nname: long\nsandboxes:\n  box: {}\nsteps:\n  wait:\n    run: sleep 120 & sleep 120\n    timeout: 300\n",
+    )
+    .unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let r = server
+        .post("/v1/jobs", &serde_json::json!({ "manifest": "long.yaml" }))
+        .await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<serde_json::Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let history = dir
+        .path()
+        .join(".pocketdock/instances")
+        .join(&id)
+        .join("history.jsonl");
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while !std::fs::read_to_string(&history)
+        .unwrap_or_default()
+        .contains(r#""event":"step_started""#)
+    {
+        assert!(Instant::now() < deadline, "the step never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    dir.pd()
+        .cmd(["cancel", "last"])
+        .code(1)
+        .stderr_has(&format!("job {id} is run by `pocketdock serve`"))
+        .stderr_has("/cancel");
+    let r = server
+        .post(&format!("/v1/jobs/{id}/cancel"), &serde_json::json!({}))
+        .await;
+    assert_eq!(r.status(), 202);
+    let rec = until_ended(&server, &id, Duration::from_secs(30)).await;
+    assert_eq!(rec["status"], "cancelled", "{rec}");
+    dir.assert_no_leaks().await;
 }

@@ -47,10 +47,15 @@ fn bash_completion_loads_and_completes_a_subcommand_and_its_flags() {
         COMP_LINE="pocketdock logs --fol"; COMP_POINT=${#COMP_LINE}
         _pocketdock_names pocketdock --fol logs
         echo "flag:${COMPREPLY[*]}"
+        COMP_WORDS=(pocketdock cancel la); COMP_CWORD=2
+        COMP_LINE="pocketdock cancel la"; COMP_POINT=${#COMP_LINE}
+        _pocketdock_names pocketdock la cancel
+        echo "job:${COMPREPLY[*]}"
         complete -p pocketdock"#,
     );
     assert!(got.contains("sub:completions\n"), "{got}");
     assert!(got.contains("flag:--follow\n"), "{got}");
+    assert!(got.contains("job:last"), "{got}");
     assert!(got.contains("-F _pocketdock_names"), "{got}");
 }
 

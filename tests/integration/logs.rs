@@ -412,3 +412,62 @@ async fn library_sessions_in_a_persistent_sandbox_are_logged() {
     assert!(shown.contains("\"sends\":2"), "{shown}");
     sandbox.shutdown(true, true).await.unwrap();
 }
+
+/// `--last N`: the last N operations (10 without N) of whatever `logs`
+/// shows: job records, a job's step logs or history, a persistent
+/// sandbox's logs or history.
+#[tokio::test]
+async fn last_n_shows_the_last_operations() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "logs-last");
+    let pd = dir.pd().file("job.yaml", JOB);
+    pd.cmd(["apply", "job.yaml"]).code(0);
+    pd.cmd(["apply", "job.yaml"]).code(0);
+
+    let listed = pd.cmd(["logs", "--last", "1"]).code(0).stdout();
+    assert!(
+        listed.contains("lines-0002") && !listed.contains("lines-0001"),
+        "{listed}"
+    );
+    let listed = pd.cmd(["logs", "--last"]).code(0).stdout();
+    assert!(
+        listed.contains("lines-0002") && listed.contains("lines-0001"),
+        "{listed}"
+    );
+    let json = pd.cmd(["logs", "--json", "--last", "1"]).code(0).json();
+    assert_eq!(json.as_array().unwrap().len(), 1, "{json}");
+
+    let steps = pd.cmd(["logs", "last", "--last", "1"]).code(0).stdout();
+    assert!(
+        steps.contains("### talk@box") && !steps.contains("### count@box"),
+        "{steps}"
+    );
+    let history = pd
+        .cmd(["logs", "last", "--history", "--last", "2"])
+        .code(0)
+        .stdout();
+    assert_eq!(history.lines().count(), 2, "{history}");
+    assert!(history.contains("job_finished"), "{history}");
+
+    let name = unique("logs-last");
+    pd.cmd(["create", "--name", &name, "--persist"]).code(0);
+    for i in 1..=3 {
+        pd.cmd(["run", &name, &format!("echo op{i}")]).code(0);
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    let ops = pd
+        .cmd(["logs", &name, "--history", "--last", "2"])
+        .code(0)
+        .stdout();
+    assert_eq!(ops.lines().count(), 2, "{ops}");
+    assert!(ops.contains("op3") && !ops.contains("op1"), "{ops}");
+    let two = pd.cmd(["logs", &name, "--last", "2"]).code(0).stdout();
+    assert_eq!(two.matches("### ").count(), 2, "{two}");
+    assert!(
+        two.contains("op2") && two.contains("op3") && !two.contains("op1"),
+        "{two}"
+    );
+    pd.cmd(["logs", &name, "--last", "1", "-f"]).code(2);
+    pd.cmd(["shutdown", &name, "-y", "--remove"]).code(0);
+    dir.assert_no_leaks().await;
+}

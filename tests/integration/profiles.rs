@@ -152,7 +152,13 @@ async fn project_profiles_build_once_and_rebuild_only_what_changed() {
         ] {
             assert!(out.contains(&format!("{image} is up to date")), "{out}");
         }
+        // `--all` says the same explicitly.
+        let all = cli(&engine, dir.path(), &["build", "--all"]);
+        assert!(all.status.success(), "{}", stderr(&all));
+        assert_eq!(stdout(&all), out);
     }
+    let both = cli(&engine, dir.path(), &["build", "--all", "one"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 
     // The image has the context's files.
     let mut c = Cleanup::new(&engine);

@@ -428,3 +428,77 @@ async fn the_install_level_file_can_name_the_socket() {
         stderr(&o)
     );
 }
+
+/// `create --data-dir PATH`: the data directory lives at PATH, the record
+/// remembers it, and removing the sandbox (`shutdown --remove`, `prune`)
+/// leaves it alone and says so.
+#[tokio::test]
+async fn a_persistent_sandbox_keeps_its_data_where_data_dir_says() {
+    let engine = engine_or_skip!();
+    let dir = crate::common::TestProject::new(&engine, "datadir");
+    let pd = dir.pd();
+    let outside = tempfile::tempdir().unwrap();
+    let data = outside.path().join("box-data");
+    let data_arg = data.display().to_string();
+    pd.cmd(["create", "--data-dir", &data_arg])
+        .code(2)
+        .stderr_has("--persist");
+    assert!(!data.exists(), "nothing made for a refused create");
+
+    for how in ["shutdown", "prune"] {
+        let name = unique("datadir");
+        pd.cmd([
+            "create",
+            "--name",
+            &name,
+            "--persist",
+            "--data-dir",
+            &data_arg,
+        ])
+        .code(0);
+        let inst = dir.path().join(".pocketdock/instances").join(&name);
+        let meta: toml::Value =
+            toml::from_str(&std::fs::read_to_string(inst.join("instance.toml")).unwrap()).unwrap();
+        assert_eq!(meta["data_dir"].as_str(), Some(data_arg.as_str()), "{meta}");
+        assert_eq!(
+            meta["volumes"]["/home/sandbox/data"].as_str(),
+            Some(data_arg.as_str())
+        );
+        assert!(!inst.join("data").exists(), "no data/ of its own");
+        run_in(
+            dir.path(),
+            &name,
+            &format!("echo {how} > /home/sandbox/data/{how}"),
+        );
+        assert_eq!(
+            std::fs::read_to_string(data.join(how)).unwrap(),
+            format!("{how}\n")
+        );
+        let doctor = pd.cmd(["doctor", "--json"]).stdout();
+        assert!(!doctor.contains("data/"), "{doctor}");
+        if how == "shutdown" {
+            // A lost record is rebuilt with the data directory it mounts.
+            std::fs::remove_dir_all(&inst).unwrap();
+            pd.cmd(["doctor", "--fix"]);
+            let meta: toml::Value =
+                toml::from_str(&std::fs::read_to_string(inst.join("instance.toml")).unwrap())
+                    .unwrap();
+            assert_eq!(meta["data_dir"].as_str(), Some(data_arg.as_str()), "{meta}");
+            assert!(!inst.join("data").exists(), "no data/ of its own");
+            assert!(data.join(how).is_file(), "the data directory stays");
+        }
+
+        let removed = if how == "shutdown" {
+            pd.cmd(["shutdown", &name, "--remove", "-y"]).code(0)
+        } else {
+            pd.cmd(["stop", &name]).code(0);
+            pd.cmd(["prune", "-y"]).code(0)
+        };
+        removed
+            .stderr_has(&format!("kept its data directory {data_arg}"))
+            .stderr_has("--data-dir");
+        assert!(!inst.exists(), "the record goes with the sandbox");
+        assert!(data.join(how).is_file(), "the data directory stays");
+    }
+    dir.assert_no_leaks().await;
+}

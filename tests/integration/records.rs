@@ -286,6 +286,12 @@ async fn a_dead_runners_job_shows_abandoned_everywhere() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["status"], "abandoned", "{v}");
 
+    Pd::at(dir.path())
+        .args(["cancel", "last"])
+        .code(1)
+        .stderr_has(&format!("job {instance} is abandoned"))
+        .stderr_has("pocketdock doctor --fix");
+
     let o = Pd::at(dir.path()).output(&["logs"]);
     assert!(stdout(&o).contains("abandoned"), "{}", stdout(&o));
 

@@ -119,12 +119,27 @@ fn missing_parts(dir: &Path) -> Vec<String> {
     if !sandbox_dir::is_sandbox_dir(dir) {
         out.push("instance.toml".into());
     }
+    // A data directory given with `create --data-dir` lives elsewhere.
+    let own_data = SandboxRecord::read(dir).is_none_or(|r| r.data_dir.is_none());
     for sub in ["data", "logs"] {
-        if !dir.join(sub).is_dir() {
+        if (sub == "logs" || own_data) && !dir.join(sub).is_dir() {
             out.push(format!("{sub}/"));
         }
     }
     out
+}
+
+/// The host source of the bind mount at the data mount point, if any.
+fn data_mount_source(raw: &serde_json::Value) -> Option<PathBuf> {
+    raw["HostConfig"]["Binds"]
+        .as_array()?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .find_map(|b| {
+            let mut parts = b.split(':');
+            let host = parts.next()?;
+            (parts.next()? == store::sandbox_dir::DATA_MOUNT).then(|| PathBuf::from(host))
+        })
 }
 
 /// Host sources of the container's bind mounts.
@@ -157,10 +172,14 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
     if missing.is_empty() {
         return None;
     }
-    let data = bind_sources(&s.raw)
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|b| b.starts_with(&dir))
+    // The data directory: the record's data/, or one given with --data-dir.
+    let data = data_mount_source(&s.raw)
+        .or_else(|| {
+            bind_sources(&s.raw)
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|b| b.starts_with(&dir))
+        })
         .unwrap_or_else(|| dir.join("data"));
     // Docker recreates a missing bind source root-owned on start, so data/
     // can exist yet be the engine's: hand it over whenever the directory
@@ -198,7 +217,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
 }
 
 fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), Error> {
-    sandbox_dir::prepare(dir)?;
+    sandbox_dir::prepare_with(dir, data == dir.join("data"))?;
     std::fs::create_dir_all(data)
         .map_err(|e| Error::io(format!("create {}", data.display()), e))?;
     if !sandbox_dir::is_sandbox_dir(dir) {
@@ -258,6 +277,12 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
             .flatten()
             .filter_map(serde_json::Value::as_str),
     );
+    // A data directory mounted from elsewhere was given with --data-dir.
+    let own = s.data_path().map(|d| d.join("data"));
+    let data_dir = volumes
+        .get(store::sandbox_dir::DATA_MOUNT)
+        .filter(|h| own.as_deref() != Some(Path::new(h.as_str())))
+        .cloned();
     SandboxRecord {
         container,
         resources: store::Resources {
@@ -267,6 +292,7 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
         },
         provenance: store::Provenance::this_process(),
         volumes,
+        data_dir,
     }
 }
 
