@@ -189,6 +189,34 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every file below `repo()/dir` named `*.ext`, as (its path from the
+/// repository, its text), sorted by path: what the tests that hold the
+/// source tree to a rule read.
+pub fn source_files(dir: &str, ext: &str) -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, ext: &str, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, ext, out);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    let root = repo();
+    let mut paths = Vec::new();
+    walk(&root.join(dir), ext, &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let rel = p.strip_prefix(&root).unwrap().display().to_string();
+            (rel, text)
+        })
+        .collect()
+}
+
 /// A host tool the tests call (junitparser's python, actionlint), from the
 /// virtualenv scripts/provision.sh makes: `$POCKETDOCK_TEST_VENV/bin/NAME`,
 /// default `target/ci-venv`. Never the `python3` on PATH, which may be

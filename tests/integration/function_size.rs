@@ -2,30 +2,10 @@
 //! included) run to 100 lines or more. A long one is split where a name
 //! helps a reader; the few left say why they are whole in their own doc.
 
-use std::path::Path;
-
-use crate::common::repo;
+use crate::common::source_files;
 
 const LONG: usize = 100;
 const ALLOWED: usize = 5;
-
-/// `(lines, file:line name)` of every function of `LONG` lines or more.
-fn long_functions(dir: &Path, out: &mut Vec<(usize, String)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            long_functions(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for (line, name, len) in functions(&text) {
-                if len >= LONG {
-                    let file = path.strip_prefix(repo()).unwrap_or(&path);
-                    out.push((len, format!("{}:{line} {name}", file.display())));
-                }
-            }
-        }
-    }
-}
 
 /// `(first line, name, length in lines)` of each `fn` with a body: from its
 /// signature to the `}` at the signature's indent (rustfmt's layout).
@@ -83,7 +63,13 @@ fn the_counter_counts() {
 #[test]
 fn at_most_five_functions_are_long() {
     let mut long = Vec::new();
-    long_functions(&repo().join("src"), &mut long);
+    for (path, text) in source_files("src", "rs") {
+        for (line, name, len) in functions(&text) {
+            if len >= LONG {
+                long.push((len, format!("{path}:{line} {name}")));
+            }
+        }
+    }
     long.sort_by(|a, b| b.cmp(a));
     let list: Vec<String> = long.iter().map(|(n, f)| format!("{n:>4} {f}")).collect();
     assert!(

@@ -2,9 +2,7 @@
 //! a retired word for a concept fails here with the file and line. The
 //! glossary itself, and the lines naming a kept alias, may say them.
 
-use std::path::Path;
-
-use crate::common::repo;
+use crate::common::{repo, source_files};
 
 /// Retired spellings (matched case-insensitively) and the word to use.
 const RETIRED: &[(&str, &str)] = &[
@@ -28,18 +26,10 @@ fn exempt(line: &str) -> bool {
     l.contains("alias") || l.contains("retired")
 }
 
-fn scan(dir: &Path, ext: &str, hits: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            scan(&path, ext, hits);
-            continue;
-        }
-        if path.extension().is_none_or(|e| e != ext) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let file = path.strip_prefix(repo()).unwrap_or(&path).to_path_buf();
+/// The lines of `dir`'s `*.ext` files that use a retired word, outside
+/// the glossary itself.
+fn scan(dir: &str, ext: &str, hits: &mut Vec<String>) {
+    for (file, text) in source_files(dir, ext) {
         let mut in_glossary = false;
         for (i, line) in text.lines().enumerate() {
             if line.starts_with("## ") {
@@ -51,7 +41,7 @@ fn scan(dir: &Path, ext: &str, hits: &mut Vec<String>) {
             let lower = line.to_lowercase();
             for (old, new) in RETIRED {
                 if lower.contains(old) && !exempt(line) {
-                    hits.push(format!("{}:{}: `{old}`: say {new}", file.display(), i + 1));
+                    hits.push(format!("{file}:{}: `{old}`: say {new}", i + 1));
                 }
             }
         }
@@ -61,8 +51,8 @@ fn scan(dir: &Path, ext: &str, hits: &mut Vec<String>) {
 #[test]
 fn retired_words_are_gone() {
     let mut hits = Vec::new();
-    scan(&repo().join("src"), "rs", &mut hits);
-    scan(&repo().join("docs"), "md", &mut hits);
+    scan("src", "rs", &mut hits);
+    scan("docs", "md", &mut hits);
     assert!(
         hits.is_empty(),
         "retired words (docs/architecture.md, Glossary):\n{}",

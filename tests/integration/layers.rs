@@ -8,9 +8,8 @@
 //! exceptions, each saying why in its first line.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
-use crate::common::repo;
+use crate::common::{repo, source_files};
 
 /// A row of the table: a layer, where its files are, what it may import.
 #[derive(Debug)]
@@ -233,17 +232,6 @@ fn root_names(lib: &str) -> BTreeMap<String, String> {
     names
 }
 
-pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The layer holding `rel` (a path like `src/engine/exec.rs`).
 fn layer_of<'a>(layers: &'a [Layer], rel: &str) -> Option<&'a Layer> {
     layers.iter().find(|l| {
@@ -307,19 +295,7 @@ fn imports_follow_the_layer_table_of_docs_architecture() {
     let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
     let layers = parse_table(&doc);
     assert!(layers.len() >= 8, "the table has too few rows: {layers:?}");
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
-    let files: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read_to_string(p).unwrap())
-        })
-        .collect();
+    let files = source_files("src", "rs");
     let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
     let bad = violations(&layers, &files, &lib);
     assert!(
@@ -367,24 +343,17 @@ const MAX_EXCEPTIONS: usize = 2;
 
 #[test]
 fn source_files_stay_small_enough_to_read() {
-    let root = repo();
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
     let mut over = Vec::new();
     let mut excused = Vec::new();
-    for p in paths {
+    for (rel, text) in source_files("src", "rs") {
         // Unit-test files are exempt.
-        if p.file_name().is_some_and(|n| n == "tests.rs")
-            || p.components().any(|c| c.as_os_str() == "tests")
-        {
+        if rel.ends_with("/tests.rs") || rel.split('/').any(|c| c == "tests") {
             continue;
         }
-        let text = std::fs::read_to_string(&p).unwrap();
         let lines = text.lines().count();
         if lines <= MAX_LINES {
             continue;
         }
-        let rel = p.strip_prefix(&root).unwrap().display().to_string();
         if text
             .lines()
             .next()

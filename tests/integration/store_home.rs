@@ -10,9 +10,7 @@
 //! Help text may mention `.pocketdock/instances/NAME/`: a literal that
 //! only contains a name is prose, not a path being built.
 
-use std::path::{Path, PathBuf};
-
-use crate::common::repo;
+use crate::common::source_files;
 
 /// Literals that would build a path into the store.
 const NAMES: &[&str] = &[
@@ -84,17 +82,6 @@ fn code_and_strings(text: &str) -> (String, Vec<String>) {
     (code, strings)
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every break of the rule in `text`.
 fn breaks(text: &str) -> Vec<String> {
     let (code, strings) = code_and_strings(text);
@@ -114,14 +101,12 @@ fn breaks(text: &str) -> Vec<String> {
 
 #[test]
 fn no_file_of_the_cli_reads_the_store_directly() {
-    let mut files = Vec::new();
-    rust_files(&repo().join("src/cli"), &mut files);
-    assert!(files.len() > 20, "found too few files: {files:?}");
+    let files = source_files("src/cli", "rs");
+    assert!(files.len() > 20, "found too few files: {}", files.len());
     let mut wrong = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
+    for (path, text) in files {
         for b in breaks(&text) {
-            wrong.push(format!("{}: {b}", f.display()));
+            wrong.push(format!("{path}: {b}"));
         }
     }
     assert!(

@@ -4,8 +4,8 @@
 //! `for_job_name`, `for_instance`, `for_recipe`) and fills in finished
 //! steps (`set_step`, `set_instances`).
 
-use crate::common::repo;
-use crate::layers::{code_only, rust_files};
+use crate::common::source_files;
+use crate::layers::code_only;
 
 /// What building a context (or rendering without the template layer)
 /// looks like in code: the engine itself, and the raw constructors and
@@ -44,20 +44,7 @@ fn outside_the_home(files: &[(String, String)]) -> Vec<String> {
 
 #[test]
 fn only_the_template_layer_builds_template_contexts() {
-    let root = repo();
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
-    let files: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read_to_string(p).unwrap())
-        })
-        .collect();
+    let files = source_files("src", "rs");
     let bad = outside_the_home(&files);
     assert!(
         bad.is_empty(),
