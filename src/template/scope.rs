@@ -34,11 +34,7 @@ impl Context {
         env: &IndexMap<String, String>,
         job_id: &str,
     ) -> Context {
-        Context::new()
-            .with_limits(limits)
-            .with_vars(vars)
-            .with_env(env)
-            .with_job("", job_id)
+        Context::for_job(limits, vars, env, "", job_id)
     }
 
     /// What every template of job `name` (id `job_id`) reads: `vars`,
