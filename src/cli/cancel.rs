@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::maintenance::cancel::{self, Signalled};
 use crate::store::{reconcile, Store, ABANDONED_HINT};
 
 /// How long `cancel` waits for the runner to close the record.
@@ -46,55 +47,44 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     };
     let id = entry.id.clone();
     let rec = entry.read_record()?;
-    if rec.status != JobStatus::Running {
-        let code = rec
-            .exit_code
-            .map_or_else(String::new, |c| format!(" (exit code {c})"));
-        eprintln!(
-            "error: job {id} already ended {}{code}; there is nothing to cancel\n\
-             hint: `pocketdock logs {id}` shows its logs",
-            rec.status.as_str()
-        );
-        return Ok(1);
-    }
-    if !reconcile::runner_alive(&rec) || rec.runner_pid == std::process::id() {
-        eprintln!(
-            "error: job {id} is abandoned: runner pid {} is gone, nobody is running it to cancel\n\
-             hint: {ABANDONED_HINT}",
-            rec.runner_pid
-        );
-        return Ok(1);
-    }
-    if reconcile::runner_is_server(&rec) {
-        eprintln!(
-            "error: job {id} is run by `pocketdock serve` (pid {}); a signal would stop the whole server\n\
-             hint: cancel it through that server: `POST /v1/jobs/{id}/cancel` (or its dashboard)",
-            rec.runner_pid
-        );
-        return Ok(1);
-    }
-    let sent = tokio::process::Command::new("kill")
-        .args(["-INT", &rec.runner_pid.to_string()])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|s| s.success());
-    if !sent {
-        eprintln!(
-            "error: could not signal the runner of job {id} (pid {})\n\
-             hint: it may belong to another user; stop it with Ctrl-C where it runs",
-            rec.runner_pid
-        );
-        return Ok(1);
-    }
+    let pid = match cancel::signal_runner(&rec).await {
+        Signalled::Sent { pid } => pid,
+        Signalled::Ended { status, exit_code } => {
+            let code = exit_code.map_or_else(String::new, |c| format!(" (exit code {c})"));
+            eprintln!(
+                "error: job {id} already ended {}{code}; there is nothing to cancel\n\
+                 hint: `pocketdock logs {id}` shows its logs",
+                status.as_str()
+            );
+            return Ok(1);
+        }
+        Signalled::Abandoned { pid } => {
+            eprintln!(
+                "error: job {id} is abandoned: runner pid {pid} is gone, nobody is running it to cancel\n\
+                 hint: {ABANDONED_HINT}"
+            );
+            return Ok(1);
+        }
+        Signalled::Server { pid } => {
+            eprintln!(
+                "error: job {id} is run by `pocketdock serve` (pid {pid}); a signal would stop the whole server\n\
+                 hint: cancel it through that server: `POST /v1/jobs/{id}/cancel` (or its dashboard)"
+            );
+            return Ok(1);
+        }
+        Signalled::NotSent { pid } => {
+            eprintln!(
+                "error: could not signal the runner of job {id} (pid {pid})\n\
+                 hint: it may belong to another user; stop it with Ctrl-C where it runs"
+            );
+            return Ok(1);
+        }
+    };
     if a.no_wait {
-        eprintln!("cancelling job {id} (runner pid {})", rec.runner_pid);
+        eprintln!("cancelling job {id} (runner pid {pid})");
         return Ok(0);
     }
-    eprintln!(
-        "cancelling job {id} (runner pid {}): waiting for it to remove its sandboxes",
-        rec.runner_pid
-    );
+    eprintln!("cancelling job {id} (runner pid {pid}): waiting for it to remove its sandboxes");
     let deadline = Instant::now() + WAIT;
     loop {
         let now = entry.reread();

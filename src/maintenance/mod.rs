@@ -5,6 +5,7 @@
 //! adds arguments, prompts and printing. Everything here reads and writes
 //! records through [`crate::store`] and containers through the engine.
 
+pub mod cancel;
 pub mod doctor;
 mod job_prune;
 pub mod prune;

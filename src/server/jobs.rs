@@ -24,10 +24,11 @@ use tokio_util::sync::CancellationToken;
 use super::api_error::ApiError;
 use super::files::record;
 use super::state::{LiveJob, Shared, State as ServerState};
-use crate::event::{Consumer, Event, EventKind, JobStatus};
+use crate::event::{Consumer, Event, EventKind};
+use crate::maintenance::cancel::{self, Signalled};
 use crate::manifest::{HostRoots, LoadOptions};
 use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
-use crate::store::{reconcile, JobSummary, Store, ABANDONED_HINT};
+use crate::store::{JobSummary, Store, ABANDONED_HINT};
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -385,35 +386,34 @@ pub async fn cancel(
         return Ok((StatusCode::ACCEPTED, Json(body)).into_response());
     }
     let (_, rec) = record(&state, &id)?;
-    if rec.status != JobStatus::Running {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("run `{id}` already ended `{}`", rec.status.as_str()),
-            "only a running job can be cancelled",
-        ));
-    }
-    if !reconcile::runner_alive(&rec) || rec.runner_pid == std::process::id() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("run `{id}` is abandoned: nobody is running it to cancel"),
-            ABANDONED_HINT,
-        ));
-    }
-    let sent = tokio::process::Command::new("kill")
-        .args(["-INT", &rec.runner_pid.to_string()])
-        .status()
-        .await
-        .is_ok_and(|s| s.success());
-    if !sent {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!(
-                "could not signal the runner of `{id}` (pid {})",
-                rec.runner_pid
-            ),
-            "it may belong to another user; stop it with Ctrl-C where it runs",
-        ));
-    }
-    let body = json!({ "id": id, "cancelling": true, "runner": "cli", "pid": rec.runner_pid });
+    let conflict = |message: String, hint: &str| ApiError::new(StatusCode::CONFLICT, message, hint);
+    let pid = match cancel::signal_runner(&rec).await {
+        Signalled::Sent { pid } => pid,
+        Signalled::Ended { status, .. } => {
+            return Err(conflict(
+                format!("run `{id}` already ended `{}`", status.as_str()),
+                "only a running job can be cancelled",
+            ))
+        }
+        Signalled::Abandoned { .. } => {
+            return Err(conflict(
+                format!("run `{id}` is abandoned: nobody is running it to cancel"),
+                ABANDONED_HINT,
+            ))
+        }
+        Signalled::Server { pid } => {
+            return Err(conflict(
+                format!("run `{id}` is run by another `pocketdock serve` (pid {pid})"),
+                "cancel it through that server",
+            ))
+        }
+        Signalled::NotSent { pid } => {
+            return Err(conflict(
+                format!("could not signal the runner of `{id}` (pid {pid})"),
+                "it may belong to another user; stop it with Ctrl-C where it runs",
+            ))
+        }
+    };
+    let body = json!({ "id": id, "cancelling": true, "runner": "cli", "pid": pid });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
