@@ -26,9 +26,14 @@ pub const SANDBOX: &str = "pocketdock.sandbox";
 /// On a sandbox with the in-sandbox helper: the host directory holding its
 /// socket (mounted at `/.pocketdock/run`).
 pub const AGENT: &str = "pocketdock.agent";
-/// Default command timeout of a sandbox in seconds (`create --timeout`),
-/// used by `run` when it is given none; `0` is no limit.
+/// Default command timeout of a sandbox in seconds (`SandboxSpec::timeout`,
+/// `create --timeout`), used by runs given none; `0` is no limit; absent
+/// is the 30 s default.
 pub const TIMEOUT: &str = "pocketdock.timeout";
+/// On a sandbox tied to the process that made it (`SandboxSpec::owned`):
+/// `PID START_TICKS BOOT_ID`, so `doctor` and `prune` can tell when that
+/// process is gone (`sandbox::owner`).
+pub const OWNER: &str = "pocketdock.owner";
 /// On a pooled sandbox: the spec key it was made for (`sandbox::pool::spec_key`).
 /// Kept after a claim (labels are fixed at create).
 pub const POOL: &str = "pocketdock.pool";

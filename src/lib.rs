@@ -29,7 +29,7 @@
 //!     let sandbox = Sandbox::create(&engine, &SandboxSpec::default()).await?;
 //!     let python = RunOptions { lang: pocketdock::Lang::Python, ..RunOptions::default() };
 //!     println!("{}", sandbox.run("print(6 * 7)", &python).await?.stdout);
-//!     sandbox.shutdown(false, false).await?;
+//!     sandbox.shutdown(pocketdock::ShutdownOptions::default()).await?;
 //!     Ok(())
 //! }
 //! ```
@@ -66,6 +66,6 @@ pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};
 pub use sandbox::{
     AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxPool,
-    SandboxSpec, Session, SessionOptions, ShellOptions, Via, DETACH_KEY,
+    SandboxSpec, Session, SessionOptions, ShellOptions, ShutdownOptions, Timeout, Via, DETACH_KEY,
 };
 pub use size::ByteSize;

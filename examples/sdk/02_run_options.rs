@@ -28,7 +28,7 @@ async fn main() -> pocketdock::Result<()> {
 
         // A timeout kills the command and everything it started.
         let quick = RunOptions {
-            timeout: Some(Duration::from_secs(1)),
+            timeout: Duration::from_secs(1).into(),
             ..RunOptions::default()
         };
         let r = sb.run("sleep 60 & sleep 60", &quick).await?;

@@ -12,12 +12,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let project = Project::find(&dir);
     let id = std::process::id();
-    let spec = SandboxSpec {
-        name: Some(format!("example-kept-{id}")),
-        project: Some(project.name.clone()),
-        persist: true,
-        ..SandboxSpec::default()
-    };
+    let mut spec = SandboxSpec::default();
+    spec.name = Some(format!("example-kept-{id}"));
+    spec.project = Some(project.name.clone());
+    spec.persist = true;
     let kept = PersistentSandbox::create(&engine, &spec, &project).await?;
     println!("record: {}", kept.dir().display());
     let sb = kept.sandbox();
@@ -28,7 +26,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
 
     // Shut down: stopped, not removed; resume finds the file again.
-    kept.shutdown(false, false).await?;
+    kept.shutdown(pocketdock::ShutdownOptions::default())
+        .await?;
     sb.resume().await?;
     let r = sb
         .run("cat /home/sandbox/notes", &RunOptions::default())
@@ -47,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     print!("from the snapshot: {}", r.stdout);
     assert_eq!(r.stdout, "remembered\n");
 
-    kept.shutdown(true, true).await?; // removed for good, record too
+    kept.shutdown(pocketdock::ShutdownOptions::DISCARD).await?; // removed for good, record too
     engine.remove_image(&image, true).await?;
     Ok(())
 }

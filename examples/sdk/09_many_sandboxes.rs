@@ -6,11 +6,9 @@ use pocketdock::{ByteSize, Engine, RunOptions, Sandbox, SandboxSpec};
 #[tokio::main]
 async fn main() -> pocketdock::Result<()> {
     let engine = Engine::connect().await?;
-    let spec = SandboxSpec {
-        mem: ByteSize(128 << 20),
-        cpu_percent: 50,
-        ..SandboxSpec::default()
-    };
+    let mut spec = SandboxSpec::default();
+    spec.mem = ByteSize(128 << 20);
+    spec.cpu_percent = 50;
     let jobs = [
         "echo alpha",
         "echo beta; exit 2",

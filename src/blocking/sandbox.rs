@@ -49,7 +49,7 @@ impl Sandbox {
     {
         let sandbox = Sandbox::create(engine, spec)?;
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| f(&sandbox)));
-        let down = match sandbox.shutdown(false, false) {
+        let down = match sandbox.shutdown(crate::sandbox::ShutdownOptions::default()) {
             Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
             Err(e) => Err(e),
         };
@@ -148,8 +148,8 @@ impl Sandbox {
         self.rt.block_on(self.inner.shell(opts))
     }
 
-    /// Remove the sandbox (a persistent one is stopped unless `remove`).
-    pub fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
-        self.rt.block_on(self.inner.shutdown(force, remove))
+    /// Remove the sandbox (a persistent one is stopped unless `how.remove`).
+    pub fn shutdown(&self, how: crate::sandbox::ShutdownOptions) -> Result<Shutdown> {
+        self.rt.block_on(self.inner.shutdown(how))
     }
 }

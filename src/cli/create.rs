@@ -178,12 +178,13 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             v
         })
         .collect();
-    let mut labels = base.labels.clone();
-    if let Some(t) = a.timeout {
-        labels.insert(crate::labels::TIMEOUT.into(), t.to_string());
-    }
     let spec = SandboxSpec {
-        labels,
+        labels: base.labels.clone(),
+        timeout: a.timeout.map_or(base.timeout, |t| {
+            (t > 0).then(|| std::time::Duration::from_secs(t))
+        }),
+        // The sandbox outlives this command: no process owns it.
+        owned: false,
         name: a.name,
         project: Some(a.project.unwrap_or_else(|| project.name.clone())),
         mem: a.mem,

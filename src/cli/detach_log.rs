@@ -71,7 +71,7 @@ pub async fn collect(ctx: &Context, engine: &Engine, a: &Args) -> Result<u8, Err
     };
     let sandbox = Sandbox::attach(engine, &a.name);
     let opts = RunOptions {
-        timeout: Some(Duration::from_secs(10)),
+        timeout: Duration::from_secs(10).into(),
         ..RunOptions::default()
     };
     let mut offset = 0usize;

@@ -159,7 +159,13 @@ pub async fn shutdown(ctx: &super::Context, engine: &Engine, a: ShutdownArgs) ->
         return Ok(1);
     }
     let user_data = store::user_data_dir(&inspect);
-    match store::shutdown(&sandbox, a.force, a.remove).await? {
+    match store::shutdown(
+        &sandbox,
+        crate::sandbox::ShutdownOptions {
+            force: a.force,
+            remove: a.remove,
+        },
+    ).await? {
         Shutdown::Removed => {
             println!("removed {}", a.name);
             if let Some(d) = user_data {

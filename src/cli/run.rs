@@ -12,7 +12,9 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::project::config::Logging;
 use crate::sandbox::spec::parse_env;
-use crate::sandbox::{timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, OOM_NOTICE};
+use crate::sandbox::{
+    timeout_notice, CappedOutput, Lang, RunOptions, Sandbox, Timeout, OOM_NOTICE,
+};
 use crate::sandbox::{RunObserver, RunWatch};
 use crate::size::ByteSize;
 use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
@@ -75,7 +77,10 @@ impl Args {
     pub fn options(&self) -> Result<RunOptions, Error> {
         Ok(RunOptions {
             lang: self.lang.parse::<Lang>()?,
-            timeout: seconds(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+            // Unset: the sandbox's own default (`create --timeout`), else 30 s.
+            timeout: self
+                .timeout
+                .map_or(Timeout::Sandbox, |secs| seconds(secs).into()),
             max_output: self.max_output,
             env: self
                 .env
@@ -96,16 +101,8 @@ pub async fn run(
     mut opts: RunOptions,
 ) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(engine, &a.name);
-    if a.timeout.is_none() {
-        // The sandbox's own default, when `create --timeout` set one.
-        let inspect = sandbox.inspect().await?;
-        if let Some(secs) = inspect
-            .label(crate::labels::TIMEOUT)
-            .and_then(|t| t.parse::<u64>().ok())
-        {
-            opts.timeout = seconds(secs);
-        }
-    }
+    // Resolved once here: the timeout notice names it.
+    opts.timeout = sandbox.timeout_of(opts.timeout).await?.into();
     let command = a.command.join(" ");
     let cancel = CancellationToken::new();
     opts.cancel = Some(cancel.clone());
@@ -256,7 +253,7 @@ async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u
         eprint!("{}", cap.notice());
     }
     if outcome.timed_out {
-        eprint!("{}", timeout_notice(opts.timeout));
+        eprint!("{}", timeout_notice(opts.timeout.after()));
     }
     if outcome.oom_killed {
         eprint!("{OOM_NOTICE}");
@@ -284,9 +281,6 @@ fn run_logger(ctx: &Context, name: &str) -> Option<std::sync::Arc<RunLogger>> {
     let (dir, logging) = record_dir(ctx, name)?;
     Some(std::sync::Arc::new(RunLogger::new(&dir, &logging, name)))
 }
-
-/// `run`'s timeout when neither the flag nor the sandbox sets one.
-const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// A timeout in seconds; 0 is none.
 fn seconds(secs: u64) -> Option<Duration> {

@@ -57,7 +57,9 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
     };
     let result = attach(ctx, &sandbox, &a).await;
     if ephemeral {
-        let _ = sandbox.shutdown(true, true).await;
+        let _ = sandbox
+            .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+            .await;
     }
     result
 }

@@ -8,7 +8,7 @@ use super::Plan;
 use crate::manifest::{
     is_session_name, Action, Diagnostic, Interpreter, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
 };
-use crate::sandbox::{Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+use crate::sandbox::{Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 use crate::template::{self, Context};
 
 /// A step with its templates rendered.
@@ -126,7 +126,7 @@ impl Plan {
                     cmd: r(&run.cmd)?,
                     options: RunOptions {
                         lang: lang(run.lang),
-                        timeout: Some(timeout.unwrap_or(DEFAULT_TIMEOUT)),
+                        timeout: Timeout::After(timeout.unwrap_or(DEFAULT_TIMEOUT)),
                         max_output: run.max_output.unwrap_or(DEFAULT_MAX_OUTPUT),
                         env,
                         workdir: run.workdir.as_ref().map(r).transpose()?,

@@ -449,7 +449,10 @@ fn steps_render_with_results_of_finished_steps() {
         panic!()
     };
     assert_eq!(cmd, "python3 -m unittest discover -s tests");
-    assert_eq!(options.timeout, Some(Duration::from_mins(1)));
+    assert_eq!(
+        options.timeout,
+        crate::sandbox::Timeout::After(Duration::from_mins(1))
+    );
 
     let code = p.instances_of("code").nth(1).unwrap();
     let r = p.render_step(code, &p.context(code)).unwrap();

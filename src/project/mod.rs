@@ -1,8 +1,9 @@
 //! The project a command runs in: the nearest ancestor directory holding
 //! `pocketdock.yaml` or `.pocketdock/`, else the directory itself, with its
 //! settings (see [`config`]). Which directory is the caller's to say (the
-//! CLI passes the one it was started in); nothing here reads the current
-//! directory. Its records live in the store (`crate::store`).
+//! CLI passes the one it was started in); a relative one is made absolute
+//! first, so `.` finds a project above it. Its records live in the store
+//! (`crate::store`).
 
 pub mod config;
 
@@ -23,12 +24,15 @@ pub struct Project {
 }
 
 impl Project {
-    /// The root enclosing `dir`.
+    /// The root enclosing `dir` (an absolute path). A relative `dir` is
+    /// taken from the current directory: the ancestors of `.` alone would
+    /// stop at `.` and miss the project above it.
     #[must_use]
     pub fn root_of(dir: &Path) -> PathBuf {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         dir.ancestors()
             .find(|d| d.join("pocketdock.yaml").is_file() || d.join(".pocketdock").is_dir())
-            .unwrap_or(dir)
+            .unwrap_or(&dir)
             .to_path_buf()
     }
 
@@ -82,6 +86,15 @@ mod tests {
         assert_eq!((p.root, p.name.as_str()), (top.clone(), "proj"));
         std::fs::create_dir_all(top.join("a/.pocketdock")).unwrap();
         assert_eq!(Project::find(&deep).root, top.join("a"));
+    }
+
+    #[test]
+    fn a_relative_dir_finds_the_project_above_it() {
+        // `.` has no ancestors of its own: the root must come from the
+        // absolute path, and enclose the current directory.
+        let root = Project::find(Path::new(".")).root;
+        assert!(root.is_absolute(), "{}", root.display());
+        assert!(std::env::current_dir().unwrap().starts_with(&root));
     }
 
     #[test]

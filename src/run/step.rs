@@ -164,7 +164,7 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
     let started = Instant::now();
     let work = rt.actions.attempt(ctx, &rendered.action);
     let mut attempt = match (&rendered.action, rendered.timeout) {
-        (RenderedAction::Run { options, .. }, _) => match options.timeout {
+        (RenderedAction::Run { options, .. }, _) => match options.timeout.after() {
             Some(limit) => tokio::time::timeout(limit + STALL_GRACE, work)
                 .await
                 .unwrap_or_else(|_| {

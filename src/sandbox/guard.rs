@@ -131,6 +131,7 @@ impl Sandbox {
             agent: Arc::new(super::agent::Slot::known(agent_dir)),
             observer: None,
             warnings: Arc::default(),
+            default_timeout: Arc::default(),
         }
     }
 

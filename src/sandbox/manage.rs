@@ -116,7 +116,7 @@ pub async fn resume_sandbox(engine: &Engine, name: &str) -> Result<Sandbox> {
 /// `store::destroy_sandbox`).
 pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
     Sandbox::attach(engine, name)
-        .shutdown(true, true)
+        .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
         .await
         .map(drop)
 }

@@ -17,6 +17,7 @@ pub mod limits;
 pub mod manage;
 mod observer;
 mod output;
+pub mod owner;
 pub mod pool;
 mod process;
 mod requested;
@@ -48,7 +49,7 @@ pub use requested::RequestedLimits;
 pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
-pub use run::{ExecResult, Lang, RunOptions, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+pub use run::{ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 pub use session::{
     Handback, Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
     DETACH_KEY,
@@ -76,6 +77,28 @@ pub struct Sandbox {
     observer: Option<std::sync::Arc<dyn RunObserver>>,
     /// What the engine would not give the spec: see [`Sandbox::warnings`].
     warnings: std::sync::Arc<Vec<String>>,
+    /// The sandbox's default command timeout, once known (from the spec
+    /// or the label): see [`Timeout::Sandbox`].
+    default_timeout: std::sync::Arc<std::sync::OnceLock<Option<std::time::Duration>>>,
+}
+
+/// How [`Sandbox::shutdown`] ends a sandbox. The default stops a
+/// persistent sandbox and removes any other, giving its processes ten
+/// seconds to stop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShutdownOptions {
+    /// Kill its processes at once instead of giving them ten seconds.
+    pub force: bool,
+    /// Remove it even when it is persistent (only stopped otherwise).
+    pub remove: bool,
+}
+
+impl ShutdownOptions {
+    /// Kill at once and remove, persistent or not: nothing is kept.
+    pub const DISCARD: ShutdownOptions = ShutdownOptions {
+        force: true,
+        remove: true,
+    };
 }
 
 /// What [`Sandbox::shutdown`] did.
@@ -176,6 +199,7 @@ impl Sandbox {
             agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
             observer: None,
             warnings: std::sync::Arc::new(warnings),
+            default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),
         };
         if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
@@ -210,6 +234,7 @@ impl Sandbox {
             agent: std::sync::Arc::default(),
             observer: None,
             warnings: std::sync::Arc::default(),
+            default_timeout: std::sync::Arc::default(),
         }
     }
 
@@ -286,11 +311,12 @@ impl Sandbox {
     }
 
     /// Remove the sandbox (its processes are killed). A persistent sandbox is
-    /// only stopped, unless `remove` is set; `force` then kills it at once
-    /// instead of giving its processes ten seconds to stop. Once it
+    /// only stopped, unless `how.remove` is set; `how.force` then kills it
+    /// at once instead of giving its processes ten seconds to stop. Once it
     /// succeeds (or finds the container gone), dropping the handle does
     /// nothing more.
-    pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
+    pub async fn shutdown(&self, how: ShutdownOptions) -> Result<Shutdown> {
+        let ShutdownOptions { force, remove } = how;
         let result = self.shutdown_inner(force, remove).await;
         if matches!(result, Ok(_) | Err(Error::ContainerGone { .. })) {
             self.keep();
@@ -395,6 +421,9 @@ impl Sandbox {
             .await
             .map_err(|e| self.gone_on_404(e))?;
         self.agent.learn(inspect.label(labels::AGENT));
+        let _ = self
+            .default_timeout
+            .set(timeout_label(inspect.label(labels::TIMEOUT)));
         Ok(inspect)
     }
 
@@ -484,8 +513,26 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
     Value::Object(body)
 }
 
+/// A sandbox's default timeout from its label: seconds, `0` for none,
+/// absent for [`DEFAULT_TIMEOUT`].
+fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> {
+    let Some(secs) = label.and_then(|l| l.parse::<f64>().ok()) else {
+        return Some(DEFAULT_TIMEOUT);
+    };
+    (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
+}
+
 fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) -> CreateContainer {
     let mut labels: BTreeMap<String, String> = spec.labels.clone();
+    if spec.timeout != Some(DEFAULT_TIMEOUT) {
+        let secs = spec.timeout.map_or(0.0, |d| d.as_secs_f64());
+        labels.insert(labels::TIMEOUT.into(), secs.to_string());
+    }
+    if spec.owned && !spec.persist {
+        if let Some(me) = owner::current() {
+            labels.insert(labels::OWNER.into(), me);
+        }
+    }
     if let Some(a) = agent {
         labels.insert(labels::AGENT.into(), a.dir.display().to_string());
     }

@@ -267,6 +267,7 @@ impl Sandbox {
 
     /// Run `command`, yielding output as it arrives. Timeout and output cap apply as for [`Sandbox::run`].
     pub async fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
+        let timeout = self.timeout_of(opts.timeout).await?;
         let started = self.start_exec(command, opts, false).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
@@ -282,7 +283,7 @@ impl Sandbox {
                 });
             };
             let outcome = sandbox
-                .drive(started, opts.timeout, Some(&token), &mut cap, &mut sink)
+                .drive(started, timeout, Some(&token), &mut cap, &mut sink)
                 .await;
             sandbox.unregister(reg);
             let outcome = outcome?;
@@ -290,7 +291,7 @@ impl Sandbox {
             Ok(assemble(
                 &outcome,
                 &cap,
-                opts.timeout,
+                timeout,
                 String::new(),
                 String::new(),
             ))

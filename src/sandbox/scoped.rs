@@ -46,7 +46,10 @@ impl Sandbox {
         let outcome = AssertUnwindSafe(async move { f(inner).await })
             .catch_unwind()
             .await;
-        let down = match sandbox.shutdown(false, false).await {
+        let down = match sandbox
+            .shutdown(crate::sandbox::ShutdownOptions::default())
+            .await
+        {
             Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
             Err(e) => Err(e),
         };

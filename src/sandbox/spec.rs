@@ -4,9 +4,13 @@
 //! project, and the sandbox layer knows no project. Whoever holds the project
 //! resolves a profile into an image and its network default first (see
 //! `images::Profile`), and records the profile's name here as a label.
+//! So the image and the profile are private, set together by
+//! [`SandboxSpec::for_profile`] or [`SandboxSpec::for_image`]: a spec cannot
+//! name a profile that `Sandbox::create` would not run.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
+use std::time::Duration;
 
 use crate::error::Error;
 use crate::size::ByteSize;
@@ -20,15 +24,23 @@ pub const DEFAULT_PROFILE: &str = "minimal";
 /// The image of [`DEFAULT_PROFILE`], what a default spec creates from.
 pub const DEFAULT_IMAGE: &str = "pocketdock/minimal";
 
-/// How to create a sandbox. `Default` gives the seed spec's defaults.
+/// How to create a sandbox. `Default` gives the seed spec's defaults (the
+/// `minimal` profile); [`SandboxSpec::for_profile`] and
+/// [`SandboxSpec::for_image`] choose what it runs, then set the public
+/// fields:
+///
+/// ```
+/// let mut spec = pocketdock::SandboxSpec::for_image("python:3.12-slim");
+/// spec.mem = "512m".parse().unwrap();
+/// assert_eq!(spec.image(), "python:3.12-slim");
+/// assert_eq!(spec.profile(), None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSpec {
-    /// Image reference to create from; [`DEFAULT_IMAGE`] by default.
-    pub image: String,
-    /// The profile `image` was resolved from, `None` for any other image:
-    /// labels the sandbox, and names the build command when the image is
-    /// missing. Change it with `image` (see [`SandboxSpec::for_image`]).
-    pub profile: Option<String>,
+    /// Image reference to create from: see [`SandboxSpec::image`].
+    pub(crate) image: String,
+    /// The profile `image` was resolved from: see [`SandboxSpec::profile`].
+    pub(crate) profile: Option<String>,
     /// Container name; `pd-` + 8 hex digits when unset.
     pub name: Option<String>,
     /// Project label; empty when unset.
@@ -55,6 +67,15 @@ pub struct SandboxSpec {
     pub devices: Vec<String>,
     /// Keep the container (stopped) on shutdown.
     pub persist: bool,
+    /// The default timeout of commands run in it without one of their own
+    /// ([`crate::sandbox::Timeout::Sandbox`]); `None` waits forever. Kept
+    /// on the container, so handles from `Sandbox::attach` honour it too.
+    pub timeout: Option<Duration>,
+    /// Tie the sandbox to this process: it is labelled with the process's
+    /// pid and start time, so `doctor` and `prune` find it if the process
+    /// dies without removing it. Persistent sandboxes are never tied; the
+    /// CLI's `create` clears it, since its sandboxes outlive the command.
+    pub owned: bool,
     /// Extra labels.
     pub labels: BTreeMap<String, String>,
 }
@@ -77,6 +98,8 @@ impl Default for SandboxSpec {
             volumes: Vec::new(),
             devices: Vec::new(),
             persist: false,
+            timeout: Some(crate::sandbox::DEFAULT_TIMEOUT),
+            owned: true,
             labels: BTreeMap::new(),
         }
     }
@@ -93,8 +116,29 @@ impl SandboxSpec {
         }
     }
 
+    /// The image it creates from; [`DEFAULT_IMAGE`] by default.
+    #[must_use]
+    pub fn image(&self) -> &str {
+        &self.image
+    }
+
+    /// The profile the image was resolved from, `None` for any other
+    /// image: it labels the sandbox, and names the build command when the
+    /// image is missing.
+    #[must_use]
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+
+    /// Create from `image` instead: any image, so the profile is cleared.
+    pub fn set_image(&mut self, image: impl Into<String>) {
+        self.image = image.into();
+        self.profile = None;
+    }
+
     /// A spec for profile `name`, already resolved to its `image` and
-    /// `network` default; the rest default.
+    /// `network` default; the rest default. Resolve a project's profile
+    /// with `images::profile_in(&project, name)`.
     #[must_use]
     pub fn for_profile(
         name: impl Into<String>,

@@ -25,7 +25,7 @@ use super::state::Shared;
 use crate::engine::Engine;
 use crate::error::{Error, Result as PdResult};
 use crate::sandbox::manage::{list_sandboxes, Scope};
-use crate::sandbox::{KernelResult, RunOptions, Sandbox, VarInfo};
+use crate::sandbox::{KernelResult, RunOptions, Sandbox, Timeout, VarInfo};
 
 /// The timeout of a kernel `exec` that names none (seed 003: 30 s).
 pub const KERNEL_EXEC_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,7 +96,7 @@ pub async fn exec(
     let sandbox = ours(&state, &name).await?;
     let mut opts = RunOptions::default();
     if let Some(t) = body.timeout_s {
-        opts.timeout = Some(seconds(t)?);
+        opts.timeout = Timeout::After(seconds(t)?);
     }
     let r = sandbox
         .run(&body.command, &opts)

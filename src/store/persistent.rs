@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::labels;
 use crate::project::Project;
 use crate::sandbox::manage::{self, PruneReport, SandboxSummary};
-use crate::sandbox::{checked_name, Sandbox, SandboxSpec, Shutdown, VolumeMount};
+use crate::sandbox::{checked_name, Sandbox, SandboxSpec, Shutdown, ShutdownOptions, VolumeMount};
 
 /// A persistent sandbox and its record directory in a project.
 #[derive(Debug, Clone)]
@@ -154,8 +154,8 @@ impl PersistentSandbox {
     }
 
     /// [`shutdown`] this sandbox.
-    pub async fn shutdown(&self, force: bool, remove: bool) -> Result<Shutdown> {
-        shutdown(&self.sandbox, force, remove).await
+    pub async fn shutdown(&self, how: ShutdownOptions) -> Result<Shutdown> {
+        shutdown(&self.sandbox, how).await
     }
 
     /// [`reboot`] this sandbox.
@@ -227,9 +227,9 @@ pub fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBu
 
 /// [`Sandbox::shutdown`]; a removed persistent sandbox's record directory
 /// goes with it (only while the record still describes that container).
-pub async fn shutdown(sandbox: &Sandbox, force: bool, remove: bool) -> Result<Shutdown> {
+pub async fn shutdown(sandbox: &Sandbox, how: ShutdownOptions) -> Result<Shutdown> {
     let inspect = sandbox.inspect().await?;
-    let done = sandbox.shutdown(force, remove).await?;
+    let done = sandbox.shutdown(how).await?;
     if done == Shutdown::Removed {
         if let Some(dir) = inspect.label(labels::DATA_PATH) {
             let _ = sandbox_dir::remove_if_owned(Path::new(dir), &inspect.id);
@@ -266,7 +266,7 @@ pub async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
 
 /// Remove a sandbox, persistent or not, with its record directory.
 pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
-    shutdown(&Sandbox::attach(engine, name), true, true)
+    shutdown(&Sandbox::attach(engine, name), ShutdownOptions::DISCARD)
         .await
         .map(drop)
 }

@@ -262,17 +262,8 @@ fn process_start(proc: &Path) -> Option<OffsetDateTime> {
         .trim()
         .parse()
         .ok()?;
-    let ticks = start_ticks(&stat)?;
+    let ticks = crate::sandbox::owner::start_ticks(&stat)?;
     OffsetDateTime::from_unix_timestamp(btime + (ticks / 100) as i64).ok()
-}
-
-/// Field 22 (`starttime`) of `/proc/<pid>/stat`; the command name (field 2)
-/// may hold spaces and parentheses, so fields are counted after its last `)`.
-#[must_use]
-pub fn start_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // rest starts at field 3 (state): starttime is the 20th field from there.
-    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Close a record the runner left `running`: rewrite `instance.toml`
@@ -670,8 +661,6 @@ mod tests {
         assert!(!cmdline_is_server(
             b"/usr/bin/pocketdock\0apply\0job.yaml\0"
         ));
-        let stat = "1234 (we ird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10";
-        assert_eq!(start_ticks(stat), Some(98765));
         let t = OffsetDateTime::now_utc();
         assert!(started_after(t + time::Duration::seconds(10), t));
         assert!(!started_after(t - time::Duration::seconds(10), t));

@@ -54,7 +54,9 @@ async fn commands_and_info_say_which_path_they_took() {
         let a = info.agent.expect("the helper reports itself");
         assert!(a.pid > 0 && a.rss_kib > 0, "{a:?}");
     }
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -65,7 +67,7 @@ async fn the_busybox_image_runs_the_helper_as_root() {
     };
     let mut cleanup = Cleanup::new(&engine);
     let mut spec = common::spec("bbagent");
-    spec.image = image.into();
+    spec.set_image(image);
     let sb = common::sandbox(&engine, &mut cleanup, &spec).await;
     let r = run(&sb, "id -u; echo $HOME").await;
     assert_eq!(
@@ -84,7 +86,9 @@ async fn the_busybox_image_runs_the_helper_as_root() {
         ("nobody\n", expected()),
         "{r:?}"
     );
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -100,7 +104,9 @@ async fn another_user_than_the_helpers_takes_the_engines_exec() {
     };
     let r = sb.run("id -u", &root).await.unwrap();
     assert_eq!((r.stdout.as_str(), r.via), ("0\n", Via::Exec), "{r:?}");
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -124,7 +130,9 @@ async fn a_sandbox_without_a_helper_uses_exec_unless_the_helper_is_required() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("POCKETDOCK_EXEC_VIA=agent"), "{e}");
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -153,7 +161,9 @@ async fn a_process_inside_the_sandbox_cannot_reach_the_helper() {
         r.stdout.starts_with("refused") || r.stdout.starts_with("greeting b''"),
         "a sandboxed process got the helper's greeting: {r:?}"
     );
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -168,7 +178,7 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
     let victim = sb.clone();
     let long = tokio::spawn(async move {
         let opts = RunOptions {
-            timeout: Some(Duration::from_mins(2)),
+            timeout: Duration::from_mins(2).into(),
             ..RunOptions::default()
         };
         victim.run("sleep 97; echo never", &opts).await
@@ -194,7 +204,9 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
     );
     let r = run(&sb, "echo again").await;
     assert_eq!(r.stdout, "again\n");
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -203,7 +215,7 @@ async fn a_timeout_through_the_helper_kills_the_whole_tree() {
     let mut cleanup = Cleanup::new(&engine);
     let sb = common::sandbox(&engine, &mut cleanup, &common::spec("tree")).await;
     let opts = RunOptions {
-        timeout: Some(Duration::from_secs(1)),
+        timeout: Duration::from_secs(1).into(),
         ..RunOptions::default()
     };
     let r = sb
@@ -213,5 +225,7 @@ async fn a_timeout_through_the_helper_kills_the_whole_tree() {
     assert!(r.timed_out && r.exit_code == -1, "{r:?}");
     assert_eq!(r.via, expected());
     assert_eq!(count(&sb, "sleep 91").await, 0);
-    sb.shutdown(true, true).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }

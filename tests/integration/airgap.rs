@@ -15,8 +15,7 @@ use pocketdock::{Engine, RunOptions};
 async fn make_image(engine: &Engine, c: &mut Cleanup, busybox: &str) -> (String, String, String) {
     let nonce = format!("{:08x}", fastrand::u32(..));
     let mut s = spec("airsrc");
-    s.image = busybox.into();
-    s.profile = None;
+    s.set_image(busybox);
     let sb = sandbox(engine, c, &s).await;
     let r = sb
         .run(

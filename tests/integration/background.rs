@@ -54,7 +54,7 @@ async fn streamed_output_arrives_before_the_command_ends() {
 
     // Timeout and cap apply as for blocking runs.
     let o = RunOptions {
-        timeout: Some(Duration::from_secs(1)),
+        timeout: Duration::from_secs(1).into(),
         max_output: ByteSize(10),
         ..opts()
     };
@@ -280,7 +280,7 @@ async fn shutdown_kills_detached_processes_and_ends_streams() {
         .run_stream(
             "while true; do echo tick; sleep 0.2; done",
             &RunOptions {
-                timeout: None,
+                timeout: pocketdock::Timeout::Never,
                 ..opts()
             },
         )
@@ -288,7 +288,9 @@ async fn shutdown_kills_detached_processes_and_ends_streams() {
         .unwrap();
     assert_eq!(&stream.next().await.unwrap().data[..], b"tick\n");
     let started = Instant::now();
-    sb.shutdown(false, false).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::default())
+        .await
+        .unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "{:?}",
@@ -355,7 +357,7 @@ async fn cpu_and_pids_limits_are_enforced() {
 
     // A burst of 40 sleepers cannot all start under a limit of 20 processes.
     let o = RunOptions {
-        timeout: Some(Duration::from_secs(20)),
+        timeout: Duration::from_secs(20).into(),
         ..opts()
     };
     let r = sb

@@ -78,11 +78,9 @@ pub fn unique(prefix: &str) -> String {
 
 /// A spec labelled for cleanup.
 pub fn spec(prefix: &str) -> SandboxSpec {
-    let mut s = SandboxSpec {
-        name: Some(unique(prefix)),
-        project: Some("pocketdock-tests".into()),
-        ..SandboxSpec::default()
-    };
+    let mut s = SandboxSpec::default();
+    s.name = Some(unique(prefix));
+    s.project = Some("pocketdock-tests".into());
     s.labels.insert(TEST_LABEL.into(), "true".into());
     s
 }

@@ -71,12 +71,10 @@ async fn doctor_removes_orphaned_job_containers() {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "doctor");
     std::fs::create_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
-    let mut spec = SandboxSpec {
-        name: Some(crate::common::unique("doctor-orphan")),
-        project: Some(project_name(dir.path())),
-        instance: Some("gone-0007".into()),
-        ..SandboxSpec::default()
-    };
+    let mut spec = SandboxSpec::default();
+    spec.name = Some(crate::common::unique("doctor-orphan"));
+    spec.project = Some(project_name(dir.path()));
+    spec.instance = Some("gone-0007".into());
     spec.labels
         .insert(crate::common::TEST_LABEL.into(), "true".into());
     spec.labels.insert("pocketdock.job".into(), "gone".into());

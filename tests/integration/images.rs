@@ -8,7 +8,7 @@ use crate::common::{sandbox, spec, stderr, stdout, Cleanup, ImageCleanup};
 use crate::pd::Pd;
 use pocketdock::images::{self, Context, Profile};
 use pocketdock::labels::CONTEXT_SHA256 as CONTEXT_LABEL;
-use pocketdock::{Error, RunOptions, Sandbox, SandboxSpec};
+use pocketdock::{Error, RunOptions, Sandbox};
 
 fn test_profile(image: &str, dockerfile: String) -> Profile {
     Profile {
@@ -120,15 +120,11 @@ async fn a_snapshot_keeps_the_filesystem_and_starts_new_sandboxes() {
         "{labels:?}"
     );
 
-    let copy = sandbox(
-        &engine,
-        &mut c,
-        &SandboxSpec {
-            image: image.clone(),
-            profile: None,
-            ..spec("snapcopy")
-        },
-    )
+    let copy = sandbox(&engine, &mut c, &{
+        let mut s = spec("snapcopy");
+        s.set_image(image.clone());
+        s
+    })
     .await;
     let r = copy
         .run("cat /home/sandbox/marker; id -un", &RunOptions::default())

@@ -253,8 +253,7 @@ async fn a_sandbox_without_python_fails_clearly() {
     };
     let mut guard = Cleanup::new(&engine);
     let mut s = spec("kernel-nopy");
-    s.image = busybox.into();
-    s.profile = None;
+    s.set_image(busybox);
     let sb = sandbox(&engine, &mut guard, &s).await;
     let e = sb.kernel().await.unwrap_err().to_string();
     assert!(e.contains("python3 is not available"), "{e}");

@@ -334,7 +334,10 @@ async fn library_runs_in_a_persistent_sandbox_are_logged() {
     for run in ["first-run", "second-run", "third-run", "exit_code: 4"] {
         assert!(text.contains(run), "{run}: {text}");
     }
-    sandbox.shutdown(true, true).await.unwrap();
+    sandbox
+        .shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -410,7 +413,10 @@ async fn library_sessions_in_a_persistent_sandbox_are_logged() {
     assert_eq!(shown.lines().count(), 1, "{shown}");
     assert!(shown.contains("\"type\":\"session\""), "{shown}");
     assert!(shown.contains("\"sends\":2"), "{shown}");
-    sandbox.shutdown(true, true).await.unwrap();
+    sandbox
+        .shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
 }
 
 /// `--last N`: the last N operations (10 without N) of whatever `logs`

@@ -32,7 +32,7 @@ fn inspect(engine: &Engine, image: &str, format: &str) -> String {
 
 async fn sh(engine: &Engine, guard: &mut Cleanup, image: &str, script: &str) -> (i64, String) {
     let mut s = spec("base");
-    s.image = image.into();
+    s.set_image(image);
     let sb = sandbox(engine, guard, &s).await;
     let r = sb.run(script, &RunOptions::default()).await.unwrap();
     (r.exit_code, format!("{}{}", r.stdout, r.stderr))
@@ -67,7 +67,7 @@ async fn the_minimal_profile_stands_on_that_base_with_python_and_procps() {
     );
     let mut guard = Cleanup::new(&engine);
     let mut s = spec("minimal");
-    s.image = "pocketdock/minimal".into();
+    s.set_image("pocketdock/minimal");
     let sb = sandbox(&engine, &mut guard, &s).await;
     let r = sb
         .run(
@@ -130,7 +130,7 @@ async fn the_minimal_dockerfile_runs_no_apt_on_a_base_that_has_everything() {
     images.add(built.image_id.clone().expect("image id"));
     let mut guard = Cleanup::new(&engine);
     let mut s: SandboxSpec = spec("onfull");
-    s.image = on_full.clone();
+    s.set_image(on_full.clone());
     let sb = sandbox(&engine, &mut guard, &s).await;
     let r = sb
         .run("python3 -c 'print(1)'", &RunOptions::default())

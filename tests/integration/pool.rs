@@ -18,10 +18,8 @@ const POOL_LABEL: &str = "pocketdock.pool";
 const PROCS: &str = "cat /proc/[0-9]*/cmdline | tr '\\0' ' '";
 
 fn lib_spec(project: &str) -> SandboxSpec {
-    let mut s = SandboxSpec {
-        project: Some(project.into()),
-        ..SandboxSpec::default()
-    };
+    let mut s = SandboxSpec::default();
+    s.project = Some(project.into());
     s.labels.insert(TEST_LABEL.into(), "true".into());
     s
 }
@@ -118,10 +116,8 @@ fn specs_with_mounts_are_never_pooled() {
     let Some(engine) = rt.block_on(crate::common::engine()) else {
         return;
     };
-    let spec = SandboxSpec {
-        volumes: vec!["/tmp:/work".parse().unwrap()],
-        ..SandboxSpec::default()
-    };
+    let mut spec = SandboxSpec::default();
+    spec.volumes = vec!["/tmp:/work".parse().unwrap()];
     let e = SandboxPool::new(&engine, spec, 1).unwrap_err().to_string();
     assert!(e.contains("never pooled"), "{e}");
 }

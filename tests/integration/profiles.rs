@@ -163,8 +163,7 @@ async fn project_profiles_build_once_and_rebuild_only_what_changed() {
     // The image has the context's files.
     let mut c = Cleanup::new(&engine);
     let mut s = spec("profrun");
-    s.image = two.clone();
-    s.profile = None;
+    s.set_image(two.clone());
     let sb = sandbox(&engine, &mut c, &s).await;
     let r = sb
         .run("cat /tmp/hello.txt", &RunOptions::default())
@@ -300,17 +299,19 @@ async fn run_in_shipped(engine: &Engine, profile: &str, cmd: &str) -> Option<Str
     let mut c = Cleanup::new(engine);
     // Profiles are resolved to an image before the sandbox is created.
     let resolved = pocketdock::images::profile_in(&crate::common::test_project(), profile).unwrap();
-    let mut s = spec(profile);
-    s.image = resolved.image;
-    s.profile = Some(resolved.name);
-    s.network = resolved.network;
+    let base = spec(profile);
+    let mut s =
+        pocketdock::SandboxSpec::for_profile(resolved.name, resolved.image, resolved.network);
+    s.name = base.name;
+    s.project = base.project;
+    s.labels = base.labels;
     s.mem = pocketdock::ByteSize(1 << 30);
     let sb = sandbox(engine, &mut c, &s).await;
     let r = sb
         .run(
             cmd,
             &RunOptions {
-                timeout: Some(std::time::Duration::from_mins(2)),
+                timeout: std::time::Duration::from_mins(2).into(),
                 ..RunOptions::default()
             },
         )
@@ -385,8 +386,7 @@ async fn build_args_reach_the_dockerfile_and_are_part_of_the_digest() {
     let greeting = |engine: Engine, image: String| async move {
         let mut c = Cleanup::new(&engine);
         let mut s = spec("bargs");
-        s.image = image;
-        s.profile = None;
+        s.set_image(image);
         let sb = sandbox(&engine, &mut c, &s).await;
         sb.run("cat /tmp/greeting", &RunOptions::default())
             .await

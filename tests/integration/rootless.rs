@@ -67,8 +67,7 @@ async fn limits_the_engine_cannot_apply_are_a_warning() {
     let facts = facts(&engine).await;
     let mut cleanup = Cleanup::new(&engine);
     let mut s = spec("limits");
-    s.image = image.into();
-    s.profile = None;
+    s.set_image(image);
     s.mem = pocketdock::ByteSize(128 << 20);
     let sb = sandbox(&engine, &mut cleanup, &s).await;
     let name = unique("limits-cli");
@@ -169,8 +168,7 @@ async fn a_host_port_below_the_unprivileged_start_is_refused_before_create() {
     );
     // The library refuses it the same way.
     let mut s = spec("port-lib");
-    s.image = image.into();
-    s.profile = None;
+    s.set_image(image);
     s.ports = vec!["80:8080".parse().unwrap()];
     cleanup.add(s.name.clone().unwrap());
     let e = pocketdock::Sandbox::create(&engine, &s).await.unwrap_err();
@@ -210,8 +208,7 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
     let mut cleanup = Cleanup::new(&engine);
     let mut images = ImageCleanup::new(&engine);
     let mut s = spec("snap");
-    s.image = image.into();
-    s.profile = None;
+    s.set_image(image);
     let sb = sandbox(&engine, &mut cleanup, &s).await;
     sb.run("echo kept > /tmp/mark", &RunOptions::default())
         .await
@@ -220,8 +217,7 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
     images.add(&tag);
     sb.snapshot(&tag).await.unwrap();
     let mut again = spec("snap-again");
-    again.image = tag.clone();
-    again.profile = None;
+    again.set_image(tag.clone());
     let sb2 = sandbox(&engine, &mut cleanup, &again).await;
     let r = sb2
         .run("cat /tmp/mark", &RunOptions::default())

@@ -105,7 +105,7 @@ async fn timeout_kills_the_whole_process_tree() {
     let sb = sandbox(&engine, &mut c, &spec("timeout")).await;
 
     let o = RunOptions {
-        timeout: Some(Duration::from_secs(2)),
+        timeout: Duration::from_secs(2).into(),
         ..opts()
     };
     let started = Instant::now();
@@ -357,8 +357,7 @@ async fn create_errors_are_typed_and_leave_nothing_behind() {
     let mut c = Cleanup::new(&engine);
 
     let mut s = spec("noimg");
-    s.image = "pocketdock-test/does-not-exist:1".into();
-    s.profile = None;
+    s.set_image("pocketdock-test/does-not-exist:1");
     match Sandbox::create(&engine, &s).await {
         Err(Error::ImageMissing { image, .. }) => {
             assert_eq!(image, "pocketdock-test/does-not-exist:1");
@@ -394,7 +393,10 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
     let mut c = Cleanup::new(&engine);
     let plain = sandbox(&engine, &mut c, &spec("sd")).await;
     assert_eq!(
-        plain.shutdown(false, false).await.unwrap(),
+        plain
+            .shutdown(pocketdock::ShutdownOptions::default())
+            .await
+            .unwrap(),
         pocketdock::sandbox::Shutdown::Removed
     );
     assert!(matches!(
@@ -431,7 +433,12 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
         "kept\n"
     );
     assert_eq!(
-        kept.shutdown(true, false).await.unwrap(),
+        kept.shutdown(pocketdock::ShutdownOptions {
+            force: true,
+            remove: false
+        })
+        .await
+        .unwrap(),
         pocketdock::sandbox::Shutdown::Stopped
     );
     assert!(!kept.inspect().await.unwrap().state.running);
@@ -444,9 +451,15 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
         "saved\n"
     );
     assert_eq!(
-        pocketdock::store::shutdown(kept, false, true)
-            .await
-            .unwrap(),
+        pocketdock::store::shutdown(
+            kept,
+            pocketdock::ShutdownOptions {
+                force: false,
+                remove: true,
+            },
+        )
+        .await
+        .unwrap(),
         pocketdock::sandbox::Shutdown::Removed
     );
     assert!(
@@ -463,8 +476,7 @@ async fn other_images_work_without_bash_or_python() {
     };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("busybox");
-    s.image = busybox.into();
-    s.profile = None;
+    s.set_image(busybox);
     // busybox's CMD is a bare `sh`: the sandbox must keep it alive anyway.
     let sb = sandbox(&engine, &mut c, &s).await;
     let r = sb.run("echo $((6*7))", &opts()).await;
@@ -476,7 +488,7 @@ async fn other_images_work_without_bash_or_python() {
         Err(e) => panic!("{e}"),
     }
     let o = RunOptions {
-        timeout: Some(Duration::from_secs(1)),
+        timeout: Duration::from_secs(1).into(),
         ..opts()
     };
     let r = sb.run("sleep 30 & sleep 31", &o).await.unwrap();

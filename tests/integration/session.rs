@@ -402,7 +402,9 @@ async fn sessions_coexist_with_runs_and_processes_and_shutdown_ends_them() {
     plain_s.send("sleep 300").await.unwrap();
     assert!(proc_.is_running());
 
-    sb.shutdown(false, false).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::default())
+        .await
+        .unwrap();
     assert!(!plain_s.is_alive() && !tty_s.is_alive());
 }
 
@@ -414,8 +416,7 @@ async fn an_image_without_bash_fails_clearly() {
     };
     let mut c = Cleanup::new(&engine);
     let mut s = spec("sess-nobash");
-    s.image = busybox.into();
-    s.profile = None;
+    s.set_image(busybox);
     let sb = sandbox(&engine, &mut c, &s).await;
     let t = Instant::now();
     match sb.session(plain()).await {

@@ -80,10 +80,8 @@ async fn a_command_typed_at_the_prompt_runs_and_exit_code_passes_through() {
     let mut c = Cleanup::new(&engine);
     let name = unique("shell");
     c.add(name.clone());
-    let spec = pocketdock::SandboxSpec {
-        name: Some(name.clone()),
-        ..crate::common::spec("shell")
-    };
+    let mut spec = crate::common::spec("shell");
+    spec.name = Some(name.clone());
     // Held: a handle from `create` removes its sandbox when dropped.
     let _sandbox = pocketdock::Sandbox::create(&engine, &spec).await.unwrap();
     let dir = tempfile::tempdir().unwrap();

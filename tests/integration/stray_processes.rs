@@ -70,8 +70,7 @@ async fn burst(engine: Engine, image: String, count: usize, via: Via) -> Vec<Str
     let mut cleanup = Cleanup::new(&engine);
     for _ in 0..count {
         let mut spec = common::spec("stray");
-        spec.image = image.clone();
-        spec.profile = None;
+        spec.set_image(image.clone());
         let sb: Sandbox = common::sandbox(&engine, &mut cleanup, &spec).await;
         ids.push(sb.id().to_string());
         for i in 0..COMMANDS_EACH {
@@ -85,7 +84,9 @@ async fn burst(engine: Engine, image: String, count: usize, via: Via) -> Vec<Str
                 "{r:?}"
             );
         }
-        sb.shutdown(true, true).await.expect("shutdown");
+        sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+            .await
+            .expect("shutdown");
     }
     ids
 }
@@ -100,8 +101,7 @@ async fn no_strays_after_a_burst(via: ExecVia, expect: Via) {
     // The count sees the engine's processes: a running sandbox has one.
     let mut cleanup = Cleanup::new(&engine);
     let mut spec = common::spec("stray");
-    spec.image = image.to_string();
-    spec.profile = None;
+    spec.set_image(image.to_string());
     let probe = common::sandbox(&engine, &mut cleanup, &spec).await;
     let probe_id = HashSet::from([probe.id().to_string()]);
     assert!(
@@ -110,7 +110,10 @@ async fn no_strays_after_a_burst(via: ExecVia, expect: Via) {
          is the engine on another host?",
         probe.id()
     );
-    probe.shutdown(true, true).await.expect("shutdown");
+    probe
+        .shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .expect("shutdown");
 
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {

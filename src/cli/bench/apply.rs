@@ -143,7 +143,7 @@ async fn floor_p50(engine: &Engine) -> Result<f64, Error> {
         Ok::<(), Error>(())
     }
     .await;
-    let _ = sb.shutdown(true, true).await;
+    let _ = sb.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await;
     result?;
     Ok(series("floor", samples).p50_ms)
 }

@@ -30,7 +30,9 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
     let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox, &a, runs).await;
     let rss = sandbox.agent_info().await.map(|i| i.rss_kib);
-    let _ = sandbox.shutdown(true, true).await;
+    let _ = sandbox
+        .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+        .await;
     let mut all = result?;
     all.extend(creates(ctx, engine, &a).await?);
     if a.json {
@@ -191,7 +193,7 @@ async fn creates(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<Vec<
             let sb = super::bench_sandbox(ctx, e, a).await?;
             let r = sb.run("true", &RunOptions::default()).await;
             times.push(started.elapsed());
-            let _ = sb.shutdown(true, true).await;
+            let _ = sb.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await;
             checked(r?)?;
         }
     }

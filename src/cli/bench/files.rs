@@ -20,7 +20,9 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
     let work = std::env::temp_dir().join(format!("pocketdock-bench-{:08x}", fastrand::u32(..)));
     let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox, &work, runs).await;
-    let _ = sandbox.shutdown(true, true).await;
+    let _ = sandbox
+        .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+        .await;
     let _ = std::fs::remove_dir_all(&work);
     let all = result?;
     if a.json {
@@ -72,7 +74,7 @@ async fn measure(
     // As root: `docker cp` leaves root-owned files the sandbox user cannot delete.
     let quiet = RunOptions {
         user: Some("0".into()),
-        timeout: Some(Duration::from_mins(2)),
+        timeout: Duration::from_mins(2).into(),
         ..RunOptions::default()
     };
 

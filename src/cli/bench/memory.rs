@@ -16,7 +16,9 @@ const GIB: &str = "1073741824";
 pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
     let result = measure(engine, &sandbox).await;
-    let _ = sandbox.shutdown(true, true).await;
+    let _ = sandbox
+        .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+        .await;
     let rows = result?;
     if a.json {
         let obj: serde_json::Map<_, _> = rows
@@ -41,7 +43,7 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
 
 async fn measure(engine: &Engine, sandbox: &Sandbox) -> Result<Vec<(&'static str, u64)>, Error> {
     let slow = RunOptions {
-        timeout: Some(Duration::from_mins(5)),
+        timeout: Duration::from_mins(5).into(),
         ..RunOptions::default()
     };
     let r = sandbox

@@ -66,7 +66,7 @@ pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions)
     };
     let result = if o.timed_out {
         Err(StepError::TimedOut {
-            after: options.timeout.unwrap_or_default(),
+            after: options.timeout.after().unwrap_or_default(),
             stalled: None,
         })
     } else if o.exit_code == 0 {

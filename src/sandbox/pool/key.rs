@@ -44,7 +44,7 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         .filter(|(k, _)| !PER_USE.contains(&k.as_str()))
         .collect();
     // JSON gives every field an unambiguous encoding (no separator games).
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "v": 1,
         "image": spec.image,
         "profile": spec.profile,
@@ -57,6 +57,10 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         "workdir": spec.workdir,
         "labels": labels,
     });
+    // Only when set, so that the keys of default specs stay as they were.
+    if spec.timeout != Some(crate::sandbox::DEFAULT_TIMEOUT) {
+        canonical["timeout"] = serde_json::json!(spec.timeout.map(|d| d.as_secs_f64()));
+    }
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     Some(digest.iter().fold(String::with_capacity(64), |mut s, b| {
         let _ = write!(s, "{b:02x}");

@@ -113,7 +113,7 @@ impl SandboxPool {
         }
         if let Some(e) = error {
             for sb in made {
-                let _ = sb.shutdown(true, true).await;
+                let _ = sb.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await;
             }
             return Err(e);
         }
@@ -164,7 +164,9 @@ impl SandboxPool {
     /// fine.
     pub async fn release(&self, sandbox: Sandbox) -> Result<()> {
         lock(&self.inner.out).remove(sandbox.id());
-        let result = sandbox.shutdown(true, true).await;
+        let result = sandbox
+            .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+            .await;
         self.refill();
         match result {
             Ok(_) | Err(Error::ContainerGone { .. }) => Ok(()),
@@ -184,7 +186,7 @@ impl SandboxPool {
             };
             let full = lock(&inner.warm).len() >= inner.size;
             if inner.closed.load(Ordering::SeqCst) || full {
-                let _ = sb.shutdown(true, true).await;
+                let _ = sb.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await;
             } else {
                 lock(&inner.warm).push_back(sb);
             }
@@ -208,7 +210,7 @@ impl SandboxPool {
         let backend = &self.inner.backend;
         let mut first_error = None;
         for sb in &warm {
-            if let Err(e) = sb.shutdown(true, true).await {
+            if let Err(e) = sb.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await {
                 if !matches!(e, Error::ContainerGone { .. }) {
                     first_error = first_error.or(Some(e));
                 }

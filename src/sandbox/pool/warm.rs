@@ -62,6 +62,7 @@ pub async fn create_warm(engine: &Engine, spec: &SandboxSpec, size: usize) -> Re
     let mut spec = spec.clone();
     spec.name = Some(pooled_name(WARM_PREFIX, &key));
     spec.instance = None;
+    spec.owned = false;
     spec.labels.insert(labels::POOL.into(), key);
     spec.labels
         .insert(labels::POOL_SIZE.into(), size.to_string());

@@ -85,13 +85,51 @@ impl fmt::Display for Lang {
     }
 }
 
+/// When a command is killed (with everything it started).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Timeout {
+    /// The sandbox's default: what its spec's `timeout` (or `create
+    /// --timeout`) kept on it, else [`DEFAULT_TIMEOUT`].
+    #[default]
+    Sandbox,
+    /// After this long.
+    After(Duration),
+    /// Never: the command may run forever.
+    Never,
+}
+
+impl Timeout {
+    /// The limit when it is fixed here ([`Timeout::After`]); `None` for the
+    /// others (the sandbox's default is known only to the sandbox).
+    #[must_use]
+    pub fn after(self) -> Option<Duration> {
+        match self {
+            Timeout::After(d) => Some(d),
+            Timeout::Sandbox | Timeout::Never => None,
+        }
+    }
+}
+
+impl From<Duration> for Timeout {
+    fn from(d: Duration) -> Timeout {
+        Timeout::After(d)
+    }
+}
+
+impl From<Option<Duration>> for Timeout {
+    /// `None` is [`Timeout::Never`].
+    fn from(d: Option<Duration>) -> Timeout {
+        d.map_or(Timeout::Never, Timeout::After)
+    }
+}
+
 /// How to run one command.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Interpreter.
     pub lang: Lang,
-    /// Kill the command (and everything it started) after this long; `None` waits forever.
-    pub timeout: Option<Duration>,
+    /// When to kill the command; the sandbox's default unless set.
+    pub timeout: Timeout,
     /// Keep at most this many bytes of output (stdout and stderr together).
     pub max_output: ByteSize,
     /// Extra environment.
@@ -108,7 +146,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             lang: Lang::Sh,
-            timeout: Some(DEFAULT_TIMEOUT),
+            timeout: Timeout::Sandbox,
             max_output: DEFAULT_MAX_OUTPUT,
             env: Vec::new(),
             workdir: None,
@@ -193,13 +231,14 @@ impl Sandbox {
     pub async fn run(&self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
         let mut collected = Collected::default();
         let mut cap = CappedOutput::new(opts.max_output.bytes());
+        let timeout = self.timeout_of(opts.timeout).await?;
         let outcome = self
             .run_streaming(command, opts, &mut cap, &mut |k, d| collected.push(k, d))
             .await?;
         Ok(assemble(
             &outcome,
             &cap,
-            opts.timeout,
+            timeout,
             utf8(collected.stdout),
             utf8(collected.stderr),
         ))
@@ -214,11 +253,12 @@ impl Sandbox {
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
+        let timeout = self.timeout_of(opts.timeout).await?;
         let mut watch = self.observer.as_ref().and_then(|o| o.run_started(command));
         let Some(w) = watch.as_mut() else {
             let started = self.start_exec(command, opts, false).await?;
             return self
-                .drive(started, opts.timeout, opts.cancel.as_ref(), cap, sink)
+                .drive(started, timeout, opts.cancel.as_ref(), cap, sink)
                 .await;
         };
         let mut watched = |k: StreamKind, d: &[u8]| {
@@ -227,14 +267,8 @@ impl Sandbox {
         };
         let outcome = match self.start_exec(command, opts, false).await {
             Ok(started) => {
-                self.drive(
-                    started,
-                    opts.timeout,
-                    opts.cancel.as_ref(),
-                    cap,
-                    &mut watched,
-                )
-                .await
+                self.drive(started, timeout, opts.cancel.as_ref(), cap, &mut watched)
+                    .await
             }
             Err(e) => Err(e),
         };
@@ -245,6 +279,27 @@ impl Sandbox {
             }
         }
         outcome
+    }
+
+    /// What `timeout` means in this sandbox. Its default is read from the
+    /// container once per handle (a label never changes).
+    pub(crate) async fn timeout_of(&self, timeout: Timeout) -> Result<Option<Duration>> {
+        match timeout {
+            Timeout::After(d) => Ok(Some(d)),
+            Timeout::Never => Ok(None),
+            Timeout::Sandbox => {
+                if let Some(d) = self.default_timeout.get() {
+                    return Ok(*d);
+                }
+                // `inspect` learns the label.
+                self.inspect().await?;
+                Ok(self
+                    .default_timeout
+                    .get()
+                    .copied()
+                    .unwrap_or(Some(DEFAULT_TIMEOUT)))
+            }
+        }
     }
 
     /// Exec create + start: the command is running when this returns.
