@@ -49,6 +49,10 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Warm pool sandboxes that died",
                 "`pocketdock doctor --fix` removes them; `pocketdock pool start` tops the pool up",
             ),
+            Finding::Abandoned { .. } => (
+                "Sandboxes whose owner process ended without removing them",
+                "`pocketdock doctor --fix` (or `pocketdock prune`) removes them",
+            ),
             Finding::WarmPool { .. } => (
                 "Warm pools (nothing wrong)",
                 "`pocketdock pool status` shows their limits; `pocketdock pool stop` removes them",
@@ -136,9 +140,10 @@ fn describe(f: &Finding, fix: bool) -> String {
             describe_sandbox_record(f, fix)
         }
         Finding::Mismatch { .. } => describe_mismatch(f, fix),
-        Finding::DeadWarm { .. } | Finding::WarmPool { .. } | Finding::PortConflict { .. } => {
-            describe_engine(f, fix)
-        }
+        Finding::DeadWarm { .. }
+        | Finding::WarmPool { .. }
+        | Finding::PortConflict { .. }
+        | Finding::Abandoned { .. } => describe_engine(f, fix),
     };
     for e in f.errors() {
         let _ = write!(line, "\n  error: {e}");
@@ -310,6 +315,16 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!("{container}: {state} warm sandbox of pool {pool}; {action}")
+        }
+        Finding::Abandoned {
+            container,
+            owner_pid,
+            state,
+            fixed,
+            ..
+        } => {
+            let action = removal(*fixed, fix);
+            format!("{container}: {state}, made by pid {owner_pid}, which has ended; {action}")
         }
         Finding::WarmPool {
             pool,

@@ -1,4 +1,4 @@
-//! `pocketdock prune`: remove stopped sandboxes, their sandbox records,
+//! `pocketdock prune`: remove stopped and abandoned sandboxes, their sandbox records,
 //! and (with `--images`) superseded pocketdock images; with `--jobs`, job
 //! records instead. What goes is decided in [`crate::maintenance::prune`];
 //! this file asks and prints.
@@ -168,7 +168,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     };
     if plan.is_empty() {
         println!(
-            "nothing to prune: no stopped sandboxes {where_}{}",
+            "nothing to prune: no stopped or abandoned sandboxes {where_}{}",
             if a.images {
                 " and no superseded pocketdock images"
             } else {
@@ -180,7 +180,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
         eprint!(
             "pocketdock prune will remove {} {where_}{}:\n{}",
-            plural(plan.sandboxes.len(), "stopped sandbox", "stopped sandboxes"),
+            plural(plan.sandboxes.len(), "sandbox", "sandboxes"),
             if a.images {
                 format!(" and {}", plural(plan.images.len(), "image", "images"))
             } else {
@@ -220,17 +220,12 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
 fn listing(plan: &SandboxPrunePlan) -> String {
     let mut out = String::new();
     for c in &plan.sandboxes {
-        let _ = writeln!(
-            out,
-            "  sandbox {} ({}{})",
-            c.name,
-            c.state,
-            if c.persist {
-                ", persistent: its sandbox record goes too"
-            } else {
-                ""
-            }
-        );
+        let why = match (c.persist, c.abandoned, c.owner_pid) {
+            (true, _, _) => ", persistent: its sandbox record goes too".to_string(),
+            (false, true, Some(pid)) => format!(", abandoned: pid {pid} that made it has ended"),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "  sandbox {} ({}{why})", c.name, c.state);
     }
     for i in &plan.images {
         let _ = writeln!(

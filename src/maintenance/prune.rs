@@ -39,7 +39,8 @@ pub fn remove_jobs(plan: &JobPrunePlan) -> (usize, Vec<Error>) {
 /// What a prune of sandboxes would remove.
 #[derive(Debug, Default)]
 pub struct SandboxPrunePlan {
-    /// Stopped sandboxes (exited, created or dead) in scope.
+    /// Stopped sandboxes (exited, created or dead) in scope, and abandoned
+    /// ones.
     pub sandboxes: Vec<SandboxSummary>,
     /// Untagged pocketdock images no container uses (when asked for).
     pub images: Vec<ImageInfo>,
@@ -53,18 +54,24 @@ impl SandboxPrunePlan {
     }
 }
 
-/// The stopped sandboxes of `scope`, and with `images` the superseded
-/// pocketdock images.
+/// The stopped sandboxes of `scope` and the abandoned ones (running or
+/// not: their owner died), and with `images` the superseded pocketdock
+/// images.
 pub async fn sandboxes(
     engine: &Engine,
     scope: &Scope,
     images: bool,
 ) -> Result<SandboxPrunePlan, Error> {
-    let sandboxes: Vec<_> = manage::list_sandboxes(engine, scope, true)
+    let mut sandboxes: Vec<_> = manage::list_sandboxes(engine, scope, true)
         .await?
         .into_iter()
         .filter(SandboxSummary::is_stopped)
         .collect();
+    for s in manage::abandoned(engine, scope).await? {
+        if !sandboxes.iter().any(|k| k.id == s.id) {
+            sandboxes.push(s);
+        }
+    }
     let images = if images {
         manage::superseded_images(engine, &sandboxes).await?
     } else {

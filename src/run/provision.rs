@@ -89,6 +89,8 @@ impl Provisioner {
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
+        // `--keep`: the container outlives the job, so no process owns it.
+        spec.owned = !self.keep;
         spec.labels
             .insert(labels::JOB.into(), self.plan.job_name.clone());
         spec.labels.insert(labels::SANDBOX.into(), inst.id.clone());

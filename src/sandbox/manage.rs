@@ -44,6 +44,16 @@ pub struct SandboxSummary {
     pub data_path: Option<String>,
     /// Unix creation time.
     pub created: i64,
+    /// The job it belongs to, for a job's sandbox.
+    #[serde(skip)]
+    pub job: Option<String>,
+    /// The pid of the process it is tied to ([`super::SandboxSpec::owned`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_pid: Option<u32>,
+    /// Tied to a process that ended without removing it: `prune` removes
+    /// it even while it runs, `doctor` reports it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
 }
 
 impl SandboxSummary {
@@ -60,6 +70,9 @@ impl SandboxSummary {
             persist: label(labels::PERSIST).is_some_and(|v| v == "true"),
             data_path: label(labels::DATA_PATH),
             created: c.created,
+            job: label(labels::JOB),
+            owner_pid: label(labels::OWNER).and_then(|o| o.split_whitespace().next()?.parse().ok()),
+            abandoned: label(labels::OWNER).is_some_and(|o| super::owner::is_gone(&o)),
         }
     }
 
@@ -90,6 +103,24 @@ pub async fn list_sandboxes(
         .collect();
     out.sort_by(|x, y| x.name.cmp(&y.name));
     Ok(out)
+}
+
+/// Abandoned sandboxes (see [`SandboxSummary::abandoned`]) in `scope`,
+/// and for one project, those of no project too: a library program that
+/// names none labels its sandboxes with an empty project.
+pub async fn abandoned(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+    let all = list_sandboxes(engine, &Scope::All, true).await?;
+    Ok(all
+        .into_iter()
+        .filter(|s| s.abandoned)
+        .filter(|s| match scope {
+            Scope::All => true,
+            Scope::Project(p) => s
+                .project
+                .as_deref()
+                .is_none_or(|sp| sp.is_empty() || sp == p),
+        })
+        .collect())
 }
 
 /// A pool's warm sandbox, not anybody's yet: `pool status` and `doctor`

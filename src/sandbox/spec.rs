@@ -35,6 +35,15 @@ pub const DEFAULT_IMAGE: &str = "pocketdock/minimal";
 /// assert_eq!(spec.image(), "python:3.12-slim");
 /// assert_eq!(spec.profile(), None);
 /// ```
+///
+/// A profile comes with its image, so naming one alone does not compile:
+///
+/// ```compile_fail
+/// let spec = pocketdock::SandboxSpec {
+///     profile: Some("agent".into()),
+///     ..pocketdock::SandboxSpec::default()
+/// };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSpec {
     /// Image reference to create from: see [`SandboxSpec::image`].

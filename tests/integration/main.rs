@@ -31,6 +31,7 @@ mod images;
 mod kernel;
 mod layers;
 mod library;
+mod library_traps;
 mod logs;
 mod loopback;
 mod manifests;

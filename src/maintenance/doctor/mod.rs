@@ -4,11 +4,12 @@
 //! sandboxes whose record directory is gone, sandbox records no container
 //! mounts, `instance.toml` out of step with the engine; warm pool
 //! sandboxes that died, and, for information, the warm pools; published
-//! host ports held by someone else), and with `fix`, repair all but the
-//! last. The CLI prints the [`Report`]; the JSON form is documented in
+//! host ports held by someone else; sandboxes whose owner process died
+//! without removing them), and with `fix`, repair all but the ports. The CLI prints the [`Report`]; the JSON form is documented in
 //! docs/doctor.md, and its field names are the wire's.
 
 mod jobs;
+mod owners;
 mod pools;
 mod sandboxes;
 
@@ -62,6 +63,21 @@ pub enum Finding {
         state: String,
         /// Whether it is a persistent sandbox (never removed).
         persistent: bool,
+        /// Whether it was fixed.
+        fixed: bool,
+        /// What went wrong fixing it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
+    /// A sandbox tied to a process (a library program, `pocketdock serve`)
+    /// that ended without removing it.
+    Abandoned {
+        /// The container.
+        container: String,
+        /// The pid of the process that made it.
+        owner_pid: u32,
+        /// The container's state.
+        state: String,
         /// Whether it was fixed.
         fixed: bool,
         /// What went wrong fixing it.
@@ -203,6 +219,7 @@ impl Finding {
             | Finding::StraySandboxRecord { fixed, .. }
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
+            | Finding::Abandoned { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
             Finding::WarmPool { .. } => true,
         }
@@ -218,7 +235,8 @@ impl Finding {
             | Finding::MissingSandboxRecord { errors, .. }
             | Finding::StraySandboxRecord { errors, .. }
             | Finding::Mismatch { errors, .. }
-            | Finding::DeadWarm { errors, .. } => errors,
+            | Finding::DeadWarm { errors, .. }
+            | Finding::Abandoned { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
         }
     }
@@ -231,7 +249,7 @@ pub struct Report {
     pub project: String,
     /// Whether it repaired what it could.
     pub fix: bool,
-    /// What it found, in check order: jobs, sandboxes, pools.
+    /// What it found, in check order: jobs, sandboxes, owners, pools.
     pub findings: Vec<Finding>,
 }
 
@@ -248,6 +266,7 @@ impl Report {
 pub async fn check(engine: &Engine, project: &Project, fix: bool) -> Result<Report, Error> {
     let mut findings = jobs::check(engine, project, fix).await?;
     findings.extend(sandboxes::check(engine, project, fix).await?);
+    findings.extend(owners::check(engine, project, fix).await?);
     findings.extend(pools::check(engine, project, fix).await?);
     Ok(Report {
         project: project.name.clone(),

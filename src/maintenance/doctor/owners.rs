@@ -1,0 +1,41 @@
+//! Sandboxes whose owner process ended without removing them: a library
+//! program that was killed, a server that crashed. Job containers are the
+//! job checks' business (their record tells more), so they are left out.
+
+use super::Finding;
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::project::Project;
+use crate::sandbox::manage::{abandoned, Scope};
+
+/// Every abandoned sandbox of `project` or of no project; with `fix`,
+/// removed.
+pub(super) async fn check(
+    engine: &Engine,
+    project: &Project,
+    fix: bool,
+) -> Result<Vec<Finding>, Error> {
+    let mut findings = Vec::new();
+    for s in abandoned(engine, &Scope::Project(project.name.clone())).await? {
+        if s.job.is_some() {
+            continue;
+        }
+        let mut errors = Vec::new();
+        let fixed = fix
+            && match engine.remove_container(&s.id, true).await {
+                Ok(()) => true,
+                Err(e) => {
+                    errors.push(format!("remove {}: {e}", s.name));
+                    false
+                }
+            };
+        findings.push(Finding::Abandoned {
+            container: s.name,
+            owner_pid: s.owner_pid.unwrap_or(0),
+            state: s.state,
+            fixed,
+            errors,
+        });
+    }
+    Ok(findings)
+}
