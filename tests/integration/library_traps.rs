@@ -73,7 +73,7 @@ async fn owner_child() {
     s.project = Some(project);
     let sb = Sandbox::create(&engine, &s).await.unwrap();
     println!("SANDBOX {}", sb.name());
-    tokio::time::sleep(Duration::from_secs(120)).await;
+    tokio::time::sleep(Duration::from_mins(2)).await;
 }
 
 #[tokio::test]
