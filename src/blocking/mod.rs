@@ -21,18 +21,23 @@
 //! # Ok::<(), pocketdock::Error>(())
 //! ```
 
+mod pool;
 mod sandbox;
 mod session;
+mod stream;
 
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use pool::SandboxPool;
 pub use sandbox::Sandbox;
 pub use session::{Kernel, Process, Session};
+pub use stream::RunStream;
 
 use crate::engine::EngineInfo;
 use crate::error::{Error, Result};
+use crate::sandbox::manage::{self, PruneReport, SandboxSummary, Scope};
 
 /// A connection to the engine, with the runtime the blocking calls use.
 #[derive(Debug, Clone)]
@@ -75,6 +80,22 @@ impl Engine {
     #[must_use]
     pub fn as_async(&self) -> &crate::engine::Engine {
         &self.inner
+    }
+
+    /// pocketdock's sandboxes in `scope`: running ones, or all with `all`
+    /// (see [`manage::list_sandboxes`]).
+    pub fn list_sandboxes(&self, scope: &Scope, all: bool) -> Result<Vec<SandboxSummary>> {
+        self.rt
+            .block_on(manage::list_sandboxes(&self.inner, scope, all))
+    }
+
+    /// Remove the stopped and abandoned sandboxes of `scope` (containers
+    /// only: `store::prune` removes persistent ones' records too).
+    pub fn prune(&self, scope: &Scope) -> Result<PruneReport> {
+        self.rt.block_on(async {
+            let doomed = manage::prunable(&self.inner, scope).await?;
+            Ok(manage::prune(&self.inner, &doomed, &[]).await)
+        })
     }
 
     /// Run any future of the async API to completion on this engine's runtime.

@@ -4,7 +4,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Engine, Kernel, Process, Session};
+use super::{Engine, Kernel, Process, RunStream, Session};
 use crate::error::{Error, Result};
 use crate::sandbox::{
     CopyReport, ExecResult, FileEntry, RunOptions, SandboxInfo, SandboxSpec, SessionOptions,
@@ -60,10 +60,20 @@ impl Sandbox {
         }
     }
 
+    pub(super) fn wrap(inner: crate::sandbox::Sandbox, rt: Arc<tokio::runtime::Runtime>) -> Self {
+        Sandbox { inner, rt }
+    }
+
     /// The async handle underneath.
     #[must_use]
     pub fn as_async(&self) -> &crate::sandbox::Sandbox {
         &self.inner
+    }
+
+    /// The async handle, this one given up (its drop guard goes with it).
+    #[must_use]
+    pub fn into_async(self) -> crate::sandbox::Sandbox {
+        self.inner
     }
 
     /// Container name.
@@ -86,6 +96,47 @@ impl Sandbox {
     /// Run a command to completion (see [`crate::Sandbox::run`]).
     pub fn run(&self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
         self.rt.block_on(self.inner.run(command, opts))
+    }
+
+    /// Run a command, its output as an iterator of chunks as they arrive
+    /// (see [`crate::Sandbox::run_stream`]).
+    pub fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
+        let inner = self.rt.block_on(self.inner.run_stream(command, opts))?;
+        Ok(RunStream::new(inner, self.rt.clone()))
+    }
+
+    /// Call `f` with every piece of stdout of this sandbox's streams and
+    /// detached processes. It runs on the engine's runtime thread: it must
+    /// not call this facade (that would block the thread it waits on).
+    pub fn on_stdout(&self, f: impl Fn(&[u8]) + Send + Sync + 'static) {
+        self.inner.on_stdout(move |_, data| f(data));
+    }
+
+    /// Like [`Sandbox::on_stdout`], for stderr.
+    pub fn on_stderr(&self, f: impl Fn(&[u8]) + Send + Sync + 'static) {
+        self.inner.on_stderr(move |_, data| f(data));
+    }
+
+    /// Call `f` with the exit code when a stream or detached process of
+    /// this sandbox ends (same rule as [`Sandbox::on_stdout`]).
+    pub fn on_exit(&self, f: impl Fn(i64) + Send + Sync + 'static) {
+        self.inner.on_exit(move |_, code| f(code));
+    }
+
+    /// Stop the container (already stopped is fine).
+    pub fn stop(&self) -> Result<()> {
+        self.rt.block_on(self.inner.stop())
+    }
+
+    /// Start a stopped container again.
+    pub fn resume(&self) -> Result<()> {
+        self.rt.block_on(self.inner.resume())
+    }
+
+    /// Restart it; with `fresh`, recreate it from its image (see
+    /// [`crate::Sandbox::reboot`]).
+    pub fn reboot(&mut self, fresh: bool) -> Result<()> {
+        self.rt.block_on(self.inner.reboot(fresh))
     }
 
     /// Start a command in the background, output kept in a ring buffer of `buffer` bytes.

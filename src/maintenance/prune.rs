@@ -62,16 +62,7 @@ pub async fn sandboxes(
     scope: &Scope,
     images: bool,
 ) -> Result<SandboxPrunePlan, Error> {
-    let mut sandboxes: Vec<_> = manage::list_sandboxes(engine, scope, true)
-        .await?
-        .into_iter()
-        .filter(SandboxSummary::is_stopped)
-        .collect();
-    for s in manage::abandoned(engine, scope).await? {
-        if !sandboxes.iter().any(|k| k.id == s.id) {
-            sandboxes.push(s);
-        }
-    }
+    let sandboxes = manage::prunable(engine, scope).await?;
     let images = if images {
         manage::superseded_images(engine, &sandboxes).await?
     } else {

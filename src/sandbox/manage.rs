@@ -123,6 +123,22 @@ pub async fn abandoned(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSumm
         .collect())
 }
 
+/// What a prune of `scope` removes: its stopped sandboxes, and the
+/// abandoned ones (running or not).
+pub async fn prunable(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+    let mut doomed: Vec<SandboxSummary> = list_sandboxes(engine, scope, true)
+        .await?
+        .into_iter()
+        .filter(SandboxSummary::is_stopped)
+        .collect();
+    for s in abandoned(engine, scope).await? {
+        if !doomed.iter().any(|d| d.id == s.id) {
+            doomed.push(s);
+        }
+    }
+    Ok(doomed)
+}
+
 /// A pool's warm sandbox, not anybody's yet: `pool status` and `doctor`
 /// show those, not the sandbox lists. (A claimed one keeps its pool label
 /// but has its claimer's name, and is listed.)

@@ -80,3 +80,83 @@ fn a_blocking_sandbox_dropped_without_shutdown_is_removed() {
     assert!(panicked.is_err());
     assert!(!exists(&engine, &name), "unwinding removed it");
 }
+
+#[test]
+fn the_facade_streams_calls_back_stops_resumes_pools_lists_and_prunes() {
+    use std::sync::{Arc, Mutex};
+
+    use pocketdock::blocking::SandboxPool;
+    use pocketdock::sandbox::manage::Scope;
+
+    let Some(engine) = engine() else { return };
+    // A project of its own: the list and the prune see only this test's.
+    let project = crate::common::unique("blockproj");
+    let mut s = spec("blockmore");
+    s.project = Some(project.clone());
+    let name = s.name.clone().unwrap();
+    let mut c = Cleanup::new(engine.as_async());
+    c.add(name.clone());
+    let sb = Sandbox::create(&engine, &s).unwrap();
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let codes = Arc::new(Mutex::new(Vec::new()));
+    let (o, x) = (seen.clone(), codes.clone());
+    sb.on_stdout(move |d| o.lock().unwrap().extend_from_slice(d));
+    sb.on_exit(move |code| x.lock().unwrap().push(code));
+    let mut stream = sb
+        .run_stream(
+            "for i in 1 2 3; do echo $i; sleep 0.2; done; exit 4",
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let mut chunks = Vec::new();
+    for chunk in stream.by_ref() {
+        chunks.extend_from_slice(&chunk.data);
+    }
+    assert_eq!(stream.finish().unwrap().exit_code, 4);
+    assert_eq!(String::from_utf8_lossy(&chunks), "1\n2\n3\n");
+    assert_eq!(String::from_utf8_lossy(&seen.lock().unwrap()), "1\n2\n3\n");
+    assert_eq!(*codes.lock().unwrap(), vec![4]);
+
+    let listed = |all| {
+        engine
+            .list_sandboxes(&Scope::Project(project.clone()), all)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(false), vec![name.clone()]);
+    sb.stop().unwrap();
+    assert!(listed(false).is_empty());
+    sb.resume().unwrap();
+    assert_eq!(
+        sb.run("echo back", &RunOptions::default()).unwrap().stdout,
+        "back\n"
+    );
+    sb.stop().unwrap();
+    let pruned = engine.prune(&Scope::Project(project.clone())).unwrap();
+    assert_eq!(pruned.sandboxes.len(), 1, "{pruned:?}");
+    assert!(!exists(&engine, &name));
+    sb.keep(); // gone already: nothing for its guard to do
+
+    let mut ps = spec("blockpool");
+    ps.name = None;
+    ps.project = Some(project.clone());
+    let pool = SandboxPool::new(&engine, ps, 1).unwrap();
+    pool.start().unwrap();
+    assert_eq!(pool.available(), 1);
+    let got = pool.acquire().unwrap();
+    let pooled = got.name().to_string();
+    c.add(pooled.clone());
+    assert_eq!(
+        got.run("echo pooled", &RunOptions::default())
+            .unwrap()
+            .stdout,
+        "pooled\n"
+    );
+    pool.release(got).unwrap();
+    assert!(!exists(&engine, &pooled));
+    pool.shutdown().unwrap();
+    assert!(listed(true).is_empty(), "{:?}", listed(true));
+}
