@@ -145,15 +145,18 @@ async function matrix(page, id) {
   }
   const group = "run_the_unit_tests@grader";
   const members = `#dag g.node[data-step^="${group}["]`;
-  check((await page.$$(members)).length === 4, "the group does not show its 4 instances");
+  check((await page.$$(members)).length === 6, "the group does not show its 6 instances");
   await page.click(`#dag g.group-head[data-group="${group}"]`);
   await page.waitForSelector(`#dag g.node.group[data-group="${group}"]`);
   check((await page.$$(members)).length === 0, "the collapsed group still shows its instances");
   const collapsed = await layout(page, 1280);
-  check(collapsed === rec.steps.length - 3, `${collapsed} nodes once a group of 4 is one`);
+  check(collapsed === rec.steps.length - 5, `${collapsed} nodes once a group of 6 is one`);
   await page.click(`#dag g.node.group[data-group="${group}"]`);
-  await page.waitForFunction(s => document.querySelectorAll(s).length === 4, members);
+  await page.waitForFunction(s => document.querySelectorAll(s).length === 6, members);
   await timeline(page, rec);
+  // An artifact downloads from its URL.
+  const [file] = await Promise.all([page.waitForEvent("download"), page.click('#artifacts a[title="results/alice.txt"]')]);
+  check(file.suggestedFilename() === "alice.txt", `the artifact downloads as ${file.suggestedFilename()}`);
 }
 
 async function cancels(page) {

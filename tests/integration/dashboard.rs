@@ -41,11 +41,12 @@ steps:
 ";
 
 // Shaped like examples/grading: a sandbox per student, a fan-in at the end,
-// long step names.
+// long step names. Six students make a band wider than 1280 px, so the
+// layout must wrap it there, and not at 1920 px.
 const GRADE: &str = "version: 1
 name: grade
 vars:
-  students: [alice, bob, carol, dave]
+  students: [alice, bob, carol, dave, erin, frank]
 sandboxes:
   grader:
     matrix:

@@ -17,10 +17,10 @@ export async function runPage(id) {
     <div class="card" id="dag-panel"><div id="dag"></div></div>
     <div class="card"><b>Timeline</b> <span class="muted">(steps by sandbox)</span><div id="timeline"></div></div>
     <div class="cols">
+      <div class="card" id="detail"></div>
       <div class="card" id="steps-panel"><table id="steps"><thead><tr><th class="c-step">step</th><th class="c-st">status</th><th class="c-exit">exit</th>
         <th class="c-dur">duration</th><th class="c-att">attempts</th><th>reason</th></tr></thead><tbody></tbody></table>
         <h4>Artifacts</h4><ul id="artifacts"></ul></div>
-      <div class="card" id="detail"></div>
     </div>`;
   const steps = new Map(rec.steps.map(s => [s.id, Object.assign({}, s)]));
   let chosen = false;   // the user picked a step: stop following the running one
