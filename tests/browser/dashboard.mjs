@@ -8,7 +8,8 @@
 //   it grows; a failed step's reason is shown;
 // - the DAG of a matrix job at 1280 and 1920 pixels: no two nodes overlap,
 //   none leaves its panel, the panel does not overlap the step table, every
-//   node's title is its whole id; a matrix group collapses and expands;
+//   node's title is its whole id; a matrix group collapses and expands,
+//   in the DAG and in the step table;
 // - the timeline has a bar per started step in its sandbox's lane, in
 //   order of start;
 // - Cancel ends a job cancelled; the runs filter hides what does not match.
@@ -72,6 +73,7 @@ async function follows(page, id) {
   await growing("line 2");
   check(await page.textContent("#detail-title") === "slow@box", "the running step is not the one selected");
   await growing("line 5");
+  await page.screenshot({ path: `${out}/dashboard-follow.png`, fullPage: true });
   await jobEnds(page, "failed");
   const reason = await page.textContent('#failures .failure[data-step="broken@box"]');
   check(/timed out after 1s/.test(reason), `the failed step's reason is not shown: ${reason}`);
@@ -153,6 +155,12 @@ async function matrix(page, id) {
   check(collapsed === rec.steps.length - 5, `${collapsed} nodes once a group of 6 is one`);
   await page.click(`#dag g.node.group[data-group="${group}"]`);
   await page.waitForFunction(s => document.querySelectorAll(s).length === 6, members);
+  // The step table folds the group's rows away and back.
+  const rows = `#steps tr[data-step^="${group}["]`;
+  await page.click(`#steps [data-fold="${group}"]`);
+  await page.waitForFunction(s => document.querySelectorAll(s).length === 0, rows);
+  await page.click(`#steps [data-fold="${group}"]`);
+  await page.waitForFunction(s => document.querySelectorAll(s).length === 6, rows);
   await timeline(page, rec);
   // An artifact downloads from its URL.
   const [file] = await Promise.all([page.waitForEvent("download"), page.click('#artifacts a[title="results/alice.txt"]')]);

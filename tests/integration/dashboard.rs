@@ -100,10 +100,11 @@ fn browser() -> Option<(String, std::path::PathBuf)> {
     None
 }
 
-/// The screenshots the script keeps: a run, the matrix job at both widths,
-/// a cancelled job.
-const SHOTS: [&str; 4] = [
+/// The screenshots the script keeps: a run, a log followed, the matrix job
+/// at both widths, a cancelled job.
+const SHOTS: [&str; 5] = [
     "dashboard-run.png",
+    "dashboard-follow.png",
     "dashboard-1280.png",
     "dashboard-1920.png",
     "dashboard-cancelled.png",

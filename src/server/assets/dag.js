@@ -10,7 +10,7 @@ const H = 32, GAP = 14, BAND = 44, PAD = 10, HEAD = 22, INSET = 8;
 
 /// An instance id without its matrix part: the key of its group.
 export const groupOf = id => id.replace(/\[[^\]]*\]$/, "");
-const matrixOf = id => (id.match(/\[([^\]]*)\]$/) || [])[1] || id;
+export const matrixOf = id => (id.match(/\[([^\]]*)\]$/) || [])[1] || id;
 
 // The status a collapsed group shows: its most telling member's.
 const RANK = ["running", "failed", "timed_out", "cancelled", "pending", "failed_allowed", "skipped", "succeeded"];

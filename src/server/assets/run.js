@@ -2,7 +2,7 @@
 // selected step's detail, all kept current from the job's events. Until
 // the user picks a step, the running one is selected and its log followed.
 import { $, $$, esc, enc, json, post, sse, api, badge, dur, since, why, FAILED } from "./api.js";
-import { createDag } from "./dag.js";
+import { createDag, groupOf, groupStatus, matrixOf } from "./dag.js";
 import { createTimeline } from "./timeline.js";
 import { createDetail } from "./detail.js";
 
@@ -33,7 +33,8 @@ export async function runPage(id) {
   };
   const dag = createDag($("#dag"), [...steps.values()], sid => pick(sid, true));
   const timeline = createTimeline($("#timeline"), [...steps.values()], sid => pick(sid, true));
-  const table = () => drawSteps(steps, sid => pick(sid, true), detail.selected);
+  const folded = new Set();   // matrix steps whose rows are folded
+  const table = () => drawSteps(steps, sid => pick(sid, true), detail.selected, folded);
   const arts = list => drawArtifacts(id, list);
   table(); arts(rec.artifacts); failures(steps);
   pick(initial([...steps.values()]), false);
@@ -78,13 +79,34 @@ function initial(list) {
   return (list.find(s => s.status === "running") || list.find(s => FAILED.has(s.status)) || list[0] || {}).id;
 }
 
-function drawSteps(steps, onPick, selected) {
-  $("#steps tbody").innerHTML = [...steps.values()].map(s => `<tr data-step="${esc(s.id)}">
-    <td class="c-step" title="${esc(s.id)}"><a href="#" data-pick="${esc(s.id)}">${esc(s.id)}</a></td><td>${badge(s.status)}</td>
-    <td>${s.exit_code ?? ""}</td><td>${dur(s.duration_ms)}</td><td>${s.attempts || ""}</td>
-    <td class="reason" title="${esc(s.reason)}">${esc(s.status === "succeeded" ? "" : why(s))}</td></tr>`).join("");
+// The steps, a matrix step's instances under a row of their own that
+// folds them away.
+function drawSteps(steps, onPick, selected, folded) {
+  const list = [...steps.values()];
+  const groups = new Map();
+  list.forEach(s => groups.set(groupOf(s.id), (groups.get(groupOf(s.id)) || []).concat(s)));
+  let html = "";
+  for (const [g, members] of groups) {
+    if (members.length === 1) { html += stepRow(members[0], members[0].id); continue; }
+    html += `<tr class="group-row" data-group="${esc(g)}"><td colspan="6"><a href="#" data-fold="${esc(g)}">${folded.has(g) ? "▸" : "▾"} ${esc(g)}</a>
+      <span class="muted">${members.length} instances</span> ${badge(groupStatus(members.map(m => m.status)))}</td></tr>`;
+    if (!folded.has(g)) html += members.map(m => stepRow(m, matrixOf(m.id), "member")).join("");
+  }
+  $("#steps tbody").innerHTML = html;
   $$("#steps [data-pick]").forEach(a => a.onclick = e => { e.preventDefault(); onPick(a.dataset.pick); });
+  $$("#steps [data-fold]").forEach(a => a.onclick = e => {
+    e.preventDefault();
+    if (!folded.delete(a.dataset.fold)) folded.add(a.dataset.fold);
+    drawSteps(steps, onPick, $("#steps tbody tr.sel")?.dataset.step, folded);
+  });
   markRow(selected);
+}
+
+function stepRow(s, label, cls = "") {
+  return `<tr data-step="${esc(s.id)}" class="${cls}">
+    <td class="c-step" title="${esc(s.id)}"><a href="#" data-pick="${esc(s.id)}">${esc(label)}</a></td><td>${badge(s.status)}</td>
+    <td>${s.exit_code ?? ""}</td><td>${dur(s.duration_ms)}</td><td>${s.attempts || ""}</td>
+    <td class="reason" title="${esc(s.reason)}">${esc(s.status === "succeeded" ? "" : why(s))}</td></tr>`;
 }
 
 function markRow(sid) {

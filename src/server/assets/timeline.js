@@ -49,8 +49,9 @@ export function createTimeline(el, steps, onSelect) {
     let axis = "";
     const step = niceStep(span / 6);
     for (let t = 0; t <= span; t += step) {
-      axis += `<line class="tick" x1="${x(t0 + t)}" x2="${x(t0 + t)}" y1="${AXIS - 4}" y2="${y}"/>
-        <text class="tick-label" x="${x(t0 + t) + 2}" y="12">${dur(t)}</text>`;
+      axis += `<line class="tick" x1="${x(t0 + t)}" x2="${x(t0 + t)}" y1="${AXIS - 4}" y2="${y}"/>`;
+      // A label too near the right edge would be cut: the line says enough.
+      if (x(t0 + t) + 44 <= width) axis += `<text class="tick-label" x="${x(t0 + t) + 2}" y="12">${dur(t)}</text>`;
     }
     el.innerHTML = `<svg width="${width}" height="${y}" viewBox="0 0 ${width} ${y}">${axis}${body}</svg>`;
     el.querySelectorAll("text.lane-name").forEach(t => {
