@@ -39,6 +39,12 @@ export async function runPage(id) {
   table(); arts(rec.artifacts); failures(steps);
   pick(initial([...steps.values()]), false);
 
+  // A running job's duration counts up until it ends.
+  const durEl = $("#job-dur");
+  const clock = rec.status !== "running" ? null : setInterval(() => {
+    if (!durEl.isConnected) { clearInterval(clock); return; }
+    durEl.textContent = Math.round((Date.now() - Date.parse(rec.started)) / 1000) + " s";
+  }, 1000);
   $("#cancel").onclick = async () => {
     $("#cancel").disabled = true;
     try { await post(`/v1/jobs/${enc(id)}/cancel`); } catch (err) { $("#msg").textContent = err.message; }
@@ -68,6 +74,7 @@ export async function runPage(id) {
     }
     if (ev.event === "step_progress" && s) detail.progress(ev);
     if (ev.event === "job_finished") {
+      clearInterval(clock);
       $("#job-status").innerHTML = badge(ev.status); $("#job-dur").textContent = dur(ev.duration_ms);
       $("#cancel").disabled = true;
     }
