@@ -34,7 +34,7 @@ sandboxes:
   box: {}
 steps:
   slow:
-    run: for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 1; done
+    run: for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo line $i; sleep 1; done
   broken:
     run: sleep 30
     timeout: 1
