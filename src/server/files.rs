@@ -5,7 +5,7 @@
 //! record), and an artifact must be one the record lists, resolved with
 //! symlinks followed and still inside the project.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -14,13 +14,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde::Deserialize;
+use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::api_error::ApiError;
+use super::jobs::percent;
 use super::state::Shared;
 use crate::store::job_entry;
 use crate::store::log_tail::read_from;
-use crate::store::JobRecord;
+use crate::store::{JobArtifact, JobRecord};
 
 /// The record directory of job `id`, confined to the store's records.
 pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
@@ -182,6 +184,49 @@ impl Growth {
     }
 }
 
+/// The artifacts of job `id` as the API lists them: each as the record
+/// has it (`path`, the host path, kept for the clients that read it), with
+/// `project_path`, its path relative to the project root, and `url`, where
+/// the artifact route serves it (both null for a file outside the project).
+pub fn artifacts_json(root: &Path, id: &str, list: &[JobArtifact]) -> Value {
+    let items = list.iter().map(|a| {
+        let rel = project_path(root, &a.path);
+        let url = rel.as_ref().map(|r| {
+            let segments: Vec<String> = r.split('/').map(percent).collect();
+            format!("/v1/jobs/{}/artifacts/{}", percent(id), segments.join("/"))
+        });
+        let mut v = serde_json::to_value(a).unwrap_or(Value::Null);
+        v["project_path"] = json!(rel);
+        v["url"] = json!(url);
+        v
+    });
+    Value::Array(items.collect())
+}
+
+/// `path` relative to the project `root`, `/`-separated, as the artifact
+/// route takes it; `None` when it lies outside (a relative path is taken
+/// as relative to the root already).
+pub fn project_path(root: &Path, path: &str) -> Option<String> {
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        p.strip_prefix(root)
+            .ok()
+            .or_else(|| p.strip_prefix(std::fs::canonicalize(root).ok()?).ok())?
+            .to_path_buf()
+    } else {
+        p.to_path_buf()
+    };
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?.to_string()),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// `GET /v1/jobs/{id}/artifacts/{path}`: a file a `pull` step of the job
 /// brought back, by its path relative to the project root (or as the
 /// record lists it).
@@ -193,9 +238,8 @@ pub async fn artifact(
     let root = &state.project.root;
     let wanted = path.trim_start_matches('/');
     let found = rec.artifacts.iter().find(|a| {
-        let p = Path::new(&a.path);
         a.path.trim_start_matches('/') == wanted
-            || p.strip_prefix(root).is_ok_and(|r| r == Path::new(wanted))
+            || project_path(root, &a.path).is_some_and(|r| r == wanted)
     });
     let Some(a) = found else {
         return Err(ApiError::missing(
@@ -235,4 +279,23 @@ pub async fn artifact(
         bytes,
     )
         .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::project_path;
+
+    #[test]
+    fn artifacts_are_named_by_their_path_in_the_project() {
+        let root = Path::new("/srv/project");
+        let rel = |p| project_path(root, p);
+        assert_eq!(rel("/srv/project/out/x.txt").as_deref(), Some("out/x.txt"));
+        assert_eq!(rel("out/./x.txt").as_deref(), Some("out/x.txt"));
+        assert_eq!(rel("/srv/elsewhere/x.txt"), None);
+        assert_eq!(rel("/srv/project"), None);
+        assert_eq!(rel("../x.txt"), None);
+        assert_eq!(rel("/srv/project/../x.txt"), None);
+    }
 }

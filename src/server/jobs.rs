@@ -22,7 +22,7 @@ use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::api_error::ApiError;
-use super::files::record;
+use super::files::{artifacts_json, record};
 use super::state::{LiveJob, Shared, State as ServerState};
 use crate::event::{Consumer, Event, EventKind};
 use crate::maintenance::cancel::{self, Signalled};
@@ -152,7 +152,7 @@ fn urls(id: &str) -> Value {
 }
 
 /// Percent-encode one path segment.
-fn percent(s: &str) -> String {
+pub fn percent(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -370,6 +370,7 @@ pub async fn get_one(
     v["id"] = json!(rec.job_id());
     v["live"] = json!(state.live(&id).is_some());
     v["urls"] = urls(&id);
+    v["artifacts"] = artifacts_json(&state.project.root, &id, &rec.artifacts);
     Ok(Json(v))
 }
 

@@ -127,6 +127,7 @@ pub fn router(state: Arc<State>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY));
     Router::new()
         .route("/", get(dashboard::page))
+        .route("/dashboard/{file}", get(dashboard::asset))
         .merge(api)
         .fallback(api_error::not_found)
         .with_state(state)

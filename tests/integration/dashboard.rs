@@ -1,7 +1,11 @@
 //! The dashboard in a real browser: `tests/browser/dashboard.mjs` drives
-//! Debian's headless chromium with playwright-core against a live server
-//! (steps turning green without a reload, Cancel ending a job cancelled).
-//! Its screenshots are kept in `target/test-artifacts/`.
+//! Debian's headless chromium with playwright-core against a live server:
+//! steps turning green without a reload, the running step's log followed
+//! without a click, a failed step's reason, the DAG of a matrix job laid
+//! out without overlap at 1280 and 1920 pixels (checked on the elements'
+//! boxes), a matrix group collapsed and expanded, the timeline's lanes,
+//! Cancel ending a job cancelled, the runs filter. Its screenshots are kept
+//! in `target/test-artifacts/`.
 
 use std::process::Command;
 
@@ -21,6 +25,50 @@ steps:
   three:
     needs: [one]
     run: sleep 1; echo three
+";
+
+// A step printing a line a second, then one that times out.
+const FOLLOW: &str = "version: 1
+name: follow
+sandboxes:
+  box: {}
+steps:
+  slow:
+    run: for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo line $i; sleep 1; done
+  broken:
+    run: sleep 30
+    timeout: 1
+";
+
+// Shaped like examples/grading: a sandbox per student, a fan-in at the end,
+// long step names. Six students make a band wider than 1280 px, so the
+// layout must wrap it there, and not at 1920 px.
+const GRADE: &str = "version: 1
+name: grade
+vars:
+  students: [alice, bob, carol, dave, erin, frank]
+sandboxes:
+  grader:
+    matrix:
+      student: \"{{ vars.students }}\"
+  summary: {}
+steps:
+  prepare_the_submission:
+    sandbox: grader
+    run: echo preparing {{ matrix.student }}
+  run_the_unit_tests:
+    sandbox: grader
+    run: sleep 1; echo testing {{ matrix.student }}
+  record_the_verdict:
+    sandbox: grader
+    run: echo {{ matrix.student }} passed > /tmp/verdict.txt
+  collect:
+    sandbox: grader
+    pull: { src: /tmp/verdict.txt, dst: \"results/{{ matrix.student }}.txt\" }
+  report:
+    sandbox: summary
+    needs: [collect]
+    run: echo all graded
 ";
 
 const LONG: &str = "version: 1
@@ -52,19 +100,35 @@ fn browser() -> Option<(String, std::path::PathBuf)> {
     None
 }
 
+/// The screenshots the script keeps: a run, a log followed, the matrix job
+/// at both widths, a cancelled job.
+const SHOTS: [&str; 5] = [
+    "dashboard-run.png",
+    "dashboard-follow.png",
+    "dashboard-1280.png",
+    "dashboard-1920.png",
+    "dashboard-cancelled.png",
+];
+
 #[tokio::test]
-async fn the_dashboard_shows_a_run_live_and_cancels_one_in_a_real_browser() {
+async fn the_dashboard_shows_jobs_live_lays_them_out_and_filters_them_in_a_real_browser() {
     let engine = engine_or_skip!();
     let Some((chromium, script_dir)) = browser() else {
         return;
     };
     let dir = TestProject::new(&engine, "dash");
-    std::fs::write(dir.path().join("steps.yaml"), STEPS).unwrap();
-    std::fs::write(dir.path().join("long.yaml"), LONG).unwrap();
+    for (file, text) in [
+        ("steps.yaml", STEPS),
+        ("follow.yaml", FOLLOW),
+        ("grade.yaml", GRADE),
+        ("long.yaml", LONG),
+    ] {
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
     let server = Server::start(dir.path(), &[]);
     let out = repo().join("target/test-artifacts");
     std::fs::create_dir_all(&out).unwrap();
-    for f in ["dashboard-run.png", "dashboard-cancelled.png"] {
+    for f in SHOTS {
         let _ = std::fs::remove_file(out.join(f));
     }
     let run = tokio::task::spawn_blocking({
@@ -93,12 +157,17 @@ async fn the_dashboard_shows_a_run_live_and_cancels_one_in_a_real_browser() {
         String::from_utf8_lossy(&run.stdout).contains(r#""ok":true"#),
         "{say}"
     );
-    for f in ["dashboard-run.png", "dashboard-cancelled.png"] {
+    for f in SHOTS {
         let png = std::fs::read(out.join(f)).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{f} is not a PNG");
     }
-    let cancelled =
-        crate::common::instance_toml(&dir.path().join(".pocketdock/instances/long-0001"));
-    assert_eq!(cancelled["status"].as_str(), Some("cancelled"));
+    for (job, status) in [
+        ("follow-0001", "failed"),
+        ("grade-0001", "succeeded"),
+        ("long-0001", "cancelled"),
+    ] {
+        let rec = crate::common::instance_toml(&dir.path().join(".pocketdock/instances").join(job));
+        assert_eq!(rec["status"].as_str(), Some(status), "{job}");
+    }
     dir.assert_no_leaks().await;
 }

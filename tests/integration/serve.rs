@@ -225,6 +225,14 @@ async fn a_two_sandbox_job_runs_streams_reads_and_replays_after_a_restart() {
         .await;
     assert_eq!(art.status(), 200);
     assert_eq!(art.text().await.unwrap(), "artifact\n");
+    // Each artifact names its path in the project and the URL serving it;
+    // `path` stays the host path the record holds.
+    let a = &rec["artifacts"][0];
+    assert_eq!(a["project_path"], "out/x.txt");
+    assert_eq!(a["url"], format!("/v1/jobs/{id}/artifacts/out/x.txt"));
+    assert!(std::path::Path::new(a["path"].as_str().unwrap()).is_absolute());
+    let by_url = server.get(a["url"].as_str().unwrap()).await;
+    assert_eq!(by_url.text().await.unwrap(), "artifact\n");
     let list = server.get_json("/v1/runs?limit=10").await;
     assert_eq!(list["runs"][0]["id"], id);
     dir.assert_no_leaks().await;

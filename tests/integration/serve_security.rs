@@ -57,6 +57,27 @@ async fn every_request_needs_the_token_when_one_is_set() {
     let page = c.get(server.url("/")).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(page.headers().get("access-control-allow-origin").is_none());
+    // Nor do its files; nothing inline or from elsewhere runs in it.
+    assert_eq!(
+        page.headers()["content-security-policy"],
+        "default-src 'self'"
+    );
+    let script = c
+        .get(server.url("/dashboard/main.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.status(), 200);
+    assert!(script.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/javascript"));
+    let other = c
+        .get(server.url("/dashboard/..%2Ftoken"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404);
 }
 
 #[tokio::test]
