@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_CPU_PERCENT, hide_default_value = true,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     cpu: u32,
-    /// Maximum number of processes.
+    /// Maximum number of processes [default: 512; 0: no limit].
     #[arg(long, value_name = "N")]
     pids_limit: Option<u32>,
     /// Enable networking (the profile decides by default; `minimal` has none).
@@ -189,7 +189,9 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
         project: Some(a.project.unwrap_or_else(|| project.name.clone())),
         mem: a.mem,
         cpu_percent: a.cpu,
-        pids_limit: a.pids_limit,
+        pids_limit: a
+            .pids_limit
+            .map_or(base.pids_limit, |n| (n > 0).then_some(n)),
         network,
         env: a.env,
         workdir: a.workdir,

@@ -86,6 +86,24 @@ pub struct HostConfig {
     /// Host devices.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceMapping>,
+    /// `no-new-privileges` and the like.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub security_opt: Vec<String>,
+    /// Resource limits of every process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ulimits: Vec<UlimitSpec>,
+}
+
+/// One `setrlimit` limit of a container create.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct UlimitSpec {
+    /// `nofile`, `fsize`, ...
+    pub name: String,
+    /// Soft limit.
+    pub soft: i64,
+    /// Hard limit.
+    pub hard: i64,
 }
 
 /// One host side of a published port.

@@ -119,7 +119,9 @@ pub(crate) fn render_spec(
     if let Some(cpu) = &decl.cpu {
         spec.cpu_percent = cpu.value;
     }
-    spec.pids_limit = decl.pids_limit;
+    if let Some(n) = decl.pids_limit {
+        spec.pids_limit = (n > 0).then_some(n);
+    }
     spec.network = decl.network.unwrap_or(network);
     for (k, v) in &decl.env {
         if let Some(v) = r.render(v) {

@@ -94,7 +94,7 @@ mod tests {
             unenforced(&spec, &rootless("v2", &["memory", "cpu", "pids"])),
             None
         );
-        let w = unenforced(&spec, &rootless("v2", &["cpu"])).unwrap();
+        let w = unenforced(&spec, &rootless("v2", &["cpu", "pids"])).unwrap();
         assert!(
             w.starts_with("memory limit 256.0 MiB is not enforced: rootless Podman on cgroup v2")
         );
@@ -105,6 +105,7 @@ mod tests {
         let spec = SandboxSpec {
             mem: ByteSize(0),
             cpu_percent: 0,
+            pids_limit: None,
             ..SandboxSpec::default()
         };
         assert_eq!(unenforced(&spec, &rootless("v1", &[])), None);

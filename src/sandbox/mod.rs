@@ -55,7 +55,7 @@ pub use session::{
     DETACH_KEY,
 };
 pub use shell::ShellOptions;
-pub use spec::{PortMap, SandboxSpec, VolumeMount};
+pub use spec::{PortMap, SandboxSpec, Ulimit, VolumeMount};
 
 use crate::backend::Backend;
 use crate::engine::{split_image, CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
@@ -502,6 +502,8 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "Binds",
             "PortBindings",
             "Devices",
+            "SecurityOpt",
+            "Ulimits",
         ],
     );
     // Engines refuse NanoCpus together with a CFS quota; Podman reports both.
@@ -605,6 +607,20 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
                         path_in_container: inner.to_string(),
                         cgroup_permissions: "rwm".into(),
                     }
+                })
+                .collect(),
+            security_opt: if spec.no_new_privileges {
+                vec!["no-new-privileges".to_string()]
+            } else {
+                Vec::new()
+            },
+            ulimits: spec
+                .ulimits
+                .iter()
+                .map(|u| crate::engine::api::UlimitSpec {
+                    name: u.name.clone(),
+                    soft: i64::try_from(u.soft).unwrap_or(i64::MAX),
+                    hard: i64::try_from(u.hard).unwrap_or(i64::MAX),
                 })
                 .collect(),
         },

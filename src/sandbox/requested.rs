@@ -73,6 +73,7 @@ mod tests {
         let none = RequestedLimits::of(&SandboxSpec {
             mem: crate::size::ByteSize(0),
             cpu_percent: 0,
+            pids_limit: None,
             ..SandboxSpec::default()
         });
         assert_eq!(none.label(), "");

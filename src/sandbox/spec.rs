@@ -19,6 +19,17 @@ use crate::size::ByteSize;
 pub const DEFAULT_MEM: ByteSize = ByteSize(256 << 20);
 /// Default CPU share, in percent of one core.
 pub const DEFAULT_CPU_PERCENT: u32 = 50;
+/// Default pids limit: a fork bomb stops here, not at the host's `pid_max`.
+pub const DEFAULT_PIDS: u32 = 512;
+/// Default open-files limit (soft and hard).
+pub const DEFAULT_NOFILE: u64 = 4096;
+/// Default largest file a process may write (soft and hard), bytes.
+pub const DEFAULT_FSIZE: u64 = 1 << 30;
+/// Default processes per user id (soft and hard). Named because Podman,
+/// given any limit, raises an unnamed `nproc` to its own maximum, which a
+/// host without `CAP_SYS_RESOURCE` refuses; the pids limit is the real
+/// bound per sandbox.
+pub const DEFAULT_NPROC: u64 = 4096;
 /// Default profile when neither profile nor image is given.
 pub const DEFAULT_PROFILE: &str = "minimal";
 /// The image of [`DEFAULT_PROFILE`], what a default spec creates from.
@@ -60,8 +71,14 @@ pub struct SandboxSpec {
     pub mem: ByteSize,
     /// CPU share in percent of one core (100 = one full core).
     pub cpu_percent: u32,
-    /// Maximum number of processes; no limit when unset.
+    /// Maximum number of processes ([`DEFAULT_PIDS`]); no limit when unset.
     pub pids_limit: Option<u32>,
+    /// Processes cannot gain privileges (setuid binaries, file
+    /// capabilities): on by default.
+    pub no_new_privileges: bool,
+    /// Resource limits of every process (`nofile`, `fsize`, ...):
+    /// [`Ulimit::defaults`] by default. Empty: the engine's own.
+    pub ulimits: Vec<Ulimit>,
     /// Network on or off (a profile's default is for its resolver to apply).
     pub network: bool,
     /// Environment.
@@ -99,7 +116,9 @@ impl Default for SandboxSpec {
             instance: None,
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,
-            pids_limit: None,
+            pids_limit: Some(DEFAULT_PIDS),
+            no_new_privileges: true,
+            ulimits: Ulimit::defaults(),
             network: false,
             env: Vec::new(),
             workdir: None,
@@ -159,6 +178,40 @@ impl SandboxSpec {
             profile: Some(name.into()),
             network,
             ..SandboxSpec::default()
+        }
+    }
+}
+
+/// One resource limit (`setrlimit`) of every process in a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ulimit {
+    /// Its name as `ulimit` and the engines call it: `nofile`, `fsize`, `nproc`, ...
+    pub name: String,
+    /// Soft limit.
+    pub soft: u64,
+    /// Hard limit.
+    pub hard: u64,
+}
+
+impl Ulimit {
+    /// The default limits: [`DEFAULT_NOFILE`] open files,
+    /// [`DEFAULT_FSIZE`] bytes per file, [`DEFAULT_NPROC`] processes.
+    #[must_use]
+    pub fn defaults() -> Vec<Ulimit> {
+        vec![
+            Ulimit::fixed("nofile", DEFAULT_NOFILE),
+            Ulimit::fixed("fsize", DEFAULT_FSIZE),
+            Ulimit::fixed("nproc", DEFAULT_NPROC),
+        ]
+    }
+
+    /// A limit with equal soft and hard values.
+    #[must_use]
+    pub fn fixed(name: &str, value: u64) -> Ulimit {
+        Ulimit {
+            name: name.to_string(),
+            soft: value,
+            hard: value,
         }
     }
 }

@@ -17,6 +17,7 @@ mod background;
 mod bench_job;
 mod blocking;
 mod cli;
+mod containment;
 mod dashboard;
 mod doctor;
 mod engine;

@@ -88,7 +88,7 @@ async fn limits_the_engine_cannot_apply_are_a_warning() {
         assert!(!ran.stderr().contains("warning"), "{}", ran.stderr());
         return;
     }
-    let want = "memory limit 128.0 MiB and cpu limit 50% are not enforced: \
+    let want = "memory limit 128.0 MiB, cpu limit 50% and pids limit 512 are not enforced: \
                 rootless Podman on cgroup v1 cannot apply resource limits (hint: ";
     assert_eq!(sb.warnings().len(), 1, "{:?}", sb.warnings());
     assert!(sb.warnings()[0].starts_with(want), "{:?}", sb.warnings());

@@ -61,6 +61,17 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
     if spec.timeout != Some(crate::sandbox::DEFAULT_TIMEOUT) {
         canonical["timeout"] = serde_json::json!(spec.timeout.map(|d| d.as_secs_f64()));
     }
+    if !spec.no_new_privileges {
+        canonical["new_privileges"] = serde_json::json!(true);
+    }
+    if spec.ulimits != super::super::spec::Ulimit::defaults() {
+        let u: Vec<_> = spec
+            .ulimits
+            .iter()
+            .map(|u| (&u.name, u.soft, u.hard))
+            .collect();
+        canonical["ulimits"] = serde_json::json!(u);
+    }
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     Some(digest.iter().fold(String::with_capacity(64), |mut s, b| {
         let _ = write!(s, "{b:02x}");
