@@ -43,6 +43,11 @@ def engine_info() -> Tuple[str, str]:
     return _native.engine_info()
 
 
+def remove_image(reference: str, force: bool = False) -> bool:
+    """Remove an image (a snapshot) from the engine; ``False`` when it was not there."""
+    return _native.remove_image(reference, force)
+
+
 __all__ = [
     "ApplyOutcome",
     "CancelToken",
@@ -67,6 +72,7 @@ __all__ = [
     "attach_container",
     "create_new_container",
     "engine_info",
+    "remove_image",
     "resume_container",
 ]
 __all__ += _errors.__all__

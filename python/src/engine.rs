@@ -24,3 +24,12 @@ pub fn engine_info(py: Python<'_>) -> PyResult<(String, String)> {
         info.socket.display().to_string(),
     ))
 }
+
+/// Remove an image (a snapshot) from the engine; `False` when it was not there.
+#[pyfunction]
+#[pyo3(signature = (reference, force=false))]
+pub fn remove_image(py: Python<'_>, reference: String, force: bool) -> PyResult<bool> {
+    rt::wait(py, None, async move {
+        engine().await?.remove_image(&reference, force).await
+    })
+}

@@ -34,5 +34,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pool::Pool>()?;
     m.add_function(wrap_pyfunction!(apply::apply, m)?)?;
     m.add_function(wrap_pyfunction!(engine::engine_info, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::remove_image, m)?)?;
     Ok(())
 }
