@@ -15,8 +15,36 @@ from . import _native
 from ._options import DEFAULT_TIMEOUT
 from .apply import apply
 from .container import Container, attach_container, create_new_container, resume_container
-from .errors import *  # noqa: F403 - the exception hierarchy is part of the package's face
-from . import errors as _errors
+from .errors import (
+    Diagnostic,
+    PocketdockError,
+    EngineUnreachable,
+    EngineError,
+    TransportError,
+    EngineStalled,
+    ProtocolError,
+    ContainerNotRunning,
+    ContainerGone,
+    NameInUse,
+    ImageMissing,
+    UnknownProfile,
+    BadProjectProfile,
+    BuildError,
+    InvalidValue,
+    PrivilegedPort,
+    LocalPathMissing,
+    SandboxPathMissing,
+    PathConflict,
+    UnsafeArchive,
+    ShellMissing,
+    SessionClosed,
+    KernelError,
+    BadArchive,
+    Cancelled,
+    SettingsError,
+    LocalIoError,
+    ManifestError,
+)
 from .pool import ContainerPool, SandboxPool
 from .process import Process, RunStream
 from .results import (
@@ -74,5 +102,32 @@ __all__ = [
     "engine_info",
     "remove_image",
     "resume_container",
+    "Diagnostic",
+    "PocketdockError",
+    "EngineUnreachable",
+    "EngineError",
+    "TransportError",
+    "EngineStalled",
+    "ProtocolError",
+    "ContainerNotRunning",
+    "ContainerGone",
+    "NameInUse",
+    "ImageMissing",
+    "UnknownProfile",
+    "BadProjectProfile",
+    "BuildError",
+    "InvalidValue",
+    "PrivilegedPort",
+    "LocalPathMissing",
+    "SandboxPathMissing",
+    "PathConflict",
+    "UnsafeArchive",
+    "ShellMissing",
+    "SessionClosed",
+    "KernelError",
+    "BadArchive",
+    "Cancelled",
+    "SettingsError",
+    "LocalIoError",
+    "ManifestError",
 ]
-__all__ += _errors.__all__

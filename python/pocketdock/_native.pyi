@@ -1,6 +1,19 @@
 # The extension module; the package's public face wraps it.
 from typing import Any, Callable, List, Optional, Sequence, Tuple, final
 
+__all__ = [
+    "CancelToken",
+    "Kernel",
+    "Pool",
+    "Process",
+    "Sandbox",
+    "Session",
+    "Stream",
+    "apply",
+    "engine_info",
+    "remove_image",
+]
+
 @final
 class CancelToken:
     def __new__(cls) -> CancelToken: ...

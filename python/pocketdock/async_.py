@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, Union, overload
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, Union, cast, overload
 
 from . import _native, _options
 from . import container as _sync
 from . import pool as _sync_pool
+from . import process as _sync_process
 from ._async_parts import AsyncKernel, AsyncProcess, AsyncRunStream, AsyncSession, call
 from ._options import Env, Size
 from .apply import Event
@@ -128,7 +129,7 @@ class AsyncContainer:
 
     async def _detached(self, command: str, buffer_size: int, opts: Dict[str, Any]) -> AsyncProcess:
         p = await call(self._sync.run, command, detach=True, buffer_size=buffer_size, **opts)
-        return AsyncProcess(p)
+        return AsyncProcess(cast(_sync_process.Process, p))
 
     async def write_file(self, path: str, data: Union[str, bytes]) -> None:
         """Write ``data`` to ``path`` in the sandbox."""

@@ -68,6 +68,7 @@ class Container:
         max_output: Optional[Size] = ...,
         stream: Literal[False] = ...,
         detach: Literal[False] = ...,
+        cancel: Optional[_native.CancelToken] = ...,
     ) -> ExecResult: ...
 
     @overload
@@ -125,7 +126,8 @@ class Container:
         command and its process tree and sets ``timed_out``; ``max_output``
         caps stdout and stderr together (``"1m"``) and sets ``truncated``.
         ``stream=True`` returns a ``RunStream`` to iterate; ``detach=True`` a
-        ``Process``. Ctrl-C kills the command's process tree and raises.
+        ``Process``. Ctrl-C kills the command's process tree and raises, as
+        does ``cancel.cancel()`` from another thread.
         """
         if stdin is not None:
             path = _options.stdin_file()
