@@ -29,8 +29,10 @@ pip_q=(-m pip install -q --disable-pip-version-check)
 step "build tools in $TOOLS"
 if ! "$TOOLS/bin/python" -c 'import maturin, mypy, pytest, auditwheel' 2>/dev/null; then
   rm -rf "$TOOLS"
-  /usr/bin/python3 -m venv "$TOOLS" && "$TOOLS/bin/python" "${pip_q[@]}" maturin mypy pytest auditwheel ||
-    { echo "could not install maturin, mypy, pytest and auditwheel" >&2; exit 1; }
+  if ! { /usr/bin/python3 -m venv "$TOOLS" && "$TOOLS/bin/python" "${pip_q[@]}" maturin mypy pytest auditwheel; }; then
+    echo "could not install maturin, mypy, pytest and auditwheel" >&2
+    exit 1
+  fi
 fi
 
 step "maturin build --release"
@@ -49,8 +51,10 @@ esac
 
 step "a fresh virtualenv with the wheel"
 rm -rf "$SMOKE"
-/usr/bin/python3 -m venv "$SMOKE" && "$SMOKE/bin/python" "${pip_q[@]}" "$wheel" pytest mypy ||
-  { echo "pip install of the wheel failed" >&2; exit 1; }
+if ! { /usr/bin/python3 -m venv "$SMOKE" && "$SMOKE/bin/python" "${pip_q[@]}" "$wheel" pytest mypy; }; then
+  echo "pip install of the wheel failed" >&2
+  exit 1
+fi
 
 step "pytest on ${POCKETDOCK_SOCKET:-the first engine found}"
 (cd python/tests && "$SMOKE/bin/python" -m pytest -q -p no:cacheprovider) || failed+=("pytest")
@@ -65,22 +69,30 @@ for ex in examples/python/*.py; do
   (cd /tmp && timeout 600 "$SMOKE/bin/python" "$ROOT/$ex") >/dev/null || failed+=("example $ex")
 done
 
-# abi3: one wheel for every CPython from 3.9 on.
-step "smoke test on every CPython 3.9+ on PATH"
-for py in $(compgen -c python3. | grep -E '^python3\.[0-9]+$' | sort -u); do
-  minor=${py#python3.}
-  ((minor >= 9)) || continue
-  dir=$ROOT/target/py-smoke-$minor
+# abi3: one wheel for every CPython from 3.9 on: those on PATH, and pyenv's.
+step "smoke test on every CPython 3.9+ on the machine"
+interpreters() {
+  local p
+  for p in $(compgen -c python3. | grep -E '^python3\.[0-9]+$' | sort -u); do command -v "$p"; done
+  if command -v pyenv >/dev/null; then ls "$(pyenv root)"/versions/*/bin/python3 2>/dev/null; fi
+}
+declare -A seen=()
+for py in $(interpreters); do
+  version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2]) if sys.version_info >= (3, 9) else None' 2>/dev/null) || continue
+  [[ -n $version && $version != None && -z ${seen[$version]:-} ]] || continue
+  seen[$version]=1
+  dir=$ROOT/target/py-smoke-$version
   rm -rf "$dir"
   if "$py" -m venv "$dir" && "$dir/bin/python" "${pip_q[@]}" "$wheel" &&
       "$dir/bin/python" -c 'import pocketdock
 with pocketdock.create_new_container() as c:
     assert c.run("echo ok").stdout == "ok\n"'; then
-    echo "$py: ok" >&2
+    echo "CPython $version ($py): ok" >&2
   else
-    failed+=("smoke $py")
+    failed+=("smoke CPython $version")
   fi
 done
+((${#seen[@]})) || failed+=("smoke: no CPython 3.9+ found")
 
 if ((${#failed[@]})); then
   printf 'python package: FAILED: %s\n' "${failed[@]}" >&2

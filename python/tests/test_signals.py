@@ -7,9 +7,20 @@ import signal
 import threading
 import time
 
+from typing import Iterator
+
 import pytest
 
 import pocketdock
+
+
+@pytest.fixture(autouse=True)
+def sigint_raises() -> Iterator[None]:
+    # A shell starts background jobs with SIGINT ignored, and Python then
+    # installs no handler: put Python's own in place for these tests.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 def test_sigint_during_a_run_raises_within_a_second(sb: pocketdock.Container) -> None:
