@@ -5,14 +5,14 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Optional, Type
 
-from . import _native, _options
+from . import _lifetime, _native, _options
 from .container import Container
 
 
 class ContainerPool:
     """``size`` warm sandboxes of one spec (``profile`` and the other
     ``create_new_container`` arguments, without volumes, ports, devices or
-    persistence). ``acquire`` takes one, ``release`` gives it back clean.
+    persistence). ``acquire`` takes one; ``release`` removes it and warms a fresh one.
     """
 
     def __init__(self, size: int, profile: str = "minimal", timeout: float = _options.DEFAULT_TIMEOUT, **spec: Any) -> None:
@@ -49,8 +49,9 @@ class ContainerPool:
         return Container(self._native.acquire(), self._timeout)
 
     def release(self, container: Container) -> None:
-        """Give ``container`` back to the pool."""
+        """Give ``container`` back: it is removed, and a fresh warm one made in its place."""
         self._native.release(container._native)
+        _lifetime.forget(container)
 
     def shutdown(self) -> None:
         """Remove every sandbox of the pool."""

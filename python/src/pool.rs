@@ -31,10 +31,8 @@ impl Pool {
 
     fn acquire(&self, py: Python<'_>) -> PyResult<Sandbox> {
         let p = self.inner.clone();
-        Ok(Sandbox::wrap(
-            rt::wait(py, None, async move { p.acquire().await })?,
-            false,
-        ))
+        let sb = rt::wait(py, None, async move { p.acquire().await })?;
+        Ok(Sandbox::wrap(sb))
     }
 
     fn release(&self, py: Python<'_>, sandbox: &Sandbox) -> PyResult<()> {

@@ -19,14 +19,12 @@ use crate::{callbacks, json, rt, spec};
 #[pyclass(module = "pocketdock._native", frozen)]
 pub struct Sandbox {
     handle: Mutex<Handle>,
-    persistent: bool,
 }
 
 impl Sandbox {
-    pub fn wrap(handle: Handle, persistent: bool) -> Sandbox {
+    pub fn wrap(handle: Handle) -> Sandbox {
         Sandbox {
             handle: Mutex::new(handle),
-            persistent,
         }
     }
 
@@ -45,7 +43,6 @@ impl Sandbox {
     #[staticmethod]
     fn create(py: Python<'_>, request: &str) -> PyResult<Sandbox> {
         let req = spec::request(request).map_err(crate::errors::to_py)?;
-        let persist = req.spec.persist;
         let handle = rt::wait(py, None, async move {
             let engine = engine().await?;
             if req.spec.persist {
@@ -61,7 +58,7 @@ impl Sandbox {
                 Handle::create(&engine, &req.spec).await
             }
         })?;
-        Ok(Sandbox::wrap(handle, persist))
+        Ok(Sandbox::wrap(handle))
     }
 
     /// A handle on an existing sandbox by name: it removes nothing when dropped.
@@ -72,7 +69,7 @@ impl Sandbox {
             sb.inspect().await?;
             Ok(sb)
         })?;
-        Ok(Sandbox::wrap(handle, false))
+        Ok(Sandbox::wrap(handle))
     }
 
     #[getter]
@@ -249,13 +246,9 @@ impl Sandbox {
     /// other. Returns "removed" or "stopped".
     fn shutdown(&self, py: Python<'_>, force: bool, remove: bool) -> PyResult<&'static str> {
         let sb = self.handle();
-        let persistent = self.persistent;
+        // The store's shutdown: a removed persistent sandbox's record goes too.
         let done = rt::wait(py, None, async move {
-            if persistent {
-                store::shutdown(&sb, force, remove).await
-            } else {
-                sb.shutdown(force, remove).await
-            }
+            store::shutdown(&sb, force, remove).await
         })?;
         Ok(match done {
             pocketdock::sandbox::Shutdown::Removed => "removed",

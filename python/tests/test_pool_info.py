@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pocketdock
 from conftest import exists
 
@@ -44,3 +46,25 @@ def test_a_snapshot_makes_an_image(sb: pocketdock.Container) -> None:
             assert c.run("cat /tmp/s").stdout == "saved\n"
     finally:
         assert pocketdock.remove_image(tag, force=True)
+
+
+def test_a_persistent_container_is_stopped_then_resumed(tmp_path: Path) -> None:
+    c = pocketdock.create_new_container(profile="minimal", persist=True, project_dir=str(tmp_path))
+    name = c.name
+    try:
+        c.run("echo kept > /tmp/kept")
+        assert c.shutdown() == "stopped"
+        assert (tmp_path / ".pocketdock" / "instances" / name).is_dir()
+        again = pocketdock.resume_container(name)
+        assert again.read_text("/tmp/kept") == "kept\n"
+    finally:
+        assert pocketdock.attach_container(name).shutdown(remove=True) == "removed"
+    assert not exists(name)
+
+
+def test_removing_a_persistent_container_removes_its_record(tmp_path: Path) -> None:
+    c = pocketdock.create_new_container(profile="minimal", persist=True, project_dir=str(tmp_path))
+    record = tmp_path / ".pocketdock" / "instances" / c.name
+    assert record.is_dir()
+    assert c.shutdown(remove=True) == "removed"
+    assert not record.exists()
