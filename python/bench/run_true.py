@@ -35,17 +35,30 @@ def import_ms() -> float:
     return statistics.median(runs)
 
 
+ROUNDS = 3
+
+
+def _ms(xs: list) -> str:
+    return ", ".join(f"{x:.3f}" for x in xs)
+
+
 def main() -> None:
     rust = sys.argv[1] if len(sys.argv) > 1 else None
     wheel = sys.argv[2] if len(sys.argv) > 2 else None
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     engine = os.environ.get("POCKETDOCK_SOCKET", "(first found)")
-    py = python_p50(n)
     print(f"engine {engine}")
-    print(f"python run('true') p50: {py:.3f} ms ({n} runs)")
+    # Rounds alternate the two sides, so that load drift hits both alike.
+    pys, rss = [], []
+    for _ in range(ROUNDS):
+        pys.append(python_p50(n))
+        if rust:
+            rss.append(float(subprocess.check_output([rust, str(n)], text=True)))
+    py = statistics.median(pys)
+    print(f"python run('true') p50: {py:.3f} ms (median of {ROUNDS} rounds of {n} runs: {_ms(pys)})")
     if rust:
-        rs = float(subprocess.check_output([rust, str(n)], text=True))
-        print(f"rust   run('true') p50: {rs:.3f} ms; python - rust = {py - rs:+.3f} ms")
+        rs = statistics.median(rss)
+        print(f"rust   run('true') p50: {rs:.3f} ms ({_ms(rss)}); python - rust = {py - rs:+.3f} ms")
     print(f"import pocketdock: {import_ms():.1f} ms")
     if wheel:
         print(f"wheel {os.path.basename(wheel)}: {os.path.getsize(wheel) / 1024:.0f} KiB")

@@ -43,7 +43,9 @@ where
     wait_raw(py, cancel, fut)?.map_err(errors::to_py)
 }
 
-/// [`wait`] for a future whose error is not the library's.
+/// [`wait`] for a future whose error is not the library's. The future runs
+/// on the calling thread (no hand-off to a worker: a warm `run` pays no
+/// thread switch); after a signal it is left to finish on the runtime.
 pub fn wait_raw<T, F>(py: Python<'_>, cancel: Option<&CancellationToken>, fut: F) -> PyResult<T>
 where
     T: Send + 'static,
@@ -55,22 +57,30 @@ where
         ));
     }
     let rt = runtime();
-    let mut task = rt.spawn(fut);
+    let mut fut = Box::pin(fut);
     loop {
-        let joined =
-            py.detach(|| rt.block_on(async { tokio::time::timeout(SLICE, &mut task).await }));
-        if let Ok(done) = joined {
-            return done
-                .map_err(|e| PyRuntimeError::new_err(format!("pocketdock task failed: {e}")));
+        if let Some(done) = py.detach(|| drive(rt, &mut fut, SLICE)) {
+            return Ok(done);
         }
         if let Err(signal) = py.check_signals() {
             if let Some(token) = cancel {
                 token.cancel();
-                let _ = py.detach(|| {
-                    rt.block_on(async { tokio::time::timeout(KILL_GRACE, &mut task).await })
-                });
+                if py.detach(|| drive(rt, &mut fut, KILL_GRACE)).is_some() {
+                    return Err(signal);
+                }
             }
+            // What it makes is dropped when it ends: a sandbox goes with its guard.
+            drop(rt.spawn(fut));
             return Err(signal);
         }
     }
+}
+
+/// Poll `fut` on this thread for at most `slice`.
+fn drive<T, F: Future<Output = T>>(
+    rt: &Runtime,
+    fut: &mut std::pin::Pin<Box<F>>,
+    slice: Duration,
+) -> Option<T> {
+    rt.block_on(async { tokio::time::timeout(slice, fut.as_mut()).await.ok() })
 }
