@@ -122,6 +122,8 @@ for engine in "${engines[@]}"; do
   step "$engine: sandbox, run, process and apply tests through the engine's exec"
   POCKETDOCK_EXEC_VIA=exec CI=true tests "$engine: tests with POCKETDOCK_EXEC_VIA=exec" \
     --locked --no-fail-fast --test integration -- agent:: sandbox:: background:: apply:: library:: cli::
+  step "$engine: python package"
+  bash scripts/test-python.sh || failed+=("$engine: python package")
 done
 unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
 

@@ -1,0 +1,288 @@
+"""The sync ``Container``: one sandbox, and what runs in it."""
+
+from __future__ import annotations
+
+import json
+import weakref
+from types import TracebackType
+from typing import Any, Callable, Dict, List, Literal, Optional, Type, Union, overload
+
+from . import _lifetime, _native, _options
+from ._options import Env, Size
+from .process import Process, RunStream
+from .results import ContainerInfo, CopyReport, ExecResult, FileEntry, from_dict, from_json
+from .session import Kernel, Session
+
+
+class Container:
+    """A sandbox container. Shut it down when done, or use ``with``: leaving
+    the block (by an exception too) removes it. A forgotten handle's sandbox
+    is removed when the handle is garbage-collected, or at interpreter exit.
+    """
+
+    def __init__(self, native: _native.Sandbox, timeout: float = _options.DEFAULT_TIMEOUT) -> None:
+        self._native = native
+        self._timeout = timeout
+        _lifetime.track(self)
+
+    def __enter__(self) -> "Container":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"<Container {self.name}>"
+
+    @property
+    def name(self) -> str:
+        """The container's name."""
+        return self._native.name
+
+    @property
+    def id(self) -> str:
+        """The container's id."""
+        return self._native.id
+
+    @property
+    def warnings(self) -> List[str]:
+        """Limits the engine accepted but will not enforce, one line each."""
+        return self._native.warnings
+
+    @overload
+    def run(
+        self,
+        command: str,
+        *,
+        lang: str = ...,
+        timeout: Optional[float] = ...,
+        env: Env = ...,
+        user: Optional[str] = ...,
+        cwd: Optional[str] = ...,
+        stdin: Union[str, bytes, None] = ...,
+        max_output: Optional[Size] = ...,
+        stream: Literal[False] = ...,
+        detach: Literal[False] = ...,
+        cancel: Optional[_native.CancelToken] = ...,
+    ) -> ExecResult: ...
+
+    @overload
+    def run(
+        self,
+        command: str,
+        *,
+        lang: str = ...,
+        timeout: Optional[float] = ...,
+        env: Env = ...,
+        user: Optional[str] = ...,
+        cwd: Optional[str] = ...,
+        stdin: Union[str, bytes, None] = ...,
+        max_output: Optional[Size] = ...,
+        stream: Literal[True],
+        detach: Literal[False] = ...,
+    ) -> RunStream: ...
+
+    @overload
+    def run(
+        self,
+        command: str,
+        *,
+        lang: str = ...,
+        timeout: Optional[float] = ...,
+        env: Env = ...,
+        user: Optional[str] = ...,
+        cwd: Optional[str] = ...,
+        stdin: Union[str, bytes, None] = ...,
+        max_output: Optional[Size] = ...,
+        stream: Literal[False] = ...,
+        detach: Literal[True],
+        buffer_size: int = ...,
+    ) -> Process: ...
+
+    def run(
+        self,
+        command: str,
+        *,
+        lang: str = "sh",
+        timeout: Optional[float] = None,
+        env: Env = None,
+        user: Optional[str] = None,
+        cwd: Optional[str] = None,
+        stdin: Union[str, bytes, None] = None,
+        max_output: Optional[Size] = None,
+        stream: bool = False,
+        detach: bool = False,
+        buffer_size: int = _options.DEFAULT_BUFFER,
+        cancel: Optional[_native.CancelToken] = None,
+    ) -> Union[ExecResult, RunStream, Process]:
+        """Run ``command`` (``lang``: sh, bash, python, node).
+
+        ``timeout`` in seconds (``None``: the container's, 0: none) kills the
+        command and its process tree and sets ``timed_out``; ``max_output``
+        caps stdout and stderr together (``"1m"``) and sets ``truncated``.
+        ``stream=True`` returns a ``RunStream`` to iterate; ``detach=True`` a
+        ``Process``. Ctrl-C kills the command's process tree and raises, as
+        does ``cancel.cancel()`` from another thread.
+        """
+        if stdin is not None:
+            path = _options.stdin_file()
+            self.write_file(path, stdin)
+            command, lang = _options.with_stdin(command, lang, path), "sh"
+        pairs = _options.env_pairs(env)
+        cap = _options.size(max_output)
+        if detach:
+            return Process(self._native.run_detached(command, lang, cap, pairs, cwd, user, buffer_size))
+        limit = _options.timeout(timeout, self._timeout)
+        if stream:
+            return RunStream(self._native.run_stream(command, lang, limit, cap, pairs, cwd, user))
+        return from_json(ExecResult, self._native.run(command, lang, limit, cap, pairs, cwd, user, cancel))
+
+    def write_file(self, path: str, data: Union[str, bytes]) -> None:
+        """Write ``data`` (text as UTF-8) to ``path`` in the sandbox."""
+        self._native.write_file(path, _options.as_bytes(data))
+
+    def read_file(self, path: str) -> bytes:
+        """The bytes of ``path`` in the sandbox."""
+        return self._native.read_file(path)
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        """``read_file`` decoded."""
+        return self.read_file(path).decode(encoding)
+
+    def list_files(self, path: str = ".") -> List[FileEntry]:
+        """The entries of directory ``path`` in the sandbox."""
+        return [from_dict(FileEntry, e) for e in json.loads(self._native.list_files(path))]
+
+    def push(self, src: str, dst: str) -> CopyReport:
+        """Copy a host file or directory into the sandbox."""
+        return from_json(CopyReport, self._native.push(src, dst))
+
+    def pull(self, src: str, dst: str) -> CopyReport:
+        """Copy a file or directory out of the sandbox."""
+        return from_json(CopyReport, self._native.pull(src, dst))
+
+    def info(self) -> ContainerInfo:
+        """A fresh picture of the sandbox's state."""
+        return ContainerInfo.from_json(self._native.info())
+
+    def snapshot(self, image: str) -> str:
+        """Commit the sandbox as image ``image``; returns the image id."""
+        return self._native.snapshot(image)
+
+    def stop(self) -> None:
+        """Stop the container (its filesystem stays)."""
+        self._native.stop()
+
+    def resume(self) -> None:
+        """Start a stopped container again."""
+        self._native.resume()
+
+    def reboot(self, fresh: bool = False) -> None:
+        """Restart; with ``fresh``, recreate from the image (filesystem too)."""
+        self._native.reboot(fresh)
+
+    def shutdown(self, force: bool = False, remove: bool = False) -> str:
+        """Remove the sandbox (a persistent one is stopped unless ``remove``).
+
+        Returns ``"removed"`` or ``"stopped"``.
+        """
+        done = self._native.shutdown(force, remove)
+        _lifetime.forget(self)
+        return done
+
+    def keep(self) -> None:
+        """Let the sandbox outlive this handle and the program."""
+        self._native.keep()
+        _lifetime.forget(self)
+
+    def removed_on_drop(self) -> bool:
+        """Whether dropping the last handle removes the sandbox."""
+        return self._native.removed_on_drop()
+
+    def on_stdout(self, callback: Callable[["Container", bytes], None]) -> None:
+        """Call ``callback(container, data)`` with stdout of streams and detached processes."""
+        self._native.on_stdout(_bound(self, callback))
+
+    def on_stderr(self, callback: Callable[["Container", bytes], None]) -> None:
+        """Call ``callback(container, data)`` with stderr of streams and detached processes."""
+        self._native.on_stderr(_bound(self, callback))
+
+    def on_exit(self, callback: Callable[["Container", int], None]) -> None:
+        """Call ``callback(container, exit_code)`` when a stream or detached process ends."""
+        self._native.on_exit(_bound(self, callback))
+
+    def session(
+        self,
+        *,
+        tty: bool = False,
+        user: Optional[str] = None,
+        cwd: Optional[str] = None,
+        env: Env = None,
+        buffer_size: Optional[int] = None,
+    ) -> Session:
+        """Open a persistent shell: ``with c.session() as sh: sh.send_and_wait("cd /tmp")``."""
+        return Session(self._native.session(tty, user, cwd, _options.env_pairs(env), buffer_size))
+
+    def kernel(self) -> Kernel:
+        """The sandbox's persistent Python kernel (started on first use)."""
+        return Kernel(self._native.kernel())
+
+
+def _bound(container: Container, callback: Callable[[Container, Any], None]) -> Callable[[Any], None]:
+    # A weak reference: the callback must not keep its container alive.
+    ref = weakref.ref(container)
+
+    def call(data: Any) -> None:
+        c = ref()
+        if c is not None:
+            callback(c, data)
+
+    return call
+
+
+def create_new_container(
+    profile: str = "minimal",
+    *,
+    image: Optional[str] = None,
+    name: Optional[str] = None,
+    project: Optional[str] = None,
+    project_dir: Optional[str] = None,
+    data_dir: Optional[str] = None,
+    mem_limit: Size = "256m",
+    cpu_percent: int = 50,
+    pids_limit: Optional[int] = None,
+    network: Optional[bool] = None,
+    ports: Optional[Dict[int, int]] = None,
+    timeout: float = _options.DEFAULT_TIMEOUT,
+    persist: bool = False,
+    volumes: Optional[Dict[str, str]] = None,
+    devices: Optional[List[str]] = None,
+    env: Env = None,
+    workdir: Optional[str] = None,
+) -> Container:
+    """Create and start a sandbox; see the module docs for every argument."""
+    req = _options.request(
+        profile=profile, image=image, name=name, project=project, project_dir=project_dir,
+        data_dir=data_dir, mem_limit=mem_limit, cpu_percent=cpu_percent, pids_limit=pids_limit,
+        network=network, ports=ports, persist=persist, volumes=volumes, devices=devices,
+        env=env, workdir=workdir,
+    )
+    return Container(_native.Sandbox.create(req), timeout)
+
+
+def attach_container(name: str, timeout: float = _options.DEFAULT_TIMEOUT) -> Container:
+    """A handle on an existing sandbox by name; it removes nothing when dropped."""
+    return Container(_native.Sandbox.attach(name), timeout)
+
+
+def resume_container(name: str, timeout: float = _options.DEFAULT_TIMEOUT) -> Container:
+    """Start a stopped (persistent) sandbox again and return a handle on it."""
+    c = attach_container(name, timeout)
+    if c.info().status != "running":
+        c.resume()
+    return c

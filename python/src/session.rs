@@ -1,0 +1,96 @@
+//! `pocketdock._native.Session`: a persistent shell in a sandbox.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pocketdock::sandbox::{SessionOptions, DEFAULT_SESSION_BUFFER};
+use pocketdock::Session as Handle;
+use pyo3::prelude::*;
+
+use crate::{callbacks, json, rt};
+
+/// A shell whose state carries over between commands.
+#[pyclass(module = "pocketdock._native", frozen)]
+pub struct Session {
+    inner: Handle,
+}
+
+/// Open a session on `sb`.
+pub fn open(
+    py: Python<'_>,
+    sb: pocketdock::Sandbox,
+    tty: bool,
+    user: Option<String>,
+    workdir: Option<String>,
+    env: Vec<(String, String)>,
+    buffer: Option<usize>,
+) -> PyResult<Session> {
+    let opts = SessionOptions {
+        tty,
+        user,
+        workdir,
+        env,
+        buffer: buffer.unwrap_or(DEFAULT_SESSION_BUFFER),
+    };
+    let inner = rt::wait(py, None, async move { sb.session(opts).await })?;
+    Ok(Session { inner })
+}
+
+#[pymethods]
+impl Session {
+    #[getter]
+    fn pid(&self) -> u32 {
+        self.inner.pid()
+    }
+
+    fn is_alive(&self) -> bool {
+        self.inner.is_alive()
+    }
+
+    fn send(&self, py: Python<'_>, command: String) -> PyResult<()> {
+        let s = self.inner.clone();
+        rt::wait(py, None, async move { s.send(&command).await })
+    }
+
+    fn write(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
+        let s = self.inner.clone();
+        rt::wait(py, None, async move { s.write(&data).await })
+    }
+
+    fn read(&self, py: Python<'_>, timeout: f64) -> PyResult<String> {
+        let s = self.inner.clone();
+        rt::wait(py, None, async move {
+            s.read(Duration::from_secs_f64(timeout)).await
+        })
+    }
+
+    /// Run a command in the shell; Ctrl-C interrupts it there and raises.
+    fn send_and_wait(&self, py: Python<'_>, command: String, timeout: f64) -> PyResult<String> {
+        let s = self.inner.clone();
+        let result = rt::wait(py, None, async move {
+            s.send_and_wait(&command, Duration::from_secs_f64(timeout))
+                .await
+        });
+        if result.is_err() && !self.inner.is_tty() {
+            let s = self.inner.clone();
+            drop(rt::runtime().spawn(async move { s.interrupt().await }));
+        }
+        json(&result?)
+    }
+
+    fn interrupt(&self, py: Python<'_>) -> PyResult<()> {
+        let s = self.inner.clone();
+        rt::wait(py, None, async move { s.interrupt().await })
+    }
+
+    /// Call `f(data: bytes)` with every piece of raw output from now on.
+    fn on_output(&self, f: Py<PyAny>) {
+        let f = Arc::new(f);
+        self.inner.on_output(move |_, d| callbacks::bytes(&f, d));
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let s = self.inner.clone();
+        rt::wait(py, None, async move { s.close().await })
+    }
+}
