@@ -248,7 +248,7 @@ impl Sandbox {
         let sb = self.handle();
         // The store's shutdown: a removed persistent sandbox's record goes too.
         let done = rt::wait(py, None, async move {
-            store::shutdown(&sb, force, remove).await
+            store::shutdown(&sb, pocketdock::ShutdownOptions { force, remove }).await
         })?;
         Ok(match done {
             pocketdock::sandbox::Shutdown::Removed => "removed",

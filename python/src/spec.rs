@@ -68,10 +68,13 @@ pub fn request(json: &str) -> pocketdock::Result<Request> {
     if let Some(c) = v.get("cpu_percent").and_then(Value::as_u64) {
         spec.cpu_percent = c as u32;
     }
-    spec.pids_limit = v
-        .get("pids_limit")
-        .and_then(Value::as_u64)
-        .map(|n| n as u32);
+    if let Some(n) = v.get("pids_limit").and_then(Value::as_u64) {
+        spec.pids_limit = (n > 0).then_some(n as u32);
+    }
+    // Kept on the container, so every handle on it (any language) honours it.
+    if let Some(t) = v.get("timeout").and_then(Value::as_f64) {
+        spec.timeout = (t > 0.0).then(|| Duration::from_secs_f64(t));
+    }
     if let Some(n) = v.get("network").and_then(Value::as_bool) {
         spec.network = n;
     }
@@ -105,7 +108,8 @@ pub fn run_options(
 ) -> pocketdock::Result<RunOptions> {
     let mut opts = RunOptions {
         lang: Lang::from_str(lang)?,
-        timeout: timeout.map(Duration::from_secs_f64),
+        // The Python layer resolves the container's default: `None` is none.
+        timeout: timeout.map(Duration::from_secs_f64).into(),
         env,
         workdir: cwd,
         user,

@@ -506,6 +506,14 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "Ulimits",
         ],
     );
+    // Podman reports `RLIMIT_NOFILE` where a create takes `nofile`.
+    if let Some(Value::Array(limits)) = host.get_mut("Ulimits") {
+        for l in limits.iter_mut() {
+            if let Some(Value::String(name)) = l.get_mut("Name") {
+                *name = name.trim_start_matches("RLIMIT_").to_ascii_lowercase();
+            }
+        }
+    }
     // Engines refuse NanoCpus together with a CFS quota; Podman reports both.
     if host.get("NanoCpus").and_then(Value::as_i64).unwrap_or(0) == 0 {
         host.remove("NanoCpus");
