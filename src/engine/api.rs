@@ -86,6 +86,12 @@ pub struct HostConfig {
     /// Host devices.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceMapping>,
+    /// Capabilities dropped (`ALL`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cap_drop: Vec<String>,
+    /// Capabilities kept after the drop.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cap_add: Vec<String>,
     /// `no-new-privileges` and the like.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security_opt: Vec<String>,

@@ -504,6 +504,8 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "Devices",
             "SecurityOpt",
             "Ulimits",
+            "CapDrop",
+            "CapAdd",
         ],
     );
     // Podman reports `RLIMIT_NOFILE` where a create takes `nofile`.
@@ -617,6 +619,12 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
                     }
                 })
                 .collect(),
+            cap_drop: spec
+                .capabilities
+                .as_ref()
+                .map(|_| vec!["ALL".to_string()])
+                .unwrap_or_default(),
+            cap_add: spec.capabilities.clone().unwrap_or_default(),
             security_opt: if spec.no_new_privileges {
                 vec!["no-new-privileges".to_string()]
             } else {

@@ -30,6 +30,19 @@ pub const DEFAULT_FSIZE: u64 = 1 << 30;
 /// host without `CAP_SYS_RESOURCE` refuses; the pids limit is the real
 /// bound per sandbox.
 pub const DEFAULT_NPROC: u64 = 4096;
+/// The capabilities a sandbox keeps by default; every other one is
+/// dropped. These are what pocketdock itself needs: the in-sandbox helper
+/// runs each command as its user (`SETUID`, `SETGID`) and kills its
+/// process tree (`KILL`); files pushed in are given to the user (`CHOWN`,
+/// `FOWNER`, `DAC_OVERRIDE`).
+pub const DEFAULT_CAPABILITIES: [&str; 6] = [
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "KILL",
+    "SETGID",
+    "SETUID",
+];
 /// Default profile when neither profile nor image is given.
 pub const DEFAULT_PROFILE: &str = "minimal";
 /// The image of [`DEFAULT_PROFILE`], what a default spec creates from.
@@ -76,6 +89,10 @@ pub struct SandboxSpec {
     /// Processes cannot gain privileges (setuid binaries, file
     /// capabilities): on by default.
     pub no_new_privileges: bool,
+    /// The capabilities kept (names as the engines take them, `NET_RAW`);
+    /// every other is dropped. [`DEFAULT_CAPABILITIES`] by default; `None`
+    /// keeps the engine's own set.
+    pub capabilities: Option<Vec<String>>,
     /// Resource limits of every process (`nofile`, `fsize`, ...):
     /// [`Ulimit::defaults`] by default. Empty: the engine's own.
     pub ulimits: Vec<Ulimit>,
@@ -118,6 +135,7 @@ impl Default for SandboxSpec {
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: Some(DEFAULT_PIDS),
             no_new_privileges: true,
+            capabilities: Some(DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             ulimits: Ulimit::defaults(),
             network: false,
             env: Vec::new(),

@@ -1,6 +1,7 @@
 //! Contained by default: every sandbox gets a pids limit, no new
-//! privileges, and open-file and file-size limits, on both engines, from
-//! the library and the CLI alike; each is a named field a spec may relax.
+//! privileges, only the capabilities pocketdock needs, and open-file and
+//! file-size limits, on both engines, from the library and the CLI alike;
+//! each is a named field a spec may relax.
 
 use pocketdock::{RunOptions, Sandbox};
 
@@ -28,6 +29,10 @@ async fn sh(sb: &Sandbox, script: &str) -> String {
     assert_eq!(r.exit_code, 0, "{script}: {r:?}");
     r.stdout
 }
+
+/// The bounding set of CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
+/// (bits 0, 1, 3, 5, 6, 7).
+const KEPT_CAPS: &str = "CapBnd: 00000000000000eb";
 
 /// `NoNewPrivs`, and the `Max open files` and `Max file size` lines of a
 /// process in the sandbox.
@@ -69,6 +74,23 @@ async fn a_default_sandbox_is_contained() {
             "Max open files 4096 4096 files".to_string()
         )
     );
+    let caps = sh(&sb, "grep CapBnd /proc/self/status").await;
+    assert_eq!(
+        caps.split_whitespace().collect::<Vec<_>>().join(" "),
+        KEPT_CAPS
+    );
+    // What the dropped ones stop: a device node (MKNOD), even as root.
+    let r = sb
+        .run(
+            "mknod /tmp/null c 1 3",
+            &RunOptions {
+                user: Some("root".into()),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.exit_code, 0, "{r:?}");
     let raw = engine.inspect_container_raw(sb.name()).await.unwrap();
     assert_eq!(raw["HostConfig"]["PidsLimit"], 512, "{}", raw["HostConfig"]);
     if facts.enforces("pids") {
@@ -99,6 +121,7 @@ async fn each_default_is_a_named_relaxation() {
     let mut c = Cleanup::new(&engine);
     let mut s = spec("relaxed");
     s.no_new_privileges = false;
+    s.capabilities = None;
     s.ulimits = vec![
         pocketdock::sandbox::Ulimit::fixed("nofile", 2048),
         pocketdock::sandbox::Ulimit::fixed("nproc", 4096),
@@ -108,6 +131,11 @@ async fn each_default_is_a_named_relaxation() {
     let sb = Sandbox::create(&engine, &s).await.unwrap();
     let (nnp, _, nofile) = contained(&sb).await;
     assert_eq!(nnp, "NoNewPrivs: 0");
+    let caps = sh(&sb, "grep CapBnd /proc/self/status").await;
+    assert_ne!(
+        caps.split_whitespace().collect::<Vec<_>>().join(" "),
+        KEPT_CAPS
+    );
     assert_eq!(nofile, "Max open files 2048 2048 files");
     let raw = engine.inspect_container_raw(sb.name()).await.unwrap();
     assert_eq!(raw["HostConfig"]["PidsLimit"], 100);
@@ -123,6 +151,15 @@ async fn the_clis_sandboxes_are_contained_too() {
     assert_eq!(nnp, "NoNewPrivs: 1");
     assert!(fsize.contains("1073741824"), "{fsize}");
     assert!(nofile.contains("4096"), "{nofile}");
+    let caps = sh(
+        &Sandbox::attach(&engine, &name),
+        "grep CapBnd /proc/self/status",
+    )
+    .await;
+    assert_eq!(
+        caps.split_whitespace().collect::<Vec<_>>().join(" "),
+        KEPT_CAPS
+    );
     let raw = engine.inspect_container_raw(&name).await.unwrap();
     assert_eq!(raw["HostConfig"]["PidsLimit"], 512);
     dir.pd().args(["shutdown", "-y", &name]).code(0);

@@ -61,6 +61,15 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
     if spec.timeout != Some(crate::sandbox::DEFAULT_TIMEOUT) {
         canonical["timeout"] = serde_json::json!(spec.timeout.map(|d| d.as_secs_f64()));
     }
+    if spec.capabilities
+        != Some(
+            super::super::spec::DEFAULT_CAPABILITIES
+                .map(String::from)
+                .to_vec(),
+        )
+    {
+        canonical["capabilities"] = serde_json::json!(spec.capabilities);
+    }
     if !spec.no_new_privileges {
         canonical["new_privileges"] = serde_json::json!(true);
     }
