@@ -57,7 +57,7 @@ pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
 pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_reference};
 pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
-pub use rendered_step::{RenderedAction, RenderedStep};
+pub use rendered_step::{RenderedAction, RenderedStep, Stdin};
 pub use sandbox_instance::SandboxInstance;
 pub use step_instance::StepInstance;
 

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 
-use super::{image_line, job_line, left_line, step_line, warning_line, ReportStyle};
+use super::{image_line, job_line, left_line, progress_line, step_line, warning_line, ReportStyle};
 use crate::event::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
@@ -242,6 +242,16 @@ impl<W: Write + Send> Consumer for Plain<W> {
             } => self.step_started(step, *attempt, action),
             EventKind::Output { step, stream, data } => self.output(step, *stream, data),
             kind @ EventKind::StepFinished { .. } => self.step_finished(kind),
+            kind @ EventKind::StepProgress { step, .. } => {
+                // Quiet: a step's progress is held like its output.
+                if let Some(l) = progress_line(kind) {
+                    if self.style.quiet {
+                        self.output_line(step, &l);
+                    } else {
+                        self.line(&l);
+                    }
+                }
+            }
             EventKind::Warning { message } => {
                 // Not part of the steps' output: on stderr.
                 eprintln!("{}", warning_line(message));
