@@ -38,6 +38,7 @@ mod official_base;
 mod pool;
 mod profiles;
 mod projects;
+mod protocol;
 mod recipes;
 mod records;
 mod release;
