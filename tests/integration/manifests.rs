@@ -158,7 +158,7 @@ fn hostile_inputs_blew_the_stack_the_memory_or_the_clock() {
             "1000000000 matrix combinations, more than the `matrix` limit of 1000",
         ),
         ("big.yaml", "larger than 4194304 bytes"),
-        ("/dev/zero", "larger than 4194304 bytes"),
+        ("/dev/zero", "/dev/zero is a device, not a regular file"),
         ("name.yaml", "the `template_fuel` limit"),
         ("step.yaml", "this loop runs 1000000000 times"),
         ("repeat.yaml", "the `template_fuel` limit of 100000"),
@@ -247,4 +247,45 @@ fn limit_flags_are_checked() {
         .stderr_has("at least 1");
     pd.cmd(["validate", "--limit", "matrix=5", "job.yaml"])
         .code(0);
+}
+
+// Regression: a FIFO given as the manifest (or as `--vars-file`) hung
+// `validate` waiting for a writer; a YAML tag (`!!python/object`) was
+// accepted silently.
+#[test]
+fn fifos_and_yaml_tags_are_refused() {
+    let pd = Pd::new()
+        .no_engine()
+        .file(
+            "job.yaml",
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: echo}\n",
+        )
+        .file(
+            "tagged.yaml",
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: !!python/object:os.system echo}\n",
+        );
+    let made = std::process::Command::new("mkfifo")
+        .arg(pd.path().join("pipe.yaml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    for cmd in ["validate", "plan"] {
+        refused(
+            &pd,
+            &[cmd, "pipe.yaml"],
+            "pipe.yaml is a FIFO (named pipe), not a regular file",
+        );
+        refused(
+            &pd,
+            &[cmd, "job.yaml", "--vars-file", "pipe.yaml"],
+            "pipe.yaml is a FIFO (named pipe), not a regular file",
+        );
+        refused(
+            &pd,
+            &[cmd, "tagged.yaml"],
+            "tagged.yaml:5:12: error: YAML tag `!!python/object:os.system` is not supported",
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
