@@ -22,7 +22,7 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, ManifestError
     // Checked before opening: opening a FIFO for reading waits for a writer.
     let meta = std::fs::metadata(path).map_err(read_error)?;
     if !meta.is_file() {
-        return Err(not_a_file(path, &meta.file_type()).into());
+        return Err(not_a_file(path, meta.file_type()).into());
     }
     let file = std::fs::File::open(path).map_err(read_error)?;
     let mut bytes = Vec::new();
@@ -48,7 +48,7 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, ManifestError
 }
 
 /// The error for a path that is a FIFO, a device, a directory or a socket.
-fn not_a_file(path: &Path, kind: &std::fs::FileType) -> Diagnostic {
+fn not_a_file(path: &Path, kind: std::fs::FileType) -> Diagnostic {
     use std::os::unix::fs::FileTypeExt;
     let what = if kind.is_fifo() {
         "a FIFO (named pipe)"
