@@ -29,6 +29,7 @@ mod check;
 mod cycles;
 mod display;
 mod expand;
+mod host_paths;
 mod matrix;
 mod profile_set;
 mod recipe_context;
@@ -261,6 +262,7 @@ fn check_and_expand(
         instances_of_sandbox,
     ));
     diags.extend(check::check_plan_templates(manifest));
+    diags.extend(host_paths::check(manifest));
     let expansion = expand::expand(manifest, &opts.recipes, sandboxes, &mut diags);
     if let Some(e) = &expansion {
         for u in &e.uses {

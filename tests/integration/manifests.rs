@@ -289,3 +289,77 @@ fn fifos_and_yaml_tags_are_refused() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+// Regression: `validate` and `plan` accepted a push source or pull
+// destination outside the project and a push source that does not exist;
+// `apply` refused them only after creating the sandboxes.
+#[test]
+fn step_host_paths_are_checked_before_anything_runs() {
+    let job = |body: &str| format!("version: 1\nsandboxes:\n  s: {{}}\nsteps:\n  a:\n    {body}\n");
+    let pd = Pd::new()
+        .no_engine()
+        .file("here.txt", "x")
+        .file(
+            "push-out.yaml",
+            job("push: {src: ../../../etc/hostname, dst: /tmp/h}"),
+        )
+        .file(
+            "pull-out.yaml",
+            job("pull: {src: /etc/hostname, dst: /tmp/stolen}"),
+        )
+        .file(
+            "push-missing.yaml",
+            job("push: {src: nope.txt, dst: /tmp/n}"),
+        )
+        .file(
+            "stdin-missing.yaml",
+            job("run: {cmd: cat, stdin: {file: nope.json}}"),
+        )
+        .file(
+            "stdin-out.yaml",
+            job("run: {cmd: cat, stdin: {file: /etc/hostname}}"),
+        )
+        .file(
+            "fine.yaml",
+            "version: 1\nvars: {f: later.txt}\nsandboxes:\n  s: {}\nsteps:\n  \
+             a: {push: {src: here.txt, dst: /tmp/h}}\n  \
+             b: {pull: {src: /etc/hostname, dst: out/}}\n  \
+             c: {push: {src: out/hostname, dst: /tmp/h2}}\n  \
+             d: {push: {src: '{{ vars.f }}', dst: /tmp/h3}}\n  \
+             e: {run: {cmd: cat, stdin: {file: here.txt}}}\n",
+        );
+    for cmd in ["validate", "plan", "apply"] {
+        refused(
+            &pd,
+            &[cmd, "push-out.yaml"],
+            "push-out.yaml:6:17: error: push source: host path",
+        );
+        refused(
+            &pd,
+            &[cmd, "pull-out.yaml"],
+            "pull-out.yaml:6:37: error: pull destination: host path `/tmp/stolen` is outside the project",
+        );
+        refused(
+            &pd,
+            &[cmd, "push-missing.yaml"],
+            "push-missing.yaml:6:17: error: push source `nope.txt` does not exist",
+        );
+        refused(
+            &pd,
+            &[cmd, "stdin-missing.yaml"],
+            "stdin-missing.yaml:6:35: error: stdin file `nope.json` does not exist",
+        );
+        refused(
+            &pd,
+            &[cmd, "stdin-out.yaml"],
+            "stdin-out.yaml:6:35: error: stdin file: host path",
+        );
+    }
+    pd.cmd(["validate", "fine.yaml"]).code(0);
+    pd.cmd(["validate", "--allow-host-path", "/tmp", "pull-out.yaml"])
+        .code(0);
+    assert!(
+        !pd.path().join(".pocketdock").exists(),
+        "apply created a record"
+    );
+}
