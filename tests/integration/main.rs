@@ -34,6 +34,7 @@ mod library;
 mod logs;
 mod loopback;
 mod manifests;
+mod newcomer;
 mod official_base;
 mod pool;
 mod profiles;
