@@ -327,6 +327,42 @@ mod tests {
     }
 
     #[test]
+    fn progress_is_one_line_between_output_lines() {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, false);
+            let progress =
+                |status: Option<&str>, message: Option<&str>, data| EventKind::StepProgress {
+                    step: "w@box".into(),
+                    status: status.map(Into::into),
+                    message: message.map(Into::into),
+                    data,
+                };
+            for e in [
+                EventKind::Output {
+                    step: "w@box".into(),
+                    stream: StreamKind::Stdout,
+                    data: "before\n".into(),
+                },
+                progress(Some("running"), Some("two\nlines"), serde_json::json!({})),
+                progress(None, Some("only words"), serde_json::json!({})),
+                progress(None, None, serde_json::json!({"story": 3})),
+                progress(None, None, serde_json::json!({})),
+            ] {
+                p.handle(&Event::now(e));
+            }
+        }
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "[w@box] before\n\
+             » w@box running: two lines\n\
+             » w@box only words\n\
+             » w@box {\"story\":3}\n\
+             » w@box progress\n"
+        );
+    }
+
+    #[test]
     fn lines_are_prefixed_and_completed() {
         let out = run(false);
         assert_eq!(
