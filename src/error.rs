@@ -145,6 +145,19 @@ pub enum Error {
         message: String,
     },
 
+    /// A name given by the user that is not one of those there are.
+    #[error("no {what} `{name}` in {place}\nhint: {hint}")]
+    NotFound {
+        /// What kind of name (`step`, ...).
+        what: &'static str,
+        /// The name as given.
+        name: String,
+        /// Where it was looked for (`job record grading-0003`).
+        place: String,
+        /// The closest name, or the names there are.
+        hint: String,
+    },
+
     /// A value given by the user that pocketdock cannot accept.
     #[error("invalid {what} `{value}`: {expected}")]
     Invalid {
@@ -358,6 +371,7 @@ impl Error {
         matches!(
             self,
             Error::Invalid { .. }
+                | Error::NotFound { .. }
                 | Error::UnknownProfile { .. }
                 | Error::BadProjectProfile { .. }
                 | Error::Settings(_)

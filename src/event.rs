@@ -219,6 +219,21 @@ pub enum EventKind {
         /// The text (lossy UTF-8).
         data: String,
     },
+    /// A `protocol: ndjson` step reported progress: one `progress-update`
+    /// line of its stdout.
+    StepProgress {
+        /// Step instance id.
+        step: String,
+        /// The line's `status`, when it is a string.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// The line's `message`, when it is a string.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// The line's other fields (`type`, `status` and `message` left
+        /// out), an object.
+        data: serde_json::Value,
+    },
     /// A step ended.
     StepFinished {
         /// Step instance id.

@@ -136,8 +136,8 @@ fn new_manifest(name: &str, profile: &str) -> String {
     format!(
         "\
 # pocketdock.yaml: this project's settings and its default job.
-#   pocketdock validate     check this file
-#   pocketdock apply pocketdock.yaml
+#   pocketdock validate pocketdock.yaml   check this file
+#   pocketdock apply pocketdock.yaml      run its job
 # The manifest language: docs/manifest.md.
 version: 1
 

@@ -225,7 +225,12 @@ fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Erro
                 shown += 1;
             }
             Err(_) if a.step.is_some() => {
+                // A step that failed before it ran (its sandbox, its
+                // template) has no log: the record's reason says why.
                 println!("### {} ({status}): no log", s.id);
+                if let Some(reason) = &s.reason {
+                    println!("reason: {reason}");
+                }
                 shown += 1;
             }
             Err(_) => {}
@@ -233,15 +238,41 @@ fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Erro
     }
     if shown == 0 {
         if let (Some(step), None, None) = (&a.step, a.kind, a.since) {
-            let known: Vec<&str> = rec.steps.iter().map(|s| s.id.as_str()).collect();
-            return Err(Error::Invalid {
-                what: "step",
-                value: format!("{step} (this record has: {})", known.join(", ")),
-                expected: "a step id or step instance id of this record",
-            });
+            return Err(unknown_step(step, rec));
         }
     }
     Ok(0)
+}
+
+/// `--step` names no step of `rec`: the closest name, or the names there are.
+fn unknown_step(step: &str, rec: &store::JobRecord) -> Error {
+    let mut names: Vec<&str> = Vec::new();
+    for s in &rec.steps {
+        let base = s.id.split('@').next().unwrap_or(&s.id);
+        for n in [base, s.id.as_str()] {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    let hint = match crate::diag::suggest::did_you_mean(step, names.iter().copied()) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None if rec.steps.is_empty() => "this job record has no steps".to_string(),
+        None => format!(
+            "its steps: {}",
+            rec.steps
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Error::NotFound {
+        what: "step",
+        name: step.to_string(),
+        place: format!("job record {}", rec.instance),
+        hint,
+    }
 }
 
 /// Whether step `s` is the one `--step` names (its id, or its step instance id).

@@ -253,16 +253,25 @@ async fn stop(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8,
         eprintln!("nothing removed");
         return Ok(1);
     }
-    let mut failed = false;
+    let (mut removed, mut failed) = (0, false);
     for c in &going {
         match engine.remove_container(&c.id, true).await {
-            Ok(()) | Err(Error::Api { status: 404, .. }) => {}
+            // Gone already (claimed or removed meanwhile): nothing to say.
+            Err(Error::Api { status: 404, .. }) => {}
+            Ok(()) => {
+                removed += 1;
+                println!("removed {}", c.name());
+            }
             Err(e) => {
                 failed = true;
                 eprintln!("error: remove {}: {e}", c.name());
             }
         }
     }
+    println!(
+        "removed {removed} warm sandbox{}",
+        if removed == 1 { "" } else { "es" }
+    );
     Ok(u8::from(failed))
 }
 

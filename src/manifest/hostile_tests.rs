@@ -182,11 +182,46 @@ fn deep_kdl_overflowed_the_stack() {
     kdl(&quiet).unwrap();
 }
 
-// Regression: the file was read whole, so `validate /dev/zero` read 8 GB.
+// Regression: the file was read whole, so `validate /dev/zero` read 8 GB;
+// and a FIFO hung `validate` waiting for a writer. Neither is a file: both
+// are refused before anything is read, and a large file is read no
+// further than the cap.
 #[test]
-fn file_size_is_capped_while_reading() {
+fn only_regular_files_are_read_and_only_up_to_the_cap() {
     let start = Instant::now();
     let d = first(load(Path::new("/dev/zero"), &LoadOptions::default()));
+    assert!(start.elapsed().as_secs() < 2);
+    assert_eq!(d.message, "/dev/zero is a device, not a regular file");
+    assert!(d.hint.unwrap().contains("regular file"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("job.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let d = first(load(&fifo, &LoadOptions::default()));
+    assert!(
+        d.message
+            .ends_with("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        d.message
+    );
+    assert!(start.elapsed().as_secs() < 2);
+    let d = first(load(dir.path(), &LoadOptions::default()));
+    assert!(
+        d.message.ends_with("is a directory, not a regular file"),
+        "{}",
+        d.message
+    );
+
+    let big = dir.path().join("big.yaml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    let d = first(load(&big, &LoadOptions::default()));
     assert!(start.elapsed().as_secs() < 2);
     assert!(
         d.message.contains("larger than 4194304 bytes"),

@@ -19,6 +19,11 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, ManifestError
         path: path.to_path_buf(),
         source,
     };
+    // Checked before opening: opening a FIFO for reading waits for a writer.
+    let meta = std::fs::metadata(path).map_err(read_error)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, meta.file_type()).into());
+    }
     let file = std::fs::File::open(path).map_err(read_error)?;
     let mut bytes = Vec::new();
     file.take(cap.saturating_add(1))
@@ -40,6 +45,27 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<String, ManifestError
         .hint("save the file as UTF-8")
         .into()
     })
+}
+
+/// The error for a path that is a FIFO, a device, a directory or a socket.
+fn not_a_file(path: &Path, kind: std::fs::FileType) -> Diagnostic {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Diagnostic::whole_file(
+        path,
+        format!("{} is {what}, not a regular file", path.display()),
+    )
+    .hint("give the path of a regular file; for generated text, write it to a file first (`generate > job.yaml`)")
 }
 
 /// The error for a file larger than `cap` bytes.

@@ -390,7 +390,24 @@ pub(crate) const RUN_KEYS: &[KeyDoc] = &[
         "User to run as. Default: the image's user.",
         template,
     ),
+    key(
+        "stdin",
+        "What the command reads on its standard input, which is then closed: text (a template), or `{file: PATH}`, a host file relative to the manifest (a template, inside the project as a `push` source is). Default: nothing (end of file at once).",
+        || json!({ "oneOf": [ { "type": "string" }, reference("stdin") ] }),
+    ),
+    key(
+        "protocol",
+        "`ndjson`: stdout lines that are JSON objects with `type` `progress-update`, `completion` or `error` are messages: a progress update becomes a `step_progress` event, a completion's `result` fields become the step's outputs, an error fails the step with its `message`. Other lines stay output. See docs/manifest.md.",
+        || json!({ "enum": ["ndjson"] }),
+    ),
 ];
+
+/// Keys of the map form of `run.stdin`.
+pub(crate) const STDIN_KEYS: &[KeyDoc] = &[key(
+    "file",
+    "A host file (a template, relative to the manifest) whose bytes are the command's stdin.",
+    template,
+)];
 
 /// Keys of `push` and `pull`.
 pub(crate) const TRANSFER_KEYS: &[KeyDoc] = &[
@@ -451,6 +468,7 @@ pub(crate) const PYTHON_KEYS: &[KeyDoc] = &[
 pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
     ("manifest", &["version"]),
     ("run", &["cmd"]),
+    ("stdin", &["file"]),
     ("transfer", &["src"]),
     ("snapshot", &["image"]),
     ("session", &["send"]),

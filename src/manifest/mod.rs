@@ -56,8 +56,8 @@ pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
-    is_session_name, Action, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction,
-    StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
+    is_session_name, Action, Interpreter, Protocol, PythonAction, RunAction, SessionAction,
+    SnapshotAction, StdinDecl, StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
 };
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
@@ -214,5 +214,7 @@ pub fn parse(
 
 #[cfg(test)]
 mod hostile_tests;
+#[cfg(test)]
+mod run_io_tests;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::keys::{
     KeyDoc, ACTIONS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS, REQUIRED, RUN_KEYS,
-    SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STEP_KEYS, TRANSFER_KEYS,
+    SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS, STEP_KEYS, TRANSFER_KEYS,
 };
 
 /// Where the checked-in schema lives, relative to the crate root.
@@ -64,6 +64,7 @@ pub fn json_schema() -> Value {
         "sandbox": sandbox,
         "step": step,
         "run": object("A command and how to run it.", RUN_KEYS, "run"),
+        "stdin": object("A host file fed to a command's stdin.", STDIN_KEYS, "stdin"),
         "transfer": object("A copy between the host and the sandbox.", TRANSFER_KEYS, "transfer"),
         "snapshot": object("Commit the sandbox to an image.", SNAPSHOT_KEYS, "snapshot"),
         "session": object("A command sent to a persistent shell session.", SESSION_KEYS, "session"),
@@ -133,6 +134,7 @@ mod tests {
             SANDBOX_KEYS,
             STEP_KEYS,
             RUN_KEYS,
+            STDIN_KEYS,
             TRANSFER_KEYS,
             SNAPSHOT_KEYS,
             SESSION_KEYS,

@@ -88,6 +88,29 @@ pub struct RunAction {
     pub workdir: Option<Tpl>,
     /// User (template).
     pub user: Option<Tpl>,
+    /// What the command reads on stdin, then end of file; nothing when unset.
+    pub stdin: Option<StdinDecl>,
+    /// How the runner reads the command's stdout; plain output when unset.
+    pub protocol: Option<Protocol>,
+}
+
+/// `run.stdin`: text, or a host file, fed to the command and then closed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StdinDecl {
+    /// The text itself (template).
+    Text(Tpl),
+    /// `{file: PATH}`: a host file relative to the manifest (template),
+    /// checked as a push source is.
+    File(Tpl),
+}
+
+/// `run.protocol`: how the command's stdout is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// `ndjson`: stdout lines that are JSON objects with a `type` of
+    /// `progress-update`, `completion` or `error` are messages to the
+    /// runner; every other line is output.
+    Ndjson,
 }
 
 /// `run.lang`: what runs the command. The manifest's own word for it, so

@@ -157,6 +157,12 @@ impl Builder<'_> {
             {
                 self.too_deep(at);
             }
+            Event::SequenceStart(_, Some(tag)) | Event::MappingStart(_, Some(tag))
+                if !is_plain(&tag) =>
+            {
+                self.tagged(&tag, at);
+            }
+            Event::Scalar(_, _, _, Some(tag)) if !is_plain(&tag) => self.tagged(&tag, at),
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
                 start: at,
                 anchor,
@@ -182,6 +188,26 @@ impl Builder<'_> {
             Event::Alias(id) => self.alias(id, at),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
         }
+    }
+
+    /// A tag other than `!!str`: the language has no types a tag could
+    /// name, and a tag that meant something elsewhere (`!!python/object`)
+    /// must not pass unnoticed. Parsing stops here.
+    fn tagged(&mut self, tag: &Tag, at: usize) {
+        let written = if tag.handle == CORE_TAGS {
+            format!("!!{}", tag.suffix)
+        } else {
+            format!("{}{}", tag.handle, tag.suffix)
+        };
+        let span = tag_span(self.source.text(), at, &tag.suffix);
+        self.stop = Some(
+            Diagnostic::new(
+                self.source,
+                span,
+                format!("YAML tag `{written}` is not supported"),
+            )
+            .hint("remove the tag: a manifest is plain YAML (quote a value to make it a string)"),
+        );
     }
 
     /// Only the first document is read; a second one is a mistake.
@@ -359,12 +385,39 @@ fn key_name(node: &Node) -> Option<String> {
     }
 }
 
+/// Where a tag ending in `suffix` is written, for a node the parser marks
+/// at `at`: a scalar's mark is its value, after the tag; a collection's may
+/// be the tag itself. From its `!` to the end of its suffix.
+fn tag_span(text: &str, at: usize, suffix: &str) -> Span {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let found = text[line_start..at]
+        .rfind(suffix)
+        .map(|i| line_start + i)
+        .or_else(|| text[at..].find(suffix).map(|i| at + i));
+    let Some(suffix_at) = found else {
+        return Span::new(at, at + 1);
+    };
+    let mut bang = text[..suffix_at].rfind('!').unwrap_or(suffix_at);
+    // `!!` is one handle.
+    if bang > 0 && text.as_bytes()[bang - 1] == b'!' {
+        bang -= 1;
+    }
+    Span::new(bang, suffix_at + suffix.len())
+}
+
+/// The prefix `!!` stands for.
+const CORE_TAGS: &str = "tag:yaml.org,2002:";
+
+/// `!!str`, the one tag a manifest may carry (it makes a string).
+fn is_plain(tag: &Tag) -> bool {
+    tag.handle == CORE_TAGS && tag.suffix == "str"
+}
+
 /// The core schema: plain scalars may be null, booleans or numbers; quoted
 /// ones and `!!str` are strings.
 fn resolve(value: String, style: TScalarStyle, tag: Option<&Tag>) -> NodeKind {
-    if style != TScalarStyle::Plain
-        || tag.is_some_and(|t| t.handle == "tag:yaml.org,2002:" && t.suffix == "str")
-    {
+    if style != TScalarStyle::Plain || tag.is_some_and(is_plain) {
         return NodeKind::Str(value);
     }
     match Yaml::from_str(&value) {
@@ -477,6 +530,38 @@ mod tests {
             err[0].message
         );
         assert!(err[0].hint.is_some());
+    }
+
+    #[test]
+    fn tags_are_errors_at_the_tag_but_str() {
+        let cases = [
+            (
+                "a: 1\nb: !!python/object:os.system x\n",
+                "2:4",
+                "!!python/object:os.system",
+            ),
+            ("a: !foo bar\n", "1:4", "!foo"),
+            ("a:\n  - !!map {x: 1}\n", "2:5", "!!map"),
+            (
+                "a: !<tag:example.com,1:x> [1]\n",
+                "1:4",
+                "tag:example.com,1:x",
+            ),
+            ("a: !!int 3\n", "1:4", "!!int"),
+        ];
+        for (text, pos, tag) in cases {
+            let err = parse_str(text).unwrap_err();
+            assert_eq!(err.len(), 1, "{text}: {err:?}");
+            assert!(err[0].message.contains(tag), "{text}: {}", err[0].message);
+            assert!(
+                err[0].message.ends_with("is not supported"),
+                "{}",
+                err[0].message
+            );
+            assert_eq!(err[0].position(), pos, "{text}");
+        }
+        let root = parse_str("a: !!str 12\n").unwrap();
+        assert_eq!(map(&root)[0].1.kind, NodeKind::Str("12".into()));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use super::{Edge, RecipeUse};
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::{
     Action, AxisValues, Diagnostic, Format, ImageSource, Interpreter, Limit, Manifest, RunAction,
-    Spanned, StepDecl, Tpl,
+    Spanned, StdinDecl, StepDecl, Tpl,
 };
 use crate::template::{
     self, check_calls, is_template, path_text, references, single_expression, Reference, Syntax,
@@ -127,6 +127,8 @@ pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> 
                     env: IndexMap::new(),
                     workdir: None,
                     user: None,
+                    stdin: None,
+                    protocol: None,
                 }),
                 action_span: out.value.span,
                 needs: Some(all.clone()),
@@ -305,6 +307,9 @@ impl Checker<'_> {
                     self.template(i, v, Syntax::Template);
                 }
                 for t in run.workdir.iter().chain(&run.user) {
+                    self.template(i, t, Syntax::Template);
+                }
+                if let Some(StdinDecl::Text(t) | StdinDecl::File(t)) = &run.stdin {
                     self.template(i, t, Syntax::Template);
                 }
             }

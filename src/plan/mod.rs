@@ -29,6 +29,7 @@ mod check;
 mod cycles;
 mod display;
 mod expand;
+mod host_paths;
 mod matrix;
 mod profile_set;
 mod recipe_context;
@@ -57,7 +58,7 @@ pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
 pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_reference};
 pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
-pub use rendered_step::{RenderedAction, RenderedStep};
+pub use rendered_step::{RenderedAction, RenderedStep, Stdin};
 pub use sandbox_instance::SandboxInstance;
 pub use step_instance::StepInstance;
 
@@ -261,6 +262,7 @@ fn check_and_expand(
         instances_of_sandbox,
     ));
     diags.extend(check::check_plan_templates(manifest));
+    diags.extend(host_paths::check(manifest));
     let expansion = expand::expand(manifest, &opts.recipes, sandboxes, &mut diags);
     if let Some(e) = &expansion {
         for u in &e.uses {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::Plan;
 use crate::manifest::{
-    is_session_name, Action, Diagnostic, Interpreter, Tpl, DEFAULT_SESSION, SESSION_NAME_FORM,
+    is_session_name, Action, Diagnostic, Interpreter, Protocol, StdinDecl, Tpl, DEFAULT_SESSION,
+    SESSION_NAME_FORM,
 };
 use crate::sandbox::{Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
 use crate::template::{self, Context};
@@ -36,6 +37,10 @@ pub enum RenderedAction {
         cmd: String,
         /// How to run it; `cancel` is left for the runner.
         options: RunOptions,
+        /// What it reads on stdin; nothing when `None`.
+        stdin: Option<Stdin>,
+        /// How its stdout is read; plain output when `None`.
+        protocol: Option<Protocol>,
     },
     /// Copy `src` (host, absolute) to `dst` in the sandbox.
     Push {
@@ -79,6 +84,16 @@ pub enum RenderedAction {
         /// step's; `None` leaves it to the kernel's default.
         timeout: Option<Duration>,
     },
+}
+
+/// A `run`'s stdin, rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stdin {
+    /// The text.
+    Text(String),
+    /// A host file, resolved against the manifest's directory (the runner
+    /// checks it stays inside the project, as a push source).
+    File(PathBuf),
 }
 
 impl RenderedAction {
@@ -133,6 +148,14 @@ impl Plan {
                         user: run.user.as_ref().map(r).transpose()?,
                         cancel: None,
                     },
+                    stdin: match &run.stdin {
+                        Some(StdinDecl::Text(t)) => Some(Stdin::Text(r(t)?)),
+                        Some(StdinDecl::File(f)) => {
+                            Some(Stdin::File(self.manifest.host_path(&r(f)?)))
+                        }
+                        None => None,
+                    },
+                    protocol: run.protocol,
                 }
             }
             Action::Push(t) => RenderedAction::Push {

@@ -445,7 +445,7 @@ fn steps_render_with_results_of_finished_steps() {
     assert_eq!(r.name, "grade");
     assert_eq!(r.timeout, Some(Duration::from_mins(1)));
     assert!(r.allow_failure);
-    let RenderedAction::Run { cmd, options } = &r.action else {
+    let RenderedAction::Run { cmd, options, .. } = &r.action else {
         panic!()
     };
     assert_eq!(cmd, "python3 -m unittest discover -s tests");

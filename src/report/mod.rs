@@ -219,6 +219,37 @@ pub(crate) fn step_line(event: &EventKind, color: bool) -> Option<String> {
     })
 }
 
+/// The line of a `step_progress` event, shared by the human reporters:
+/// `» step status: message`, on one line whatever the step sent.
+pub(crate) fn progress_line(event: &EventKind) -> Option<String> {
+    let EventKind::StepProgress {
+        step,
+        status,
+        message,
+        data,
+    } = event
+    else {
+        return None;
+    };
+    let empty = data.as_object().is_some_and(serde_json::Map::is_empty);
+    let told = match (status, message) {
+        (Some(s), Some(m)) => format!("{s}: {m}"),
+        (Some(s), None) => s.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) if empty => "progress".to_string(),
+        (None, None) => data.to_string(),
+    };
+    let one_line: String = told
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(PROGRESS_CHARS)
+        .collect();
+    Some(format!("» {step} {one_line}"))
+}
+
+/// How much of a progress message a human reporter shows.
+const PROGRESS_CHARS: usize = 300;
+
 /// The lines of a `build: auto` image build, shared by the human reporters.
 pub(crate) fn image_line(event: &EventKind) -> Option<String> {
     match event {

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 
-use super::{image_line, job_line, left_line, step_line, warning_line, ReportStyle};
+use super::{image_line, job_line, left_line, progress_line, step_line, warning_line, ReportStyle};
 use crate::event::StreamKind;
 use crate::event::{Consumer, Event, EventKind, ImageStatus, StepStatus};
 
@@ -242,6 +242,16 @@ impl<W: Write + Send> Consumer for Plain<W> {
             } => self.step_started(step, *attempt, action),
             EventKind::Output { step, stream, data } => self.output(step, *stream, data),
             kind @ EventKind::StepFinished { .. } => self.step_finished(kind),
+            kind @ EventKind::StepProgress { step, .. } => {
+                // Quiet: a step's progress is held like its output.
+                if let Some(l) = progress_line(kind) {
+                    if self.style.quiet {
+                        self.output_line(step, &l);
+                    } else {
+                        self.line(&l);
+                    }
+                }
+            }
             EventKind::Warning { message } => {
                 // Not part of the steps' output: on stderr.
                 eprintln!("{}", warning_line(message));
@@ -314,6 +324,42 @@ mod tests {
             }
         }
         String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn progress_is_one_line_between_output_lines() {
+        let mut buf = Vec::new();
+        {
+            let mut p = Plain::new(&mut buf, false);
+            let progress =
+                |status: Option<&str>, message: Option<&str>, data| EventKind::StepProgress {
+                    step: "w@box".into(),
+                    status: status.map(Into::into),
+                    message: message.map(Into::into),
+                    data,
+                };
+            for e in [
+                EventKind::Output {
+                    step: "w@box".into(),
+                    stream: StreamKind::Stdout,
+                    data: "before\n".into(),
+                },
+                progress(Some("running"), Some("two\nlines"), serde_json::json!({})),
+                progress(None, Some("only words"), serde_json::json!({})),
+                progress(None, None, serde_json::json!({"story": 3})),
+                progress(None, None, serde_json::json!({})),
+            ] {
+                p.handle(&Event::now(e));
+            }
+        }
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "[w@box] before\n\
+             » w@box running: two lines\n\
+             » w@box only words\n\
+             » w@box {\"story\":3}\n\
+             » w@box progress\n"
+        );
     }
 
     #[test]

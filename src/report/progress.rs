@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use super::{image_line, job_line, left_line, step_line, warning_line};
+use super::{image_line, job_line, left_line, progress_line, step_line, warning_line};
 use crate::event::{Consumer, Event, EventKind};
 
 /// Spinners on a terminal (stdout).
@@ -108,6 +108,11 @@ impl Consumer for Progress {
                     data.lines().rev().find(|l| !l.trim().is_empty()),
                 ) {
                     bar.set_message(last.chars().take(200).collect::<String>());
+                }
+            }
+            kind @ EventKind::StepProgress { step, .. } => {
+                if let (Some(bar), Some(l)) = (self.running.get(step), progress_line(kind)) {
+                    bar.set_message(l);
                 }
             }
             kind @ EventKind::StepFinished { step, .. } => {

@@ -115,6 +115,12 @@ fn passing_and_failing_steps() -> Vec<EventKind> {
         started("build@box", 1, "run: make\nmake install"),
         output("build@box", StreamKind::Stdout, "compiling\nlin"),
         output("build@box", StreamKind::Stdout, "king\n"),
+        EventKind::StepProgress {
+            step: "build@box".into(),
+            status: Some("running".into()),
+            message: Some("2 of 3 targets".into()),
+            data: serde_json::json!({"target": "install"}),
+        },
         finished(
             "build@box",
             StepStatus::Succeeded,

@@ -171,6 +171,17 @@ impl SecretMask {
             EventKind::Warning { message } => EventKind::Warning {
                 message: m(message),
             },
+            EventKind::StepProgress {
+                step,
+                status,
+                message,
+                data,
+            } => EventKind::StepProgress {
+                step,
+                status: mo(status),
+                message: mo(message),
+                data: self.json(data),
+            },
             EventKind::ImageBuildFinished {
                 sandbox,
                 profile,
@@ -201,6 +212,21 @@ impl SecretMask {
         }
     }
 
+    /// `value` with every string in it masked (keys included).
+    fn json(&self, value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Array(a) => Value::Array(a.into_iter().map(|v| self.json(v)).collect()),
+            Value::Object(o) => Value::Object(
+                o.into_iter()
+                    .map(|(k, v)| (self.text(&k), self.json(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
     /// Everything still held, let out (the job is over).
     pub fn drain(&mut self) -> Vec<Event> {
         let steps: Vec<String> = self.held.keys().map(|(s, _)| s.clone()).collect();
@@ -214,7 +240,9 @@ impl SecretMask {
 
 fn step_of(kind: &EventKind) -> Option<&str> {
     match kind {
-        EventKind::StepStarted { step, .. } | EventKind::StepFinished { step, .. } => Some(step),
+        EventKind::StepStarted { step, .. }
+        | EventKind::StepProgress { step, .. }
+        | EventKind::StepFinished { step, .. } => Some(step),
         _ => None,
     }
 }
@@ -279,6 +307,20 @@ mod tests {
         let mut m = SecretMask::new(Vec::new());
         assert!(m.is_empty());
         assert_eq!(texts(&m.event(output("abc"))), "abc");
+    }
+
+    #[test]
+    fn progress_is_masked_everywhere() {
+        let mut m = SecretMask::new(["hunter2".to_string()]);
+        let out = m.event(Event::now(EventKind::StepProgress {
+            step: "s@b".into(),
+            status: Some("hunter2".into()),
+            message: Some("saw hunter2".into()),
+            data: serde_json::json!({"k": ["hunter2", 1], "hunter2": true}),
+        }));
+        let wire = serde_json::to_string(&out[0]).unwrap();
+        assert!(!wire.contains("hunter2"), "{wire}");
+        assert!(wire.contains(r#""message":"saw ***""#), "{wire}");
     }
 
     #[test]

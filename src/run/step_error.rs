@@ -51,6 +51,12 @@ pub enum StepError {
         /// What the step itself ended with.
         seen: Box<StepError>,
     },
+    /// A `run.stdin` file that cannot be fed to the command.
+    #[error("{0}")]
+    Stdin(String),
+    /// A `protocol: ndjson` command sent an `error` message: its words.
+    #[error("{0}")]
+    Reported(String),
     /// The Python call's time limit passed; the kernel was interrupted.
     #[error("timed out (the kernel's state is kept)")]
     KernelTimedOut,

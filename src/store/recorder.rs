@@ -334,6 +334,7 @@ impl Recorder {
                 return;
             }
             EventKind::JobStarted { .. }
+            | EventKind::StepProgress { .. }
             | EventKind::ImageBuildStarted { .. }
             | EventKind::ImageBuildFinished { .. }
             | EventKind::Warning { .. } => {}

@@ -158,7 +158,7 @@ fn hostile_inputs_blew_the_stack_the_memory_or_the_clock() {
             "1000000000 matrix combinations, more than the `matrix` limit of 1000",
         ),
         ("big.yaml", "larger than 4194304 bytes"),
-        ("/dev/zero", "larger than 4194304 bytes"),
+        ("/dev/zero", "/dev/zero is a device, not a regular file"),
         ("name.yaml", "the `template_fuel` limit"),
         ("step.yaml", "this loop runs 1000000000 times"),
         ("repeat.yaml", "the `template_fuel` limit of 100000"),
@@ -247,4 +247,119 @@ fn limit_flags_are_checked() {
         .stderr_has("at least 1");
     pd.cmd(["validate", "--limit", "matrix=5", "job.yaml"])
         .code(0);
+}
+
+// Regression: a FIFO given as the manifest (or as `--vars-file`) hung
+// `validate` waiting for a writer; a YAML tag (`!!python/object`) was
+// accepted silently.
+#[test]
+fn fifos_and_yaml_tags_are_refused() {
+    let pd = Pd::new()
+        .no_engine()
+        .file(
+            "job.yaml",
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: echo}\n",
+        )
+        .file(
+            "tagged.yaml",
+            "version: 1\nsandboxes:\n  s: {}\nsteps:\n  a: {run: !!python/object:os.system echo}\n",
+        );
+    let made = std::process::Command::new("mkfifo")
+        .arg(pd.path().join("pipe.yaml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    for cmd in ["validate", "plan"] {
+        refused(
+            &pd,
+            &[cmd, "pipe.yaml"],
+            "pipe.yaml is a FIFO (named pipe), not a regular file",
+        );
+        refused(
+            &pd,
+            &[cmd, "job.yaml", "--vars-file", "pipe.yaml"],
+            "pipe.yaml is a FIFO (named pipe), not a regular file",
+        );
+        refused(
+            &pd,
+            &[cmd, "tagged.yaml"],
+            "tagged.yaml:5:12: error: YAML tag `!!python/object:os.system` is not supported",
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+// Regression: `validate` and `plan` accepted a push source or pull
+// destination outside the project and a push source that does not exist;
+// `apply` refused them only after creating the sandboxes.
+#[test]
+fn step_host_paths_are_checked_before_anything_runs() {
+    let job = |body: &str| format!("version: 1\nsandboxes:\n  s: {{}}\nsteps:\n  a:\n    {body}\n");
+    let pd = Pd::new()
+        .no_engine()
+        .file("here.txt", "x")
+        .file(
+            "push-out.yaml",
+            job("push: {src: ../../../etc/hostname, dst: /tmp/h}"),
+        )
+        .file(
+            "pull-out.yaml",
+            job("pull: {src: /etc/hostname, dst: /tmp/stolen}"),
+        )
+        .file(
+            "push-missing.yaml",
+            job("push: {src: nope.txt, dst: /tmp/n}"),
+        )
+        .file(
+            "stdin-missing.yaml",
+            job("run: {cmd: cat, stdin: {file: nope.json}}"),
+        )
+        .file(
+            "stdin-out.yaml",
+            job("run: {cmd: cat, stdin: {file: /etc/hostname}}"),
+        )
+        .file(
+            "fine.yaml",
+            "version: 1\nvars: {f: later.txt}\nsandboxes:\n  s: {}\nsteps:\n  \
+             a: {push: {src: here.txt, dst: /tmp/h}}\n  \
+             b: {pull: {src: /etc/hostname, dst: out/}}\n  \
+             c: {push: {src: out/hostname, dst: /tmp/h2}}\n  \
+             d: {push: {src: '{{ vars.f }}', dst: /tmp/h3}}\n  \
+             e: {run: {cmd: cat, stdin: {file: here.txt}}}\n",
+        );
+    for cmd in ["validate", "plan", "apply"] {
+        refused(
+            &pd,
+            &[cmd, "push-out.yaml"],
+            "push-out.yaml:6:17: error: push source: host path",
+        );
+        refused(
+            &pd,
+            &[cmd, "pull-out.yaml"],
+            "pull-out.yaml:6:37: error: pull destination: host path `/tmp/stolen` is outside the project",
+        );
+        refused(
+            &pd,
+            &[cmd, "push-missing.yaml"],
+            "push-missing.yaml:6:17: error: push source `nope.txt` does not exist",
+        );
+        refused(
+            &pd,
+            &[cmd, "stdin-missing.yaml"],
+            "stdin-missing.yaml:6:35: error: stdin file `nope.json` does not exist",
+        );
+        refused(
+            &pd,
+            &[cmd, "stdin-out.yaml"],
+            "stdin-out.yaml:6:35: error: stdin file: host path",
+        );
+    }
+    pd.cmd(["validate", "fine.yaml"]).code(0);
+    pd.cmd(["validate", "--allow-host-path", "/tmp", "pull-out.yaml"])
+        .code(0);
+    assert!(
+        !pd.path().join(".pocketdock").exists(),
+        "apply created a record"
+    );
 }

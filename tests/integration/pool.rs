@@ -194,7 +194,12 @@ async fn create_claims_a_matching_warm_sandbox_and_the_pool_refills() {
         .json();
     assert_ne!(net["id"].as_str(), Some(refilled[0].as_str()));
 
-    pd.cmd(["pool", "stop", "-y"]).code(0);
+    // `stop` says what it removed.
+    let stopped = pd.cmd(["pool", "stop", "-y"]).code(0).stdout();
+    let removed: Vec<&str> = stopped.lines().collect();
+    assert_eq!(removed.len(), 2, "{stopped}");
+    assert!(removed[0].starts_with("removed pdpool-"), "{stopped}");
+    assert_eq!(removed[1], "removed 1 warm sandbox", "{stopped}");
     assert!(warm_ids(&engine, &project, 0).await.is_empty());
     assert_eq!(
         pd.cmd(["pool", "status", "--json"]).code(0).json(),

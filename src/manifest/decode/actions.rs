@@ -5,10 +5,12 @@ use indexmap::IndexMap;
 
 use super::values::has_key;
 use super::{hint_for, Decoder, Misplaced, Node, NodeKind, Spanned};
-use crate::manifest::keys::{PYTHON_KEYS, RUN_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, TRANSFER_KEYS};
+use crate::manifest::keys::{
+    PYTHON_KEYS, RUN_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS, TRANSFER_KEYS,
+};
 use crate::manifest::step_decl::{
-    is_session_name, Interpreter, PythonAction, RunAction, SessionAction, SnapshotAction, Transfer,
-    SESSION_NAME_FORM,
+    is_session_name, Interpreter, Protocol, PythonAction, RunAction, SessionAction, SnapshotAction,
+    StdinDecl, Transfer, SESSION_NAME_FORM,
 };
 use crate::size::{ByteSize, SIZE_FORMS};
 use crate::template::is_template;
@@ -52,6 +54,8 @@ impl Decoder<'_> {
                 env: IndexMap::new(),
                 workdir: None,
                 user: None,
+                stdin: None,
+                protocol: None,
             });
         }
         if !matches!(node.kind, NodeKind::Map(_)) {
@@ -101,6 +105,8 @@ impl Decoder<'_> {
             .unwrap_or_default();
         let workdir = obj.value("workdir").and_then(|n| self.string(n, "workdir"));
         let user = obj.value("user").and_then(|n| self.string(n, "user"));
+        let stdin = obj.value("stdin").and_then(|n| self.stdin(n, what));
+        let protocol = obj.value("protocol").and_then(|n| self.protocol(n));
         Some(RunAction {
             cmd: cmd?,
             lang,
@@ -108,7 +114,52 @@ impl Decoder<'_> {
             env,
             workdir,
             user,
+            stdin,
+            protocol,
         })
+    }
+
+    /// `run.stdin`: text, or `{file: PATH}`.
+    fn stdin(&mut self, node: &Node, what: &str) -> Option<StdinDecl> {
+        if let NodeKind::Str(text) = &node.kind {
+            return Some(StdinDecl::Text(Spanned::new(text.clone(), node.span)));
+        }
+        if !matches!(node.kind, NodeKind::Map(_)) {
+            self.type_error(node, "stdin", "text or a map with `file`");
+            return None;
+        }
+        let obj = self.obj(
+            node,
+            &format!("`stdin` of {what}"),
+            "stdin",
+            STDIN_KEYS,
+            &[],
+        )?;
+        let Some(n) = obj.value("file") else {
+            let form = if self.kdl {
+                "stdin { file \"PATH\"; }"
+            } else {
+                "stdin: { file: PATH }"
+            };
+            self.error(
+                node.span,
+                format!("`stdin` of {what} has no `file`"),
+                Some(format!("write `{form}`, or the text itself as `stdin`")),
+            );
+            return None;
+        };
+        self.string(n, "file").map(StdinDecl::File)
+    }
+
+    /// `run.protocol`: `ndjson`, the one protocol there is.
+    fn protocol(&mut self, node: &Node) -> Option<Protocol> {
+        let s = self.string(node, "protocol")?;
+        if s.value == "ndjson" {
+            return Some(Protocol::Ndjson);
+        }
+        let hint = hint_for(&s.value, "protocols", &["ndjson"]);
+        self.error(s.span, format!("unknown protocol `{}`", s.value), hint);
+        None
     }
 
     pub(super) fn transfer(&mut self, node: &Node, kind: &str, what: &str) -> Option<Transfer> {

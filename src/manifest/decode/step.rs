@@ -14,6 +14,8 @@ const STEP_MISPLACED: Misplaced = &[
     ("workdir", "inside `run`"),
     ("user", "inside `run`"),
     ("max_output", "inside `run`"),
+    ("stdin", "inside `run`"),
+    ("protocol", "inside `run`"),
     ("src", "inside `push` or `pull`"),
     ("dst", "inside `push` or `pull`"),
     ("send", "inside `session`"),

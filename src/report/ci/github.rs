@@ -233,6 +233,13 @@ impl<W: Write + Send> Consumer for Github<W> {
                     r.lines += data.bytes().filter(|&b| b == b'\n').count() as u64;
                 }
             }
+            // Short and told as it happens; the step's output waits for
+            // its block, but its progress is what a reader follows.
+            kind @ EventKind::StepProgress { .. } => {
+                if let Some(l) = crate::report::progress_line(kind) {
+                    self.line(&l);
+                }
+            }
             kind @ EventKind::StepFinished { .. } => self.finished(kind),
             EventKind::Warning { message } => {
                 eprintln!("{}", warning_line(message));

@@ -28,6 +28,8 @@ pub enum Use {
     PushSource,
     /// A `pull` destination, written.
     PullDestination,
+    /// A `run.stdin` file, read.
+    StdinFile,
 }
 
 impl fmt::Display for Use {
@@ -35,6 +37,7 @@ impl fmt::Display for Use {
         f.write_str(match self {
             Use::PushSource => "push source",
             Use::PullDestination => "pull destination",
+            Use::StdinFile => "stdin file",
         })
     }
 }
@@ -71,7 +74,7 @@ impl fmt::Display for Escape {
 /// parent for a file written.
 fn allow_hint(resolved: &Path, what: Use) -> &Path {
     match what {
-        Use::PushSource if resolved.is_dir() => resolved,
+        Use::PushSource | Use::StdinFile if resolved.is_dir() => resolved,
         _ => resolved.parent().unwrap_or(resolved),
     }
 }

@@ -9,12 +9,14 @@
 //! (`run::step`), not the actions'.
 
 mod host_paths;
+mod protocol;
 mod pull;
 mod push;
 mod python;
 mod run;
 mod session;
 mod snapshot;
+mod stdin;
 
 use std::future::Future;
 use std::path::Path;
@@ -141,7 +143,12 @@ impl Actions {
     /// One attempt of `action`.
     pub async fn attempt(&self, ctx: &ActionCtx<'_>, action: &RenderedAction) -> Attempt {
         match action {
-            RenderedAction::Run { cmd, options } => run::run(ctx, cmd, options.clone()).await,
+            RenderedAction::Run {
+                cmd,
+                options,
+                stdin,
+                protocol,
+            } => run::run(ctx, cmd, options.clone(), stdin.as_ref(), *protocol).await,
             RenderedAction::Push { src, dst } => push::push(ctx, src, dst).await,
             RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst.as_deref()).await,
             RenderedAction::Snapshot { image } => snapshot::snapshot(ctx, image).await,
@@ -206,7 +213,7 @@ pub fn times_itself(action: &RenderedAction) -> bool {
 #[must_use]
 pub fn describe(action: &RenderedAction) -> String {
     match action {
-        RenderedAction::Run { cmd, options } => match options.lang {
+        RenderedAction::Run { cmd, options, .. } => match options.lang {
             Lang::Sh => format!("run: {cmd}"),
             lang => format!("run ({lang}): {cmd}"),
         },

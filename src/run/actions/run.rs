@@ -3,8 +3,11 @@
 
 use indexmap::IndexMap;
 
+use super::protocol::Heard;
 use super::{ActionCtx, Attempt};
 use crate::event::StreamKind;
+use crate::manifest::Protocol;
+use crate::plan::Stdin;
 use crate::run::step_error::StepError;
 use crate::sandbox::{CappedOutput, RunOptions};
 
@@ -13,8 +16,15 @@ pub const STDOUT_IN_CONTEXT: usize = 64 * 1024;
 /// Where a step's `key=value` outputs file goes, inside the sandbox.
 pub const OUTPUT_DIR: &str = "/tmp";
 
-/// Run `cmd` with `options`; the command enforces its own time limit.
-pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions) -> Attempt {
+/// Run `cmd` with `options`, its stdin fed from `stdin` and its stdout
+/// read as `protocol` says; the command enforces its own time limit.
+pub(super) async fn run(
+    ctx: &ActionCtx<'_>,
+    cmd: &str,
+    mut options: RunOptions,
+    stdin: Option<&Stdin>,
+    protocol: Option<Protocol>,
+) -> Attempt {
     // Not created up front: a step that writes no outputs costs one cheap
     // "no such file" on reading them back, instead of a real archive read.
     let outputs_file = format!(
@@ -25,6 +35,14 @@ pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions)
         .env
         .push(("POCKETDOCK_OUTPUT".into(), outputs_file.clone()));
     options.cancel = Some(ctx.cancel.clone());
+    let cmd = match stdin {
+        Some(s) => match super::stdin::feed(ctx, s, OUTPUT_DIR, cmd, &mut options).await {
+            Ok(wrapped) => wrapped,
+            Err(e) => return Attempt::failed(e),
+        },
+        None => cmd.to_string(),
+    };
+    let mut heard = protocol.map(|Protocol::Ndjson| Heard::default());
     let mut stdout = Vec::new();
     let mut cap = CappedOutput::new(options.max_output.bytes());
     let mut sink = |k: StreamKind, d: &[u8]| {
@@ -32,12 +50,19 @@ pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions)
             let room = STDOUT_IN_CONTEXT - stdout.len();
             stdout.extend_from_slice(&d[..d.len().min(room)]);
         }
-        ctx.output(k, &String::from_utf8_lossy(d));
+        match (&mut heard, k) {
+            (Some(h), StreamKind::Stdout) => h.stdout(ctx, &String::from_utf8_lossy(d)),
+            _ => ctx.output(k, &String::from_utf8_lossy(d)),
+        }
     };
     let outcome = ctx
         .sandbox
-        .run_streaming(cmd, &options, &mut cap, &mut sink)
+        .run_streaming(&cmd, &options, &mut cap, &mut sink)
         .await;
+    let heard = heard.map(|mut h| {
+        h.finish(ctx);
+        h
+    });
     if cap.truncated() {
         ctx.output(StreamKind::Stderr, &cap.notice());
     }
@@ -51,24 +76,15 @@ pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions)
             }
         }
     };
-    let outputs = match ctx.sandbox.read_file(&outputs_file).await {
-        Ok(bytes) => {
-            let _ = ctx
-                .sandbox
-                .housekeeping(
-                    vec!["rm".into(), "-f".into(), outputs_file.clone()],
-                    options.user.as_deref(),
-                )
-                .await;
-            parse_outputs(&String::from_utf8_lossy(&bytes))
-        }
-        Err(_) => IndexMap::new(),
-    };
+    let (mut outputs, reported) = heard.map(|h| (h.outputs, h.error)).unwrap_or_default();
+    outputs.extend(read_outputs(ctx, &outputs_file, options.user.as_deref()).await);
     let result = if o.timed_out {
         Err(StepError::TimedOut {
             after: options.timeout.after().unwrap_or_default(),
             stalled: None,
         })
+    } else if let Some(words) = reported {
+        Err(StepError::Reported(words))
     } else if o.exit_code == 0 {
         Ok(())
     } else if o.oom_killed {
@@ -83,6 +99,23 @@ pub(super) async fn run(ctx: &ActionCtx<'_>, cmd: &str, mut options: RunOptions)
         outputs,
         ..Attempt::default()
     }
+}
+
+/// The `key=value` outputs the command wrote to `file`, which is then
+/// removed; none when it wrote none.
+async fn read_outputs(
+    ctx: &ActionCtx<'_>,
+    file: &str,
+    user: Option<&str>,
+) -> IndexMap<String, String> {
+    let Ok(bytes) = ctx.sandbox.read_file(file).await else {
+        return IndexMap::new();
+    };
+    let _ = ctx
+        .sandbox
+        .housekeeping(vec!["rm".into(), "-f".into(), file.to_string()], user)
+        .await;
+    parse_outputs(&String::from_utf8_lossy(&bytes))
 }
 
 /// `key=value` lines; later lines win; other lines are ignored.
