@@ -61,7 +61,9 @@ fn fields(info: &SandboxInfo) -> String {
     field("cgroup", cgroup(info));
     field(
         "network",
-        if info.network {
+        if info.dns_blocked {
+            "enabled, DNS blocked".into()
+        } else if info.network {
             "enabled".into()
         } else {
             "none".into()

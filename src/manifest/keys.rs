@@ -234,8 +234,8 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     ),
     key(
         "network",
-        "Network on or off. Default: the profile's setting (`minimal` has none).",
-        boolean,
+        "Network on or off, or `dns-blocked`: on, but name lookups fail at once while raw IPs on the bridge still answer. Default: the profile's setting (`minimal` has none).",
+        || json!({ "oneOf": [ { "type": "boolean" }, { "const": "dns-blocked" } ] }),
     ),
     key(
         "env",

@@ -64,6 +64,8 @@ pub struct SandboxInfo {
     pub cgroup: Option<CgroupInfo>,
     /// Network enabled.
     pub network: bool,
+    /// Network on with name lookups blocked (`network: dns-blocked`).
+    pub dns_blocked: bool,
     /// IP address, when it has one.
     pub ip_address: Option<String>,
     /// Published ports as `HOST->CONTAINER/PROTO`.
@@ -243,6 +245,7 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         pids_limit_enforced: None,
         cgroup: None,
         network,
+        dns_blocked: super::dns::is_blocked(&i.host_config),
         ip_address: network.then_some(ip_address).flatten(),
         ports,
         disk_usage: i.size_rw.map(|n| n.max(0) as u64),

@@ -43,6 +43,10 @@ pub struct SandboxSpec {
     pub pids_limit: Option<u32>,
     /// Network on or off (a profile's default is for its resolver to apply).
     pub network: bool,
+    /// With `network` on, name lookups fail at once while raw IPs on the
+    /// bridge still work (`network: dns-blocked`; see `sandbox::dns`).
+    /// Nothing changes with the network off.
+    pub dns_blocked: bool,
     /// Environment.
     pub env: Vec<(String, String)>,
     /// Working directory; the image's when unset.
@@ -71,6 +75,7 @@ impl Default for SandboxSpec {
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: None,
             network: false,
+            dns_blocked: false,
             env: Vec::new(),
             workdir: None,
             ports: Vec::new(),

@@ -44,7 +44,7 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         .filter(|(k, _)| !PER_USE.contains(&k.as_str()))
         .collect();
     // JSON gives every field an unambiguous encoding (no separator games).
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "v": 1,
         "image": spec.image,
         "profile": spec.profile,
@@ -57,6 +57,10 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         "workdir": spec.workdir,
         "labels": labels,
     });
+    // Only when set, so the keys of warm sandboxes made before it stay.
+    if spec.network && spec.dns_blocked {
+        canonical["dns_blocked"] = true.into();
+    }
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     Some(digest.iter().fold(String::with_capacity(64), |mut s, b| {
         let _ = write!(s, "{b:02x}");
@@ -119,6 +123,11 @@ mod tests {
             },
             SandboxSpec {
                 network: true,
+                ..base.clone()
+            },
+            SandboxSpec {
+                network: true,
+                dns_blocked: true,
                 ..base.clone()
             },
             SandboxSpec {
