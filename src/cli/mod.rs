@@ -19,6 +19,7 @@ mod detach_log;
 mod doctor;
 mod files;
 mod follow;
+mod idle;
 mod info;
 mod init;
 mod lifecycle;
@@ -238,7 +239,11 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     ctx.set_color(cli.color);
     let ctx = &ctx;
     let started = std::time::Instant::now();
+    let watch_idle = watches_idle(&cli.command);
     let code = command(ctx, cli.command).await;
+    if watch_idle {
+        idle::check(ctx).await;
+    }
     if ctx.verbosity == Verbosity::Verbose {
         eprintln!(
             "pocketdock: engine socket {}; took {} ms",
@@ -249,6 +254,24 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         );
     }
     code
+}
+
+/// Whether the call ends with the idle check (`containers.idle_timeout`):
+/// every command but those that only read files or print, and `serve`,
+/// which runs the check on a timer of its own.
+fn watches_idle(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Serve(_)
+            | Command::Validate(_)
+            | Command::Plan(_)
+            | Command::Recipe(_)
+            | Command::Init(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Complete(_)
+            | Command::DetachLog(_)
+    )
 }
 
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {

@@ -154,6 +154,11 @@ const LOGGING: KeyDoc = key(
     "What persistent sandboxes' records keep.",
     logging_keys,
 );
+const CONTAINERS: KeyDoc = key(
+    "containers",
+    "What happens to the project's sandboxes while nobody uses them.",
+    || reference("containers"),
+);
 
 /// Keys of `project:` (and, but for `name`, of the install-level file).
 pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
@@ -166,6 +171,7 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     DEFAULT_PERSIST,
     ALLOW_HOST_PATHS,
     LOGGING,
+    CONTAINERS,
 ];
 
 /// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
@@ -179,7 +185,15 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     DEFAULT_PERSIST,
     ALLOW_HOST_PATHS,
     LOGGING,
+    CONTAINERS,
 ];
+
+/// Keys of `containers:`.
+pub(crate) const CONTAINERS_KEYS: &[KeyDoc] = &[key(
+    "idle_timeout",
+    "Stop a running sandbox of the project once no command has run in it for this long (e.g. 4h, 30m, 90s); empty or 0: never. `pocketdock serve` checks while it runs, otherwise every CLI call and `doctor` do. Default: never.",
+    || json!({ "oneOf": [ { "type": "number", "minimum": 0 }, { "type": "string" } ] }),
+)];
 
 /// Keys of `logging:`.
 pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[

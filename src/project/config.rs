@@ -28,6 +28,9 @@ pub struct Config {
     /// `allow_host_paths` of every layer (install first): roots besides
     /// the project's that manifests' host paths may point into.
     pub allow_host_paths: Vec<AllowedHostPath>,
+    /// `containers.idle_timeout`: stop a sandbox no command has run in for
+    /// this long; `None` never does.
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// One root of `allow_host_paths`, and the settings file that allows it
@@ -85,6 +88,8 @@ pub struct ConfigLayer {
     pub max_logs_per_instance: Option<u32>,
     /// `logging.retention_days`.
     pub retention_days: Option<u32>,
+    /// `containers.idle_timeout` (zero: off).
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 impl From<SettingsDecl> for ConfigLayer {
@@ -99,6 +104,7 @@ impl From<SettingsDecl> for ConfigLayer {
             max_log_size: d.max_log_size,
             max_logs_per_instance: d.max_logs_per_instance,
             retention_days: d.retention_days,
+            idle_timeout: d.idle_timeout,
         }
     }
 }
@@ -132,6 +138,9 @@ impl Config {
             .max_logs_per_instance
             .unwrap_or(l.max_logs_per_instance);
         l.retention_days = layer.retention_days.unwrap_or(l.retention_days);
+        if let Some(t) = layer.idle_timeout {
+            self.idle_timeout = (!t.is_zero()).then_some(t);
+        }
     }
 }
 
@@ -241,6 +250,34 @@ mod tests {
             .collect();
         assert_eq!(paths, [Path::new("/srv/data"), &root.join("../shared")]);
         assert_eq!(c.allow_host_paths[1].file, root.join("pocketdock.yaml"));
+    }
+
+    #[test]
+    fn idle_timeout_layers_and_an_empty_value_turns_it_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let install = tmp.path().join("install.yaml");
+        std::fs::write(&install, "containers:\n  idle_timeout: 4h\n").unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        assert_eq!(c.idle_timeout, Some(std::time::Duration::from_hours(4)));
+        let project = root.join("pocketdock.yaml");
+        std::fs::write(
+            &project,
+            "version: 1\nproject:\n  containers:\n    idle_timeout: ''\n",
+        )
+        .unwrap();
+        assert_eq!(load_with(&root, Some(&install)).unwrap().idle_timeout, None);
+        std::fs::write(
+            &project,
+            "version: 1\nproject:\n  containers:\n    idle_timeout: soon\n",
+        )
+        .unwrap();
+        let e = load_with(&root, None).unwrap_err().to_string();
+        assert!(
+            e.contains("invalid `containers.idle_timeout`") || e.contains("idle_timeout"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
+mod activity;
 mod agent;
 mod buffer;
 mod cgroup;

@@ -27,6 +27,7 @@ mod files;
 mod function_size;
 mod github;
 mod glossary;
+mod idle;
 mod images;
 mod kernel;
 mod layers;

@@ -3,8 +3,9 @@
 //! layer reads its configuration from.
 
 use super::names::is_project_name;
+use super::NodeKind;
 use super::{Decoder, KeyDoc, Node, SettingsDecl};
-use crate::manifest::keys::LOGGING_KEYS;
+use crate::manifest::keys::{CONTAINERS_KEYS, LOGGING_KEYS};
 use crate::size::{ByteSize, SIZE_FORMS};
 
 impl Decoder<'_> {
@@ -43,10 +44,32 @@ impl Decoder<'_> {
                         .map(|l| l.into_iter().map(|s| s.value).collect());
                 }
                 "logging" => self.logging(value, &mut layer),
+                "containers" => self.containers(value, &mut layer),
                 _ => {}
             }
         }
         Some(layer)
+    }
+
+    fn containers(&mut self, node: &Node, layer: &mut SettingsDecl) {
+        let Some(obj) = self.obj(node, "`containers`", "containers", CONTAINERS_KEYS, &[]) else {
+            return;
+        };
+        for (doc, _, value) in &obj.entries {
+            if doc.name == "idle_timeout" {
+                // The seed's own spelling of "never" is an empty string.
+                let off = match &value.kind {
+                    NodeKind::Str(s) => s.trim().is_empty() || s.trim() == "0",
+                    NodeKind::Int(0) | NodeKind::Null => true,
+                    _ => false,
+                };
+                layer.idle_timeout = if off {
+                    Some(std::time::Duration::ZERO)
+                } else {
+                    self.duration(value, "idle_timeout").map(|d| d.value)
+                };
+            }
+        }
     }
 
     pub(super) fn logging(&mut self, node: &Node, layer: &mut SettingsDecl) {
