@@ -18,6 +18,11 @@ pub async fn check(ctx: &Context) {
         return;
     };
     for s in stopped {
+        log::info!(
+            "stopped sandbox {}: idle {}s, past containers.idle_timeout",
+            s.name,
+            s.idle_secs
+        );
         ctx.note(format!(
             "pocketdock: stopped sandbox {}: idle {}s, past containers.idle_timeout ({}s); \
              `pocketdock resume {}` starts it again",

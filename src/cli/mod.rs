@@ -25,6 +25,7 @@ mod init;
 mod lifecycle;
 mod list;
 mod logs;
+mod op_log;
 mod plan;
 mod pool;
 mod prune;
@@ -79,6 +80,15 @@ pub struct Cli {
     /// Also say which engine socket was used and how long the command took (on stderr).
     #[arg(long, global = true)]
     pub verbose: bool,
+
+    /// Lowest level the operational log keeps: debug, info, warning or error
+    /// [default: the settings' `log_level`, else info].
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = ["debug", "info", "warning", "error"])]
+    pub log_level: Option<String>,
+
+    /// Write the operational log to PATH instead of .pocketdock/logs/pocketdock.log.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 
     /// Colour status words and headers: `auto` on a terminal without NO_COLOR, or always, or never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
@@ -240,7 +250,10 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     let ctx = &ctx;
     let started = std::time::Instant::now();
     let watch_idle = watches_idle(&cli.command);
+    let name = op_log::command_name(&cli.command);
+    op_log::install(ctx, cli.log_level.as_deref(), cli.log_file.as_deref());
     let code = command(ctx, cli.command).await;
+    op_log::ended(&name, &code, started.elapsed());
     if watch_idle {
         idle::check(ctx).await;
     }

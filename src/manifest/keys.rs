@@ -154,6 +154,11 @@ const LOGGING: KeyDoc = key(
     "What persistent sandboxes' records keep.",
     logging_keys,
 );
+const LOG_LEVEL: KeyDoc = key(
+    "log_level",
+    "Lowest level the operational log (`.pocketdock/logs/pocketdock.log`) keeps: `debug`, `info`, `warning` or `error`. `--log-level` wins. Default: info.",
+    || json!({ "enum": ["debug", "info", "warning", "error"] }),
+);
 const CONTAINERS: KeyDoc = key(
     "containers",
     "What happens to the project's sandboxes while nobody uses them.",
@@ -172,6 +177,7 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     ALLOW_HOST_PATHS,
     LOGGING,
     CONTAINERS,
+    LOG_LEVEL,
 ];
 
 /// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
@@ -186,6 +192,7 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     ALLOW_HOST_PATHS,
     LOGGING,
     CONTAINERS,
+    LOG_LEVEL,
 ];
 
 /// Keys of `containers:`.
@@ -211,6 +218,11 @@ pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
         "max_logs_per_instance",
         "Keep the newest N logs per instance; 0 keeps all. Default: 100.",
         count,
+    ),
+    key(
+        "log_files",
+        "How many files the operational log keeps: `pocketdock.log` and its copies rotated at `max_log_size` (`.1`, `.2`, ...). Default: 5.",
+        || json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
     ),
     key(
         "retention_days",

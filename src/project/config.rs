@@ -28,6 +28,8 @@ pub struct Config {
     /// `allow_host_paths` of every layer (install first): roots besides
     /// the project's that manifests' host paths may point into.
     pub allow_host_paths: Vec<AllowedHostPath>,
+    /// `log_level`: the operational log's lowest level (`None`: info).
+    pub log_level: Option<String>,
     /// `containers.idle_timeout`: stop a sandbox no command has run in for
     /// this long; `None` never does.
     pub idle_timeout: Option<std::time::Duration>,
@@ -54,6 +56,8 @@ pub struct Logging {
     pub max_logs_per_instance: u32,
     /// Delete logs older than this many days; 0 keeps them (default 30).
     pub retention_days: u32,
+    /// Files the operational log keeps, rotated at `max_log_size` (default 5).
+    pub log_files: u32,
 }
 
 impl Default for Logging {
@@ -63,6 +67,7 @@ impl Default for Logging {
             max_log_size: ByteSize(10 << 20),
             max_logs_per_instance: 100,
             retention_days: 30,
+            log_files: 5,
         }
     }
 }
@@ -90,6 +95,10 @@ pub struct ConfigLayer {
     pub retention_days: Option<u32>,
     /// `containers.idle_timeout` (zero: off).
     pub idle_timeout: Option<std::time::Duration>,
+    /// `log_level`.
+    pub log_level: Option<String>,
+    /// `logging.log_files`.
+    pub log_files: Option<u32>,
 }
 
 impl From<SettingsDecl> for ConfigLayer {
@@ -105,6 +114,8 @@ impl From<SettingsDecl> for ConfigLayer {
             max_logs_per_instance: d.max_logs_per_instance,
             retention_days: d.retention_days,
             idle_timeout: d.idle_timeout,
+            log_level: d.log_level,
+            log_files: d.log_files,
         }
     }
 }
@@ -138,6 +149,10 @@ impl Config {
             .max_logs_per_instance
             .unwrap_or(l.max_logs_per_instance);
         l.retention_days = layer.retention_days.unwrap_or(l.retention_days);
+        l.log_files = layer.log_files.unwrap_or(l.log_files);
+        if layer.log_level.is_some() {
+            self.log_level = layer.log_level;
+        }
         if let Some(t) = layer.idle_timeout {
             self.idle_timeout = (!t.is_zero()).then_some(t);
         }

@@ -24,6 +24,11 @@ pub(super) fn watch(state: &Arc<State>) -> Option<JoinHandle<()>> {
                 continue;
             };
             for s in stopped {
+                log::info!(
+                    "serve: stopped sandbox {}: idle {}s, past containers.idle_timeout",
+                    s.name,
+                    s.idle_secs
+                );
                 eprintln!(
                     "pocketdock serve: stopped sandbox {}: idle {}s, past containers.idle_timeout",
                     s.name, s.idle_secs

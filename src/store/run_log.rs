@@ -348,6 +348,7 @@ mod tests {
             max_log_size: ByteSize(10),
             max_logs_per_instance: 2,
             retention_days: 0,
+            ..Logging::default()
         };
         for i in 0..3 {
             let mut log = RunLog::start(dir, &logging, "pd-x", &format!("echo {i}")).unwrap();

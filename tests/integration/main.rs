@@ -36,6 +36,7 @@ mod logs;
 mod loopback;
 mod manifests;
 mod official_base;
+mod op_log;
 mod pool;
 mod profiles;
 mod projects;

@@ -8,6 +8,9 @@ use super::{Decoder, KeyDoc, Node, SettingsDecl};
 use crate::manifest::keys::{CONTAINERS_KEYS, LOGGING_KEYS};
 use crate::size::{ByteSize, SIZE_FORMS};
 
+/// The words `log_level` takes (the store's operational log reads them).
+const LOG_LEVELS: &[&str] = &["debug", "info", "warning", "error"];
+
 impl Decoder<'_> {
     pub(super) fn settings(
         &mut self,
@@ -45,10 +48,24 @@ impl Decoder<'_> {
                 }
                 "logging" => self.logging(value, &mut layer),
                 "containers" => self.containers(value, &mut layer),
+                "log_level" => layer.log_level = self.log_level(value),
                 _ => {}
             }
         }
         Some(layer)
+    }
+
+    fn log_level(&mut self, node: &Node) -> Option<String> {
+        let s = self.string(node, "log_level")?;
+        if LOG_LEVELS.contains(&s.value.as_str()) {
+            return Some(s.value);
+        }
+        self.error(
+            s.span,
+            format!("unknown log level `{}`", s.value),
+            Some(format!("use one of: {}", LOG_LEVELS.join(", "))),
+        );
+        None
     }
 
     fn containers(&mut self, node: &Node, layer: &mut SettingsDecl) {
@@ -95,6 +112,9 @@ impl Decoder<'_> {
                     layer.max_logs_per_instance = self
                         .int(value, "max_logs_per_instance", 0, i64::from(u32::MAX))
                         .map(|n| n.value as u32);
+                }
+                "log_files" => {
+                    layer.log_files = self.int(value, "log_files", 1, 100).map(|n| n.value as u32);
                 }
                 "retention_days" => {
                     layer.retention_days = self
