@@ -180,6 +180,22 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     LOG_LEVEL,
 ];
 
+/// Keys of a seed-style `.pocketdock/pocketdock.yaml`: the project's, at
+/// the top level, its name spelled `project_name`.
+pub(crate) const SEED_PROJECT_KEYS: &[KeyDoc] = &[
+    key(
+        "project_name",
+        "In a seed-style `.pocketdock/pocketdock.yaml`: the project's name, as `project.name` in the root's `pocketdock.yaml`.",
+        || json!({ "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }),
+    ),
+    DEFAULT_PROFILE,
+    DEFAULT_PERSIST,
+    ALLOW_HOST_PATHS,
+    LOGGING,
+    CONTAINERS,
+    LOG_LEVEL,
+];
+
 /// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
 pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     key(

@@ -184,9 +184,22 @@ pub fn install_file_in(pocketdock_home: Option<&OsStr>, home: Option<&OsStr>) ->
 
 /// Read one layer; a missing file is an empty layer.
 pub fn read_layer(path: &Path, install: bool) -> Result<ConfigLayer, ManifestError> {
+    read_with(path, |text| manifest::parse_settings(path, text, install))
+}
+
+/// Read `.pocketdock/pocketdock.yaml` written to the seed's layout (see
+/// [`manifest::parse_seed_settings`]); a missing file is an empty layer.
+pub fn read_seed_layer(path: &Path) -> Result<ConfigLayer, ManifestError> {
+    read_with(path, |text| manifest::parse_seed_settings(path, text))
+}
+
+fn read_with(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<SettingsDecl, ManifestError>,
+) -> Result<ConfigLayer, ManifestError> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let decl = manifest::parse_settings(path, &text, install)?;
+            let decl = parse(&text)?;
             let dir = path.parent().unwrap_or(Path::new("."));
             let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
             let allowed = decl.allow_host_paths.clone().unwrap_or_default();
@@ -215,14 +228,22 @@ pub fn load(root: &Path) -> Result<Config, ManifestError> {
 }
 
 /// All layers for the project at `root`: defaults, then the install-level
-/// file `install` (none: skipped), then the project's `pocketdock.yaml`.
+/// file `install` (none: skipped), then a seed-style
+/// `.pocketdock/pocketdock.yaml`, then the project's `pocketdock.yaml`.
 pub fn load_with(root: &Path, install: Option<&Path>) -> Result<Config, ManifestError> {
     let mut config = Config::default();
     if let Some(install) = install {
         config.apply(read_layer(install, true)?);
     }
+    config.apply(read_seed_layer(&seed_file(root))?);
     config.apply(read_layer(&root.join("pocketdock.yaml"), false)?);
     Ok(config)
+}
+
+/// Where the seed's layout keeps the project's settings.
+#[must_use]
+pub fn seed_file(root: &Path) -> PathBuf {
+    root.join(".pocketdock").join("pocketdock.yaml")
 }
 
 #[cfg(test)]
@@ -291,6 +312,39 @@ mod tests {
         let e = load_with(&root, None).unwrap_err().to_string();
         assert!(
             e.contains("invalid `containers.idle_timeout`") || e.contains("idle_timeout"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_seed_style_file_in_dot_pocketdock_is_read_below_the_root_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir(root.join(".pocketdock")).unwrap();
+        std::fs::write(
+            seed_file(root),
+            "project_name: my-widget\ndefault_profile: dev\nlogging:\n  auto_log: false\ncontainers:\n  idle_timeout: 4h\n",
+        )
+        .unwrap();
+        let c = load_with(root, None).unwrap();
+        assert_eq!(c.name.as_deref(), Some("my-widget"));
+        assert_eq!(c.default_profile.as_deref(), Some("dev"));
+        assert!(!c.logging.auto_log);
+        assert_eq!(c.idle_timeout, Some(std::time::Duration::from_hours(4)));
+        std::fs::write(
+            root.join("pocketdock.yaml"),
+            "version: 1\nproject:\n  default_profile: agent\n",
+        )
+        .unwrap();
+        assert_eq!(
+            load_with(root, None).unwrap().default_profile.as_deref(),
+            Some("agent")
+        );
+        // A key the seed's layout does not have is named, with a near one.
+        std::fs::write(seed_file(root), "project_nme: x\n").unwrap();
+        let e = load_with(root, None).unwrap_err().to_string();
+        assert!(
+            e.contains("project_nme") && e.contains("project_name"),
             "{e}"
         );
     }

@@ -47,6 +47,7 @@ mod rootless;
 mod safety;
 mod sandbox;
 mod seed003;
+mod seed_settings;
 mod serve;
 mod serve_openapi;
 mod serve_security;

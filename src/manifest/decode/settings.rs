@@ -23,8 +23,8 @@ impl Decoder<'_> {
         let mut layer = SettingsDecl::default();
         for (doc, _, value) in &obj.entries {
             match doc.name {
-                "name" => {
-                    if let Some(n) = self.string(value, "name") {
+                "name" | "project_name" => {
+                    if let Some(n) = self.string(value, doc.name) {
                         if is_project_name(&n.value) {
                             layer.name = Some(n.value);
                         } else {
