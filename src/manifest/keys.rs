@@ -236,6 +236,16 @@ pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
         count,
     ),
     key(
+        "log_stdout",
+        "Stream logs of persistent sandboxes (`run`, `python`, `run --detach`, sessions) keep what commands print on stdout. Default: true.",
+        boolean,
+    ),
+    key(
+        "log_stderr",
+        "Stream logs of persistent sandboxes keep what commands print on stderr. Default: true.",
+        boolean,
+    ),
+    key(
         "log_files",
         "How many files the operational log keeps: `pocketdock.log` and its copies rotated at `max_log_size` (`.1`, `.2`, ...). Default: 5.",
         || json!({ "type": "integer", "minimum": 1, "maximum": 100 }),

@@ -58,6 +58,10 @@ pub struct Logging {
     pub retention_days: u32,
     /// Files the operational log keeps, rotated at `max_log_size` (default 5).
     pub log_files: u32,
+    /// Stream logs keep what commands print on stdout (default true).
+    pub log_stdout: bool,
+    /// Stream logs keep what commands print on stderr (default true).
+    pub log_stderr: bool,
 }
 
 impl Default for Logging {
@@ -68,6 +72,8 @@ impl Default for Logging {
             max_logs_per_instance: 100,
             retention_days: 30,
             log_files: 5,
+            log_stdout: true,
+            log_stderr: true,
         }
     }
 }
@@ -99,6 +105,10 @@ pub struct ConfigLayer {
     pub log_level: Option<String>,
     /// `logging.log_files`.
     pub log_files: Option<u32>,
+    /// `logging.log_stdout`.
+    pub log_stdout: Option<bool>,
+    /// `logging.log_stderr`.
+    pub log_stderr: Option<bool>,
 }
 
 impl From<SettingsDecl> for ConfigLayer {
@@ -116,6 +126,8 @@ impl From<SettingsDecl> for ConfigLayer {
             idle_timeout: d.idle_timeout,
             log_level: d.log_level,
             log_files: d.log_files,
+            log_stdout: d.log_stdout,
+            log_stderr: d.log_stderr,
         }
     }
 }
@@ -150,6 +162,8 @@ impl Config {
             .unwrap_or(l.max_logs_per_instance);
         l.retention_days = layer.retention_days.unwrap_or(l.retention_days);
         l.log_files = layer.log_files.unwrap_or(l.log_files);
+        l.log_stdout = layer.log_stdout.unwrap_or(l.log_stdout);
+        l.log_stderr = layer.log_stderr.unwrap_or(l.log_stderr);
         if layer.log_level.is_some() {
             self.log_level = layer.log_level;
         }

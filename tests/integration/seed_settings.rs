@@ -48,3 +48,41 @@ async fn a_seed_style_settings_file_names_the_project() {
         .stderr_has(".pocketdock/pocketdock.yaml:1:1")
         .stderr_has("did you mean `project_name`?");
 }
+
+// The seed's `logging.log_stdout` / `log_stderr`: which streams a
+// persistent sandbox's run logs keep.
+#[tokio::test]
+async fn log_stderr_false_keeps_stderr_out_of_run_logs() {
+    let engine = engine_or_skip!();
+    let dir = crate::common::TestProject::new(&engine, "seedlog");
+    std::fs::create_dir_all(dir.path().join(".pocketdock")).unwrap();
+    std::fs::write(
+        dir.path().join(".pocketdock/pocketdock.yaml"),
+        "logging:\n  log_stderr: false\n",
+    )
+    .unwrap();
+    let name = crate::common::unique("seedlog");
+    dir.pd()
+        .args(["create", "--name", &name, "--persist"])
+        .code(0);
+    dir.pd()
+        .args(["run", &name, "echo to-out; echo to-err >&2"])
+        .code(0);
+    let logs = dir
+        .path()
+        .join(".pocketdock/instances")
+        .join(&name)
+        .join("logs");
+    let log = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .expect("a run log");
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(
+        text.contains("] to-out") && !text.contains("] to-err"),
+        "{text}"
+    );
+    dir.pd().args(["shutdown", &name, "--remove", "-y"]).code(0);
+    dir.assert_no_leaks().await;
+}

@@ -113,6 +113,8 @@ impl Decoder<'_> {
                         .int(value, "max_logs_per_instance", 0, i64::from(u32::MAX))
                         .map(|n| n.value as u32);
                 }
+                "log_stdout" => layer.log_stdout = self.boolean(value, "log_stdout"),
+                "log_stderr" => layer.log_stderr = self.boolean(value, "log_stderr"),
                 "log_files" => {
                     layer.log_files = self.int(value, "log_files", 1, 100).map(|n| n.value as u32);
                 }
