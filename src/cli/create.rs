@@ -14,6 +14,7 @@ use crate::store::PersistentSandbox;
 #[command(after_help = "Examples:\n  \
     pocketdock create --name t1\n  \
     pocketdock create --image debian:bookworm-slim --network --mem 1g --cpu 200\n  \
+    pocketdock create --network dns-blocked --name untrusted\n  \
     pocketdock create --volume \"$PWD:/work:ro\" --workdir /work --persist\n  \
     pocketdock create --name db --persist --data-dir ~/db-data")]
 pub struct Args {
@@ -40,9 +41,12 @@ pub struct Args {
     /// Maximum number of processes [default: 512; 0: no limit].
     #[arg(long, value_name = "N")]
     pids_limit: Option<u32>,
-    /// Enable networking (the profile decides by default; `minimal` has none).
-    #[arg(long, overrides_with = "no_network")]
-    network: bool,
+    /// Enable networking (the profile decides by default; `minimal` has none);
+    /// `--network dns-blocked`: on, but name lookups fail at once while raw
+    /// IPs on the bridge still answer.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "on",
+          overrides_with = "no_network")]
+    network: Option<NetworkArg>,
     /// Disable networking.
     #[arg(long)]
     no_network: bool,
@@ -81,6 +85,15 @@ pub struct Args {
     /// Print {"id": ..., "name": ...} instead of the name.
     #[arg(long)]
     json: bool,
+}
+
+/// The value `--network` may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum NetworkArg {
+    /// The bridge, with DNS (what a bare `--network` means).
+    On,
+    /// The bridge, with name lookups failing.
+    DnsBlocked,
 }
 
 fn parse_env_arg(s: &str) -> Result<(String, String), String> {
@@ -160,12 +173,10 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             expected: "--persist too: only a persistent sandbox has a data directory",
         });
     }
-    let network = if a.network {
-        true
-    } else if a.no_network {
-        false
-    } else {
-        base.network
+    let (network, dns_blocked) = match a.network {
+        Some(mode) => (true, mode == NetworkArg::DnsBlocked),
+        None if a.no_network => (false, false),
+        None => (base.network, false),
     };
     // Relative host paths are from where pocketdock was started.
     let volumes = a
@@ -193,6 +204,7 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             .pids_limit
             .map_or(base.pids_limit, |n| (n > 0).then_some(n)),
         network,
+        dns_blocked,
         env: a.env,
         workdir: a.workdir,
         ports: a.port,

@@ -39,6 +39,18 @@ pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     Ok(0)
 }
 
+/// The last activity and how long ago it was: `2026-01-02T03:04:05Z (5s ago)`.
+fn activity(at: &str) -> String {
+    use time::format_description::well_known::Rfc3339;
+    match time::OffsetDateTime::parse(at, &Rfc3339) {
+        Ok(t) => {
+            let ago = (time::OffsetDateTime::now_utc() - t).whole_seconds().max(0);
+            format!("{at} ({} ago)", table::duration(ago.unsigned_abs()))
+        }
+        Err(_) => at.to_string(),
+    }
+}
+
 /// One `key: value` line per field, keys aligned.
 fn fields(info: &SandboxInfo) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
@@ -55,13 +67,16 @@ fn fields(info: &SandboxInfo) -> String {
     field("persist", info.persist.to_string());
     field("created", info.created_at.clone());
     field("uptime", opt(info.uptime_secs.map(table::duration)));
+    field("activity", opt(info.last_activity.as_deref().map(activity)));
     field("memory", memory(info));
     field("cpu", cpu(info));
     field("pids", pids(info));
     field("cgroup", cgroup(info));
     field(
         "network",
-        if info.network {
+        if info.dns_blocked {
+            "enabled, DNS blocked".into()
+        } else if info.network {
             "enabled".into()
         } else {
             "none".into()

@@ -19,11 +19,13 @@ mod detach_log;
 mod doctor;
 mod files;
 mod follow;
+mod idle;
 mod info;
 mod init;
 mod lifecycle;
 mod list;
 mod logs;
+mod op_log;
 mod plan;
 mod pool;
 mod prune;
@@ -78,6 +80,15 @@ pub struct Cli {
     /// Also say which engine socket was used and how long the command took (on stderr).
     #[arg(long, global = true)]
     pub verbose: bool,
+
+    /// Lowest level the operational log keeps: debug, info, warning or error
+    /// [default: the settings' `log_level`, else info].
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = ["debug", "info", "warning", "error"])]
+    pub log_level: Option<String>,
+
+    /// Write the operational log to PATH instead of .pocketdock/logs/pocketdock.log.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 
     /// Colour status words and headers: `auto` on a terminal without NO_COLOR, or always, or never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
@@ -238,7 +249,14 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     ctx.set_color(cli.color);
     let ctx = &ctx;
     let started = std::time::Instant::now();
+    let watch_idle = watches_idle(&cli.command);
+    let name = op_log::command_name(&cli.command);
+    op_log::install(ctx, cli.log_level.as_deref(), cli.log_file.as_deref());
     let code = command(ctx, cli.command).await;
+    op_log::ended(&name, &code, started.elapsed());
+    if watch_idle {
+        idle::check(ctx).await;
+    }
     if ctx.verbosity == Verbosity::Verbose {
         eprintln!(
             "pocketdock: engine socket {}; took {} ms",
@@ -249,6 +267,24 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
         );
     }
     code
+}
+
+/// Whether the call ends with the idle check (`containers.idle_timeout`):
+/// every command but those that only read files or print, and `serve`,
+/// which runs the check on a timer of its own.
+fn watches_idle(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Serve(_)
+            | Command::Validate(_)
+            | Command::Plan(_)
+            | Command::Recipe(_)
+            | Command::Init(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Complete(_)
+            | Command::DetachLog(_)
+    )
 }
 
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {

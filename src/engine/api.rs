@@ -77,6 +77,15 @@ pub struct HostConfig {
     /// `none` to cut the network; unset for the engine default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<String>,
+    /// Name servers written to the container's `/etc/resolv.conf`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dns: Vec<String>,
+    /// Search domains; `["."]` for none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dns_search: Vec<String>,
+    /// Resolver options (`timeout:1`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dns_options: Vec<String>,
     /// `HOST:CONTAINER[:ro]` bind mounts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub binds: Vec<String>,
@@ -252,6 +261,9 @@ pub struct InspectHostConfig {
     /// Network mode.
     #[serde(default)]
     pub network_mode: String,
+    /// Name servers given at create (Podman may say `null`).
+    #[serde(default)]
+    pub dns: Option<Vec<String>>,
     /// Process limit.
     #[serde(default)]
     pub pids_limit: Option<i64>,

@@ -7,6 +7,7 @@
 
 pub mod cancel;
 pub mod doctor;
+pub mod idle;
 mod job_prune;
 pub mod prune;
 

@@ -154,6 +154,16 @@ const LOGGING: KeyDoc = key(
     "What persistent sandboxes' records keep.",
     logging_keys,
 );
+const LOG_LEVEL: KeyDoc = key(
+    "log_level",
+    "Lowest level the operational log (`.pocketdock/logs/pocketdock.log`) keeps: `debug`, `info`, `warning` or `error`. `--log-level` wins. Default: info.",
+    || json!({ "enum": ["debug", "info", "warning", "error"] }),
+);
+const CONTAINERS: KeyDoc = key(
+    "containers",
+    "What happens to the project's sandboxes while nobody uses them.",
+    || reference("containers"),
+);
 
 /// Keys of `project:` (and, but for `name`, of the install-level file).
 pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
@@ -166,6 +176,24 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     DEFAULT_PERSIST,
     ALLOW_HOST_PATHS,
     LOGGING,
+    CONTAINERS,
+    LOG_LEVEL,
+];
+
+/// Keys of a seed-style `.pocketdock/pocketdock.yaml`: the project's, at
+/// the top level, its name spelled `project_name`.
+pub(crate) const SEED_PROJECT_KEYS: &[KeyDoc] = &[
+    key(
+        "project_name",
+        "In a seed-style `.pocketdock/pocketdock.yaml`: the project's name, as `project.name` in the root's `pocketdock.yaml`.",
+        || json!({ "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }),
+    ),
+    DEFAULT_PROFILE,
+    DEFAULT_PERSIST,
+    ALLOW_HOST_PATHS,
+    LOGGING,
+    CONTAINERS,
+    LOG_LEVEL,
 ];
 
 /// Keys of the install-level `~/.pocketdock/pocketdock.yaml`.
@@ -179,7 +207,16 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     DEFAULT_PERSIST,
     ALLOW_HOST_PATHS,
     LOGGING,
+    CONTAINERS,
+    LOG_LEVEL,
 ];
+
+/// Keys of `containers:`.
+pub(crate) const CONTAINERS_KEYS: &[KeyDoc] = &[key(
+    "idle_timeout",
+    "Stop a running sandbox of the project once no command has run in it for this long (e.g. 4h, 30m, 90s); empty or 0: never. `pocketdock serve` checks while it runs, otherwise every CLI call and `doctor` do. Default: never.",
+    || json!({ "oneOf": [ { "type": "number", "minimum": 0 }, { "type": "string" } ] }),
+)];
 
 /// Keys of `logging:`.
 pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
@@ -197,6 +234,21 @@ pub(crate) const LOGGING_KEYS: &[KeyDoc] = &[
         "max_logs_per_instance",
         "Keep the newest N logs per instance; 0 keeps all. Default: 100.",
         count,
+    ),
+    key(
+        "log_stdout",
+        "Stream logs of persistent sandboxes (`run`, `python`, `run --detach`, sessions) keep what commands print on stdout. Default: true.",
+        boolean,
+    ),
+    key(
+        "log_stderr",
+        "Stream logs of persistent sandboxes keep what commands print on stderr. Default: true.",
+        boolean,
+    ),
+    key(
+        "log_files",
+        "How many files the operational log keeps: `pocketdock.log` and its copies rotated at `max_log_size` (`.1`, `.2`, ...). Default: 5.",
+        || json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
     ),
     key(
         "retention_days",
@@ -234,8 +286,8 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     ),
     key(
         "network",
-        "Network on or off. Default: the profile's setting (`minimal` has none).",
-        boolean,
+        "Network on or off, or `dns-blocked`: on, but name lookups fail at once while raw IPs on the bridge still answer. Default: the profile's setting (`minimal` has none).",
+        || json!({ "oneOf": [ { "type": "boolean" }, { "const": "dns-blocked" } ] }),
     ),
     key(
         "env",

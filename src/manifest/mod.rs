@@ -128,6 +128,15 @@ pub fn parse_settings(
     decode::decode_settings(&source, &root, install).map_err(ManifestError::Invalid)
 }
 
+/// Read a seed-style `.pocketdock/pocketdock.yaml` (the project's settings
+/// at its top level, `project_name` for the name) given as text.
+pub fn parse_seed_settings(path: &Path, text: &str) -> Result<SettingsDecl, ManifestError> {
+    let source = Source::new(path, input::strip_bom(text));
+    input::check_nul(&source)?;
+    let root = yaml::parse(&source, &Limits::default()).map_err(ManifestError::Invalid)?;
+    decode::decode_seed_settings(&source, &root).map_err(ManifestError::Invalid)
+}
+
 /// Read and check a recipe file (`recipe.yaml` or `recipe.kdl`) given as
 /// text; `path` is used for positions.
 pub fn parse_recipe(path: &Path, text: &str, format: Format) -> Result<RecipeDecl, ManifestError> {

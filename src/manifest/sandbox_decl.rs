@@ -3,6 +3,9 @@
 use indexmap::IndexMap;
 
 use crate::diag::{Span, Spanned};
+
+/// The `network` value that keeps the bridge but blocks name lookups.
+pub const DNS_BLOCKED: &str = "dns-blocked";
 pub use crate::template::Tpl;
 
 /// Where a sandbox's image comes from.
@@ -50,6 +53,9 @@ pub struct SandboxDecl {
     pub cpu: Option<Spanned<u32>>,
     /// Network on or off; the profile decides when unset.
     pub network: Option<bool>,
+    /// `network: dns-blocked`: on (`network` is `Some(true)`), with name
+    /// lookups failing while raw IPs on the bridge still work.
+    pub dns_blocked: bool,
     /// Environment (values are templates).
     pub env: IndexMap<String, Tpl>,
     /// Working directory.

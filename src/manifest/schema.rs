@@ -8,8 +8,9 @@
 use serde_json::{json, Map, Value};
 
 use super::keys::{
-    KeyDoc, ACTIONS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS, REQUIRED, RUN_KEYS,
-    SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS, STEP_KEYS, TRANSFER_KEYS,
+    KeyDoc, ACTIONS, CONTAINERS_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, PYTHON_KEYS,
+    REQUIRED, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS, STEP_KEYS,
+    TRANSFER_KEYS,
 };
 
 /// Where the checked-in schema lives, relative to the crate root.
@@ -71,6 +72,7 @@ pub fn json_schema() -> Value {
         "python": object("Code run in the sandbox's persistent Python kernel.", PYTHON_KEYS, "python"),
         "project": object("Project settings.", PROJECT_KEYS, "project"),
         "logging": object("Logs of persistent sandboxes.", LOGGING_KEYS, "logging"),
+        "containers": object("Idle sandboxes.", CONTAINERS_KEYS, "containers"),
     });
     let Value::Object(obj) = &mut root else {
         unreachable!()
@@ -141,6 +143,7 @@ mod tests {
             PYTHON_KEYS,
             PROJECT_KEYS,
             LOGGING_KEYS,
+            CONTAINERS_KEYS,
             INSTALL_KEYS,
         ] {
             for key in table {

@@ -25,4 +25,14 @@ pub struct SettingsDecl {
     pub max_logs_per_instance: Option<u32>,
     /// `logging.retention_days`.
     pub retention_days: Option<u32>,
+    /// `log_level`: `debug`, `info`, `warning` or `error`.
+    pub log_level: Option<String>,
+    /// `logging.log_files`.
+    pub log_files: Option<u32>,
+    /// `logging.log_stdout`.
+    pub log_stdout: Option<bool>,
+    /// `logging.log_stderr`.
+    pub log_stderr: Option<bool>,
+    /// `containers.idle_timeout`; zero when the file turns it off.
+    pub idle_timeout: Option<std::time::Duration>,
 }

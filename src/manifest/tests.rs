@@ -248,7 +248,7 @@ fn wrong_types() {
             (
                 "version: 1\nsandboxes:\n  s:\n    network: 'false'\n",
                 "4:14",
-                "`network` must be a boolean, found a string",
+                "`network` must be a boolean or `dns-blocked`, found a string",
                 Is("write true or false without quotes"),
             ),
             (
@@ -1084,7 +1084,7 @@ fn kdl_errors_have_positions_and_kebab_case_suggestions() {
             (
                 "version 1\nsandbox \"s\" network=\"no\"\n",
                 "2:21",
-                "`network` must be a boolean, found a string",
+                "`network` must be a boolean or `dns-blocked`, found a string",
                 Absent,
             ),
             (
@@ -1155,4 +1155,16 @@ fn build_policy_mistakes() {
             ),
         ],
     );
+}
+
+#[test]
+fn network_takes_dns_blocked_in_yaml_and_kdl() {
+    let m = yaml("version: 1\nsandboxes:\n  s:\n    network: dns-blocked\n").unwrap();
+    let sb = &m.sandboxes["s"];
+    assert_eq!((sb.network, sb.dns_blocked), (Some(true), true));
+    let m = yaml("version: 1\nsandboxes:\n  s:\n    network: true\n").unwrap();
+    assert!(!m.sandboxes["s"].dns_blocked);
+    let m = kdl("version 1\nsandbox \"s\" network=\"dns-blocked\"\n").unwrap();
+    assert_eq!(m.sandboxes["s"].network, Some(true));
+    assert!(m.sandboxes["s"].dns_blocked);
 }

@@ -8,7 +8,7 @@ use super::Plan;
 use crate::sandbox::SandboxSpec;
 
 fn spec_json(spec: &SandboxSpec) -> Value {
-    json!({
+    let mut v = json!({
         "profile": spec.profile,
         "image": spec.image,
         "mem": spec.mem.bytes(),
@@ -24,7 +24,11 @@ fn spec_json(spec: &SandboxSpec) -> Value {
         "volumes": spec.volumes.iter().map(|v| format!("{}:{}{}", v.host, v.container, if v.read_only { ":ro" } else { "" })).collect::<Vec<_>>(),
         "devices": spec.devices,
         "persist": spec.persist,
-    })
+    });
+    if spec.network && spec.dns_blocked {
+        v["dns_blocked"] = true.into();
+    }
+    v
 }
 
 fn dot_quote(s: &str) -> String {

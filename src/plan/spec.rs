@@ -123,6 +123,7 @@ pub(crate) fn render_spec(
         spec.pids_limit = (n > 0).then_some(n);
     }
     spec.network = decl.network.unwrap_or(network);
+    spec.dns_blocked = decl.dns_blocked;
     for (k, v) in &decl.env {
         if let Some(v) = r.render(v) {
             spec.env.push((k.clone(), v));

@@ -1178,3 +1178,16 @@ steps:
         ],
     );
 }
+
+#[test]
+fn network_dns_blocked_turns_the_network_on_with_dns_blocked() {
+    let p = plan_of("version: 1\nsandboxes:\n  s:\n    network: dns-blocked\n");
+    let s = &p.sandboxes[0].spec;
+    assert!(s.network && s.dns_blocked);
+    assert_eq!(p.to_json()["sandboxes"][0]["spec"]["dns_blocked"], true);
+    let p = plan_of("version: 1\nsandboxes:\n  s:\n    network: true\n");
+    assert!(!p.sandboxes[0].spec.dns_blocked);
+    assert!(p.to_json()["sandboxes"][0]["spec"]
+        .get("dns_blocked")
+        .is_none());
+}

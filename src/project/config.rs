@@ -28,6 +28,11 @@ pub struct Config {
     /// `allow_host_paths` of every layer (install first): roots besides
     /// the project's that manifests' host paths may point into.
     pub allow_host_paths: Vec<AllowedHostPath>,
+    /// `log_level`: the operational log's lowest level (`None`: info).
+    pub log_level: Option<String>,
+    /// `containers.idle_timeout`: stop a sandbox no command has run in for
+    /// this long; `None` never does.
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// One root of `allow_host_paths`, and the settings file that allows it
@@ -51,6 +56,12 @@ pub struct Logging {
     pub max_logs_per_instance: u32,
     /// Delete logs older than this many days; 0 keeps them (default 30).
     pub retention_days: u32,
+    /// Files the operational log keeps, rotated at `max_log_size` (default 5).
+    pub log_files: u32,
+    /// Stream logs keep what commands print on stdout (default true).
+    pub log_stdout: bool,
+    /// Stream logs keep what commands print on stderr (default true).
+    pub log_stderr: bool,
 }
 
 impl Default for Logging {
@@ -60,6 +71,9 @@ impl Default for Logging {
             max_log_size: ByteSize(10 << 20),
             max_logs_per_instance: 100,
             retention_days: 30,
+            log_files: 5,
+            log_stdout: true,
+            log_stderr: true,
         }
     }
 }
@@ -85,6 +99,16 @@ pub struct ConfigLayer {
     pub max_logs_per_instance: Option<u32>,
     /// `logging.retention_days`.
     pub retention_days: Option<u32>,
+    /// `containers.idle_timeout` (zero: off).
+    pub idle_timeout: Option<std::time::Duration>,
+    /// `log_level`.
+    pub log_level: Option<String>,
+    /// `logging.log_files`.
+    pub log_files: Option<u32>,
+    /// `logging.log_stdout`.
+    pub log_stdout: Option<bool>,
+    /// `logging.log_stderr`.
+    pub log_stderr: Option<bool>,
 }
 
 impl From<SettingsDecl> for ConfigLayer {
@@ -99,6 +123,11 @@ impl From<SettingsDecl> for ConfigLayer {
             max_log_size: d.max_log_size,
             max_logs_per_instance: d.max_logs_per_instance,
             retention_days: d.retention_days,
+            idle_timeout: d.idle_timeout,
+            log_level: d.log_level,
+            log_files: d.log_files,
+            log_stdout: d.log_stdout,
+            log_stderr: d.log_stderr,
         }
     }
 }
@@ -132,6 +161,15 @@ impl Config {
             .max_logs_per_instance
             .unwrap_or(l.max_logs_per_instance);
         l.retention_days = layer.retention_days.unwrap_or(l.retention_days);
+        l.log_files = layer.log_files.unwrap_or(l.log_files);
+        l.log_stdout = layer.log_stdout.unwrap_or(l.log_stdout);
+        l.log_stderr = layer.log_stderr.unwrap_or(l.log_stderr);
+        if layer.log_level.is_some() {
+            self.log_level = layer.log_level;
+        }
+        if let Some(t) = layer.idle_timeout {
+            self.idle_timeout = (!t.is_zero()).then_some(t);
+        }
     }
 }
 
@@ -160,9 +198,22 @@ pub fn install_file_in(pocketdock_home: Option<&OsStr>, home: Option<&OsStr>) ->
 
 /// Read one layer; a missing file is an empty layer.
 pub fn read_layer(path: &Path, install: bool) -> Result<ConfigLayer, ManifestError> {
+    read_with(path, |text| manifest::parse_settings(path, text, install))
+}
+
+/// Read `.pocketdock/pocketdock.yaml` written to the seed's layout (see
+/// [`manifest::parse_seed_settings`]); a missing file is an empty layer.
+pub fn read_seed_layer(path: &Path) -> Result<ConfigLayer, ManifestError> {
+    read_with(path, |text| manifest::parse_seed_settings(path, text))
+}
+
+fn read_with(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<SettingsDecl, ManifestError>,
+) -> Result<ConfigLayer, ManifestError> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let decl = manifest::parse_settings(path, &text, install)?;
+            let decl = parse(&text)?;
             let dir = path.parent().unwrap_or(Path::new("."));
             let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
             let allowed = decl.allow_host_paths.clone().unwrap_or_default();
@@ -191,14 +242,22 @@ pub fn load(root: &Path) -> Result<Config, ManifestError> {
 }
 
 /// All layers for the project at `root`: defaults, then the install-level
-/// file `install` (none: skipped), then the project's `pocketdock.yaml`.
+/// file `install` (none: skipped), then a seed-style
+/// `.pocketdock/pocketdock.yaml`, then the project's `pocketdock.yaml`.
 pub fn load_with(root: &Path, install: Option<&Path>) -> Result<Config, ManifestError> {
     let mut config = Config::default();
     if let Some(install) = install {
         config.apply(read_layer(install, true)?);
     }
+    config.apply(read_seed_layer(&seed_file(root))?);
     config.apply(read_layer(&root.join("pocketdock.yaml"), false)?);
     Ok(config)
+}
+
+/// Where the seed's layout keeps the project's settings.
+#[must_use]
+pub fn seed_file(root: &Path) -> PathBuf {
+    root.join(".pocketdock").join("pocketdock.yaml")
 }
 
 #[cfg(test)]
@@ -241,6 +300,67 @@ mod tests {
             .collect();
         assert_eq!(paths, [Path::new("/srv/data"), &root.join("../shared")]);
         assert_eq!(c.allow_host_paths[1].file, root.join("pocketdock.yaml"));
+    }
+
+    #[test]
+    fn idle_timeout_layers_and_an_empty_value_turns_it_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let install = tmp.path().join("install.yaml");
+        std::fs::write(&install, "containers:\n  idle_timeout: 4h\n").unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        assert_eq!(c.idle_timeout, Some(std::time::Duration::from_hours(4)));
+        let project = root.join("pocketdock.yaml");
+        std::fs::write(
+            &project,
+            "version: 1\nproject:\n  containers:\n    idle_timeout: ''\n",
+        )
+        .unwrap();
+        assert_eq!(load_with(&root, Some(&install)).unwrap().idle_timeout, None);
+        std::fs::write(
+            &project,
+            "version: 1\nproject:\n  containers:\n    idle_timeout: soon\n",
+        )
+        .unwrap();
+        let e = load_with(&root, None).unwrap_err().to_string();
+        assert!(
+            e.contains("invalid `containers.idle_timeout`") || e.contains("idle_timeout"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_seed_style_file_in_dot_pocketdock_is_read_below_the_root_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir(root.join(".pocketdock")).unwrap();
+        std::fs::write(
+            seed_file(root),
+            "project_name: my-widget\ndefault_profile: dev\nlogging:\n  auto_log: false\ncontainers:\n  idle_timeout: 4h\n",
+        )
+        .unwrap();
+        let c = load_with(root, None).unwrap();
+        assert_eq!(c.name.as_deref(), Some("my-widget"));
+        assert_eq!(c.default_profile.as_deref(), Some("dev"));
+        assert!(!c.logging.auto_log);
+        assert_eq!(c.idle_timeout, Some(std::time::Duration::from_hours(4)));
+        std::fs::write(
+            root.join("pocketdock.yaml"),
+            "version: 1\nproject:\n  default_profile: agent\n",
+        )
+        .unwrap();
+        assert_eq!(
+            load_with(root, None).unwrap().default_profile.as_deref(),
+            Some("agent")
+        );
+        // A key the seed's layout does not have is named, with a near one.
+        std::fs::write(seed_file(root), "project_nme: x\n").unwrap();
+        let e = load_with(root, None).unwrap_err().to_string();
+        assert!(
+            e.contains("project_nme") && e.contains("project_name"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -62,8 +62,14 @@ pub struct SandboxInfo {
     pub pids_limit_enforced: Option<bool>,
     /// The sandbox's cgroup, read from inside it, while running.
     pub cgroup: Option<CgroupInfo>,
+    /// When a command last started in it, or it last started when that is
+    /// later (RFC 3339); `None` when it keeps no record (see
+    /// [`Sandbox::mark_active`]). What `containers.idle_timeout` measures.
+    pub last_activity: Option<String>,
     /// Network enabled.
     pub network: bool,
+    /// Network on with name lookups blocked (`network: dns-blocked`).
+    pub dns_blocked: bool,
     /// IP address, when it has one.
     pub ip_address: Option<String>,
     /// Published ports as `HOST->CONTAINER/PROTO`.
@@ -126,6 +132,10 @@ impl Sandbox {
             Via::Exec
         };
         info.agent = agent;
+        info.last_activity = self
+            .agent_dir_known()
+            .and_then(|d| super::activity::latest(&inspect, super::activity::read(&d)))
+            .and_then(|t| t.format(&Rfc3339).ok());
         Ok(info)
     }
 }
@@ -242,7 +252,9 @@ fn assemble(i: &ContainerInspect, stats: Option<&Value>, top: Option<&Top>) -> S
         cpu_limit_enforced: None,
         pids_limit_enforced: None,
         cgroup: None,
+        last_activity: None,
         network,
+        dns_blocked: super::dns::is_blocked(&i.host_config),
         ip_address: network.then_some(ip_address).flatten(),
         ports,
         disk_usage: i.size_rw.map(|n| n.max(0) as u64),
@@ -293,7 +305,7 @@ fn cpu_percent(s: &Value) -> Option<f64> {
 
 /// Podman's compat `top` sends each row (and the titles) as one
 /// space-aligned string; split them into columns, the last taking the rest.
-fn normalize(top: &Top) -> Top {
+pub(crate) fn normalize(top: &Top) -> Top {
     let [title] = top.titles.as_slice() else {
         return top.clone();
     };

@@ -201,6 +201,9 @@ impl Conn {
     }
 }
 
+/// How the driver's path begins: what tells its process apart.
+pub(crate) const DRIVER_STEM: &str = "/tmp/.pocketdock-kernel-";
+
 /// Where the driver lives inside the sandbox (named by its content, so a new
 /// pocketdock never talks to an old driver).
 fn driver_path() -> String {
@@ -211,7 +214,7 @@ fn driver_path() -> String {
         let _ = write!(s, "{b:02x}");
         s
     });
-    format!("/tmp/.pocketdock-kernel-{hex}.py")
+    format!("{DRIVER_STEM}{hex}.py")
 }
 
 enum Start {
@@ -379,6 +382,7 @@ impl Kernel {
     /// [`KERNEL_KILL_GRACE`] after that gets the kernel killed (state lost).
     /// `Err` means the kernel itself is unusable (died, closed, container gone).
     pub async fn exec(&self, code: &str, timeout: Option<Duration>) -> Result<KernelResult> {
+        self.inner.sandbox.mark_active().await;
         let req = json!({
             "op": "exec",
             "code": code,

@@ -6,9 +6,11 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
+mod activity;
 mod agent;
 mod buffer;
 mod cgroup;
+pub mod dns;
 mod files;
 mod guard;
 mod info;
@@ -499,6 +501,9 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "NanoCpus",
             "PidsLimit",
             "NetworkMode",
+            "Dns",
+            "DnsSearch",
+            "DnsOptions",
             "Binds",
             "PortBindings",
             "Devices",
@@ -579,7 +584,7 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
         });
     }
     let mem = i64::try_from(spec.mem.bytes()).unwrap_or(i64::MAX);
-    CreateContainer {
+    let mut body = CreateContainer {
         image: spec.image.clone(),
         labels,
         env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
@@ -639,8 +644,13 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
                     hard: i64::try_from(u.hard).unwrap_or(i64::MAX),
                 })
                 .collect(),
+            ..HostConfig::default()
         },
+    };
+    if spec.network && spec.dns_blocked {
+        dns::block(&mut body.host_config);
     }
+    body
 }
 
 /// The container name `spec` asks for, or a fresh `pd-<hex>` one, checked
@@ -749,5 +759,26 @@ mod tests {
         let body = create_body(&spec, "n", None);
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
+        assert!(json["HostConfig"].get("Dns").is_none());
+    }
+
+    #[test]
+    fn dns_blocked_keeps_the_bridge_and_points_the_resolver_nowhere() {
+        let spec = SandboxSpec {
+            network: true,
+            dns_blocked: true,
+            ..SandboxSpec::for_image("img")
+        };
+        let json = serde_json::to_value(create_body(&spec, "n", None)).unwrap();
+        assert!(json["HostConfig"].get("NetworkMode").is_none());
+        assert_eq!(json["HostConfig"]["Dns"], serde_json::json!(["0.0.0.0"]));
+        // With the network off there is nothing to resolve with anyway.
+        let off = SandboxSpec {
+            network: false,
+            ..spec
+        };
+        let json = serde_json::to_value(create_body(&off, "n", None)).unwrap();
+        assert_eq!(json["HostConfig"]["NetworkMode"], "none");
+        assert!(json["HostConfig"].get("Dns").is_none());
     }
 }

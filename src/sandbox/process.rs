@@ -211,6 +211,7 @@ impl Sandbox {
     /// Start `command` detached from any connection: it outlives this process.
     /// Its output goes to a log file inside the sandbox.
     pub async fn spawn_logged(&self, command: &str, opts: &RunOptions) -> Result<Spawned> {
+        self.mark_active().await;
         let marker = super::run::new_marker();
         let log = format!("{SPAWN_LOG_DIR}/{marker}.log");
         // The exit code goes to LOG.exit, for whoever copies the log out.

@@ -98,6 +98,10 @@ pub struct SandboxSpec {
     pub ulimits: Vec<Ulimit>,
     /// Network on or off (a profile's default is for its resolver to apply).
     pub network: bool,
+    /// With `network` on, name lookups fail at once while raw IPs on the
+    /// bridge still work (`network: dns-blocked`; see `sandbox::dns`).
+    /// Nothing changes with the network off.
+    pub dns_blocked: bool,
     /// Environment.
     pub env: Vec<(String, String)>,
     /// Working directory; the image's when unset.
@@ -138,6 +142,7 @@ impl Default for SandboxSpec {
             capabilities: Some(DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             ulimits: Ulimit::defaults(),
             network: false,
+            dns_blocked: false,
             env: Vec::new(),
             workdir: None,
             ports: Vec::new(),

@@ -13,13 +13,14 @@
 //! (token, content type), `jobs` (start, list, read, cancel;
 //! served at `/v1/jobs`, and at `/v1/runs`, its alias), `events`
 //! (SSE), `files` (step logs, artifacts, path confinement), `index`,
-//! `sandboxes`, `dashboard`, `api_error`.
+//! `sandboxes`, `dashboard`, `api_error`, `idle` (the idle timer).
 
 mod api_error;
 mod dashboard;
 mod events;
 mod files;
 mod guard;
+mod idle;
 mod index;
 mod jobs;
 mod sandboxes;
@@ -146,13 +147,18 @@ pub async fn serve(
     let drain = config.drain_timeout;
     let state = Arc::new(State::new(engine, config, stop.clone()));
     let app = router(Arc::clone(&state));
+    let idle_watch = idle::watch(&state);
     let stopping = stop.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;
         // Streams end on this, so open connections let the server stop.
         stopping.cancel();
     });
-    server.await.map_err(|e| Error::io("serve HTTP", e))?;
+    let outcome = server.await.map_err(|e| Error::io("serve HTTP", e));
+    if let Some(w) = idle_watch {
+        w.abort();
+    }
+    outcome?;
     state.drain(drain).await;
     Ok(())
 }

@@ -19,8 +19,10 @@ use crate::project::Project;
 /// The `.gitignore` [`Store::init`] writes into `.pocketdock/`: records
 /// stay out of git, profiles and recipes stay in.
 pub const GITIGNORE: &str = "# Written by `pocketdock init`: instance data (logs, history, data/ of
-# persistent sandboxes, job records) is personal and stays out of git.
+# persistent sandboxes, job records) and the operational log are personal
+# and stay out of git.
 instances/
+logs/
 ";
 
 /// A project's store: its `.pocketdock/` directory.
@@ -85,6 +87,13 @@ impl Store {
     #[must_use]
     pub fn server_manifests_dir(&self) -> PathBuf {
         self.dir().join("server").join("manifests")
+    }
+
+    /// The operational log, `.pocketdock/logs/pocketdock.log` (see
+    /// [`super::OpLog`]); its rotated copies end in `.1`, `.2`, ...
+    #[must_use]
+    pub fn op_log_path(&self) -> PathBuf {
+        self.dir().join("logs").join("pocketdock.log")
     }
 
     /// Make `.pocketdock/` and its `.gitignore`; the `.gitignore`'s path

@@ -46,6 +46,7 @@ mod job_record;
 mod job_summary;
 pub mod last_word;
 pub mod log_tail;
+pub mod op_log;
 mod persistent;
 pub mod reconcile;
 mod record_failure;
@@ -69,6 +70,7 @@ pub use job_record::{
 };
 pub use job_summary::JobSummary;
 pub use log_tail::LogTail;
+pub use op_log::OpLog;
 pub use persistent::{
     destroy_sandbox, prune, reboot, shutdown, user_data_dir, PersistentSandbox, Pruned,
 };

@@ -107,6 +107,15 @@ impl RunLog {
 
     /// Output as it arrives.
     pub fn output(&mut self, kind: StreamKind, data: &[u8]) {
+        let kept = match kind {
+            StreamKind::Stdout => self.logging.log_stdout,
+            StreamKind::Stderr => self.logging.log_stderr,
+            // The engine's own messages are not the command's output.
+            StreamKind::System => true,
+        };
+        if !kept {
+            return;
+        }
         let text = String::from_utf8_lossy(data);
         let _ = self
             .log
@@ -238,6 +247,10 @@ impl SessionLog {
 
     /// Output came back.
     pub fn received(&mut self, data: &[u8]) {
+        // A session's terminal merges both streams: it is stdout.
+        if !self.logging.log_stdout {
+            return;
+        }
         let text = String::from_utf8_lossy(data);
         let _ = self
             .log
@@ -348,6 +361,7 @@ mod tests {
             max_log_size: ByteSize(10),
             max_logs_per_instance: 2,
             retention_days: 0,
+            ..Logging::default()
         };
         for i in 0..3 {
             let mut log = RunLog::start(dir, &logging, "pd-x", &format!("echo {i}")).unwrap();
@@ -463,6 +477,27 @@ mod tests {
         assert_eq!(line["sends"], 2, "{history}");
         assert!(line["duration_s"].is_u64(), "{history}");
         assert_eq!(line["log"], name.as_str(), "{history}");
+    }
+
+    #[test]
+    fn log_stdout_and_log_stderr_choose_the_streams_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let logging = Logging {
+            log_stderr: false,
+            ..Logging::default()
+        };
+        let mut log = RunLog::start(tmp.path(), &logging, "pd-x", "x").unwrap();
+        log.output(StreamKind::Stdout, b"kept\n");
+        log.output(StreamKind::Stderr, b"dropped\n");
+        log.finish(Some(0), false, None);
+        let file = std::fs::read_dir(tmp.path().join("logs"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("kept") && !text.contains("dropped"), "{text}");
     }
 
     #[test]

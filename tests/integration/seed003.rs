@@ -4,9 +4,8 @@
 //! shapes a client written for the seed sends and reads. The same shapes
 //! under `/v1/sandboxes/{name}/...` are checked alongside.
 //!
-//! AC-6 (DNS blocked, raw IPs still reachable) has no test: pocketdock has
-//! no network mode that blocks only DNS yet (a sandbox's network is on or
-//! off).
+//! AC-6 (DNS blocked, raw IPs still reachable) is `--network dns-blocked`,
+//! the seed's `--dns 0.0.0.0`.
 
 use std::time::{Duration, Instant};
 
@@ -208,7 +207,53 @@ async fn ac5_state_persists_across_exec_calls() {
     finish(dir, &name, server).await;
 }
 
-// AC-6 (DNS blocked): not built; see the module's documentation.
+// AC-6: DNS resolution fails inside the sandbox, at once; a raw IP on the
+// bridge (another sandbox serving HTTP) still answers.
+#[tokio::test]
+async fn ac6_dns_fails_fast_and_a_raw_ip_on_the_bridge_still_answers() {
+    let engine = engine_or_skip!();
+    let (dir, name, server) = bound(&engine, &["--network", "dns-blocked"]);
+    let peer = unique("seed003-peer");
+    let o = dir.pd().output(&["create", "--name", &peer, "--network"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let serve = "python3 -m http.server 8000 --bind 0.0.0.0";
+    let o = dir.pd().output(&["run", &peer, "--detach", serve]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let info = dir.pd().cmd(["info", &peer, "--json"]).code(0).json();
+    let ip = info["ip_address"].as_str().expect("the peer has an IP");
+    let info = dir.pd().cmd(["info", &name, "--json"]).code(0).json();
+    assert_eq!(
+        (&info["network"], &info["dns_blocked"]),
+        (&json!(true), &json!(true))
+    );
+    dir.pd()
+        .args(["info", &name])
+        .code(0)
+        .stdout_has("enabled, DNS blocked");
+
+    // The seed's check was curl to a domain; here, the lookup that any
+    // client makes first. It must fail, and fail fast: no resolver timeout.
+    let r = exec(
+        &server,
+        &json!({ "code": "import socket, time\nt = time.monotonic()\ntry:\n    socket.getaddrinfo('example.com', 80)\n    looked = 'resolved'\nexcept socket.gaierror as e:\n    looked = 'failed'\nprint(looked, time.monotonic() - t < 1.5)\nprint(open('/etc/resolv.conf').read())" }),
+    )
+    .await;
+    let out = r["output"].as_str().unwrap();
+    assert!(out.starts_with("failed True\n"), "{r}");
+    assert!(out.contains("nameserver 0.0.0.0"), "{r}");
+    assert!(!out.contains("search "), "{r}");
+
+    // The peer's bridge IP answers (the server may take a moment to bind).
+    let code = format!(
+        "import time, urllib.request\nfor _ in range(50):\n    try:\n        s = urllib.request.urlopen('http://{ip}:8000/', timeout=2).status\n        break\n    except OSError as e:\n        s = repr(e)\n        time.sleep(0.2)\nprint(s)"
+    );
+    let r = exec(&server, &json!({ "code": code })).await;
+    assert_eq!(r["output"], "200\n", "{r}");
+
+    let o = dir.pd().output(&["shutdown", &peer, "-y"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    finish(dir, &name, server).await;
+}
 
 // AC-7: an allocation past the sandbox's memory limit fails gracefully: a
 // clear error in the answer, the server up, and the next call served.

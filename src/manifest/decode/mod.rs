@@ -24,7 +24,7 @@ mod values;
 
 use indexmap::IndexMap;
 
-use super::keys::{KeyDoc, INSTALL_KEYS, PROJECT_KEYS};
+use super::keys::{KeyDoc, INSTALL_KEYS, PROJECT_KEYS, SEED_PROJECT_KEYS};
 use super::node::{Key, Node, NodeKind};
 use super::sandbox_decl::{SandboxDecl, Tpl};
 use super::settings_decl::SettingsDecl;
@@ -114,6 +114,40 @@ pub(crate) fn decode_settings(
             },
             _ => Some(SettingsDecl::default()),
         }
+    };
+    match layer {
+        Some(l) if d.diags.is_empty() => Ok(l),
+        _ => {
+            d.diags.sort_by_key(|x| (x.line, x.col));
+            Err(d.diags)
+        }
+    }
+}
+
+/// Decode `.pocketdock/pocketdock.yaml` written to the seed's layout: the
+/// project's settings at the top level, the name as `project_name`. A file
+/// in this project's own layout (`version:` and a `project:` section) is
+/// read as the root's `pocketdock.yaml` is.
+pub(crate) fn decode_seed_settings(
+    source: &Source,
+    root: &Node,
+) -> Result<SettingsDecl, Vec<Diagnostic>> {
+    if let NodeKind::Map(entries) = &root.kind {
+        if entries
+            .iter()
+            .any(|(k, _)| k.name == "project" || k.name == "version")
+        {
+            return decode_settings(source, root, false);
+        }
+    }
+    let mut d = Decoder {
+        src: source,
+        kdl: false,
+        diags: Vec::new(),
+    };
+    let layer = match &root.kind {
+        NodeKind::Null => Some(SettingsDecl::default()),
+        _ => d.settings(root, "the project settings", "settings", SEED_PROJECT_KEYS),
     };
     match layer {
         Some(l) if d.diags.is_empty() => Ok(l),

@@ -6,7 +6,9 @@ use indexmap::IndexMap;
 use super::names::is_var_name;
 use super::{hint_for, Decoder, Key, Node, NodeKind, Obj, Spanned, Tpl};
 use crate::manifest::keys::SANDBOX_KEYS;
-use crate::manifest::sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl};
+use crate::manifest::sandbox_decl::{
+    AxisValues, BuildPolicy, ImageSource, SandboxDecl, DNS_BLOCKED,
+};
 use crate::size::{ByteSize, SIZE_FORMS};
 use crate::template::is_template;
 
@@ -30,9 +32,10 @@ impl Decoder<'_> {
             .value("cpu")
             .and_then(|n| self.int(n, "cpu", 1, 100_000))
             .map(|c| Spanned::new(c.value as u32, c.span));
-        let network = obj
-            .value("network")
-            .and_then(|n| self.boolean(n, "network"));
+        let (network, dns_blocked) = match obj.value("network") {
+            Some(n) => self.network(n),
+            None => (None, false),
+        };
         let env = obj
             .value("env")
             .map(|n| self.env_map(n, "env"))
@@ -70,6 +73,7 @@ impl Decoder<'_> {
             mem,
             cpu,
             network,
+            dns_blocked,
             env,
             workdir,
             ports,
@@ -80,6 +84,19 @@ impl Decoder<'_> {
             pids_limit,
             matrix,
         })
+    }
+
+    /// `network`: a boolean, or `dns-blocked` (on, with name lookups
+    /// failing); returns the network and whether DNS is blocked.
+    fn network(&mut self, node: &Node) -> (Option<bool>, bool) {
+        match &node.kind {
+            NodeKind::Bool(b) => (Some(*b), false),
+            NodeKind::Str(s) if s == DNS_BLOCKED => (Some(true), true),
+            _ => {
+                self.type_error(node, "network", "a boolean or `dns-blocked`");
+                (None, false)
+            }
+        }
     }
 
     /// `profile` or `image`, never both.

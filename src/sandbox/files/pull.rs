@@ -93,6 +93,7 @@ impl Sandbox {
         &self,
         path: &str,
     ) -> Result<(crate::engine::PathStat, hyper::body::Incoming)> {
+        self.mark_active().await;
         match self.backend.get_archive(&self.name, path).await {
             Ok(r) => Ok(r),
             Err(Error::Api {

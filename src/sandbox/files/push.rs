@@ -56,6 +56,7 @@ impl Sandbox {
     }
 
     async fn upload(&self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
+        self.mark_active().await;
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
         let backend = &self.backend;

@@ -45,7 +45,7 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         .collect();
     // JSON gives every field an unambiguous encoding (no separator games).
     let mut canonical = serde_json::json!({
-        "v": 1,
+        "v": 2,
         "image": spec.image,
         "profile": spec.profile,
         "project": spec.project.clone().unwrap_or_default(),
@@ -57,29 +57,19 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
         "workdir": spec.workdir,
         "labels": labels,
     });
-    // Only when set, so that the keys of default specs stay as they were.
-    if spec.timeout != Some(crate::sandbox::DEFAULT_TIMEOUT) {
-        canonical["timeout"] = serde_json::json!(spec.timeout.map(|d| d.as_secs_f64()));
-    }
-    if spec.capabilities
-        != Some(
-            super::super::spec::DEFAULT_CAPABILITIES
-                .map(String::from)
-                .to_vec(),
-        )
-    {
-        canonical["capabilities"] = serde_json::json!(spec.capabilities);
-    }
-    if !spec.no_new_privileges {
-        canonical["new_privileges"] = serde_json::json!(true);
-    }
-    if spec.ulimits != super::super::spec::Ulimit::defaults() {
-        let u: Vec<_> = spec
-            .ulimits
-            .iter()
-            .map(|u| (&u.name, u.soft, u.hard))
-            .collect();
-        canonical["ulimits"] = serde_json::json!(u);
+    // Version 2: a warm sandbox made before containment was the default
+    // (version 1) is never handed out for a contained spec.
+    let ulimits: Vec<_> = spec
+        .ulimits
+        .iter()
+        .map(|u| (&u.name, u.soft, u.hard))
+        .collect();
+    canonical["timeout"] = serde_json::json!(spec.timeout.map(|d| d.as_secs_f64()));
+    canonical["capabilities"] = serde_json::json!(spec.capabilities);
+    canonical["no_new_privileges"] = spec.no_new_privileges.into();
+    canonical["ulimits"] = serde_json::json!(ulimits);
+    if spec.network && spec.dns_blocked {
+        canonical["dns_blocked"] = true.into();
     }
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     Some(digest.iter().fold(String::with_capacity(64), |mut s, b| {
@@ -143,6 +133,11 @@ mod tests {
             },
             SandboxSpec {
                 network: true,
+                ..base.clone()
+            },
+            SandboxSpec {
+                network: true,
+                dns_blocked: true,
                 ..base.clone()
             },
             SandboxSpec {

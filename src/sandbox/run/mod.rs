@@ -319,6 +319,7 @@ impl Sandbox {
                     "a command or script under 127 KiB; push a larger script as a file and run it",
             });
         }
+        self.mark_active().await;
         let marker = new_marker();
         let spec = exec_spec(opts.lang.argv(command), &marker, opts);
         let start = Instant::now();

@@ -24,6 +24,7 @@ impl Sandbox {
     /// Open a persistent `bash` session (see [`Session`]). Fails with
     /// [`Error::ShellMissing`] when the image has no bash.
     pub async fn session(&self, opts: SessionOptions) -> Result<Session> {
+        self.mark_active().await;
         let marker = new_marker();
         let (exec_id, mut output, mut input) = self.attach_shell(&opts, &marker).await?;
         let mut ring = RingBuffer::new(opts.buffer.max(1));
