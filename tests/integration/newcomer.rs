@@ -78,3 +78,21 @@ fn the_commands_init_suggests_work_as_written() {
     cmd.extend(args);
     pd.cmd(cmd).code(0);
 }
+
+#[test]
+fn the_examples_index_lists_every_example_it_has() {
+    let index = std::fs::read_to_string(crate::common::repo().join("examples/README.md")).unwrap();
+    for dir in ["examples/sdk", "examples/python"] {
+        for entry in std::fs::read_dir(crate::common::repo().join(dir)).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".rs") || name.ends_with(".py") {
+                assert!(
+                    index.contains(&format!("]({}/{name})", &dir[9..])),
+                    "{dir}/{name}"
+                );
+            }
+        }
+    }
+    // No sentence says an example is missing (the pool's once did, above it).
+    assert!(!index.contains("will get its example"), "{index}");
+}
