@@ -624,12 +624,8 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
                     }
                 })
                 .collect(),
-            cap_drop: spec
-                .capabilities
-                .as_ref()
-                .map(|_| vec!["ALL".to_string()])
-                .unwrap_or_default(),
-            cap_add: spec.capabilities.clone().unwrap_or_default(),
+            cap_drop: spec::cap_drop(spec),
+            cap_add: spec::cap_add(spec),
             security_opt: if spec.no_new_privileges {
                 vec!["no-new-privileges".to_string()]
             } else {

@@ -43,6 +43,51 @@ pub const DEFAULT_CAPABILITIES: [&str; 6] = [
     "SETGID",
     "SETUID",
 ];
+/// The engines' default capability sets together (Docker's is the larger;
+/// Podman's lacks `AUDIT_WRITE`, `MKNOD` and `NET_RAW`).
+const ENGINE_DEFAULT_CAPABILITIES: [&str; 14] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
+/// The capabilities a create drops: the engines' defaults `spec` does not
+/// keep. Named one by one, not `ALL` plus the kept ones: Docker gives a
+/// root exec in a container whose image user is not root no effective
+/// capabilities at all once `ALL` is dropped.
+pub(crate) fn cap_drop(spec: &SandboxSpec) -> Vec<String> {
+    let Some(kept) = &spec.capabilities else {
+        return Vec::new();
+    };
+    ENGINE_DEFAULT_CAPABILITIES
+        .iter()
+        .filter(|c| !kept.iter().any(|k| k.trim_start_matches("CAP_") == **c))
+        .map(|c| (*c).to_string())
+        .collect()
+}
+
+/// The capabilities a create adds: those `spec` keeps beyond the engines'
+/// defaults.
+pub(crate) fn cap_add(spec: &SandboxSpec) -> Vec<String> {
+    spec.capabilities
+        .iter()
+        .flatten()
+        .filter(|k| !ENGINE_DEFAULT_CAPABILITIES.contains(&k.trim_start_matches("CAP_")))
+        .cloned()
+        .collect()
+}
+
 /// Default profile when neither profile nor image is given.
 pub const DEFAULT_PROFILE: &str = "minimal";
 /// The image of [`DEFAULT_PROFILE`], what a default spec creates from.
@@ -87,7 +132,11 @@ pub struct SandboxSpec {
     /// Maximum number of processes ([`DEFAULT_PIDS`]); no limit when unset.
     pub pids_limit: Option<u32>,
     /// Processes cannot gain privileges (setuid binaries, file
-    /// capabilities): on by default.
+    /// capabilities). Off by default: on Docker it also leaves a root exec
+    /// in a sandbox whose image user is not root with no capabilities (the
+    /// kernel clamps the exec's gain), which pocketdock's own `chown` of
+    /// pushed files needs. Without `SETFCAP` and with no setuid binary in
+    /// the shipped images, there is little it would add there.
     pub no_new_privileges: bool,
     /// The capabilities kept (names as the engines take them, `NET_RAW`);
     /// every other is dropped. [`DEFAULT_CAPABILITIES`] by default; `None`
@@ -138,7 +187,7 @@ impl Default for SandboxSpec {
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: Some(DEFAULT_PIDS),
-            no_new_privileges: true,
+            no_new_privileges: false,
             capabilities: Some(DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             ulimits: Ulimit::defaults(),
             network: false,

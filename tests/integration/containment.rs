@@ -1,7 +1,7 @@
-//! Contained by default: every sandbox gets a pids limit, no new
-//! privileges, only the capabilities pocketdock needs, and open-file and
-//! file-size limits, on both engines, from the library and the CLI alike;
-//! each is a named field a spec may relax.
+//! Contained by default: every sandbox gets a pids limit, only the
+//! capabilities pocketdock needs, and open-file and file-size limits, on
+//! both engines, from the library and the CLI alike; each is a named field
+//! a spec may relax, and no-new-privileges one it may ask for.
 
 use pocketdock::{RunOptions, Sandbox};
 
@@ -69,7 +69,7 @@ async fn a_default_sandbox_is_contained() {
     assert_eq!(
         contained(&sb).await,
         (
-            "NoNewPrivs: 1".to_string(),
+            "NoNewPrivs: 0".to_string(),
             "Max file size 1073741824 1073741824 bytes".to_string(),
             "Max open files 4096 4096 files".to_string()
         )
@@ -120,7 +120,7 @@ async fn each_default_is_a_named_relaxation() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let mut s = spec("relaxed");
-    s.no_new_privileges = false;
+    s.no_new_privileges = true;
     s.capabilities = None;
     s.ulimits = vec![
         pocketdock::sandbox::Ulimit::fixed("nofile", 2048),
@@ -130,7 +130,7 @@ async fn each_default_is_a_named_relaxation() {
     c.add(s.name.clone().unwrap());
     let sb = Sandbox::create(&engine, &s).await.unwrap();
     let (nnp, _, nofile) = contained(&sb).await;
-    assert_eq!(nnp, "NoNewPrivs: 0");
+    assert_eq!(nnp, "NoNewPrivs: 1");
     let caps = sh(&sb, "grep CapBnd /proc/self/status").await;
     assert_ne!(
         caps.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -148,7 +148,7 @@ async fn the_clis_sandboxes_are_contained_too() {
     let name = crate::common::unique("contained-cli");
     dir.pd().args(["create", "--name", &name]).code(0);
     let (nnp, fsize, nofile) = contained(&Sandbox::attach(&engine, &name)).await;
-    assert_eq!(nnp, "NoNewPrivs: 1");
+    assert_eq!(nnp, "NoNewPrivs: 0");
     assert!(fsize.contains("1073741824"), "{fsize}");
     assert!(nofile.contains("4096"), "{nofile}");
     let caps = sh(
