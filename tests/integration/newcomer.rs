@@ -84,8 +84,10 @@ fn the_examples_index_lists_every_example_it_has() {
     let index = std::fs::read_to_string(crate::common::repo().join("examples/README.md")).unwrap();
     for dir in ["examples/sdk", "examples/python"] {
         for entry in std::fs::read_dir(crate::common::repo().join(dir)).unwrap() {
-            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            if name.ends_with(".rs") || name.ends_with(".py") {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let ext = path.extension().and_then(|e| e.to_str());
+            if matches!(ext, Some("rs" | "py")) {
                 assert!(
                     index.contains(&format!("]({}/{name})", &dir[9..])),
                     "{dir}/{name}"
