@@ -103,6 +103,10 @@ class InvalidValue(PocketdockError, ValueError):
     """A value pocketdock cannot accept (a size, a port mapping, a language...)."""
 
 
+class NotFound(PocketdockError, LookupError):
+    """A name that is not one of those there are (a step of a job record...)."""
+
+
 class PrivilegedPort(PocketdockError):
     """A host port a rootless engine may not bind."""
 
@@ -171,6 +175,7 @@ __all__ = [
     "BadProjectProfile",
     "BuildError",
     "InvalidValue",
+    "NotFound",
     "PrivilegedPort",
     "LocalPathMissing",
     "SandboxPathMissing",

@@ -23,6 +23,7 @@ fn class_of(err: &Error) -> &'static str {
         Error::BadProjectProfile { .. } => "BadProjectProfile",
         Error::Build { .. } => "BuildError",
         Error::Invalid { .. } => "InvalidValue",
+        Error::NotFound { .. } => "NotFound",
         Error::PrivilegedPort { .. } => "PrivilegedPort",
         Error::LocalPathMissing { .. } => "LocalPathMissing",
         Error::SandboxPathMissing { .. } => "SandboxPathMissing",
