@@ -8,9 +8,23 @@ use crate::harness::{finish, manifest, project, scrub, show, spawn_apply, Record
 async fn a_push_source_outside_the_project_is_refused() {
     for fault in crate::harness::engines() {
         let dir = project("pushout");
+        // A literal source is refused before anything runs, at its place.
         manifest(
             dir.path(),
             "version: 1\nname: pushout\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  steal:\n    push: { src: ../../../../../../etc/hostname, dst: /tmp/h }\n",
+        );
+        let o = finish(spawn_apply(dir.path(), &fault, &[]));
+        let what = format!("{}: {}", fault.kind, show(&o));
+        assert_eq!(o.status.code(), Some(2), "{what}");
+        assert!(
+            what.contains("job.yaml:8:18") && what.contains("--allow-host-path"),
+            "{what}"
+        );
+        assert!(!dir.path().join(".pocketdock/instances").exists(), "{what}");
+        // One known only once rendered is refused when the step runs.
+        manifest(
+            dir.path(),
+            "version: 1\nname: pushout\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  steal:\n    push: { src: \"{{ '../../../../../..' }}/etc/hostname\", dst: /tmp/h }\n",
         );
         let o = finish(spawn_apply(dir.path(), &fault, &[]));
         let what = format!("{}: {}", fault.kind, show(&o));
