@@ -34,6 +34,7 @@ fn record() -> JobRecord {
             status: StepState::Pending,
             exit_code: None,
             duration_ms: None,
+            usage: None,
             attempts: 0,
             reason: None,
             log: log_name("t", "g[s=a]"),
@@ -112,6 +113,7 @@ fn a_job_whose_one_step_fails(r: &mut Recorder) {
         status: StepStatus::Failed,
         exit_code: Some(2),
         duration_ms: 12,
+        usage: None,
         attempts: 1,
         reason: Some("exit code 2".into()),
         artifacts: vec![Artifact {
@@ -263,6 +265,7 @@ fn finished(r: &mut Recorder) {
         status: StepStatus::Succeeded,
         exit_code: Some(0),
         duration_ms: 5,
+        usage: None,
         attempts: 1,
         reason: None,
         artifacts: vec![],
