@@ -85,7 +85,8 @@ fn the_examples_index_lists_every_example_it_has() {
     for dir in ["examples/sdk", "examples/python"] {
         for entry in std::fs::read_dir(crate::common::repo().join(dir)).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            if name.ends_with(".rs") || name.ends_with(".py") {
+            let ext = std::path::Path::new(&name).extension();
+            if ext.is_some_and(|e| e == "rs" || e == "py") {
                 assert!(
                     index.contains(&format!("]({}/{name})", &dir[9..])),
                     "{dir}/{name}"
