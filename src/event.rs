@@ -110,6 +110,18 @@ pub enum ImageStatus {
     Failed,
 }
 
+/// What a step's command used, as the in-sandbox helper measured it
+/// (absent for a command run through the engine's exec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Usage {
+    /// CPU time in user mode of the command and the descendants it waited for.
+    pub cpu_user_ms: u64,
+    /// CPU time in the kernel, likewise.
+    pub cpu_system_ms: u64,
+    /// The largest resident set of any one of those processes, bytes.
+    pub peak_memory_bytes: u64,
+}
+
 /// A file a `pull` brought back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Artifact {
@@ -255,6 +267,9 @@ pub enum EventKind {
         /// Files a `pull` brought back.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         artifacts: Vec<Artifact>,
+        /// What the last attempt's command used, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
     },
     /// Something beside the steps went wrong and the job went on: a sandbox
     /// that could not be removed, a step task that panicked.

@@ -51,11 +51,12 @@ fn run_to_end(stream: &UnixStream, run: &wire::Run, out: &Arc<Out>) -> Result<()
     let waiter = {
         let exited = Arc::clone(&exited);
         crate::spawn_thread(move || {
-            let mut child = child_rx.recv().ok()?;
-            let status = child.wait().ok();
+            let child = child_rx.recv().ok()?;
+            // wait4 rather than `Child::wait`: the same reaping, plus usage.
+            let reaped = sys::wait_with_usage(child.id()).ok();
             exited.store(true, Ordering::SeqCst);
             drop(exit_tx);
-            status
+            reaped
         })
         .ok_or("no thread for the waiter")?
     };
@@ -80,10 +81,16 @@ fn run_to_end(stream: &UnixStream, run: &wire::Run, out: &Arc<Out>) -> Result<()
     let _ = child_tx.send(child);
     pump(stdout, stderr, exit_rx, out);
     // The waiter ends once the child is reaped (it has the child).
-    let code = waiter.join().ok().flatten().map_or(-1, exit_code);
+    let reaped = waiter.join().ok().flatten();
+    let code = reaped.map_or(-1, |r| exit_code(ExitStatus::from_raw(r.status)));
     let exit = wire::Exit {
         code,
         oom_killed: code == 137 && oom::oom_kill_happened(),
+        usage: reaped.filter(|_| run.usage).map(|r| wire::Usage {
+            cpu_user_ms: r.user_ms,
+            cpu_system_ms: r.system_ms,
+            peak_memory_bytes: r.maxrss_bytes,
+        }),
     };
     out.send(wire::tag::EXIT, &exit.encode());
     Ok(())
@@ -145,6 +152,7 @@ fn not_started(e: &io::Error, prog: &str, out: &Out) -> Result<(), String> {
     let exit = wire::Exit {
         code,
         oom_killed: false,
+        usage: None,
     };
     out.send(wire::tag::EXIT, &exit.encode());
     Ok(())

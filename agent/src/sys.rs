@@ -37,7 +37,39 @@ pub struct PollFd {
     pub revents: c_short,
 }
 
+/// `struct timeval`.
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct Timeval {
+    sec: i64,
+    usec: i64,
+}
+
+/// `struct rusage`: two times, then 14 longs of which `maxrss` is first.
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    utime: Timeval,
+    stime: Timeval,
+    maxrss: i64,
+    rest: [i64; 13],
+}
+
+/// What [`wait_with_usage`] reports of a reaped child.
+#[derive(Debug, Clone, Copy)]
+pub struct Reaped {
+    /// The raw wait status (for `ExitStatus::from_raw`).
+    pub status: c_int,
+    /// CPU time in user mode, milliseconds.
+    pub user_ms: u64,
+    /// CPU time in the kernel, milliseconds.
+    pub system_ms: u64,
+    /// The largest resident set of the child or a descendant it waited for, bytes.
+    pub maxrss_bytes: u64,
+}
+
 extern "C" {
+    fn wait4(pid: i32, status: *mut c_int, options: c_int, usage: *mut Rusage) -> c_int;
     fn kill(pid: i32, sig: c_int) -> c_int;
     fn getuid() -> u32;
     fn getgid() -> u32;
@@ -73,6 +105,32 @@ pub fn send_signal(pid: i32, sig: c_int) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Wait for child `pid` to end and reap it, with what it and the
+/// descendants it waited for used (the kernel's `wait4`).
+pub fn wait_with_usage(pid: u32) -> io::Result<Reaped> {
+    let mut status: c_int = 0;
+    let mut usage = Rusage::default();
+    loop {
+        // SAFETY: `status` and `usage` are writable and sized as wait4 expects.
+        let rc = unsafe { wait4(pid as i32, &raw mut status, 0, &raw mut usage) };
+        if rc >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let ms = |t: Timeval| (t.sec.max(0) as u64) * 1000 + (t.usec.max(0) as u64) / 1000;
+    Ok(Reaped {
+        status,
+        user_ms: ms(usage.utime),
+        system_ms: ms(usage.stime),
+        // Linux counts maxrss in KiB.
+        maxrss_bytes: (usage.maxrss.max(0) as u64) * 1024,
+    })
 }
 
 /// The real uid and gid of the helper.
@@ -161,5 +219,26 @@ pub fn run_as(cmd: &mut std::process::Command, uid: u32, gid: u32, groups: Vec<u
     // allocation, no lock), which is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || switch_user(uid, gid, &groups));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::zombie_processes)] // reaped by wait_with_usage, not by std
+    fn a_waited_child_reports_its_time_and_memory() {
+        let busy = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done";
+        let child = std::process::Command::new("sh")
+            .args(["-c", busy])
+            .spawn()
+            .unwrap();
+        let reaped = wait_with_usage(child.id()).unwrap();
+        assert_eq!(reaped.status, 0);
+        assert!(reaped.user_ms + reaped.system_ms > 0, "{reaped:?}");
+        // A shell is more than a page and less than a gigabyte.
+        assert!(reaped.maxrss_bytes > 4096, "{reaped:?}");
+        assert!(reaped.maxrss_bytes < 1 << 30, "{reaped:?}");
     }
 }

@@ -73,6 +73,10 @@ pub struct Run {
     /// Keep running when the client hangs up; otherwise a hang-up before
     /// the exit kills the command and everything it started.
     pub detached: bool,
+    /// The client reads [`Usage`] in the exit. A flag, so that a helper
+    /// never sends a client more than it can read: older helpers ignore
+    /// it (their exits carry none), older clients never set it.
+    pub usage: bool,
 }
 
 /// A signal for every process whose environment carries a marker.
@@ -92,6 +96,19 @@ pub struct Exit {
     pub code: i64,
     /// The sandbox's memory cgroup counted an OOM kill during the command.
     pub oom_killed: bool,
+    /// What the command used, when the client asked and the helper knows.
+    pub usage: Option<Usage>,
+}
+
+/// What a command and the descendants it waited for used (`wait4`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// CPU time in user mode, milliseconds.
+    pub cpu_user_ms: u64,
+    /// CPU time in the kernel, milliseconds.
+    pub cpu_system_ms: u64,
+    /// The largest resident set of any one of those processes, bytes.
+    pub peak_memory_bytes: u64,
 }
 
 /// A malformed frame or payload.
@@ -172,7 +189,9 @@ impl Run {
         put_opt(&mut out, self.cwd.as_deref());
         put_opt(&mut out, self.user.as_deref());
         put_str(&mut out, &self.marker);
-        out.push(u8::from(self.stdin) | (u8::from(self.detached) << 1));
+        out.push(
+            u8::from(self.stdin) | (u8::from(self.detached) << 1) | (u8::from(self.usage) << 2),
+        );
         out
     }
 
@@ -187,6 +206,7 @@ impl Run {
             marker: r.string()?,
             stdin: false,
             detached: false,
+            usage: false,
         };
         let flags = r.byte()?;
         r.end()?;
@@ -196,6 +216,7 @@ impl Run {
         Ok(Run {
             stdin: flags & 1 != 0,
             detached: flags & 2 != 0,
+            usage: flags & 4 != 0,
             ..run
         })
     }
@@ -230,16 +251,35 @@ impl Exit {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = self.code.to_le_bytes().to_vec();
         out.push(u8::from(self.oom_killed));
+        if let Some(u) = self.usage {
+            for n in [u.cpu_user_ms, u.cpu_system_ms, u.peak_memory_bytes] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
         out
     }
 
-    /// Parse the frame's payload.
+    /// Parse the frame's payload; without the usage (an older helper's
+    /// exit, or one not asked for it) `usage` is `None`.
     pub fn decode(payload: &[u8]) -> Result<Exit, Malformed> {
         let mut r = Reader(payload);
-        let code = i64::from_le_bytes(r.take(8)?.try_into().map_err(|_| Malformed("exit"))?);
+        let code = r.u64()? as i64;
         let oom_killed = r.byte()? != 0;
+        let usage = if r.0.is_empty() {
+            None
+        } else {
+            Some(Usage {
+                cpu_user_ms: r.u64()?,
+                cpu_system_ms: r.u64()?,
+                peak_memory_bytes: r.u64()?,
+            })
+        };
         r.end()?;
-        Ok(Exit { code, oom_killed })
+        Ok(Exit {
+            code,
+            oom_killed,
+            usage,
+        })
     }
 }
 
@@ -289,6 +329,11 @@ impl Reader<'_> {
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         Ok(head)
+    }
+
+    fn u64(&mut self) -> Result<u64, Malformed> {
+        let b = self.take(8)?.try_into().map_err(|_| Malformed("number"))?;
+        Ok(u64::from_le_bytes(b))
     }
 
     fn byte(&mut self) -> Result<u8, Malformed> {
@@ -345,6 +390,7 @@ mod tests {
             marker: "00ff".into(),
             stdin: true,
             detached: false,
+            usage: true,
         };
         assert_eq!(Run::decode(&run.encode()).unwrap(), run);
         let detached = Run {
@@ -397,6 +443,7 @@ mod tests {
         let exit = Exit {
             code: 137,
             oom_killed: true,
+            usage: None,
         };
         assert_eq!(Exit::decode(&exit.encode()).unwrap(), exit);
         assert_eq!(decode_pid(&encode_pid(42)).unwrap(), 42);
@@ -405,5 +452,54 @@ mod tests {
             signal: 2,
         };
         assert_eq!(Signal::decode(&sig.encode()).unwrap(), sig);
+    }
+
+    #[test]
+    fn exits_carry_usage_and_still_read_without_it() {
+        let usage = Usage {
+            cpu_user_ms: 310,
+            cpu_system_ms: 12,
+            peak_memory_bytes: 104_857_600,
+        };
+        let exit = Exit {
+            code: -1,
+            oom_killed: false,
+            usage: Some(usage),
+        };
+        assert_eq!(Exit::decode(&exit.encode()).unwrap(), exit);
+        // An older helper's exit: code and OOM flag only.
+        let mut old = 3i64.to_le_bytes().to_vec();
+        old.push(1);
+        let read = Exit::decode(&old).unwrap();
+        assert_eq!((read.code, read.oom_killed, read.usage), (3, true, None));
+        // A cut-off usage is malformed, not half read.
+        let full = exit.encode();
+        assert!(Exit::decode(&full[..full.len() - 1]).is_err());
+        assert!(Exit::decode(&full[..9 + 8]).is_err());
+    }
+
+    #[test]
+    fn the_usage_flag_is_a_bit_older_helpers_ignore() {
+        let run = Run {
+            argv: vec!["true".into()],
+            usage: true,
+            ..Run::default()
+        };
+        let payload = run.encode();
+        assert_eq!(payload.last(), Some(&4));
+        // What an older helper reads of the flags: stdin and detached only.
+        assert_eq!(payload.last().map(|f| f & 3), Some(0));
+        assert!(Run::decode(&payload).unwrap().usage);
+        assert!(
+            !Run::decode(
+                &Run {
+                    usage: false,
+                    ..run
+                }
+                .encode()
+            )
+            .unwrap()
+            .usage
+        );
     }
 }

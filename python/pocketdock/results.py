@@ -37,6 +37,9 @@ class ExecResult:
     truncated: bool
     oom_killed: bool = False
     via: str = "exec"
+    cpu_user_ms: Optional[int] = None
+    cpu_system_ms: Optional[int] = None
+    peak_memory_bytes: Optional[int] = None
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ pub struct Args {
     #[arg(long, short = 'u', value_name = "USER")]
     user: Option<String>,
     /// Print the result as one JSON object (stdout, stderr, exit_code, ok,
-    /// duration_ms, timed_out, truncated, oom_killed) instead of the output.
+    /// duration_ms, timed_out, truncated, oom_killed, via, cpu_user_ms,
+    /// cpu_system_ms, peak_memory_bytes) instead of the output.
     #[arg(long)]
     json: bool,
     /// Show output as it arrives (the default for text output); with --json,

@@ -63,6 +63,7 @@ fn finished(
         status,
         exit_code,
         duration_ms,
+        usage: None,
         attempts,
         reason: reason.map(str::to_string),
         artifacts,

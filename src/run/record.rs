@@ -58,6 +58,7 @@ pub(super) fn initial(plan: &Plan, job_id: &str, engine: &Engine, manifest: &Pat
                 status: StepState::Pending,
                 exit_code: None,
                 duration_ms: None,
+                usage: None,
                 attempts: 0,
                 reason: None,
                 log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),

@@ -19,7 +19,7 @@ use super::scheduler::{Finished, Skip, StepRunner};
 use super::secret_values::SecretValues;
 use super::step;
 use crate::engine::Watch;
-use crate::event::{Artifact, EventKind, StepStatus};
+use crate::event::{Artifact, EventKind, StepStatus, Usage};
 use crate::plan::Plan;
 use crate::template::{Context, StepResult};
 
@@ -51,6 +51,8 @@ pub(super) struct StepEnd {
     pub attempts: u32,
     pub reason: Option<String>,
     pub artifacts: Vec<Artifact>,
+    /// What the last attempt's command used, when known.
+    pub usage: Option<Usage>,
 }
 
 impl StepEnd {
@@ -63,6 +65,7 @@ impl StepEnd {
             attempts: 0,
             reason,
             artifacts: Vec::new(),
+            usage: None,
         }
     }
 }
@@ -120,6 +123,7 @@ impl Runtime {
             attempts: end.attempts,
             reason: end.reason,
             artifacts: end.artifacts,
+            usage: end.usage,
         });
     }
 }
@@ -145,6 +149,7 @@ impl StepRunner for Runtime {
             attempts: 0,
             reason: Some(reason),
             artifacts: Vec::new(),
+            usage: None,
         });
     }
 

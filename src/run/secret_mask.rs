@@ -158,6 +158,7 @@ impl SecretMask {
                 attempts,
                 reason,
                 artifacts,
+                usage,
             } => EventKind::StepFinished {
                 step,
                 sandbox,
@@ -167,6 +168,7 @@ impl SecretMask {
                 attempts,
                 reason: mo(reason),
                 artifacts,
+                usage,
             },
             EventKind::Warning { message } => EventKind::Warning {
                 message: m(message),
@@ -293,6 +295,7 @@ mod tests {
             status: StepStatus::Failed,
             exit_code: Some(1),
             duration_ms: 1,
+            usage: None,
             attempts: 1,
             reason: Some("printed hunter2".into()),
             artifacts: vec![],

@@ -148,6 +148,7 @@ fn finish_attempt(
         attempts,
         reason,
         artifacts: outcome.artifacts,
+        usage: outcome.usage,
     };
     rt.finish(i, end, result);
     Finished {

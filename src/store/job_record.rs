@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::OffsetDateTime;
 
-use crate::event::{JobStatus, StepStatus};
+use crate::event::{JobStatus, StepStatus, Usage};
 
 /// Version of the record format; bumped when a reader would misread it.
 pub const FORMAT_VERSION: u32 = 1;
@@ -135,6 +135,9 @@ pub struct JobStep {
     /// Wall time of the last attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// What the last attempt's command used, when the helper measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// Attempts made.
     #[serde(default)]
     pub attempts: u32,

@@ -420,6 +420,7 @@ mod tests {
             status: StepState::parse(status).unwrap(),
             exit_code: None,
             duration_ms: None,
+            usage: None,
             attempts: 0,
             reason: None,
             log: format!("{id}.log"),

@@ -379,6 +379,7 @@ impl Recorder {
                 attempts,
                 reason,
                 artifacts,
+                usage,
                 ..
             } => {
                 if let Some(log) = self.logs.get_mut(step) {
@@ -390,6 +391,7 @@ impl Recorder {
                     s.status = StepState::Finished(*status);
                     s.exit_code = *exit_code;
                     s.duration_ms = Some(*duration_ms);
+                    s.usage = *usage;
                     s.attempts = *attempts;
                     s.reason.clone_from(reason);
                 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::demux::StreamKind;
-use crate::event::{Artifact, StepStatus};
+use crate::event::{Artifact, StepStatus, Usage};
 use crate::event::{Consumer, Event, EventKind, JobStatus};
 
 fn record() -> JobRecord {
@@ -34,6 +34,7 @@ fn record() -> JobRecord {
             status: StepState::Pending,
             exit_code: None,
             duration_ms: None,
+            usage: None,
             attempts: 0,
             reason: None,
             log: log_name("t", "g[s=a]"),
@@ -74,6 +75,12 @@ fn events_become_history_logs_and_status() {
 }
 
 /// One sandbox, one step that prints in pieces and fails, one artifact.
+const USAGE: Usage = Usage {
+    cpu_user_ms: 310,
+    cpu_system_ms: 20,
+    peak_memory_bytes: 104_857_600,
+};
+
 fn a_job_whose_one_step_fails(r: &mut Recorder) {
     r.handle(&ev(EventKind::JobStarted {
         job: "grade/fizz".into(),
@@ -112,6 +119,7 @@ fn a_job_whose_one_step_fails(r: &mut Recorder) {
         status: StepStatus::Failed,
         exit_code: Some(2),
         duration_ms: 12,
+        usage: Some(USAGE),
         attempts: 1,
         reason: Some("exit code 2".into()),
         artifacts: vec![Artifact {
@@ -166,6 +174,7 @@ fn record_says_how_it_ended(dir: &Path) {
     assert_eq!((rec.status, rec.exit_code), (JobStatus::Failed, Some(1)));
     assert_eq!(rec.steps[0].status, StepStatus::Failed.into());
     assert_eq!(rec.steps[0].exit_code, Some(2));
+    assert_eq!(rec.steps[0].usage, Some(USAGE));
     assert_eq!(rec.sandboxes[0].container.as_deref(), Some("pd-1"));
     assert_eq!(rec.sandboxes[0].state, SandboxState::Removed);
     assert_eq!(rec.artifacts[0].path, "/out/a.txt");
@@ -263,6 +272,7 @@ fn finished(r: &mut Recorder) {
         status: StepStatus::Succeeded,
         exit_code: Some(0),
         duration_ms: 5,
+        usage: None,
         attempts: 1,
         reason: None,
         artifacts: vec![],

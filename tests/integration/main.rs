@@ -62,3 +62,4 @@ mod stray_processes;
 mod systemd;
 mod template_home;
 mod terminal;
+mod usage;

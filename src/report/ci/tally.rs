@@ -75,6 +75,7 @@ impl Tally {
                 attempts,
                 reason,
                 artifacts,
+                ..
             } => {
                 let r = self.entry(step, sandbox);
                 r.status = Some(*status);

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::dispatch::Emitter;
 use super::step_error::{StepError, STALL_GRACE};
-use crate::event::{Artifact, EventKind, StepStatus, StreamKind};
+use crate::event::{Artifact, EventKind, StepStatus, StreamKind, Usage};
 use crate::plan::RenderedAction;
 use crate::sandbox::{Lang, Sandbox};
 use crate::template::PythonResult;
@@ -87,6 +87,8 @@ pub struct Attempt {
     pub artifacts: Vec<Artifact>,
     /// What a Python call left.
     pub python: Option<PythonResult>,
+    /// What a command used, when the helper measured it.
+    pub usage: Option<Usage>,
 }
 
 impl Attempt {
@@ -119,6 +121,7 @@ impl Default for Attempt {
             outputs: IndexMap::new(),
             artifacts: Vec::new(),
             python: None,
+            usage: None,
         }
     }
 }

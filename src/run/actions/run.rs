@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 
 use super::protocol::Heard;
 use super::{ActionCtx, Attempt};
-use crate::event::StreamKind;
+use crate::event::{StreamKind, Usage};
 use crate::manifest::Protocol;
 use crate::plan::Stdin;
 use crate::run::step_error::StepError;
@@ -97,6 +97,11 @@ pub(super) async fn run(
         exit_code: Some(o.exit_code),
         stdout,
         outputs,
+        usage: o.usage.map(|u| Usage {
+            cpu_user_ms: u.cpu_user_ms,
+            cpu_system_ms: u.cpu_system_ms,
+            peak_memory_bytes: u.peak_memory_bytes,
+        }),
         ..Attempt::default()
     }
 }

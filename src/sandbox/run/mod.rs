@@ -18,6 +18,7 @@ use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::size::ByteSize;
 use pocketdock_agent::cgroup;
+use pocketdock_agent::wire::Usage;
 
 pub(crate) mod marker;
 
@@ -177,6 +178,16 @@ pub struct ExecResult {
     pub oom_killed: bool,
     /// How the command ran: through the in-sandbox helper or the engine's exec.
     pub via: Via,
+    /// CPU time in user mode of the command and the descendants it waited
+    /// for, milliseconds. Known through the helper; `None` through the
+    /// engine's exec, after a timeout, or from an older helper.
+    pub cpu_user_ms: Option<u64>,
+    /// CPU time in the kernel, as `cpu_user_ms`.
+    pub cpu_system_ms: Option<u64>,
+    /// The largest resident set of any one process among the command and
+    /// the descendants it waited for, bytes (the kernel keeps a maximum per
+    /// process, not a sum over the tree). Known as `cpu_user_ms` is.
+    pub peak_memory_bytes: Option<u64>,
 }
 
 /// A running command, as [`Sandbox::start_exec`] leaves it.
@@ -224,6 +235,8 @@ pub(crate) struct Outcome {
     pub timed_out: bool,
     pub oom_killed: bool,
     pub via: Via,
+    /// What the command used, when the helper reported it.
+    pub usage: Option<Usage>,
 }
 
 impl Sandbox {
@@ -364,7 +377,7 @@ impl Sandbox {
             user,
             start,
         } = started;
-        let (exit_code, oom) = tokio::select! {
+        let (exit_code, oom, usage) = tokio::select! {
             r = read_to_end(&self.backend, channel, cap, sink) => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
@@ -380,6 +393,7 @@ impl Sandbox {
                     timed_out: true,
                     oom_killed: false,
                     via,
+                    usage: None,
                 });
             }
             () = cancelled(cancel) => {
@@ -398,6 +412,7 @@ impl Sandbox {
             timed_out: false,
             oom_killed,
             via,
+            usage,
         })
     }
 
@@ -420,6 +435,7 @@ impl Sandbox {
                 timed_out: false,
                 oom_killed: false,
                 via: Via::Agent,
+                usage: None,
             });
         }
         // The helper alone is gone: what it started must not run on.
@@ -567,6 +583,9 @@ pub(crate) fn assemble(
         truncated: cap.truncated(),
         oom_killed: o.oom_killed,
         via: o.via,
+        cpu_user_ms: o.usage.map(|u| u.cpu_user_ms),
+        cpu_system_ms: o.usage.map(|u| u.cpu_system_ms),
+        peak_memory_bytes: o.usage.map(|u| u.peak_memory_bytes),
     }
 }
 
@@ -581,6 +600,7 @@ fn agent_request(spec: &ExecSpec, marker: &str, detached: bool) -> pocketdock_ag
         marker: marker.to_string(),
         stdin: false,
         detached,
+        usage: true,
     }
 }
 
@@ -595,13 +615,14 @@ pub(crate) fn sh(script: &str) -> Vec<String> {
 }
 
 /// Pass a started command's output through `cap` to `sink` until it ends;
-/// its exit code, and whether it was OOM-killed when the channel knows.
+/// its exit code, and whether it was OOM-killed and what it used when the
+/// channel knows.
 async fn read_to_end(
     backend: &crate::backend::Backend,
     channel: Channel,
     cap: &mut CappedOutput,
     sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
-) -> Result<(i64, Option<bool>)> {
+) -> Result<(i64, Option<bool>, Option<Usage>)> {
     match channel {
         Channel::Exec {
             exec_id,
@@ -617,7 +638,7 @@ async fn read_to_end(
             };
             while output.next(&mut pass).await? {}
             let code = wait_exit(backend, &exec_id).await?;
-            Ok((runtime_error.exit_code(code), None))
+            Ok((runtime_error.exit_code(code), None, None))
         }
         Channel::Agent(mut run) => {
             let mut pass = |k: StreamKind, d: &[u8]| {
@@ -627,7 +648,7 @@ async fn read_to_end(
                 }
             };
             let exit = run.finish(&mut pass).await?;
-            Ok((exit.code, Some(exit.oom_killed)))
+            Ok((exit.code, Some(exit.oom_killed), exit.usage))
         }
     }
 }
