@@ -107,6 +107,15 @@ pub struct HostConfig {
     /// Resource limits of every process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ulimits: Vec<UlimitSpec>,
+    /// tmpfs mounts: container path to mount options (`size=64m,mode=1777`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tmpfs: BTreeMap<String, String>,
+    /// The root filesystem is read-only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub readonly_rootfs: bool,
+    /// Storage driver options (`size` caps the writable layer).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage_opt: BTreeMap<String, String>,
 }
 
 /// One `setrlimit` limit of a container create.
@@ -267,6 +276,12 @@ pub struct InspectHostConfig {
     /// Process limit.
     #[serde(default)]
     pub pids_limit: Option<i64>,
+    /// tmpfs mounts (path to options); Docker says `null` for none.
+    #[serde(default)]
+    pub tmpfs: Option<BTreeMap<String, String>>,
+    /// The root filesystem is read-only.
+    #[serde(default)]
+    pub readonly_rootfs: bool,
 }
 
 impl InspectHostConfig {

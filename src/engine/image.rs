@@ -82,6 +82,9 @@ pub struct ImageInfo {
     pub labels: BTreeMap<String, String>,
     /// Unix creation time (0 from an inspect, which gives it as text).
     pub created: i64,
+    /// The working directory its containers start in (empty from a list,
+    /// or when the image sets none).
+    pub working_dir: String,
 }
 
 impl From<ImageInspect> for ImageInfo {
@@ -90,6 +93,11 @@ impl From<ImageInspect> for ImageInfo {
             id: i.id,
             repo_tags: i.repo_tags.unwrap_or_default(),
             size: i.size.max(0) as u64,
+            working_dir: i
+                .config
+                .as_ref()
+                .and_then(|c| c.working_dir.clone())
+                .unwrap_or_default(),
             labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
             created: 0,
         }
@@ -114,6 +122,8 @@ struct ImageSummary {
 struct ImageConfig {
     #[serde(rename = "Labels", default)]
     labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "WorkingDir", default)]
+    working_dir: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -327,6 +337,7 @@ impl Engine {
                 size: i.size.max(0) as u64,
                 labels: i.labels.unwrap_or_default(),
                 created: i.created,
+                working_dir: String::new(),
             })
             .collect())
     }

@@ -132,6 +132,7 @@ impl Sandbox {
             observer: None,
             warnings: Arc::default(),
             default_timeout: Arc::default(),
+            tmpfs: Arc::default(),
         }
     }
 

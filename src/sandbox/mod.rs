@@ -17,6 +17,7 @@ mod info;
 mod kernel;
 pub mod limits;
 pub mod manage;
+pub mod mounts;
 mod observer;
 mod output;
 pub mod owner;
@@ -82,6 +83,8 @@ pub struct Sandbox {
     /// The sandbox's default command timeout, once known (from the spec
     /// or the label): see [`Timeout::Sandbox`].
     default_timeout: std::sync::Arc<std::sync::OnceLock<Option<std::time::Duration>>>,
+    /// Its tmpfs mount points, once known (from the spec or an inspect).
+    tmpfs: std::sync::Arc<std::sync::OnceLock<Vec<String>>>,
 }
 
 /// How [`Sandbox::shutdown`] ends a sandbox. The default stops a
@@ -137,7 +140,18 @@ impl Sandbox {
             }
             _ => None,
         };
-        let body = create_body(spec, &name, prepared.as_ref());
+        let podman = engine.info().kind == crate::engine::EngineKind::Podman;
+        let home = if spec.read_only {
+            home_of(engine, spec).await
+        } else {
+            None
+        };
+        let layout = Layout {
+            home: home.as_deref(),
+            podman,
+        };
+        let body = create_body(spec, &name, prepared.as_ref(), &layout);
+        let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
         let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
@@ -202,7 +216,15 @@ impl Sandbox {
             observer: None,
             warnings: std::sync::Arc::new(warnings),
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),
+            tmpfs: std::sync::Arc::new(std::sync::OnceLock::from(tmpfs)),
         };
+        if let (Some(home), false) = (&home, podman) {
+            // Docker's tmpfs `uid=` wants a number; the image names a user.
+            if let Err(e) = sandbox.give_mount_to_user(home).await {
+                let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
+                return Err(e);
+            }
+        }
         if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
             let _ = sandbox.agent_launch().await;
@@ -215,6 +237,13 @@ impl Sandbox {
     pub async fn give_to_user(&self, entry: &str) -> Result<()> {
         self.chown_to_user("/home/sandbox", &[entry.to_string()])
             .await
+    }
+
+    /// Give the mount at `path` (not what is under it) to the sandbox's user.
+    async fn give_mount_to_user(&self, path: &str) -> Result<()> {
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let parent = if parent.is_empty() { "/" } else { parent };
+        self.chown_to_user(parent, &[name.to_string()]).await
     }
 
     /// A handle on an existing sandbox by name or id. Makes no request: a
@@ -237,6 +266,7 @@ impl Sandbox {
             observer: None,
             warnings: std::sync::Arc::default(),
             default_timeout: std::sync::Arc::default(),
+            tmpfs: std::sync::Arc::default(),
         }
     }
 
@@ -301,6 +331,7 @@ impl Sandbox {
             .start_container(&self.name)
             .await
             .map_err(|e| self.gone_on_404(e))?;
+        self.give_homes_again().await?;
         self.agent_relaunch_now().await;
         Ok(())
     }
@@ -362,6 +393,7 @@ impl Sandbox {
                 .restart_container(&self.name, 10)
                 .await
                 .map_err(|e| self.gone_on_404(e))?;
+            self.give_homes_again().await?;
             self.agent_relaunch_now().await;
             return Ok(());
         }
@@ -381,7 +413,25 @@ impl Sandbox {
             g.set_id(&id);
         }
         self.id = id;
+        self.give_homes_again().await?;
         self.agent_relaunch_now().await;
+        Ok(())
+    }
+
+    /// On Docker, a restart mounts a read-only sandbox's home afresh, as root's.
+    async fn give_homes_again(&self) -> Result<()> {
+        if self.engine().info().kind == crate::engine::EngineKind::Podman {
+            return Ok(());
+        }
+        let inspect = self.inspect().await?;
+        if !inspect.host_config.readonly_rootfs {
+            return Ok(());
+        }
+        for home in inspect.host_config.tmpfs.unwrap_or_default().keys() {
+            if home != mounts::TMP {
+                self.give_mount_to_user(home).await?;
+            }
+        }
         Ok(())
     }
 
@@ -426,6 +476,14 @@ impl Sandbox {
         let _ = self
             .default_timeout
             .set(timeout_label(inspect.label(labels::TIMEOUT)));
+        let _ = self.tmpfs.set(
+            inspect
+                .host_config
+                .tmpfs
+                .as_ref()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default(),
+        );
         Ok(inspect)
     }
 
@@ -511,6 +569,9 @@ fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "Ulimits",
             "CapDrop",
             "CapAdd",
+            "Tmpfs",
+            "ReadonlyRootfs",
+            "StorageOpt",
         ],
     );
     // Podman reports `RLIMIT_NOFILE` where a create takes `nofile`.
@@ -539,7 +600,66 @@ fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> {
     (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
 }
 
-fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) -> CreateContainer {
+/// The working directory a read-only sandbox gets as tmpfs: the spec's,
+/// or its image's.
+async fn home_of(engine: &Engine, spec: &SandboxSpec) -> Option<String> {
+    if let Some(w) = &spec.workdir {
+        return Some(w.clone());
+    }
+    let info = engine.inspect_image(&spec.image).await.ok()??;
+    (!info.working_dir.is_empty()).then_some(info.working_dir)
+}
+
+/// Where a new sandbox's files go beyond its image.
+struct Layout<'a> {
+    /// Its working directory, tmpfs with a read-only root.
+    home: Option<&'a str>,
+    podman: bool,
+}
+
+fn create_body(
+    spec: &SandboxSpec,
+    name: &str,
+    agent: Option<&agent::Prepared>,
+    layout: &Layout<'_>,
+) -> CreateContainer {
+    let mut body = CreateContainer {
+        image: spec.image.clone(),
+        labels: create_labels(spec, name, agent),
+        env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        working_dir: spec.workdir.clone(),
+        open_stdin: true,
+        cmd: None,
+        exposed_ports: BTreeMap::new(),
+        host_config: host_config(spec, agent),
+    };
+    for p in &spec.ports {
+        let key = format!("{}/{}", p.container, p.proto);
+        body.exposed_ports
+            .insert(key.clone(), serde_json::json!({}));
+        body.host_config
+            .port_bindings
+            .entry(key)
+            .or_default()
+            .push(PortBinding {
+                host_ip: String::new(),
+                host_port: p.host.map(|h| h.to_string()).unwrap_or_default(),
+            });
+    }
+    body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman);
+    body.host_config.readonly_rootfs = spec.read_only;
+    body.host_config.storage_opt = mounts::storage_opt(spec);
+    if spec.network && spec.dns_blocked {
+        dns::block(&mut body.host_config);
+    }
+    body
+}
+
+fn create_labels(
+    spec: &SandboxSpec,
+    name: &str,
+    agent: Option<&agent::Prepared>,
+) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = spec.labels.clone();
     if spec.timeout != Some(DEFAULT_TIMEOUT) {
         let secs = spec.timeout.map_or(0.0, |d| d.as_secs_f64());
@@ -572,81 +692,60 @@ fn create_body(spec: &SandboxSpec, name: &str, agent: Option<&agent::Prepared>) 
         .or_insert_with(now_rfc3339);
     labels.insert(labels::PERSIST.into(), spec.persist.to_string());
     labels.insert(labels::LIMITS.into(), RequestedLimits::of(spec).label());
+    labels
+}
 
-    let mut exposed = BTreeMap::new();
-    let mut bindings: BTreeMap<String, Vec<PortBinding>> = BTreeMap::new();
-    for p in &spec.ports {
-        let key = format!("{}/{}", p.container, p.proto);
-        exposed.insert(key.clone(), serde_json::json!({}));
-        bindings.entry(key).or_default().push(PortBinding {
-            host_ip: String::new(),
-            host_port: p.host.map(|h| h.to_string()).unwrap_or_default(),
-        });
-    }
+fn host_config(spec: &SandboxSpec, agent: Option<&agent::Prepared>) -> HostConfig {
     let mem = i64::try_from(spec.mem.bytes()).unwrap_or(i64::MAX);
-    let mut body = CreateContainer {
-        image: spec.image.clone(),
-        labels,
-        env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        working_dir: spec.workdir.clone(),
-        open_stdin: true,
-        cmd: None,
-        exposed_ports: exposed,
-        host_config: HostConfig {
-            memory: (mem > 0).then_some(mem),
-            memory_swap: (mem > 0).then_some(mem),
-            nano_cpus: (spec.cpu_percent > 0).then(|| i64::from(spec.cpu_percent) * 10_000_000),
-            pids_limit: spec.pids_limit.map(i64::from),
-            network_mode: (!spec.network).then(|| "none".to_string()),
-            binds: spec
-                .volumes
-                .iter()
-                .map(|v| {
-                    format!(
-                        "{}:{}{}",
-                        v.host,
-                        v.container,
-                        if v.read_only { ":ro" } else { "" }
-                    )
-                })
-                .chain(agent.into_iter().flat_map(|a| a.binds.iter().cloned()))
-                .collect(),
-            port_bindings: bindings,
-            devices: spec
-                .devices
-                .iter()
-                .map(|d| {
-                    let (host, inner) = d.split_once(':').unwrap_or((d, d));
-                    DeviceMapping {
-                        path_on_host: host.to_string(),
-                        path_in_container: inner.to_string(),
-                        cgroup_permissions: "rwm".into(),
-                    }
-                })
-                .collect(),
-            cap_drop: spec::cap_drop(spec),
-            cap_add: spec::cap_add(spec),
-            security_opt: if spec.no_new_privileges {
-                vec!["no-new-privileges".to_string()]
-            } else {
-                Vec::new()
-            },
-            ulimits: spec
-                .ulimits
-                .iter()
-                .map(|u| crate::engine::api::UlimitSpec {
-                    name: u.name.clone(),
-                    soft: i64::try_from(u.soft).unwrap_or(i64::MAX),
-                    hard: i64::try_from(u.hard).unwrap_or(i64::MAX),
-                })
-                .collect(),
-            ..HostConfig::default()
+    HostConfig {
+        memory: (mem > 0).then_some(mem),
+        memory_swap: (mem > 0).then_some(mem),
+        nano_cpus: (spec.cpu_percent > 0).then(|| i64::from(spec.cpu_percent) * 10_000_000),
+        pids_limit: spec.pids_limit.map(i64::from),
+        network_mode: (!spec.network).then(|| "none".to_string()),
+        binds: spec
+            .volumes
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}:{}{}",
+                    v.host,
+                    v.container,
+                    if v.read_only { ":ro" } else { "" }
+                )
+            })
+            .chain(agent.into_iter().flat_map(|a| a.binds.iter().cloned()))
+            .collect(),
+        devices: spec
+            .devices
+            .iter()
+            .map(|d| {
+                let (host, inner) = d.split_once(':').unwrap_or((d, d));
+                DeviceMapping {
+                    path_on_host: host.to_string(),
+                    path_in_container: inner.to_string(),
+                    cgroup_permissions: "rwm".into(),
+                }
+            })
+            .collect(),
+        cap_drop: spec::cap_drop(spec),
+        cap_add: spec::cap_add(spec),
+        security_opt: if spec.no_new_privileges {
+            vec!["no-new-privileges".to_string()]
+        } else {
+            Vec::new()
         },
-    };
-    if spec.network && spec.dns_blocked {
-        dns::block(&mut body.host_config);
+        ulimits: spec
+            .ulimits
+            .iter()
+            .map(|u| crate::engine::api::UlimitSpec {
+                name: u.name.clone(),
+                soft: i64::try_from(u.soft).unwrap_or(i64::MAX),
+                hard: i64::try_from(u.hard).unwrap_or(i64::MAX),
+            })
+            .collect(),
+        ..HostConfig::default()
     }
-    body
 }
 
 /// The container name `spec` asks for, or a fresh `pd-<hex>` one, checked
@@ -712,7 +811,15 @@ mod tests {
             persist: true,
             ..SandboxSpec::default()
         };
-        let body = create_body(&spec, "t1", None);
+        let body = create_body(
+            &spec,
+            "t1",
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        );
         let json = serde_json::to_value(&body).unwrap();
         let hc = &json["HostConfig"];
         assert_eq!(hc["Memory"], 256 << 20);
@@ -741,7 +848,15 @@ mod tests {
         let mut spec = SandboxSpec::default();
         spec.labels
             .insert(labels::CREATED_AT.into(), "2020-01-01T00:00:00Z".into());
-        let body = create_body(&spec, "n", None);
+        let body = create_body(
+            &spec,
+            "n",
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        );
         assert_eq!(body.labels[labels::CREATED_AT], "2020-01-01T00:00:00Z");
         assert_eq!(body.image, spec::DEFAULT_IMAGE);
     }
@@ -752,7 +867,15 @@ mod tests {
             network: true,
             ..SandboxSpec::for_image("img")
         };
-        let body = create_body(&spec, "n", None);
+        let body = create_body(
+            &spec,
+            "n",
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        );
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
         assert!(json["HostConfig"].get("Dns").is_none());
@@ -765,7 +888,16 @@ mod tests {
             dns_blocked: true,
             ..SandboxSpec::for_image("img")
         };
-        let json = serde_json::to_value(create_body(&spec, "n", None)).unwrap();
+        let json = serde_json::to_value(create_body(
+            &spec,
+            "n",
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        ))
+        .unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
         assert_eq!(json["HostConfig"]["Dns"], serde_json::json!(["0.0.0.0"]));
         // With the network off there is nothing to resolve with anyway.
@@ -773,7 +905,16 @@ mod tests {
             network: false,
             ..spec
         };
-        let json = serde_json::to_value(create_body(&off, "n", None)).unwrap();
+        let json = serde_json::to_value(create_body(
+            &off,
+            "n",
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        ))
+        .unwrap();
         assert_eq!(json["HostConfig"]["NetworkMode"], "none");
         assert!(json["HostConfig"].get("Dns").is_none());
     }

@@ -25,6 +25,9 @@ pub const DEFAULT_PIDS: u32 = 512;
 pub const DEFAULT_NOFILE: u64 = 4096;
 /// Default largest file a process may write (soft and hard), bytes.
 pub const DEFAULT_FSIZE: u64 = 1 << 30;
+/// Default size of `/tmp`, a tmpfs whose pages count toward the memory
+/// limit: a `/tmp` filler stops here, not at the engine's disk.
+pub const DEFAULT_TMP: ByteSize = ByteSize(128 << 20);
 /// Default processes per user id (soft and hard). Named because Podman,
 /// given any limit, raises an unnamed `nproc` to its own maximum, which a
 /// host without `CAP_SYS_RESOURCE` refuses; the pids limit is the real
@@ -145,6 +148,16 @@ pub struct SandboxSpec {
     /// Resource limits of every process (`nofile`, `fsize`, ...):
     /// [`Ulimit::defaults`] by default. Empty: the engine's own.
     pub ulimits: Vec<Ulimit>,
+    /// `/tmp` as a tmpfs of this size ([`DEFAULT_TMP`]); `None` leaves it
+    /// on the writable layer. A persistent sandbox keeps `/tmp` on the
+    /// writable layer unless `read_only`, so that it survives a restart.
+    pub tmp: Option<ByteSize>,
+    /// A read-only root filesystem; the working directory and `/tmp` are
+    /// then tmpfs of the `tmp` size (or [`DEFAULT_TMP`]).
+    pub read_only: bool,
+    /// A cap on the writable layer (the storage driver's `size` option),
+    /// which only some storage drivers honour: see `sandbox::mounts`.
+    pub disk: Option<ByteSize>,
     /// Network on or off (a profile's default is for its resolver to apply).
     pub network: bool,
     /// With `network` on, name lookups fail at once while raw IPs on the
@@ -190,6 +203,9 @@ impl Default for SandboxSpec {
             no_new_privileges: false,
             capabilities: Some(DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             ulimits: Ulimit::defaults(),
+            tmp: Some(DEFAULT_TMP),
+            read_only: false,
+            disk: None,
             network: false,
             dns_blocked: false,
             env: Vec::new(),

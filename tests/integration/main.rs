@@ -50,6 +50,7 @@ mod release;
 mod rootless;
 mod safety;
 mod sandbox;
+mod scratch_fs;
 mod seed003;
 mod seed_settings;
 mod serve;

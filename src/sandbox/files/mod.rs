@@ -22,6 +22,7 @@ mod extract;
 mod list;
 mod pull;
 mod push;
+mod via_exec;
 
 /// What a copy moved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

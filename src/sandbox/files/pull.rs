@@ -89,13 +89,20 @@ impl Sandbox {
             .map_err(|e| join_error(&e))?
     }
 
-    async fn archive_of(
-        &self,
-        path: &str,
-    ) -> Result<(crate::engine::PathStat, hyper::body::Incoming)> {
+    async fn archive_of(&self, path: &str) -> Result<(crate::engine::PathStat, ArchiveStream)> {
         self.mark_active().await;
+        if self.files_via_exec(path).await? {
+            let stat = self
+                .stat_via_exec(path)
+                .await?
+                .ok_or_else(|| self.path_missing(path))?;
+            return Ok((stat, Box::pin(self.get_via_exec(path).await?)));
+        }
         match self.backend.get_archive(&self.name, path).await {
-            Ok(r) => Ok(r),
+            Ok((stat, body)) => Ok((
+                stat,
+                Box::pin(BodyDataStream::new(body).map_err(std::io::Error::other)),
+            )),
             Err(Error::Api {
                 status: 404,
                 message,
@@ -106,9 +113,12 @@ impl Sandbox {
     }
 }
 
-/// A blocking reader over a response body, for use inside `spawn_blocking`.
-fn body_reader(body: hyper::body::Incoming) -> impl Read + Send + 'static {
-    let stream = BodyDataStream::new(body).map_err(std::io::Error::other);
+/// A tar archive coming out of the sandbox.
+type ArchiveStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send>>;
+
+/// A blocking reader over an archive stream, for use inside `spawn_blocking`.
+fn body_reader(stream: ArchiveStream) -> impl Read + Send + 'static {
     // Buffered so that tar's many small reads do not each cross into the runtime.
     std::io::BufReader::with_capacity(
         CHUNK,

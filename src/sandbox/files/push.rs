@@ -59,8 +59,8 @@ impl Sandbox {
         self.mark_active().await;
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
-        let backend = &self.backend;
-        let dst_stat = backend.stat_path(&self.name, &dst).await?;
+        let via_exec = self.files_via_exec(&dst).await?;
+        let dst_stat = self.stat_on(&dst, via_exec).await?;
         let is_dir_source = matches!(source, Source::Path { is_dir: true, .. });
         // The path the source itself becomes.
         let target = match (&dst_stat, is_dir_source) {
@@ -76,7 +76,7 @@ impl Sandbox {
             _ => dst.clone(),
         };
         if !is_dir_source && target != dst {
-            if let Some(s) = backend.stat_path(&self.name, &target).await? {
+            if let Some(s) = self.stat_on(&target, via_exec).await? {
                 if s.is_dir() {
                     return Err(Error::PathConflict {
                         what: name.to_string(),
@@ -92,7 +92,7 @@ impl Sandbox {
         } else {
             split(&target).0.to_string()
         };
-        while backend.stat_path(&self.name, &anchor).await?.is_none() {
+        while self.stat_on(&anchor, via_exec).await?.is_none() {
             if anchor == "/" {
                 // Even `/` is missing: the container is gone or stopped.
                 return Err(self
@@ -115,7 +115,13 @@ impl Sandbox {
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
         let podman = self.engine().info().kind == EngineKind::Podman;
-        let put = backend.put_archive(&self.name, &anchor, body, podman).await;
+        let put = if via_exec {
+            self.put_via_exec(&anchor, body).await
+        } else {
+            self.backend
+                .put_archive(&self.name, &anchor, body, podman)
+                .await
+        };
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         if let Err(e) = put {
             return Err(self.explain(e).await);
@@ -125,6 +131,15 @@ impl Sandbox {
             self.chown_to_user(&anchor, &top).await?;
         }
         Ok(report)
+    }
+
+    /// The archive API's stat of `path`, or through an exec.
+    async fn stat_on(&self, path: &str, via_exec: bool) -> Result<Option<crate::engine::PathStat>> {
+        if via_exec {
+            self.stat_via_exec(path).await
+        } else {
+            self.backend.stat_path(&self.name, path).await
+        }
     }
 
     /// Docker extracts archives as root; give what was pushed to the sandbox's user.
