@@ -169,6 +169,20 @@ pub enum Error {
         expected: &'static str,
     },
 
+    /// `disk:` asked of an engine whose storage driver cannot cap a
+    /// container's writable layer.
+    #[error(
+        "cannot cap the writable layer at {size}: {reason}\n\
+         hint: remove `disk:` (each file is still capped by the fsize limit, and /tmp by its tmpfs size), \
+         or use an engine whose storage is btrfs, zfs, devicemapper or overlay on xfs with pquota"
+    )]
+    DiskCapUnsupported {
+        /// The cap asked for.
+        size: String,
+        /// Which driver, and why it cannot.
+        reason: String,
+    },
+
     /// A host port an unprivileged (rootless) engine may not bind.
     #[error(
         "cannot publish host port {port}: rootless Podman may not bind ports below {start} \

@@ -22,7 +22,7 @@ fn class_of(err: &Error) -> &'static str {
         Error::UnknownProfile { .. } => "UnknownProfile",
         Error::BadProjectProfile { .. } => "BadProjectProfile",
         Error::Build { .. } => "BuildError",
-        Error::Invalid { .. } => "InvalidValue",
+        Error::Invalid { .. } | Error::DiskCapUnsupported { .. } => "InvalidValue",
         Error::NotFound { .. } => "NotFound",
         Error::PrivilegedPort { .. } => "PrivilegedPort",
         Error::LocalPathMissing { .. } => "LocalPathMissing",

@@ -41,6 +41,16 @@ pub struct Args {
     /// Maximum number of processes [default: 512; 0: no limit].
     #[arg(long, value_name = "N")]
     pids_limit: Option<u32>,
+    /// `/tmp` as a tmpfs of SIZE [default: 128m], or `disk` to keep it on
+    /// the writable layer (a persistent sandbox's default).
+    #[arg(long, value_name = "SIZE|disk", value_parser = parse_tmp)]
+    tmp: Option<TmpArg>,
+    /// A read-only root filesystem; the working directory and /tmp become tmpfs.
+    #[arg(long)]
+    read_only: bool,
+    /// Cap the writable layer (refused when the engine's storage driver cannot).
+    #[arg(long, value_name = "SIZE", value_parser = super::parse_size)]
+    disk: Option<ByteSize>,
     /// Enable networking (the profile decides by default; `minimal` has none);
     /// `--network dns-blocked`: on, but name lookups fail at once while raw
     /// IPs on the bridge still answer.
@@ -203,6 +213,9 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
         pids_limit: a
             .pids_limit
             .map_or(base.pids_limit, |n| (n > 0).then_some(n)),
+        tmp: a.tmp.map_or(base.tmp, |t| t.0),
+        read_only: a.read_only,
+        disk: a.disk,
         network,
         dns_blocked,
         env: a.env,
@@ -214,4 +227,16 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
         ..base
     };
     Ok(spec)
+}
+
+/// `--tmp`: a tmpfs size, or `disk` (none).
+#[derive(Debug, Clone, Copy)]
+struct TmpArg(Option<ByteSize>);
+
+fn parse_tmp(s: &str) -> Result<TmpArg, String> {
+    if s == crate::manifest::TMP_ON_DISK {
+        Ok(TmpArg(None))
+    } else {
+        super::parse_size(s).map(|b| TmpArg(Some(b)))
+    }
 }

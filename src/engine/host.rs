@@ -78,7 +78,34 @@ struct Security {
     rootless: bool,
 }
 
+/// `GET /info`: the storage driver and its status pairs.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct StorageInfo {
+    #[serde(default)]
+    driver: String,
+    #[serde(default)]
+    driver_status: Option<Vec<(String, String)>>,
+}
+
 impl Engine {
+    /// The engine's storage driver (`overlay2`) and the filesystem under
+    /// it (`xfs`; empty when the engine does not say).
+    pub async fn storage_driver(&self) -> Result<(String, String)> {
+        let info: StorageInfo = self
+            .transport()
+            .json("query the engine's storage", Method::GET, "/info", None)
+            .await?;
+        let backing = info
+            .driver_status
+            .unwrap_or_default()
+            .into_iter()
+            .find(|(k, _)| k == "Backing Filesystem")
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        Ok((info.driver, backing))
+    }
+
     /// The engine's [`HostFacts`], asked on first use and kept for this
     /// engine's clones. Docker, and a socket owned by root, are taken as
     /// root without a request.

@@ -317,8 +317,23 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     ),
     key(
         "pids_limit",
-        "Maximum number of processes in the container. Default: no limit.",
+        "Maximum number of processes in the container. Default: 512.",
         || json!({ "type": "integer", "minimum": 1 }),
+    ),
+    key(
+        "tmp",
+        "`/tmp` as a tmpfs of this size (its pages count toward `mem`), or `disk` to keep it on the container's writable layer. Default: 128m (a persistent sandbox: disk).",
+        || json!({ "type": "string" }),
+    ),
+    key(
+        "read_only",
+        "A read-only root filesystem; the working directory and `/tmp` become tmpfs of the `tmp` size. Default: false.",
+        boolean,
+    ),
+    key(
+        "disk",
+        "Cap the container's writable layer, e.g. `1g`. Refused before anything is created when the engine's storage driver cannot (overlay needs xfs with pquota).",
+        || json!({ "type": "string" }),
     ),
     key(
         "matrix",

@@ -51,7 +51,7 @@ pub use decode::{is_id, is_project_name, VERSION};
 pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
 pub use manifest::Manifest;
 pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
-pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl};
+pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl, TMP_ON_DISK};
 pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;

@@ -29,6 +29,9 @@ pub enum BuildPolicy {
     Auto,
 }
 
+/// `tmp: disk`: `/tmp` on the writable layer, not a tmpfs.
+pub const TMP_ON_DISK: &str = "disk";
+
 /// One matrix axis: its values, or a template that renders to them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AxisValues {
@@ -72,6 +75,12 @@ pub struct SandboxDecl {
     pub build: BuildPolicy,
     /// Process limit.
     pub pids_limit: Option<u32>,
+    /// `/tmp`: a tmpfs size (template), or `disk` for the writable layer.
+    pub tmp: Option<Tpl>,
+    /// A read-only root filesystem.
+    pub read_only: bool,
+    /// A cap on the writable layer (size, template).
+    pub disk: Option<Tpl>,
     /// Matrix axes in declared order; empty for a single container.
     pub matrix: IndexMap<String, Spanned<AxisValues>>,
 }

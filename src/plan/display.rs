@@ -24,6 +24,9 @@ fn spec_json(spec: &SandboxSpec) -> Value {
         "volumes": spec.volumes.iter().map(|v| format!("{}:{}{}", v.host, v.container, if v.read_only { ":ro" } else { "" })).collect::<Vec<_>>(),
         "devices": spec.devices,
         "persist": spec.persist,
+        "tmp": spec.tmp.map(|t| t.bytes()),
+        "read_only": spec.read_only,
+        "disk": spec.disk.map(|d| d.bytes()),
     });
     if spec.network && spec.dns_blocked {
         v["dns_blocked"] = true.into();

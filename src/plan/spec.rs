@@ -122,6 +122,19 @@ pub(crate) fn render_spec(
     if let Some(n) = decl.pids_limit {
         spec.pids_limit = (n > 0).then_some(n);
     }
+    match decl.tmp.as_ref() {
+        Some(t) if t.value == crate::manifest::TMP_ON_DISK => spec.tmp = None,
+        Some(t) => {
+            spec.tmp = r
+                .parse::<ByteSize>(t, "size", Some(SIZE_FORMS))
+                .or(spec.tmp)
+        }
+        None => {}
+    }
+    spec.read_only = decl.read_only;
+    if let Some(d) = &decl.disk {
+        spec.disk = r.parse::<ByteSize>(d, "size", Some(SIZE_FORMS));
+    }
     spec.network = decl.network.unwrap_or(network);
     spec.dns_blocked = decl.dns_blocked;
     for (k, v) in &decl.env {

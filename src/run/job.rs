@@ -163,6 +163,7 @@ impl Job {
         consumers: Vec<Box<dyn Consumer>>,
         cancel: CancellationToken,
     ) -> Result<ApplyOutcome, ApplyError> {
+        super::disk_check::check_disk(&self.manifest, engine).await?;
         let (reserved, job_id, plan) = self.claim()?;
         let req = self.req;
         let manifest_path =

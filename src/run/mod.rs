@@ -15,6 +15,7 @@
 //! Nothing here prints: everything the job does is told as an event.
 
 mod actions;
+mod disk_check;
 mod dispatch;
 mod job;
 mod outcome;

@@ -133,6 +133,7 @@ impl Sandbox {
     pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
         let engine = backend.engine();
+        mounts::check_disk(engine, spec).await?;
         let helper = engine.agent_config();
         let prepared = match (&helper.dir, helper.via) {
             (Some(dir), via) if via != crate::engine::ExecVia::Exec => {

@@ -63,6 +63,25 @@ pub(crate) fn storage_opt(spec: &SandboxSpec) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// Refuse `spec.disk` when `engine`'s storage driver cannot honour it,
+/// rather than let the engine ignore it.
+pub async fn check_disk(
+    engine: &crate::engine::Engine,
+    spec: &SandboxSpec,
+) -> crate::error::Result<()> {
+    let Some(size) = spec.disk else {
+        return Ok(());
+    };
+    let (driver, backing) = engine.storage_driver().await?;
+    match disk_cap_refusal(&driver, &backing) {
+        None => Ok(()),
+        Some(reason) => Err(crate::error::Error::DiskCapUnsupported {
+            size: size.to_string(),
+            reason,
+        }),
+    }
+}
+
 /// Why a storage driver cannot cap a writable layer, from the engine's
 /// driver name and backing filesystem; `None` when it can. overlay needs
 /// xfs mounted with project quotas, which the engine checks at create.

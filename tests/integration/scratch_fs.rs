@@ -4,7 +4,7 @@
 
 use pocketdock::{RunOptions, Sandbox, SandboxSpec};
 
-use crate::common::{spec, Cleanup};
+use crate::common::{spec, Cleanup, TestProject};
 
 async fn sh(sb: &Sandbox, script: &str) -> pocketdock::ExecResult {
     sb.run(script, &RunOptions::default()).await.unwrap()
@@ -141,4 +141,88 @@ async fn a_read_only_root_keeps_home_and_tmp_writable() {
     sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_job_declares_tmp_and_read_only_and_gets_them() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "scratch-job");
+    let job = "version: 1\nsandboxes:\n  ro:\n    read_only: true\n    tmp: 16m\nsteps:\n  \
+               look:\n    sandbox: ro\n    run: |\n      {\n      \
+               awk '$2 == \"/tmp\" || $2 == \"/home/sandbox\" {print $2, $3}' /proc/mounts | sort\n      \
+               touch /etc/x 2>/dev/null && echo writable || echo read-only\n      \
+               } > /tmp/look.txt\n  \
+               give:\n    sandbox: ro\n    needs: [look]\n    push: { src: in.txt, dst: /tmp/in.txt }\n  \
+               back:\n    sandbox: ro\n    needs: [give]\n    pull: { src: /tmp/in.txt, dst: out/in.txt }\n  \
+               report:\n    sandbox: ro\n    needs: [look]\n    pull: { src: /tmp/look.txt, dst: out/look.txt }\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    std::fs::write(dir.path().join("in.txt"), "pushed").unwrap();
+    dir.pd().args(["apply", "job.yaml"]).code(0);
+    let out = std::fs::read_to_string(dir.path().join("out/look.txt")).unwrap();
+    assert!(
+        out.contains("/home/sandbox tmpfs") && out.contains("/tmp tmpfs"),
+        "{out}"
+    );
+    assert!(out.contains("read-only"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/in.txt")).unwrap(),
+        "pushed"
+    );
+    dir.assert_no_leaks().await;
+}
+
+#[tokio::test]
+async fn a_disk_cap_the_storage_driver_cannot_honour_is_refused_before_anything_runs() {
+    let engine = engine_or_skip!();
+    let (driver, backing) = engine.storage_driver().await.unwrap();
+    if pocketdock::sandbox::mounts::disk_cap_refusal(&driver, &backing).is_none() {
+        crate::common::skip("this engine's storage can cap a writable layer");
+        return;
+    }
+    let dir = TestProject::new(&engine, "disk-cap");
+    let job = "version: 1\nsandboxes:\n  s:\n    disk: 1g\nsteps:\n  a:\n    sandbox: s\n    run: 'true'\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    dir.pd()
+        .args(["apply", "job.yaml"])
+        .code(2)
+        .stderr_has("job.yaml:4:11")
+        .stderr_has(&driver)
+        .stderr_has("pquota");
+    assert!(
+        !dir.path().join(".pocketdock/instances").exists()
+            || std::fs::read_dir(dir.path().join(".pocketdock/instances"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "no record for a job refused before it ran"
+    );
+    let name = crate::common::unique("disk-cli");
+    dir.pd()
+        .args(["create", "--name", &name, "--disk", "1g"])
+        .code(1)
+        .stderr_has(&driver);
+    dir.assert_no_leaks().await;
+}
+
+#[tokio::test]
+async fn the_cli_creates_read_only_sandboxes() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "ro-cli");
+    let name = crate::common::unique("ro-cli");
+    dir.pd()
+        .args(["create", "--name", &name, "--read-only", "--tmp", "8m"])
+        .code(0);
+    let raw = engine.inspect_container_raw(&name).await.unwrap();
+    assert_eq!(raw["HostConfig"]["ReadonlyRootfs"], true);
+    let tmp = raw["HostConfig"]["Tmpfs"]["/tmp"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(tmp.contains("size=8388608"), "{}", raw["HostConfig"]);
+    dir.pd()
+        .args(["run", &name, "echo hi > ~/f && cat ~/f"])
+        .code(0)
+        .stdout_has("hi");
+    dir.pd().args(["shutdown", "-y", &name]).code(0);
+    dir.assert_no_leaks().await;
 }

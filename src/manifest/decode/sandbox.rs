@@ -7,7 +7,7 @@ use super::names::is_var_name;
 use super::{hint_for, Decoder, Key, Node, NodeKind, Obj, Spanned, Tpl};
 use crate::manifest::keys::SANDBOX_KEYS;
 use crate::manifest::sandbox_decl::{
-    AxisValues, BuildPolicy, ImageSource, SandboxDecl, DNS_BLOCKED,
+    AxisValues, BuildPolicy, ImageSource, SandboxDecl, DNS_BLOCKED, TMP_ON_DISK,
 };
 use crate::size::{ByteSize, SIZE_FORMS};
 use crate::template::is_template;
@@ -62,6 +62,20 @@ impl Decoder<'_> {
             .value("pids_limit")
             .and_then(|n| self.int(n, "pids_limit", 1, i64::from(u32::MAX)))
             .map(|n| n.value as u32);
+        let tmp = obj.value("tmp").and_then(|n| self.scalar_string(n, "tmp"));
+        if let Some(t) = tmp.as_ref().filter(|t| t.value != TMP_ON_DISK) {
+            self.check_size(t);
+        }
+        let read_only = obj
+            .value("read_only")
+            .and_then(|n| self.boolean(n, "read_only"))
+            .unwrap_or(false);
+        let disk = obj
+            .value("disk")
+            .and_then(|n| self.scalar_string(n, "disk"));
+        if let Some(d) = &disk {
+            self.check_size(d);
+        }
         let matrix = obj
             .value("matrix")
             .map(|n| self.matrix(n))
@@ -82,6 +96,9 @@ impl Decoder<'_> {
             persist,
             build,
             pids_limit,
+            tmp,
+            read_only,
+            disk,
             matrix,
         })
     }
