@@ -8,6 +8,6 @@ pocketdock create --name "$name" --mem 128m --cpu 25 >/dev/null
 pocketdock list
 pocketdock info "$name"
 pocketdock list --json | grep "\"$name\"" >/dev/null
-pocketdock run "$name" "echo before > /tmp/f"
+pocketdock run "$name" "echo before > f"
 pocketdock reboot "$name"                    # processes end, files stay
-pocketdock run "$name" "cat /tmp/f"
+pocketdock run "$name" "cat f"

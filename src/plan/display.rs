@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::Plan;
 use crate::sandbox::SandboxSpec;
+use crate::size::ByteSize;
 
 fn spec_json(spec: &SandboxSpec) -> Value {
     let mut v = json!({
@@ -24,9 +25,9 @@ fn spec_json(spec: &SandboxSpec) -> Value {
         "volumes": spec.volumes.iter().map(|v| format!("{}:{}{}", v.host, v.container, if v.read_only { ":ro" } else { "" })).collect::<Vec<_>>(),
         "devices": spec.devices,
         "persist": spec.persist,
-        "tmp": spec.tmp.map(|t| t.bytes()),
+        "tmp": spec.tmp.map(ByteSize::bytes),
         "read_only": spec.read_only,
-        "disk": spec.disk.map(|d| d.bytes()),
+        "disk": spec.disk.map(ByteSize::bytes),
     });
     if spec.network && spec.dns_blocked {
         v["dns_blocked"] = true.into();

@@ -127,7 +127,7 @@ pub(crate) fn render_spec(
         Some(t) => {
             spec.tmp = r
                 .parse::<ByteSize>(t, "size", Some(SIZE_FORMS))
-                .or(spec.tmp)
+                .or(spec.tmp);
         }
         None => {}
     }

@@ -105,7 +105,7 @@ async fn a_default_sandbox_is_contained() {
     // A file past the size limit is refused (SIGXFSZ ends the writer).
     let r = sb
         .run(
-            "head -c 1100m /dev/zero > /tmp/big; echo $?; stat -c %s /tmp/big; rm -f /tmp/big",
+            "head -c 1100m /dev/zero > ~/big; echo $?; stat -c %s ~/big; rm -f ~/big",
             &RunOptions::default(),
         )
         .await

@@ -210,7 +210,7 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
     let mut s = spec("snap");
     s.set_image(image);
     let sb = sandbox(&engine, &mut cleanup, &s).await;
-    sb.run("echo kept > /tmp/mark", &RunOptions::default())
+    sb.run("echo kept > /mark", &RunOptions::default())
         .await
         .unwrap();
     let tag = format!("{}:v1", unique("snap"));
@@ -220,7 +220,7 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
     again.set_image(tag.clone());
     let sb2 = sandbox(&engine, &mut cleanup, &again).await;
     let r = sb2
-        .run("cat /tmp/mark", &RunOptions::default())
+        .run("cat /mark", &RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "kept\n", "{r:?}");

@@ -18,6 +18,7 @@ use serde::Serialize;
 use super::Sandbox;
 use crate::error::{Error, Result};
 
+mod copy_up;
 mod extract;
 mod list;
 mod pull;

@@ -37,7 +37,10 @@ impl Sandbox {
         let argv = ["stat", "-c", "%f %s", "--", path]
             .map(String::from)
             .to_vec();
-        let out = self.housekeeping(argv, Some("0")).await?;
+        let out = match self.housekeeping(argv, Some("0")).await {
+            Ok(out) => out,
+            Err(e) => return Err(self.explain(e).await),
+        };
         Ok(parse_stat(out.trim(), path))
     }
 
@@ -63,9 +66,9 @@ impl Sandbox {
         };
         let mut stderr = Vec::new();
         let drain = drain_stderr(&mut out, &mut stderr);
-        let (fed, drained) = tokio::join!(feed, drain);
+        let (sent, drained) = tokio::join!(feed, drain);
         self.tar_status(&id, &stderr).await?;
-        drained.and(fed)
+        drained.and(sent)
     }
 
     /// A tar of `path` (its base name at the top) through an exec, as a
@@ -121,7 +124,10 @@ impl Sandbox {
             attach_stdin: stdin,
             ..ExecSpec::default()
         };
-        let id = self.backend.exec_create(&self.name, &spec).await?;
+        let id = match self.backend.exec_create(&self.name, &spec).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.explain(e).await),
+        };
         if stdin {
             let (out, input) = self.backend.exec_start_attached(&id, false).await?;
             Ok((out, Some(input), id))

@@ -68,9 +68,9 @@ pub fn spec_key(spec: &SandboxSpec) -> Option<String> {
     canonical["capabilities"] = serde_json::json!(spec.capabilities);
     canonical["no_new_privileges"] = spec.no_new_privileges.into();
     canonical["ulimits"] = serde_json::json!(ulimits);
-    canonical["tmp"] = serde_json::json!(spec.tmp.map(|t| t.bytes()));
+    canonical["tmp"] = serde_json::json!(spec.tmp.map(crate::size::ByteSize::bytes));
     canonical["read_only"] = spec.read_only.into();
-    canonical["disk"] = serde_json::json!(spec.disk.map(|d| d.bytes()));
+    canonical["disk"] = serde_json::json!(spec.disk.map(crate::size::ByteSize::bytes));
     if spec.network && spec.dns_blocked {
         canonical["dns_blocked"] = true.into();
     }
