@@ -74,6 +74,9 @@ def request(
     devices: Optional[Sequence[str]] = None,
     env: Env = None,
     workdir: Optional[str] = None,
+    tmp: Optional[Size] = None,
+    read_only: bool = False,
+    disk: Optional[Size] = None,
 ) -> str:
     """A sandbox request as the JSON the native layer reads."""
     req: Dict[str, Any] = {
@@ -93,5 +96,8 @@ def request(
         "devices": list(devices or []),
         "env": {str(k): str(v) for k, v in (env or {}).items()},
         "workdir": workdir,
+        "tmp": tmp if tmp == "disk" else size(tmp),
+        "read_only": read_only,
+        "disk": size(disk),
     }
     return json.dumps({k: v for k, v in req.items() if v is not None})

@@ -264,13 +264,16 @@ def create_new_container(
     devices: Optional[List[str]] = None,
     env: Env = None,
     workdir: Optional[str] = None,
+    tmp: Optional[Size] = None,
+    read_only: bool = False,
+    disk: Optional[Size] = None,
 ) -> Container:
     """Create and start a sandbox; see the module docs for every argument."""
     req = _options.request(
         profile=profile, image=image, name=name, project=project, project_dir=project_dir,
         data_dir=data_dir, mem_limit=mem_limit, cpu_percent=cpu_percent, pids_limit=pids_limit,
         network=network, ports=ports, persist=persist, volumes=volumes, devices=devices,
-        env=env, workdir=workdir,
+        env=env, workdir=workdir, tmp=tmp, read_only=read_only, disk=disk,
     )
     return Container(_native.Sandbox.create(req), timeout)
 

@@ -90,6 +90,15 @@ pub fn request(json: &str) -> pocketdock::Result<Request> {
         .collect::<Result<_, _>>()?;
     spec.devices = list(&v, "devices");
     spec.persist = v.get("persist").and_then(Value::as_bool).unwrap_or(false);
+    match s(&v, "tmp").as_deref() {
+        Some("disk") => spec.tmp = None,
+        Some(t) => spec.tmp = Some(ByteSize::from_str(t)?),
+        None => {}
+    }
+    spec.read_only = v.get("read_only").and_then(Value::as_bool).unwrap_or(false);
+    if let Some(d) = s(&v, "disk") {
+        spec.disk = Some(ByteSize::from_str(&d)?);
+    }
     Ok(Request {
         spec,
         project,

@@ -30,3 +30,12 @@ def test_list_files_names_kinds(sb: pocketdock.Container) -> None:
 def test_a_missing_path_is_its_own_exception(sb: pocketdock.Container) -> None:
     with pytest.raises(pocketdock.SandboxPathMissing):
         sb.read_file("/nope/none")
+
+
+def test_a_read_only_container_writes_its_home_and_tmp_only() -> None:
+    with pocketdock.create_new_container(read_only=True, tmp="16m") as c:
+        mounts = c.run("awk '$2 == \"/tmp\" {print $3, $4}' /proc/mounts").stdout
+        assert mounts.startswith("tmpfs") and "size=16384k" in mounts, mounts
+        assert not c.run("touch /etc/x").ok
+        c.write_file("/home/sandbox/note.txt", "kept")
+        assert c.read_file("/home/sandbox/note.txt") == b"kept"
