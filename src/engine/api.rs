@@ -174,6 +174,9 @@ pub struct ContainerInspect {
     /// RFC 3339 creation time.
     #[serde(default)]
     pub created: String,
+    /// The id of the image it was created from.
+    #[serde(default)]
+    pub image: String,
     /// Runtime state.
     pub state: ContainerState,
     /// Configuration (image, labels, env).

@@ -220,7 +220,10 @@ impl Sandbox {
             tmpfs: std::sync::Arc::new(std::sync::OnceLock::from(tmpfs)),
         };
         if !podman {
-            if let Err(e) = sandbox.docker_tmpfs_setup(home.as_deref()).await {
+            if let Err(e) = sandbox
+                .docker_tmpfs_setup(&spec.image, home.as_deref())
+                .await
+            {
                 let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
                 return Err(e);
             }
@@ -242,10 +245,11 @@ impl Sandbox {
     /// What Podman does for a tmpfs itself: the image's files copied in,
     /// and a read-only sandbox's home given to its user (Docker's tmpfs
     /// `uid=` wants a number; the image names a user).
-    async fn docker_tmpfs_setup(&self, home: Option<&str>) -> Result<()> {
+    async fn docker_tmpfs_setup(&self, image: &str, home: Option<&str>) -> Result<()> {
         let mounts = self.tmpfs.get().cloned().unwrap_or_default();
         if !mounts.is_empty() {
-            self.copy_up(&mounts).await?;
+            let image_id = self.engine().image_id(image).await?.unwrap_or_default();
+            self.copy_up(&mounts, &image_id).await?;
         }
         if let Some(home) = home.filter(|h| mounts.iter().any(|m| m == h)) {
             self.give_mount_to_user(home).await?;
@@ -445,7 +449,7 @@ impl Sandbox {
             .into_keys()
             .collect();
         if !mounts.is_empty() {
-            self.copy_up(&mounts).await?;
+            self.copy_up(&mounts, &inspect.image).await?;
         }
         if inspect.host_config.readonly_rootfs {
             for home in mounts.iter().filter(|m| *m != mounts::TMP) {
