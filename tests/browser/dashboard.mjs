@@ -58,6 +58,8 @@ async function live(page) {
   check(await page.evaluate(() => window.__noReload === true), "the page reloaded");
   await page.click(`#dag g.node[data-step="${nodes[0]}"]`);
   await page.waitForFunction(() => document.querySelector("#log").textContent.includes("step one says hi"), null, LONG);
+  const facts = await page.textContent("#detail-facts");
+  check(/cpu \d+ ms/.test(facts) && /peak [\d.]+ [KMG]iB/.test(facts), `the step's CPU time and peak memory are not shown: ${facts}`);
   await page.screenshot({ path: `${out}/dashboard-run.png`, fullPage: true });
   return id;
 }

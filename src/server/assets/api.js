@@ -93,6 +93,12 @@ export function sse(path, onEvent, onEnd) {
 }
 
 export function dur(ms) { return ms == null ? "" : ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s"; }
+export function bytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + units[i];
+}
 export function since(a, b) { return a && b ? dur(new Date(b) - new Date(a)) : ""; }
 export function badge(s) { return `<span class="st ${esc(s)}">${esc(s)}</span>`; }
 

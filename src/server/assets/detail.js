@@ -1,7 +1,7 @@
 // The selected step's panel: its status, why it failed, the progress it
 // reported (`step_progress` events) and its log, followed live while it
 // runs (the log route with `follow=1` streams it as it grows).
-import { $, esc, enc, headers, pageSignal, badge, dur, why } from "./api.js";
+import { $, esc, enc, headers, pageSignal, badge, dur, why, bytes } from "./api.js";
 
 export function createDetail(el, jobId) {
   el.innerHTML = `<div class="detail-head"><b id="detail-title">Log</b> <span id="detail-status"></span>
@@ -18,6 +18,8 @@ export function createDetail(el, jobId) {
     if (s.exit_code != null) parts.push(`exit ${s.exit_code}`);
     if (s.duration_ms != null) parts.push(dur(s.duration_ms));
     if (s.attempts > 1) parts.push(`${s.attempts} attempts`);
+    // What the command used, when the in-sandbox helper measured it.
+    if (s.usage) parts.push(`cpu ${dur(s.usage.cpu_user_ms + s.usage.cpu_system_ms)}`, `peak ${bytes(s.usage.peak_memory_bytes)}`);
     $("#detail-facts", el).textContent = parts.join(" · ");
     const reason = s.status === "succeeded" ? "" : why(s);
     $("#step-reason", el).hidden = !reason;

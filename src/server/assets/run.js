@@ -63,7 +63,7 @@ export async function runPage(id) {
     }
     if (ev.event === "step_finished" && s) {
       timeline.finished(ev.step, ev.ts, ev.status);
-      Object.assign(s, { status: ev.status, exit_code: ev.exit_code, duration_ms: ev.duration_ms, attempts: ev.attempts, reason: ev.reason });
+      Object.assign(s, { status: ev.status, exit_code: ev.exit_code, duration_ms: ev.duration_ms, attempts: ev.attempts, reason: ev.reason, usage: ev.usage });
       dag.status(ev.step, ev.status); detail.changed(s); table(); failures(steps);
       // The record lists new artifacts with their URLs.
       if ((ev.artifacts || []).length) json(`/v1/jobs/${enc(id)}`).then(r => arts(r.artifacts)).catch(() => {});
