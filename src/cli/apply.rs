@@ -53,6 +53,8 @@ pub struct Args {
     /// Keep every sandbox after the job (they are removed by default, unless `persist`).
     #[arg(long)]
     keep: bool,
+    #[command(flatten)]
+    cache: super::cache_args::CacheArgs,
     /// How to report progress.
     #[arg(long, short = 'o', value_enum, default_value = "auto")]
     output: OutputFormat,
@@ -80,6 +82,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
         secrets: SecretValues::new(),
+        cache: a.cache.switch(),
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {

@@ -11,6 +11,7 @@ mod apply;
 mod bench;
 mod broken_pipe;
 mod build;
+mod cache_args;
 mod cancel;
 mod completions;
 mod context;

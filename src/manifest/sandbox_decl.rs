@@ -74,4 +74,6 @@ pub struct SandboxDecl {
     pub pids_limit: Option<u32>,
     /// Matrix axes in declared order; empty for a single container.
     pub matrix: IndexMap<String, Spanned<AxisValues>>,
+    /// `cache:`: cache the results of this sandbox's steps.
+    pub cache: Option<Spanned<bool>>,
 }

@@ -32,7 +32,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::{self, Limits, LoadOptions, Manifest};
-use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
+use crate::plan::{self, CacheSwitch, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
 use crate::store::{self, Reserved};
 use crate::template::{self, Context};
@@ -63,6 +63,9 @@ pub struct ApplyRequest {
     /// steps that list them, and masked (`***`) in every event, record
     /// and report.
     pub secrets: SecretValues,
+    /// `--cache` / `--no-cache`: whether step results are cached beyond
+    /// what the manifest's `cache:` says.
+    pub cache: CacheSwitch,
 }
 
 impl ApplyRequest {
@@ -78,6 +81,7 @@ impl ApplyRequest {
             keep: false,
             relative_to: None,
             secrets: SecretValues::new(),
+            cache: CacheSwitch::default(),
         }
     }
 }
@@ -183,6 +187,14 @@ impl Job {
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
         });
+        let cache = plan.cache_plan(req.cache);
+        for (i, c) in cache.iter().enumerate() {
+            if let plan::StepCache::Refused(why) = c {
+                events.emit(EventKind::Warning {
+                    message: format!("step {} is not cached: {why}", plan.steps[i].id),
+                });
+            }
+        }
         let provision = Provisioner::new(
             engine,
             Arc::clone(&plan),

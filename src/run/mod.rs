@@ -28,6 +28,7 @@ mod step;
 mod step_error;
 
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub use crate::plan::CacheSwitch;
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
 pub use secret_mask::{SecretMask, MASK};
