@@ -8,13 +8,16 @@
 //!
 //! - `key`: [`Key`], a sandbox's base state and a step's key;
 //! - `content`: the digest of a host file or tree a push sends;
+//! - `entry`: what is kept of a step that succeeded, published atomically;
 //! - `secret_key`: the per-project HMAC key, so secrets count without
 //!   their values being stored anywhere.
 
 mod content;
+mod entry;
 mod key;
 mod secret_key;
 
 pub use content::content_digest;
+pub use entry::{CacheDir, Entry, EntryFile, STDOUT_KEPT};
 pub use key::{BaseState, Key, StepKeyInput};
 pub use secret_key::SecretKey;

@@ -13,7 +13,7 @@ use petgraph::algo::has_path_connecting;
 use petgraph::graph::NodeIndex;
 
 use super::Plan;
-use crate::manifest::Action;
+use crate::manifest::{Action, CacheInput};
 
 /// What `apply --cache` / `--no-cache` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,6 +168,38 @@ impl Plan {
             Action::Snapshot(_) => Some(Refusal::Snapshot),
             _ => None,
         }
+    }
+}
+
+/// A `cache_key:` item, rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheInputValue {
+    /// A string.
+    Text(String),
+    /// A host file or directory (resolved against the manifest's directory).
+    File(std::path::PathBuf),
+}
+
+impl Plan {
+    /// Step `i`'s `cache_key:` items rendered with `ctx`.
+    pub fn render_cache_inputs(
+        &self,
+        i: usize,
+        ctx: &crate::template::Context,
+    ) -> Result<Vec<CacheInputValue>, crate::manifest::Diagnostic> {
+        let source = self.source_of(i);
+        let r = |t| crate::template::render(t, ctx, source);
+        self.steps[i]
+            .decl
+            .cache_key
+            .iter()
+            .map(|c| match c {
+                CacheInput::Text(t) => r(t).map(CacheInputValue::Text),
+                CacheInput::File(f) => {
+                    r(f).map(|p| CacheInputValue::File(self.manifest.host_path(&p)))
+                }
+            })
+            .collect()
     }
 }
 

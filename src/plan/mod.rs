@@ -56,7 +56,7 @@ use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
 use crate::template::{self, Context};
 
 pub use cache_display::{cache_json, cache_text};
-pub use cache_plan::{CacheSwitch, Refusal, StepCache};
+pub use cache_plan::{CacheInputValue, CacheSwitch, Refusal, StepCache};
 pub use capability_check::check_capabilities;
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};

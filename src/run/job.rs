@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::cache_step::CacheRun;
 use super::dispatch::Dispatch;
 use super::outcome::{ApplyOutcome, StepCounts};
 use super::provision::Provisioner;
@@ -27,6 +28,7 @@ use super::runtime::Runtime;
 use super::scheduler::{schedule, Graph, Policy};
 use super::secret_mask::SecretMask;
 use super::secret_values::SecretValues;
+use crate::cache::CacheDir;
 use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -34,7 +36,7 @@ use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::{self, Limits, LoadOptions, Manifest};
 use crate::plan::{self, CacheSwitch, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
-use crate::store::{self, Reserved};
+use crate::store::{self, Reserved, Store};
 use crate::template::{self, Context};
 
 /// Default number of steps running at once.
@@ -210,6 +212,11 @@ impl Job {
                 cancel.clone(),
                 provision,
                 record_dir.join("artifacts"),
+                CacheRun::new(
+                    &plan,
+                    cache,
+                    CacheDir::at(Store::open(&req.project).cache_dir()),
+                ),
             )
             .with_secrets(req.secrets.clone()),
         );

@@ -15,6 +15,9 @@
 //! Nothing here prints: everything the job does is told as an event.
 
 mod actions;
+mod cache_flow;
+mod cache_key;
+mod cache_step;
 mod dispatch;
 mod job;
 mod outcome;
@@ -27,8 +30,8 @@ mod secret_values;
 mod step;
 mod step_error;
 
-pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 pub use crate::plan::CacheSwitch;
+pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
 pub use secret_mask::{SecretMask, MASK};

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::actions::{Actions, HostPaths};
+use super::cache_step::CacheRun;
 use super::dispatch::Emitter;
 use super::provision::Provisioner;
 use super::scheduler::{Finished, Skip, StepRunner};
@@ -40,6 +41,8 @@ pub(super) struct Runtime {
     results: Mutex<Vec<Option<StepResult>>>,
     /// Secret values, for the `run` steps that list them.
     pub secrets: SecretValues,
+    /// The step cache: what is looked up and stored.
+    pub cache: CacheRun,
 }
 
 /// How a step ended, as its `step_finished` event tells it.
@@ -77,8 +80,10 @@ impl Runtime {
         cancel: CancellationToken,
         provision: Provisioner,
         artifacts: PathBuf,
+        cache: CacheRun,
     ) -> Runtime {
         Runtime {
+            cache,
             artifacts,
             actions: Actions::new(plan.sandboxes.len()),
             watch: Watch::start(provision.engine()),
@@ -110,8 +115,14 @@ impl Runtime {
         self.plan.step_context(i, |d| results[d].as_ref())
     }
 
+    /// What step `i` left for templates, once it finished.
+    pub fn result(&self, i: usize) -> Option<StepResult> {
+        self.results.lock().unwrap_or_else(PoisonError::into_inner)[i].clone()
+    }
+
     /// Keep step `i`'s `result` for templates, then tell how it ended.
     pub fn finish(&self, i: usize, end: StepEnd, result: StepResult) {
+        self.cache.keep_pulled(i, &end.artifacts);
         self.results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
         let step = &self.plan.steps[i];
         self.events.emit(EventKind::StepFinished {

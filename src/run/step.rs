@@ -11,6 +11,8 @@
 use std::time::{Duration, Instant};
 
 use super::actions::{self, ActionCtx, Attempt};
+use super::cache_flow;
+use super::cache_step::Lookup;
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
 use super::step_error::{StepError, STALL_GRACE};
@@ -34,7 +36,13 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         Ok(r) => r,
         Err(finished) => return finished,
     };
-    let sandbox = match rt.provision.sandbox(step.sandbox).await {
+    let key = match cache_flow::lookup(rt, i, &rendered).await {
+        Lookup::Hit(entry, key) => return cache_flow::serve(rt, i, &rendered, entry, key),
+        Lookup::Miss(key) => Some(key),
+        Lookup::Unkeyed => None,
+    };
+    let image = rt.cache.go_live(step.sandbox);
+    let sandbox = match rt.provision.sandbox_from(step.sandbox, image).await {
         Ok(s) => s,
         Err(error) => {
             let sandbox = plan.sandboxes[step.sandbox].id.clone();
@@ -50,7 +58,11 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         host_paths: &rt.host_paths,
         artifacts: &rt.artifacts,
     };
-    run_attempts(rt, i, &actx, &rendered).await
+    let finished = run_attempts(rt, i, &actx, &rendered).await;
+    if let Some(key) = key {
+        cache_flow::store(rt, i, &sandbox, &rendered, key, &finished).await;
+    }
+    finished
 }
 
 /// Step `i` rendered with the results it may read, its secrets added; or,
