@@ -144,9 +144,13 @@ pub(super) async fn commit(
     key: &Key,
     project: &str,
 ) -> crate::error::Result<String> {
+    // A commit keeps the container's labels, and a sandbox made from the
+    // image inherits those its spec does not set: its owner must not be
+    // this job's process (an empty owner is never judged gone).
     let labels = BTreeMap::from([
         (crate::labels::CACHE_KEY.to_string(), key.hex()),
         (crate::labels::PROJECT.to_string(), project.to_string()),
+        (crate::labels::OWNER.to_string(), String::new()),
     ]);
     sandbox
         .snapshot_labelled(&format!("pocketdock-cache:{}", key.hex()), labels)
