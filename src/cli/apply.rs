@@ -55,6 +55,10 @@ pub struct Args {
     keep: bool,
     #[command(flatten)]
     cache: super::cache_args::CacheArgs,
+    /// Run only these steps (and what they need), e.g. `build` or
+    /// `build[board=f4]`; comma-separated or repeated.
+    #[arg(long, value_name = "STEP", value_delimiter = ',')]
+    only: Vec<String>,
     /// How to report progress.
     #[arg(long, short = 'o', value_enum, default_value = "auto")]
     output: OutputFormat,
@@ -101,7 +105,13 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             println!("{line}");
         }
     }
-    let job = job.with_secrets(secrets);
+    let job = match job.with_secrets(secrets).only(&a.only) {
+        Ok(job) => job,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_USAGE);
+        }
+    };
     let engine = ctx.engine_announced().await?;
 
     let cancel = CancellationToken::new();

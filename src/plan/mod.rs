@@ -39,6 +39,7 @@ mod recipe_doc;
 mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
+mod select;
 mod spec;
 mod step_context;
 mod step_instance;
@@ -64,6 +65,7 @@ pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_referenc
 pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
 pub use rendered_step::{RenderedAction, RenderedStep, Stdin};
 pub use sandbox_instance::SandboxInstance;
+pub use select::Unselected;
 pub use step_instance::StepInstance;
 
 /// What planning needs besides the manifest.

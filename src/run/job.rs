@@ -113,6 +113,8 @@ pub struct Job {
     /// The project's recipes, for `uses:`.
     recipes: RecipeSet,
     plan: Arc<Plan>,
+    /// `--only`: the steps that run (by index); every step when `None`.
+    selected: Option<Vec<bool>>,
 }
 
 /// Load, plan, record and run `req` on `engine`; see [`Job`].
@@ -142,7 +144,17 @@ impl Job {
             profiles,
             recipes,
             plan,
+            selected: None,
         })
+    }
+
+    /// Run only the steps `selectors` name (`build`, `build[board=f4]`,
+    /// an instance id) and what they need; the others end `skipped`.
+    pub fn only(mut self, selectors: &[String]) -> Result<Job, plan::Unselected> {
+        if !selectors.is_empty() {
+            self.selected = Some(self.plan.select(selectors)?);
+        }
+        Ok(self)
     }
 
     /// Give the `run` steps that list them these secret values (and mask
@@ -218,7 +230,8 @@ impl Job {
                     CacheDir::at(Store::open(&req.project).cache_dir()),
                 ),
             )
-            .with_secrets(req.secrets.clone()),
+            .with_secrets(req.secrets.clone())
+            .with_selection(self.selected),
         );
         let policy = Policy {
             jobs: req.jobs,

@@ -43,6 +43,8 @@ pub(super) struct Runtime {
     pub secrets: SecretValues,
     /// The step cache: what is looked up and stored.
     pub cache: CacheRun,
+    /// `--only`: the steps that run; every step when `None`.
+    selected: Option<Vec<bool>>,
 }
 
 /// How a step ended, as its `step_finished` event tells it.
@@ -84,6 +86,7 @@ impl Runtime {
     ) -> Runtime {
         Runtime {
             cache,
+            selected: None,
             artifacts,
             actions: Actions::new(plan.sandboxes.len()),
             watch: Watch::start(provision.engine()),
@@ -106,6 +109,18 @@ impl Runtime {
     pub fn with_secrets(mut self, secrets: SecretValues) -> Runtime {
         self.secrets = secrets;
         self
+    }
+
+    /// Run only the steps `selected` marks (`apply --only`).
+    #[must_use]
+    pub fn with_selection(mut self, selected: Option<Vec<bool>>) -> Runtime {
+        self.selected = selected;
+        self
+    }
+
+    /// Whether step `i` runs at all (`--only` may leave it out).
+    pub fn is_selected(&self, i: usize) -> bool {
+        self.selected.as_ref().is_none_or(|s| s[i])
     }
 
     /// The template context of step `i`, with the results of the steps

@@ -32,6 +32,9 @@ const RETRY_PAUSE: Duration = Duration::from_millis(500);
 pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
     let plan = &rt.plan;
     let step = &plan.steps[i];
+    if !rt.is_selected(i) {
+        return skip(rt, i, "not selected by `--only`");
+    }
     let rendered = match render(rt, i) {
         Ok(r) => r,
         Err(finished) => return finished,
@@ -74,7 +77,7 @@ fn render(rt: &Runtime, i: usize) -> Result<RenderedStep, Finished> {
         .map_err(|d| fail(rt, i, &StepError::Template(d)))?;
     match plan.should_run(i, &ctx) {
         Ok(true) => {}
-        Ok(false) => return Err(skip(rt, i)),
+        Ok(false) => return Err(skip(rt, i, "its `if` is false")),
         Err(d) => return Err(fail(rt, i, &StepError::Template(d))),
     }
     let mut rendered = plan
@@ -257,14 +260,14 @@ async fn engine_loss(
     })
 }
 
-/// The step's `if` is false: it is skipped, and its dependents still run
-/// (a false `if` is a decision, not a failure).
-fn skip(rt: &Runtime, i: usize) -> Finished {
+/// The step's `if` is false, or `--only` left it out: it is skipped, and
+/// its dependents still run (a decision, not a failure).
+fn skip(rt: &Runtime, i: usize, why: &str) -> Finished {
     let result = StepResult {
         status: ResultStatus::Skipped,
         ..StepResult::default()
     };
-    let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
+    let end = StepEnd::early(StepStatus::Skipped, Some(why.into()));
     rt.finish(i, end, result);
     Finished {
         status: StepStatus::Skipped,

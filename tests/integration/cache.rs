@@ -261,3 +261,24 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn only_runs_the_selected_matrix_instance_and_what_it_needs() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "cache");
+    let _images = CacheImages::new(&engine, &dir);
+    boards(dir.path());
+    let steps = apply(&dir, &["--only", "get[board=h7]", "--no-cache"]);
+    assert_eq!(
+        with_status(&steps, "succeeded"),
+        ["build@b[board=h7]", "get@b[board=h7]", "send@b[board=h7]"]
+    );
+    assert_eq!(with_status(&steps, "skipped").len(), 5, "{steps:?}");
+    assert!(dir.path().join("out/h7.bin").is_file());
+    assert!(!dir.path().join("out/f4.bin").exists());
+    dir.pd()
+        .cmd(["apply", "job.yaml", "--only", "get[board=g0]"])
+        .code(2)
+        .stderr_has("`--only get[board=g0]` names no step of this job");
+    dir.assert_no_leaks().await;
+}
