@@ -64,10 +64,12 @@ impl CacheDir {
         self.root.join("secret.key")
     }
 
-    fn entry_path(&self, key: &Key) -> PathBuf {
-        self.root
-            .join("entries")
-            .join(format!("{}.json", key.hex()))
+    pub(super) fn entries_dir(&self) -> PathBuf {
+        self.root.join("entries")
+    }
+
+    pub(super) fn entry_path(&self, key: &Key) -> PathBuf {
+        self.entries_dir().join(format!("{}.json", key.hex()))
     }
 
     /// The blob holding content `sha256`.

@@ -9,15 +9,18 @@
 //! - `key`: [`Key`], a sandbox's base state and a step's key;
 //! - `content`: the digest of a host file or tree a push sends;
 //! - `entry`: what is kept of a step that succeeded, published atomically;
+//! - `listing`: entries by last hit, and their removal;
 //! - `secret_key`: the per-project HMAC key, so secrets count without
 //!   their values being stored anywhere.
 
 mod content;
 mod entry;
 mod key;
+mod listing;
 mod secret_key;
 
 pub use content::content_digest;
 pub use entry::{CacheDir, Entry, EntryFile, STDOUT_KEPT};
 pub use key::{BaseState, Key, StepKeyInput};
+pub use listing::Listed;
 pub use secret_key::SecretKey;

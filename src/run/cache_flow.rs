@@ -48,6 +48,7 @@ pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> L
     {
         return Lookup::Miss(key);
     }
+    rt.cache.dir().touch(&key);
     Lookup::Hit(Box::new(entry), key)
 }
 

@@ -282,3 +282,35 @@ async fn only_runs_the_selected_matrix_instance_and_what_it_needs() {
         .stderr_has("`--only get[board=g0]` names no step of this job");
     dir.assert_no_leaks().await;
 }
+
+#[tokio::test]
+async fn cache_list_show_and_prune() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "cache");
+    let images = CacheImages::new(&engine, &dir);
+    boards(dir.path());
+    apply(&dir, &[]);
+    let listed = dir.pd().cmd(["cache", "list", "--json"]).code(0).stdout();
+    let entries: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    assert_eq!(entries.len(), 8, "{listed}");
+    let key = entries[0]["key"].as_str().unwrap();
+    dir.pd()
+        .cmd(["cache", "show", &key[..12]])
+        .code(0)
+        .stdout_has(key);
+    dir.pd()
+        .cmd(["cache", "show", "zz"])
+        .code(1)
+        .stderr_has("no cached step result");
+    dir.pd()
+        .cmd(["cache", "prune", "--older-than", "1h"])
+        .code(0)
+        .stdout_has("removed 0 entries");
+    dir.pd()
+        .cmd(["cache", "prune"])
+        .code(0)
+        .stdout_has("removed 8 entries, 6 images, 2 blobs");
+    assert!(images.labels().await.is_empty());
+    // With the cache empty, every step runs again.
+    assert_eq!(with_status(&apply(&dir, &[]), "succeeded").len(), 8);
+}
