@@ -314,3 +314,36 @@ async fn cache_list_show_and_prune() {
     // With the cache empty, every step runs again.
     assert_eq!(with_status(&apply(&dir, &[]), "succeeded").len(), 8);
 }
+
+#[tokio::test]
+async fn two_applies_storing_the_same_keys_at_once_leave_a_working_cache() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "cache");
+    let _images = CacheImages::new(&engine, &dir);
+    boards(dir.path());
+    let spawn = || {
+        dir.pd()
+            .command(["apply", "job.yaml", "--output", "ndjson"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    // No half entry: every file under entries/ is a whole one, and a
+    // third apply finds them all.
+    for f in files_under(&dir.path().join(".pocketdock/cache/entries")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            serde_json::from_str::<Value>(&text).is_ok(),
+            "{}",
+            f.display()
+        );
+    }
+    assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
+    dir.assert_no_leaks().await;
+}
