@@ -64,6 +64,7 @@ async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> 
         k
     } else {
         let spec = &rt.plan.sandboxes[step.sandbox].spec;
+        rt.provision.image_ready(step.sandbox).await.ok()?;
         let engine = rt.provision.engine();
         let info = engine.inspect_image(spec.image()).await.ok()??;
         let k = base_key(spec, &info.id);

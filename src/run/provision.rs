@@ -141,6 +141,16 @@ impl Provisioner {
         Ok(created)
     }
 
+    /// Build sandbox `sb`'s `build: auto` image now, if it has one, so the
+    /// step cache keys on the image the sandbox will be created from.
+    pub async fn image_ready(&self, sb: usize) -> Result<(), ProvisionError> {
+        let inst = &self.plan.sandboxes[sb];
+        match (inst.build, &inst.spec.profile) {
+            (true, Some(profile)) => self.ensure_image(&inst.id, profile).await,
+            _ => Ok(()),
+        }
+    }
+
     /// A warm sandbox of a matching pool, renamed to this sandbox's name
     /// (never for volumes, ports, devices or persist: see the spec key).
     /// Any failure to claim means create as usual. The pool is refilled in
