@@ -48,6 +48,8 @@ pub enum StepStatus {
     Skipped,
     /// Stopped by Ctrl-C or SIGTERM.
     Cancelled,
+    /// Not run: the step cache held its result (docs/cache.md).
+    Cached,
 }
 
 impl StepStatus {
@@ -61,13 +63,17 @@ impl StepStatus {
             StepStatus::TimedOut => "timed_out",
             StepStatus::Skipped => "skipped",
             StepStatus::Cancelled => "cancelled",
+            StepStatus::Cached => "cached",
         }
     }
 
     /// True when the job may go on as if it succeeded.
     #[must_use]
     pub fn is_ok(self) -> bool {
-        matches!(self, StepStatus::Succeeded | StepStatus::FailedAllowed)
+        matches!(
+            self,
+            StepStatus::Succeeded | StepStatus::FailedAllowed | StepStatus::Cached
+        )
     }
 }
 

@@ -42,3 +42,6 @@ pub const POOL_SIZE: &str = "pocketdock.pool-size";
 /// The limits a sandbox was created with (`sandbox::RequestedLimits`), so
 /// `info` can tell them from what its cgroup enforces.
 pub const LIMITS: &str = "pocketdock.limits";
+
+/// On a step cache image: the full key of the step whose result it is.
+pub const CACHE_KEY: &str = "pocketdock.cache-key";

@@ -40,6 +40,7 @@
 
 pub mod backend;
 pub mod blocking;
+pub mod cache;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod diag;

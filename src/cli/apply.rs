@@ -53,6 +53,12 @@ pub struct Args {
     /// Keep every sandbox after the job (they are removed by default, unless `persist`).
     #[arg(long)]
     keep: bool,
+    #[command(flatten)]
+    cache: super::cache_args::CacheArgs,
+    /// Run only these steps (and what they need), e.g. `build` or
+    /// `build[board=f4]`; comma-separated or repeated.
+    #[arg(long, value_name = "STEP", value_delimiter = ',')]
+    only: Vec<String>,
     /// How to report progress.
     #[arg(long, short = 'o', value_enum, default_value = "auto")]
     output: OutputFormat,
@@ -80,6 +86,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
         secrets: SecretValues::new(),
+        cache: a.cache.switch(),
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {
@@ -98,7 +105,13 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             println!("{line}");
         }
     }
-    let job = job.with_secrets(secrets);
+    let job = match job.with_secrets(secrets).only(&a.only) {
+        Ok(job) => job,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_USAGE);
+        }
+    };
     let engine = ctx.engine_announced().await?;
 
     let cancel = CancellationToken::new();

@@ -11,6 +11,8 @@ mod apply;
 mod bench;
 mod broken_pipe;
 mod build;
+mod cache;
+mod cache_args;
 mod cancel;
 mod completions;
 mod context;
@@ -108,6 +110,8 @@ enum Command {
     Plan(plan::Args),
     /// List the recipes `uses:` can name, or show one's inputs and outputs.
     Recipe(recipe::Args),
+    /// The step cache: list its entries, show one, prune them (docs/cache.md).
+    Cache(cache::Args),
     /// Show a job record's step logs (or the list of records).
     Logs(logs::Args),
     /// Cancel a running job (ID, or `last`), as Ctrl-C where it runs would; waits for it to end.
@@ -300,6 +304,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Validate(a) => Ok(validate::run(ctx, &a)),
         Command::Plan(a) => Ok(plan::run(ctx, &a)),
         Command::Recipe(a) => Ok(recipe::run(ctx, &a)),
+        Command::Cache(a) => cache::run(ctx, &a).await,
         Command::Apply(a) => apply::run(ctx, a).await,
         Command::Logs(a) => logs::run(ctx, &a).await,
         Command::Cancel(a) => cancel::run(ctx, &a).await,

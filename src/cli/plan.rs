@@ -23,6 +23,8 @@ pub struct Args {
     /// Print the step graph in Graphviz DOT.
     #[arg(long)]
     dot: bool,
+    #[command(flatten)]
+    cache: super::cache_args::CacheArgs,
 }
 
 pub fn run(ctx: &super::Context, args: &Args) -> u8 {
@@ -30,13 +32,20 @@ pub fn run(ctx: &super::Context, args: &Args) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    let cache = plan.cache_plan(args.cache.switch());
     if args.json {
-        let text = serde_json::to_string_pretty(&plan.to_json()).unwrap_or_default();
+        let mut json = plan.to_json();
+        json["cache"] = crate::plan::cache_json(&plan, &cache);
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default();
         println!("{text}");
     } else if args.dot {
         print!("{}", plan.to_dot());
     } else {
-        print!("{}", plan.to_text());
+        print!(
+            "{}{}",
+            plan.to_text(),
+            crate::plan::cache_text(&plan, &cache)
+        );
     }
     0
 }

@@ -137,7 +137,7 @@ fn describe_rule(rule: &JobPruneRule) -> String {
 }
 
 /// `30s`, `15m`, `12h`, `7d`, `2w` (a bare number is seconds).
-fn parse_age(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (n, unit) = t.split_at(split);

@@ -5,6 +5,7 @@
 //! adds arguments, prompts and printing. Everything here reads and writes
 //! records through [`crate::store`] and containers through the engine.
 
+pub mod cache_prune;
 pub mod cancel;
 pub mod doctor;
 pub mod idle;

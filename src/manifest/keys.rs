@@ -109,6 +109,11 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
         ] } }),
     ),
     key(
+        "cache",
+        "Cache every step's result, keyed on its inputs, and reuse it when they have not changed (`apply --cache` does the same, `--no-cache` turns it off). Steps that cannot be cached are run as usual and the plan says why. See docs/cache.md.",
+        boolean,
+    ),
+    key(
         "limits",
         "Raise limits this job needs: `matrix` (combinations per sandbox, default 1000), `sandboxes` (instances per job, 1000), `steps` (step instances per job, 10000), `template_fuel` (work per template render: instructions and data built, 100000), `template_output` (bytes per rendered template, 1048576). A manifest may raise each up to a ceiling; `--limit NAME=N` sets any limit and wins. See docs/reliability.md.",
         || json!({ "type": "object", "additionalProperties": false, "properties": {
@@ -316,6 +321,11 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
         boolean,
     ),
     key(
+        "cache",
+        "Cache the results of this sandbox's steps (see the manifest's `cache`). Not for a sandbox with network on or host volumes. See docs/cache.md.",
+        boolean,
+    ),
+    key(
         "pids_limit",
         "Maximum number of processes in the container. Default: 512.",
         || json!({ "type": "integer", "minimum": 1 }),
@@ -343,6 +353,13 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
         } }),
     ),
 ];
+
+/// Keys of a `cache_key` item that names a file.
+pub(crate) const CACHE_FILE_KEYS: &[KeyDoc] = &[key(
+    "file",
+    "A host file or directory (a template, relative to the manifest) whose content counts in the step's cache key.",
+    template,
+)];
 
 /// The step keys that are actions, in the order the decoder and the schema list them.
 pub(crate) const ACTIONS: &[&str] = &[
@@ -430,6 +447,19 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
         "secrets",
         "Names of the manifest's `secrets` this `run` step receives as environment variables (a string or a list).",
         string_or_list,
+    ),
+    key(
+        "cache",
+        "Cache this step's result (see the manifest's `cache`); `false` runs it and every later step of its sandbox. See docs/cache.md.",
+        boolean,
+    ),
+    key(
+        "cache_key",
+        "More inputs the step's cache key counts: strings (templates), or `{file: PATH}` for a host file or directory whose content counts.",
+        || json!({ "oneOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "oneOf": [ { "type": "string" }, reference("cache_file") ] } }
+        ] }),
     ),
 ];
 

@@ -34,6 +34,8 @@ pub struct Manifest {
     pub sandboxes: IndexMap<String, SandboxDecl>,
     /// Steps in file order.
     pub steps: IndexMap<String, StepDecl>,
+    /// `cache:` at the top: cache every step's result.
+    pub cache: Option<Spanned<bool>>,
     /// Declared secrets by name (where their values come from; never the values).
     pub secrets: IndexMap<String, super::SecretDecl>,
     /// The limits in effect: defaults, raised by the manifest's

@@ -56,8 +56,9 @@ pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
-    is_session_name, Action, Interpreter, Protocol, PythonAction, RunAction, SessionAction,
-    SnapshotAction, StdinDecl, StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
+    is_session_name, Action, CacheInput, Interpreter, Protocol, PythonAction, RunAction,
+    SessionAction, SnapshotAction, StdinDecl, StepDecl, Transfer, UsesAction, WithValue,
+    DEFAULT_SESSION,
 };
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
@@ -216,11 +217,14 @@ pub fn parse(
         sandboxes: decoded.sandboxes,
         steps: decoded.steps,
         secrets: decoded.secrets,
+        cache: decoded.cache,
         limits,
         host_roots: opts.host_roots.clone(),
     })
 }
 
+#[cfg(test)]
+mod cache_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]

@@ -83,4 +83,6 @@ pub struct SandboxDecl {
     pub disk: Option<Tpl>,
     /// Matrix axes in declared order; empty for a single container.
     pub matrix: IndexMap<String, Spanned<AxisValues>>,
+    /// `cache:`: cache the results of this sandbox's steps.
+    pub cache: Option<Spanned<bool>>,
 }

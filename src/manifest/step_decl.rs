@@ -36,6 +36,20 @@ pub struct StepDecl {
     pub allow_failure: bool,
     /// Secrets the step receives as environment variables (`run` only).
     pub secrets: Vec<Spanned<String>>,
+    /// `cache:`: cache this step's result (or, `false`, stop the chain).
+    pub cache: Option<Spanned<bool>>,
+    /// `cache_key:`: more inputs the step's cache key counts.
+    pub cache_key: Vec<CacheInput>,
+}
+
+/// One `cache_key:` item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CacheInput {
+    /// A string (template), e.g. a toolchain's version.
+    Text(Tpl),
+    /// `{file: PATH}`: a host file or directory (template, relative to
+    /// the manifest) whose content counts.
+    File(Tpl),
 }
 
 /// The one thing a step does.

@@ -234,7 +234,7 @@ fn unknown_key_lists_known_ones_when_nothing_is_close() {
     check(
         yaml,
         &[
-            ("version: 1\nflavour: x\n", "2:1", "unknown key `flavour` in the manifest", Is("known keys: version, name, vars, env, sandboxes, steps, secrets, limits, project")),
+            ("version: 1\nflavour: x\n", "2:1", "unknown key `flavour` in the manifest", Is("known keys: version, name, vars, env, sandboxes, steps, secrets, cache, limits, project")),
             ("version: 1\nstep: {}\n", "2:1", "unknown key `step` in the manifest", Is("did you mean `steps`?")),
         ],
     );

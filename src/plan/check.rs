@@ -137,6 +137,8 @@ pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> 
                 retries: 0,
                 allow_failure: false,
                 secrets: Vec::new(),
+                cache: None,
+                cache_key: Vec::new(),
             },
         );
     }

@@ -120,6 +120,7 @@ pub(super) fn expand(
             d.id = recipe_use.expanded_id(&rs.id);
             d.sandbox = decl.sandbox.clone();
             d.allow_failure |= decl.allow_failure;
+            d.cache = d.cache.or_else(|| decl.cache.clone());
             d.needs = match (&rs.needs, k) {
                 (Some(local), _) => {
                     let mut n: Vec<Spanned<String>> = local

@@ -24,6 +24,8 @@
 //! that will be defined when the step runs (see `check`), so a typo fails
 //! planning with its position instead of a step after containers exist.
 
+mod cache_display;
+mod cache_plan;
 mod capability_check;
 mod check;
 mod cycles;
@@ -37,6 +39,7 @@ mod recipe_doc;
 mod recipe_set;
 mod rendered_step;
 mod sandbox_instance;
+mod select;
 mod spec;
 mod step_context;
 mod step_instance;
@@ -53,6 +56,8 @@ use crate::backend::Capabilities;
 use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
 use crate::template::{self, Context};
 
+pub use cache_display::{cache_json, cache_text};
+pub use cache_plan::{CacheInputValue, CacheSwitch, Refusal, StepCache};
 pub use capability_check::check_capabilities;
 pub use expand::RecipeUse;
 pub use profile_set::{KnownProfile, ProfileSet};
@@ -60,6 +65,7 @@ pub use recipe_doc::{origin_text, recipe_json, recipe_markdown, shipped_referenc
 pub use recipe_set::{FoundRecipe, RecipeOrigin, RecipeSet, SHIPPED_RECIPES};
 pub use rendered_step::{RenderedAction, RenderedStep, Stdin};
 pub use sandbox_instance::SandboxInstance;
+pub use select::Unselected;
 pub use step_instance::StepInstance;
 
 /// What planning needs besides the manifest.

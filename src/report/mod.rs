@@ -207,6 +207,11 @@ pub(crate) fn step_line(event: &EventKind, color: bool) -> Option<String> {
             let word = paint(color, AnsiColor::Red, "timed out");
             format!("{bad} {step} {word} ({secs:.1}s{retries}){why}")
         }
+        StepStatus::Cached => {
+            let ok = paint(color, AnsiColor::Green, "✓");
+            let word = paint(color, AnsiColor::Cyan, "cached");
+            format!("{ok} {step} {word}")
+        }
         StepStatus::Skipped => {
             let word = paint(color, AnsiColor::Yellow, "skipped");
             format!("- {step} {word}{why}")

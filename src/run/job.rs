@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use super::cache_step::CacheRun;
 use super::dispatch::Dispatch;
 use super::outcome::{ApplyOutcome, StepCounts};
 use super::provision::Provisioner;
@@ -27,14 +28,15 @@ use super::runtime::Runtime;
 use super::scheduler::{schedule, Graph, Policy};
 use super::secret_mask::SecretMask;
 use super::secret_values::SecretValues;
+use crate::cache::CacheDir;
 use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::{self, Limits, LoadOptions, Manifest};
-use crate::plan::{self, Plan, PlanOptions, ProfileSet, RecipeSet};
+use crate::plan::{self, CacheSwitch, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
-use crate::store::{self, Reserved};
+use crate::store::{self, Reserved, Store};
 use crate::template::{self, Context};
 
 /// Default number of steps running at once.
@@ -63,6 +65,9 @@ pub struct ApplyRequest {
     /// steps that list them, and masked (`***`) in every event, record
     /// and report.
     pub secrets: SecretValues,
+    /// `--cache` / `--no-cache`: whether step results are cached beyond
+    /// what the manifest's `cache:` says.
+    pub cache: CacheSwitch,
 }
 
 impl ApplyRequest {
@@ -78,6 +83,7 @@ impl ApplyRequest {
             keep: false,
             relative_to: None,
             secrets: SecretValues::new(),
+            cache: CacheSwitch::default(),
         }
     }
 }
@@ -107,6 +113,8 @@ pub struct Job {
     /// The project's recipes, for `uses:`.
     recipes: RecipeSet,
     plan: Arc<Plan>,
+    /// `--only`: the steps that run (by index); every step when `None`.
+    selected: Option<Vec<bool>>,
 }
 
 /// Load, plan, record and run `req` on `engine`; see [`Job`].
@@ -136,7 +144,17 @@ impl Job {
             profiles,
             recipes,
             plan,
+            selected: None,
         })
+    }
+
+    /// Run only the steps `selectors` name (`build`, `build[board=f4]`,
+    /// an instance id) and what they need; the others end `skipped`.
+    pub fn only(mut self, selectors: &[String]) -> Result<Job, plan::Unselected> {
+        if !selectors.is_empty() {
+            self.selected = Some(self.plan.select(selectors)?);
+        }
+        Ok(self)
     }
 
     /// Give the `run` steps that list them these secret values (and mask
@@ -184,6 +202,14 @@ impl Job {
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
         });
+        let cache = plan.cache_plan(req.cache);
+        for (i, c) in cache.iter().enumerate() {
+            if let plan::StepCache::Refused(why) = c {
+                events.emit(EventKind::Warning {
+                    message: format!("step {} is not cached: {why}", plan.steps[i].id),
+                });
+            }
+        }
         let provision = Provisioner::new(
             engine,
             Arc::clone(&plan),
@@ -199,8 +225,14 @@ impl Job {
                 cancel.clone(),
                 provision,
                 record_dir.join("artifacts"),
+                CacheRun::new(
+                    &plan,
+                    cache,
+                    CacheDir::at(Store::open(&req.project).cache_dir()),
+                ),
             )
-            .with_secrets(req.secrets.clone()),
+            .with_secrets(req.secrets.clone())
+            .with_selection(self.selected),
         );
         let policy = Policy {
             jobs: req.jobs,

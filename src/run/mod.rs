@@ -16,6 +16,9 @@
 
 mod actions;
 mod disk_check;
+mod cache_flow;
+mod cache_key;
+mod cache_step;
 mod dispatch;
 mod job;
 mod outcome;
@@ -28,6 +31,7 @@ mod secret_values;
 mod step;
 mod step_error;
 
+pub use crate::plan::CacheSwitch;
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};

@@ -30,7 +30,8 @@ impl StepCounts {
         let mut c = StepCounts::default();
         for s in statuses {
             match s {
-                StepStatus::Succeeded => c.succeeded += 1,
+                // A cached step's result is a success's, kept.
+                StepStatus::Succeeded | StepStatus::Cached => c.succeeded += 1,
                 StepStatus::FailedAllowed => c.allowed += 1,
                 StepStatus::Failed | StepStatus::TimedOut => c.failed += 1,
                 StepStatus::Skipped | StepStatus::Cancelled => c.skipped += 1,

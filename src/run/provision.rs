@@ -74,17 +74,25 @@ impl Provisioner {
         }
     }
 
-    /// The container for sandbox instance `sb`, created on first use.
-    pub async fn sandbox(&self, sb: usize) -> Result<Sandbox, ProvisionError> {
+    /// The container for sandbox instance `sb`; on first use created from
+    /// `image` when given (the step cache's last hit) instead of its spec's.
+    pub async fn sandbox_from(
+        &self,
+        sb: usize,
+        image: Option<String>,
+    ) -> Result<Sandbox, ProvisionError> {
         self.sandboxes[sb]
-            .get_or_init(|| self.create(sb))
+            .get_or_init(|| self.create(sb, image))
             .await
             .clone()
     }
 
-    async fn create(&self, sb: usize) -> Result<Sandbox, ProvisionError> {
+    async fn create(&self, sb: usize, image: Option<String>) -> Result<Sandbox, ProvisionError> {
         let inst = &self.plan.sandboxes[sb];
         let mut spec = inst.spec.clone();
+        if let Some(image) = image {
+            spec.set_image(image);
+        }
         spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
@@ -131,6 +139,16 @@ impl Provisioner {
             }
         }
         Ok(created)
+    }
+
+    /// Build sandbox `sb`'s `build: auto` image now, if it has one, so the
+    /// step cache keys on the image the sandbox will be created from.
+    pub async fn image_ready(&self, sb: usize) -> Result<(), ProvisionError> {
+        let inst = &self.plan.sandboxes[sb];
+        match (inst.build, &inst.spec.profile) {
+            (true, Some(profile)) => self.ensure_image(&inst.id, profile).await,
+            _ => Ok(()),
+        }
     }
 
     /// A warm sandbox of a matching pool, renamed to this sandbox's name

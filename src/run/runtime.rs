@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::actions::{Actions, HostPaths};
+use super::cache_step::CacheRun;
 use super::dispatch::Emitter;
 use super::provision::Provisioner;
 use super::scheduler::{Finished, Skip, StepRunner};
@@ -40,6 +41,10 @@ pub(super) struct Runtime {
     results: Mutex<Vec<Option<StepResult>>>,
     /// Secret values, for the `run` steps that list them.
     pub secrets: SecretValues,
+    /// The step cache: what is looked up and stored.
+    pub cache: CacheRun,
+    /// `--only`: the steps that run; every step when `None`.
+    selected: Option<Vec<bool>>,
 }
 
 /// How a step ended, as its `step_finished` event tells it.
@@ -77,8 +82,11 @@ impl Runtime {
         cancel: CancellationToken,
         provision: Provisioner,
         artifacts: PathBuf,
+        cache: CacheRun,
     ) -> Runtime {
         Runtime {
+            cache,
+            selected: None,
             artifacts,
             actions: Actions::new(plan.sandboxes.len()),
             watch: Watch::start(provision.engine()),
@@ -103,6 +111,18 @@ impl Runtime {
         self
     }
 
+    /// Run only the steps `selected` marks (`apply --only`).
+    #[must_use]
+    pub fn with_selection(mut self, selected: Option<Vec<bool>>) -> Runtime {
+        self.selected = selected;
+        self
+    }
+
+    /// Whether step `i` runs at all (`--only` may leave it out).
+    pub fn is_selected(&self, i: usize) -> bool {
+        self.selected.as_ref().is_none_or(|s| s[i])
+    }
+
     /// The template context of step `i`, with the results of the steps
     /// finished so far.
     pub fn template_context(&self, i: usize) -> Result<Context, crate::manifest::Diagnostic> {
@@ -110,8 +130,14 @@ impl Runtime {
         self.plan.step_context(i, |d| results[d].as_ref())
     }
 
+    /// What step `i` left for templates, once it finished.
+    pub fn result(&self, i: usize) -> Option<StepResult> {
+        self.results.lock().unwrap_or_else(PoisonError::into_inner)[i].clone()
+    }
+
     /// Keep step `i`'s `result` for templates, then tell how it ended.
     pub fn finish(&self, i: usize, end: StepEnd, result: StepResult) {
+        self.cache.keep_pulled(i, &end.artifacts);
         self.results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(result);
         let step = &self.plan.steps[i];
         self.events.emit(EventKind::StepFinished {

@@ -11,6 +11,8 @@
 use std::time::{Duration, Instant};
 
 use super::actions::{self, ActionCtx, Attempt};
+use super::cache_flow;
+use super::cache_step::Lookup;
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
 use super::step_error::{StepError, STALL_GRACE};
@@ -30,11 +32,20 @@ const RETRY_PAUSE: Duration = Duration::from_millis(500);
 pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
     let plan = &rt.plan;
     let step = &plan.steps[i];
+    if !rt.is_selected(i) {
+        return skip(rt, i, "not selected by `--only`");
+    }
     let rendered = match render(rt, i) {
         Ok(r) => r,
         Err(finished) => return finished,
     };
-    let sandbox = match rt.provision.sandbox(step.sandbox).await {
+    let key = match cache_flow::lookup(rt, i, &rendered).await {
+        Lookup::Hit(entry, key) => return cache_flow::serve(rt, i, &rendered, entry, key),
+        Lookup::Miss(key) => Some(key),
+        Lookup::Unkeyed => None,
+    };
+    let image = rt.cache.go_live(step.sandbox);
+    let sandbox = match rt.provision.sandbox_from(step.sandbox, image).await {
         Ok(s) => s,
         Err(error) => {
             let sandbox = plan.sandboxes[step.sandbox].id.clone();
@@ -50,7 +61,11 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         host_paths: &rt.host_paths,
         artifacts: &rt.artifacts,
     };
-    run_attempts(rt, i, &actx, &rendered).await
+    let finished = run_attempts(rt, i, &actx, &rendered).await;
+    if let Some(key) = key {
+        cache_flow::store(rt, i, &sandbox, &rendered, key, &finished).await;
+    }
+    finished
 }
 
 /// Step `i` rendered with the results it may read, its secrets added; or,
@@ -62,7 +77,7 @@ fn render(rt: &Runtime, i: usize) -> Result<RenderedStep, Finished> {
         .map_err(|d| fail(rt, i, &StepError::Template(d)))?;
     match plan.should_run(i, &ctx) {
         Ok(true) => {}
-        Ok(false) => return Err(skip(rt, i)),
+        Ok(false) => return Err(skip(rt, i, "its `if` is false")),
         Err(d) => return Err(fail(rt, i, &StepError::Template(d))),
     }
     let mut rendered = plan
@@ -245,14 +260,14 @@ async fn engine_loss(
     })
 }
 
-/// The step's `if` is false: it is skipped, and its dependents still run
-/// (a false `if` is a decision, not a failure).
-fn skip(rt: &Runtime, i: usize) -> Finished {
+/// The step's `if` is false, or `--only` left it out: it is skipped, and
+/// its dependents still run (a decision, not a failure).
+fn skip(rt: &Runtime, i: usize, why: &str) -> Finished {
     let result = StepResult {
         status: ResultStatus::Skipped,
         ..StepResult::default()
     };
-    let end = StepEnd::early(StepStatus::Skipped, Some("its `if` is false".into()));
+    let end = StepEnd::early(StepStatus::Skipped, Some(why.into()));
     rt.finish(i, end, result);
     Finished {
         status: StepStatus::Skipped,

@@ -466,11 +466,22 @@ impl Sandbox {
     /// Podman stores a short name as `docker.io/[library/]IMAGE` and resolves
     /// the short name to it.
     pub async fn snapshot(&self, image: &str) -> Result<String> {
+        self.snapshot_labelled(image, BTreeMap::new()).await
+    }
+
+    /// [`Sandbox::snapshot`] with more labels on the image (the step
+    /// cache's key, say).
+    pub async fn snapshot_labelled(
+        &self,
+        image: &str,
+        extra: BTreeMap<String, String>,
+    ) -> Result<String> {
         let (repo, tag) = split_image(image);
-        let labels = BTreeMap::from([
+        let mut labels = BTreeMap::from([
             (labels::MANAGED.to_string(), "true".to_string()),
             (labels::SNAPSHOT_OF.to_string(), self.name.clone()),
         ]);
+        labels.extend(extra);
         let paused = self
             .backend
             .commit(&self.name, repo, tag, &labels, true)

@@ -112,6 +112,7 @@ pub async fn start(
         keep: false,
         relative_to: Some(state.project.root.clone()),
         secrets: SecretValues::new(),
+        cache: crate::run::CacheSwitch::default(),
     };
     let host_env = state.host_env.clone();
     let prepared = tokio::task::spawn_blocking(move || {

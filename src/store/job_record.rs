@@ -179,13 +179,14 @@ pub enum StepState {
 }
 
 /// Every way a step can end, for reading statuses back.
-const FINISHED: [StepStatus; 6] = [
+const FINISHED: [StepStatus; 7] = [
     StepStatus::Succeeded,
     StepStatus::Failed,
     StepStatus::FailedAllowed,
     StepStatus::TimedOut,
     StepStatus::Skipped,
     StepStatus::Cancelled,
+    StepStatus::Cached,
 ];
 
 impl StepState {

@@ -60,7 +60,7 @@ impl ResultStatus {
 impl From<StepStatus> for ResultStatus {
     fn from(s: StepStatus) -> ResultStatus {
         match s {
-            StepStatus::Succeeded => ResultStatus::Success,
+            StepStatus::Succeeded | StepStatus::Cached => ResultStatus::Success,
             StepStatus::Failed | StepStatus::FailedAllowed => ResultStatus::Failed,
             StepStatus::TimedOut => ResultStatus::TimedOut,
             StepStatus::Skipped => ResultStatus::Skipped,

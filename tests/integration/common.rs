@@ -127,7 +127,7 @@ impl Drop for Cleanup {
 
 /// Run `f` against the same engine on a runtime of its own, in a thread of
 /// its own: Drop cannot await, and the test's runtime may be shutting down.
-fn on_fresh_runtime<F, Fut>(engine: &Engine, f: F)
+pub fn on_fresh_runtime<F, Fut>(engine: &Engine, f: F)
 where
     F: FnOnce(Engine) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,

@@ -16,6 +16,7 @@ mod artifacts;
 mod background;
 mod bench_job;
 mod blocking;
+mod cache;
 mod cli;
 mod containment;
 mod dashboard;

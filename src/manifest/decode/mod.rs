@@ -14,6 +14,7 @@
 //! [`values`] and [`names`] the scalar forms they share.
 
 mod actions;
+mod cache;
 mod names;
 mod recipe;
 mod sandbox;
@@ -50,6 +51,7 @@ pub(crate) struct Decoded {
     pub sandboxes: IndexMap<String, SandboxDecl>,
     pub steps: IndexMap<String, StepDecl>,
     pub secrets: IndexMap<String, crate::manifest::SecretDecl>,
+    pub cache: Option<Spanned<bool>>,
 }
 
 /// Decode a parsed manifest; `kdl` accepts kebab-case spellings of keys.

@@ -80,7 +80,9 @@ impl Decoder<'_> {
             .value("matrix")
             .map(|n| self.matrix(n))
             .unwrap_or_default();
+        let cache = self.cache_flag(&obj);
         Some(SandboxDecl {
+            cache,
             id: id.name.clone(),
             id_span: id.span,
             image,

@@ -62,6 +62,11 @@ impl Decoder<'_> {
             .and_then(|n| self.string_list(n, "secrets"))
             .unwrap_or_default();
 
+        let cache = self.cache_flag(&obj);
+        let cache_key = obj
+            .value("cache_key")
+            .map(|n| self.cache_inputs(n))
+            .unwrap_or_default();
         let (action, action_span) = action?;
         if let (Some(first), false) = (secrets.first(), matches!(action, Action::Run(_))) {
             self.error(
@@ -83,6 +88,8 @@ impl Decoder<'_> {
             retries,
             allow_failure,
             secrets,
+            cache,
+            cache_key,
         })
     }
 

@@ -69,6 +69,7 @@ impl Decoder<'_> {
             .map(|n| self.secrets(n))
             .unwrap_or_default();
         self.check_step_secrets(&steps, &secrets);
+        let cache = self.cache_flag(&obj);
         Some(Decoded {
             limits,
             version,
@@ -78,6 +79,7 @@ impl Decoder<'_> {
             sandboxes,
             steps,
             secrets,
+            cache,
         })
     }
 

@@ -165,7 +165,10 @@ impl<W: Write> Github<W> {
                 let l = command(Level::Warning, &place, Some(&title), &why);
                 self.annotate(Level::Warning, l);
             }
-            StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cancelled => {}
+            StepStatus::Succeeded
+            | StepStatus::Cached
+            | StepStatus::Skipped
+            | StepStatus::Cancelled => {}
         }
     }
 }

@@ -41,7 +41,10 @@ fn case(tally: &Tally, info: &JobInfo, record: &Path, id: &str) -> TestCase {
     let log = info.log_path(record, id);
     let tail = |n| log_reader::tail(&log, n, 2000).join("\n");
     let case_status = match status {
-        Some(StepStatus::Succeeded | StepStatus::FailedAllowed) => TestCaseStatus::success(),
+        // A cached step's result is a success's, kept.
+        Some(StepStatus::Succeeded | StepStatus::FailedAllowed | StepStatus::Cached) => {
+            TestCaseStatus::success()
+        }
         Some(StepStatus::Skipped) | None => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(reason.unwrap_or_else(|| "not run".into()));

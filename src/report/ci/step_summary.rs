@@ -222,6 +222,7 @@ fn status_cell(status: Option<StepStatus>) -> &'static str {
         Some(StepStatus::FailedAllowed) => "⚠️ failed (allowed)",
         Some(StepStatus::TimedOut) => "⏱️ timed out",
         Some(StepStatus::Skipped) => "⏭️ skipped",
+        Some(StepStatus::Cached) => "♻️ cached",
         Some(StepStatus::Cancelled) => "⏹️ cancelled",
         None => "… not finished",
     }

@@ -13,7 +13,7 @@ export const groupOf = id => id.replace(/\[[^\]]*\]$/, "");
 export const matrixOf = id => (id.match(/\[([^\]]*)\]$/) || [])[1] || id;
 
 // The status a collapsed group shows: its most telling member's.
-const RANK = ["running", "failed", "timed_out", "cancelled", "pending", "failed_allowed", "skipped", "succeeded"];
+const RANK = ["running", "failed", "timed_out", "cancelled", "pending", "failed_allowed", "skipped", "cached", "succeeded"];
 export function groupStatus(statuses) {
   let best = RANK.length - 1;
   for (const s of statuses) best = Math.min(best, RANK.indexOf(s) < 0 ? best : RANK.indexOf(s));

@@ -1,0 +1,116 @@
+//! Which steps the cache serves, and why the others are refused.
+
+use std::path::Path;
+
+use super::*;
+use crate::manifest::{parse, Format, LoadOptions};
+use crate::plan::{plan, PlanOptions};
+
+fn cache_of(text: &str, switch: CacheSwitch) -> Vec<(String, StepCache)> {
+    let m = parse(
+        Path::new("/w/job.yaml"),
+        text,
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let p = plan(m, &PlanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = p.cache_plan(switch);
+    p.steps.iter().map(|s| s.id.clone()).zip(c).collect()
+}
+
+fn states(text: &str, switch: CacheSwitch) -> Vec<String> {
+    cache_of(text, switch)
+        .into_iter()
+        .map(|(id, c)| match c {
+            StepCache::Off => format!("{id}: off"),
+            StepCache::Cached => format!("{id}: cached"),
+            StepCache::Refused(r) => format!("{id}: refused, {r}"),
+        })
+        .collect()
+}
+
+const CHAIN: &str = "
+version: 1
+sandboxes: { b: { network: false } }
+steps:
+  fetch: { run: fetch }
+  build: { run: make }
+  test: { run: make test }
+";
+
+#[test]
+fn nothing_is_cached_unless_asked() {
+    assert!(states(CHAIN, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("off")));
+    assert!(states(CHAIN, CacheSwitch::On)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+}
+
+#[test]
+fn job_sandbox_and_step_opt_in_and_no_cache_wins() {
+    let job = format!("cache: true\n{CHAIN}");
+    assert!(states(&job, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+    assert!(states(&job, CacheSwitch::Off)
+        .iter()
+        .all(|s| s.ends_with("off")));
+    let sandbox = CHAIN.replace("network: false", "network: false, cache: true");
+    assert!(states(&sandbox, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+}
+
+#[test]
+fn cache_false_on_a_step_stops_the_chain() {
+    let text = CHAIN.replace("build: { run: make }", "build: { run: make, cache: false }");
+    assert_eq!(
+        states(&text, CacheSwitch::On),
+        [
+            "fetch@b: cached",
+            "build@b: off",
+            "test@b: refused, it comes after `build@b`, which is not cached",
+        ]
+    );
+}
+
+#[test]
+fn network_and_volumes_are_refused_with_their_reason() {
+    let net = CHAIN.replace("network: false", "network: true");
+    assert!(states(&net, CacheSwitch::On)[0].ends_with("refused, its sandbox has network on"));
+    let vol = CHAIN.replace(
+        "network: false",
+        "network: false, volumes: ['./data:/data']",
+    );
+    assert!(states(&vol, CacheSwitch::On)[2].contains("host volumes"));
+}
+
+#[test]
+fn session_and_python_end_the_chain() {
+    let text = CHAIN.replace("build: { run: make }", "build: { session: make }");
+    assert_eq!(
+        states(&text, CacheSwitch::On),
+        [
+            "fetch@b: cached",
+            "build@b: refused, a `session` step keeps its state in processes",
+            "test@b: refused, it comes after `build@b`, a `session` step, whose state lives in processes",
+        ]
+    );
+}
+
+#[test]
+fn steps_that_may_overlap_are_refused() {
+    let text = "
+version: 1
+sandboxes: { b: { network: false } }
+steps:
+  one: { run: a }
+  two: { run: b, needs: [] }
+";
+    assert!(states(text, CacheSwitch::On)
+        .iter()
+        .all(|s| s.ends_with("refused, its sandbox may run two steps at once")));
+}

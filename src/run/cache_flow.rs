@@ -1,0 +1,278 @@
+//! A cached step's way through a job: looked up before it runs, served
+//! from its entry on a hit, stored after it succeeds on a miss.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::actions::Use;
+use super::cache_key::{secret_macs, step_input};
+use super::cache_step::{base_key, commit, describe, Lookup};
+use super::runtime::{Runtime, StepEnd};
+use super::scheduler::Finished;
+use crate::cache::{Entry, EntryFile, Key, STDOUT_KEPT};
+use crate::event::{Artifact, EventKind, StepStatus};
+use crate::plan::{RenderedAction, RenderedStep};
+use crate::sandbox::Sandbox;
+use crate::template::{ResultStatus, StepResult};
+
+/// Look step `i` up, rendered as `rendered`.
+pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Lookup {
+    if !rt.cache.is_cached(i) {
+        return Lookup::Unkeyed;
+    }
+    let sb = rt.plan.steps[i].sandbox;
+    let Some(key) = key_of(rt, i, rendered).await else {
+        rt.cache.break_chain(sb);
+        return Lookup::Unkeyed;
+    };
+    let (_, live, _) = rt.cache.state(sb);
+    if live {
+        return Lookup::Miss(key);
+    }
+    let Some(entry) = rt.cache.dir().lookup(&key) else {
+        return Lookup::Miss(key);
+    };
+    // An entry whose image or blobs are gone is a miss, never an error.
+    if let Some(image) = &entry.image {
+        if !matches!(
+            rt.provision.engine().inspect_image(image).await,
+            Ok(Some(_))
+        ) {
+            return Lookup::Miss(key);
+        }
+    }
+    if entry
+        .files
+        .iter()
+        .any(|f| !rt.cache.dir().blob_path(&f.sha256).is_file())
+    {
+        return Lookup::Miss(key);
+    }
+    rt.cache.dir().touch(&key);
+    Lookup::Hit(Box::new(entry), key)
+}
+
+/// Step `i`'s key, or `None` when it cannot be keyed (its base image is
+/// missing, a `cache_key` does not render, a file cannot be read).
+async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> {
+    let step = &rt.plan.steps[i];
+    let (state, _, broken) = rt.cache.state(step.sandbox);
+    if broken {
+        return None;
+    }
+    let prev = if let Some(k) = state {
+        k
+    } else {
+        let spec = &rt.plan.sandboxes[step.sandbox].spec;
+        rt.provision.image_ready(step.sandbox).await.ok()?;
+        let engine = rt.provision.engine();
+        let info = engine.inspect_image(spec.image()).await.ok()??;
+        let k = base_key(spec, &info.id);
+        rt.cache.set_base(step.sandbox, k);
+        k
+    };
+    if let RenderedAction::Pull { dst: Some(dst), .. } = &rendered.action {
+        rt.host_paths.check(dst, Use::PullDestination).ok()?;
+    }
+    if let RenderedAction::Push { src, .. } = &rendered.action {
+        rt.host_paths.check(src, Use::PushSource).ok()?;
+    }
+    let ctx = rt.template_context(i).ok()?;
+    let extra = rt.plan.render_cache_inputs(i, &ctx).ok()?;
+    let macs = match (step.decl.secrets.is_empty(), rt.cache.secret_key()) {
+        (true, _) => Vec::new(),
+        (false, Some(sk)) => secret_macs(&step.decl.secrets, &rt.secrets, sk),
+        (false, None) => return None,
+    };
+    let base = &rt.plan.manifest.base_dir;
+    step_input(prev, &rendered.action, &extra, &macs, base)
+        .ok()
+        .map(|s| s.key())
+}
+
+/// Serve step `i` from `entry`: no container, its outputs for templates,
+/// a pull's files written again.
+pub(super) fn serve(
+    rt: &Runtime,
+    i: usize,
+    rendered: &RenderedStep,
+    entry: Box<Entry>,
+    key: Key,
+) -> Finished {
+    let started = Instant::now();
+    let step = &rt.plan.steps[i];
+    rt.events.emit(EventKind::StepStarted {
+        step: step.id.clone(),
+        sandbox: rt.plan.sandboxes[step.sandbox].id.clone(),
+        attempt: 1,
+        kind: rendered.action.kind().to_string(),
+        action: describe(rendered),
+    });
+    let artifacts = match &rendered.action {
+        RenderedAction::Pull { src, dst } => {
+            let target = pull_target(rt, &step.id, src, dst.as_deref());
+            restore(rt, &target, &entry.files)
+        }
+        _ => Ok(Vec::new()),
+    };
+    let (status, reason, artifacts) = match artifacts {
+        Ok(a) => (StepStatus::Cached, None, a),
+        Err(e) => (
+            StepStatus::Failed,
+            Some(format!("failed to restore cached files: {e}")),
+            Vec::new(),
+        ),
+    };
+    rt.cache.advance(step.sandbox, key, entry.image.clone());
+    let result = StepResult {
+        status: if status.is_ok() {
+            ResultStatus::Success
+        } else {
+            ResultStatus::Failed
+        },
+        exit_code: entry.exit_code,
+        stdout: entry.stdout,
+        outputs: entry.outputs,
+        python: None,
+    };
+    let end = StepEnd {
+        status,
+        exit_code: entry.exit_code,
+        duration: started.elapsed(),
+        attempts: 1,
+        reason,
+        artifacts,
+        usage: None,
+    };
+    rt.finish(i, end, result);
+    Finished {
+        status,
+        ok: status.is_ok(),
+    }
+}
+
+/// After a miss: a success is committed, then its entry published; any
+/// other end breaks the chain. A failure to store is a warning only.
+pub(super) async fn store(
+    rt: &Runtime,
+    i: usize,
+    sandbox: &Sandbox,
+    rendered: &RenderedStep,
+    key: Key,
+    finished: &Finished,
+) {
+    let step = &rt.plan.steps[i];
+    if finished.status != StepStatus::Succeeded {
+        rt.cache.break_chain(step.sandbox);
+        return;
+    }
+    let stored = async {
+        let mut entry = entry_of(rt, i, &key, rendered);
+        if !matches!(rendered.action, RenderedAction::Pull { .. }) {
+            let project = &rt.provision.project().name;
+            entry.image = Some(
+                commit(sandbox, &key, project)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        rt.cache
+            .dir()
+            .publish(&key, &entry)
+            .map_err(|e| e.to_string())
+    };
+    match stored.await {
+        Ok(()) => rt.cache.advance(step.sandbox, key, None),
+        Err(why) => {
+            rt.cache.break_chain(step.sandbox);
+            rt.events.emit(EventKind::Warning {
+                message: format!("step {} ran, but its result was not cached: {why}", step.id),
+            });
+        }
+    }
+}
+
+/// The entry of step `i`'s result (secrets masked), its pulled files in blobs.
+fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry {
+    let result = rt.result(i).unwrap_or_default();
+    let mask = |s: &str| {
+        rt.secrets
+            .values()
+            .fold(s.to_string(), |s, v| s.replace(v, "***"))
+    };
+    let mut stdout = mask(&result.stdout);
+    if stdout.len() > STDOUT_KEPT {
+        let mut cut = STDOUT_KEPT;
+        while !stdout.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        stdout.truncate(cut);
+    }
+    let mut files = Vec::new();
+    if let RenderedAction::Pull { src, dst } = &rendered.action {
+        let step = &rt.plan.steps[i];
+        let target = pull_target(rt, &step.id, src, dst.as_deref());
+        for a in rt.cache.take_pulled(i) {
+            let path = PathBuf::from(&a.path);
+            let rel = path.strip_prefix(&target).unwrap_or(Path::new(""));
+            if rt.cache.dir().put_blob(&a.sha256, &path).is_ok() {
+                let rel = rel.to_string_lossy().into_owned();
+                files.push(EntryFile {
+                    path: rel,
+                    sha256: a.sha256,
+                });
+            }
+        }
+    }
+    Entry {
+        key: key.hex(),
+        kind: rendered.action.kind().to_string(),
+        image: None,
+        exit_code: result.exit_code,
+        outputs: result
+            .outputs
+            .iter()
+            .map(|(k, v)| (k.clone(), mask(v)))
+            .collect(),
+        stdout,
+        files,
+        created: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    }
+}
+
+/// Where a pull puts what it brings back (as the pull action decides).
+fn pull_target(rt: &Runtime, step: &str, src: &str, dst: Option<&Path>) -> PathBuf {
+    let name = Path::new(src.trim_end_matches('/'))
+        .file_name()
+        .map_or_else(|| "root".into(), std::ffi::OsStr::to_os_string);
+    dst.map_or_else(
+        || rt.artifacts.join(crate::store::sanitize(step)).join(name),
+        Path::to_path_buf,
+    )
+}
+
+/// Write a cached pull's files from their blobs.
+fn restore(rt: &Runtime, target: &Path, files: &[EntryFile]) -> std::io::Result<Vec<Artifact>> {
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let dest = if f.path.is_empty() {
+            target.to_path_buf()
+        } else {
+            target.join(&f.path)
+        };
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let tmp = dest.with_extension("pdcache-tmp");
+        std::fs::copy(rt.cache.dir().blob_path(&f.sha256), &tmp)?;
+        std::fs::rename(&tmp, &dest)?;
+        out.push(Artifact {
+            path: dest.display().to_string(),
+            size: std::fs::metadata(&dest)?.len(),
+            sha256: f.sha256.clone(),
+        });
+    }
+    Ok(out)
+}
