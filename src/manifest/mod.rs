@@ -57,7 +57,8 @@ pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
     is_session_name, Action, Interpreter, Protocol, PythonAction, RunAction, SessionAction,
-    SnapshotAction, StdinDecl, StepDecl, Transfer, UsesAction, WithValue, DEFAULT_SESSION,
+    SnapshotAction, StdinDecl, StepDecl, StepLimits, Transfer, UsesAction, WithValue,
+    DEFAULT_SESSION,
 };
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
@@ -225,5 +226,7 @@ pub fn parse(
 mod hostile_tests;
 #[cfg(test)]
 mod run_io_tests;
+#[cfg(test)]
+mod step_limits_tests;
 #[cfg(test)]
 mod tests;

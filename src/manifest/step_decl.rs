@@ -36,6 +36,22 @@ pub struct StepDecl {
     pub allow_failure: bool,
     /// Secrets the step receives as environment variables (`run` only).
     pub secrets: Vec<Spanned<String>>,
+    /// What its command may use (`run` only).
+    pub limits: Option<StepLimits>,
+}
+
+/// `limits:` of a `run` step: past any of them, its command is stopped
+/// and the step fails with the limit's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StepLimits {
+    /// CPU time, user and system.
+    pub cpu_time: Option<Duration>,
+    /// Resident memory the command may add.
+    pub memory: Option<ByteSize>,
+    /// Output, stdout and stderr together.
+    pub output: Option<ByteSize>,
+    /// Processes the command may add.
+    pub pids: Option<u32>,
 }
 
 /// The one thing a step does.

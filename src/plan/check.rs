@@ -137,6 +137,7 @@ pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> 
                 retries: 0,
                 allow_failure: false,
                 secrets: Vec::new(),
+                limits: None,
             },
         );
     }

@@ -209,7 +209,7 @@ async fn engine_loss(
     let refused = |e: &Error| matches!(e, Error::Transport { .. });
     let mut lost_connection = match seen {
         StepError::Action(e) => refused(e) || matches!(**e, Error::Protocol { .. }),
-        StepError::UnexpectedExit { .. } | StepError::OutOfMemory => false,
+        StepError::UnexpectedExit { .. } | StepError::OutOfMemory | StepError::Limit(_) => false,
         // Killed by a signal: by the command's own doing, or because its
         // sandbox stopped. A stopping Docker kills every container first
         // and closes its connections after: ask, then give the watch time.

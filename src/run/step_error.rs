@@ -71,6 +71,9 @@ pub enum StepError {
     /// A command exited non-zero (its exit code says how).
     #[error("exit code {0}")]
     Exit(i64),
+    /// The command went past one of the step's `limits:`.
+    #[error("{0}")]
+    Limit(super::actions::Passed),
     /// The command was killed for exceeding the sandbox's memory limit.
     #[error("killed: it exceeded the sandbox's memory limit")]
     OutOfMemory,

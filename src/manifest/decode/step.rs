@@ -61,8 +61,20 @@ impl Decoder<'_> {
             .value("secrets")
             .and_then(|n| self.string_list(n, "secrets"))
             .unwrap_or_default();
+        let limits = obj
+            .get("limits")
+            .and_then(|(k, n)| Some((k.span, self.step_limits(n, &what)?)));
 
         let (action, action_span) = action?;
+        if let (Some((span, _)), false) =
+            (&limits, matches!(action, Action::Run(_) | Action::Uses(_)))
+        {
+            self.error(
+                *span,
+                format!("{what} has limits, but only `run` steps take them"),
+                Some("move the command into a `run` step".into()),
+            );
+        }
         if let (Some(first), false) = (secrets.first(), matches!(action, Action::Run(_))) {
             self.error(
                 first.span,
@@ -83,6 +95,7 @@ impl Decoder<'_> {
             retries,
             allow_failure,
             secrets,
+            limits: limits.map(|(_, l)| l),
         })
     }
 
@@ -184,7 +197,7 @@ impl Decoder<'_> {
     /// `with` is refused without it.
     fn check_uses_keys(&mut self, obj: &Obj<'_>, first_action: Option<&str>, what: &str) {
         if first_action == Some("uses") {
-            for key in ["if", "timeout", "retries", "name"] {
+            for key in ["if", "timeout", "retries", "name", "limits"] {
                 if let Some((k, _)) = obj.get(key) {
                     self.error(
                         k.span,
