@@ -73,6 +73,10 @@ pub fn past(limits: &RunLimits, base: Census, now: Census) -> Option<LimitHit> {
 /// A watchdog over one command: which limit it stopped the command at.
 pub struct Watchdog {
     hit: Arc<AtomicU8>,
+    limits: RunLimits,
+    base: Census,
+    pgid: u32,
+    marker: String,
 }
 
 impl Watchdog {
@@ -91,6 +95,13 @@ impl Watchdog {
         }
         let hit = Arc::new(AtomicU8::new(0));
         let seen = Arc::clone(&hit);
+        let dog = Watchdog {
+            hit,
+            limits,
+            base,
+            pgid,
+            marker: marker.clone(),
+        };
         crate::spawn_thread(move || {
             while !exited.load(Ordering::SeqCst) {
                 if let Some(h) = past(&limits, base, census(limits.memory_bytes > 0)) {
@@ -101,16 +112,25 @@ impl Watchdog {
                 std::thread::sleep(EVERY);
             }
         })?;
-        Some(Watchdog { hit })
+        Some(dog)
     }
 
-    /// The limit it stopped the command at, if it did.
+    /// The limit it stopped the command at, if it did; else one last look
+    /// now that the command has exited: a bomb faster than the looks may
+    /// have filled the sandbox and left its processes behind.
     pub fn hit(&self) -> Option<LimitHit> {
         match self.hit.load(Ordering::SeqCst) {
-            1 => Some(LimitHit::Memory),
-            2 => Some(LimitHit::Pids),
-            _ => None,
+            1 => return Some(LimitHit::Memory),
+            2 => return Some(LimitHit::Pids),
+            _ => {}
         }
+        let last = past(
+            &self.limits,
+            self.base,
+            census(self.limits.memory_bytes > 0),
+        )?;
+        kill_tree(self.pgid, &self.marker);
+        Some(last)
     }
 }
 

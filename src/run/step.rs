@@ -192,9 +192,23 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
                 detail,
                 seen: Box::new(seen.clone()),
             });
+        } else if let Some(code) = sandbox_stopped(ctx, seen).await {
+            attempt.result = Err(StepError::SandboxStopped(code));
         }
     }
     attempt
+}
+
+/// The exit code of a command killed because its sandbox stopped (the
+/// engine still there), if that is how `seen` came about.
+async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<i64> {
+    match seen {
+        StepError::Exit(code) if *code > 128 => match ctx.sandbox.inspect().await {
+            Ok(i) if !i.state.running => Some(*code),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// How the engine went away during an attempt that ended with `seen`, if
