@@ -12,7 +12,7 @@
 use crate::marker;
 use crate::sys;
 use crate::wire::{LimitHit, RunLimits};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +28,11 @@ pub struct Census {
     pub pids: u64,
     /// Resident bytes of them all.
     pub rss: u64,
+}
+
+/// Forks the sandbox's cgroup has refused at its pids limit so far.
+pub fn refused_forks() -> Option<u64> {
+    crate::cgroup::read_here().pids_refused
 }
 
 /// Count the processes in `/proc`, and their resident memory when `rss`.
@@ -71,65 +76,90 @@ pub fn past(limits: &RunLimits, base: Census, now: Census) -> Option<LimitHit> {
 }
 
 /// A watchdog over one command: which limit it stopped the command at.
+/// Its thread is made before the command starts: a bomb may leave no room
+/// for a thread a moment later.
 pub struct Watchdog {
     hit: Arc<AtomicU8>,
     limits: RunLimits,
     base: Census,
-    pgid: u32,
+    pgid: Arc<AtomicU32>,
     marker: String,
+    refused: Option<u64>,
 }
 
 impl Watchdog {
-    /// Watch the command whose process group is `pgid` and whose processes
-    /// carry `marker`, from `base`, until `exited`. `None` when nothing is
-    /// to watch (or no thread could be made: the limits then go unwatched).
-    pub fn start(
+    /// Watch, from now until `exited`, the command about to start whose
+    /// processes carry `marker` (its process group is told by
+    /// [`Watchdog::started`]). `Ok(None)` when nothing is to watch; `Err`
+    /// when no thread could be made.
+    pub fn prepare(
         limits: RunLimits,
-        base: Census,
-        pgid: u32,
         marker: String,
         exited: Arc<AtomicBool>,
-    ) -> Option<Watchdog> {
+    ) -> Result<Option<Watchdog>, String> {
         if limits.pids == 0 && limits.memory_bytes == 0 {
-            return None;
+            return Ok(None);
         }
+        let base = census(limits.memory_bytes > 0);
         let hit = Arc::new(AtomicU8::new(0));
-        let seen = Arc::clone(&hit);
+        let pgid = Arc::new(AtomicU32::new(0));
         let dog = Watchdog {
-            hit,
+            hit: Arc::clone(&hit),
             limits,
             base,
-            pgid,
+            pgid: Arc::clone(&pgid),
             marker: marker.clone(),
+            refused: if limits.pids > 0 {
+                refused_forks()
+            } else {
+                None
+            },
         };
         crate::spawn_thread(move || {
             while !exited.load(Ordering::SeqCst) {
-                if let Some(h) = past(&limits, base, census(limits.memory_bytes > 0)) {
-                    seen.store(h as u8, Ordering::SeqCst);
-                    kill_tree(pgid, &marker);
-                    return;
+                let group = pgid.load(Ordering::SeqCst);
+                if group != 0 {
+                    if let Some(h) = past(&limits, base, census(limits.memory_bytes > 0)) {
+                        hit.store(h as u8, Ordering::SeqCst);
+                        kill_tree(group, &marker);
+                        return;
+                    }
                 }
                 std::thread::sleep(EVERY);
             }
-        })?;
-        Some(dog)
+        })
+        .ok_or("no thread for the watchdog")?;
+        Ok(Some(dog))
+    }
+
+    /// The command started as process group `pgid`: watch it.
+    pub fn started(&self, pgid: u32) {
+        self.pgid.store(pgid, Ordering::SeqCst);
     }
 
     /// The limit it stopped the command at, if it did; else one last look
-    /// now that the command has exited: a bomb faster than the looks may
-    /// have filled the sandbox and left its processes behind.
+    /// now that the command has exited. A bomb faster than the looks may
+    /// have filled the sandbox and collapsed (each fork refused at the
+    /// sandbox's limit, which the cgroup counts) or left its processes.
     pub fn hit(&self) -> Option<LimitHit> {
         match self.hit.load(Ordering::SeqCst) {
             1 => return Some(LimitHit::Memory),
             2 => return Some(LimitHit::Pids),
             _ => {}
         }
+        let group = self.pgid.load(Ordering::SeqCst);
+        if let (Some(before), Some(now)) = (self.refused, refused_forks()) {
+            if now > before {
+                kill_tree(group, &self.marker);
+                return Some(LimitHit::Pids);
+            }
+        }
         let last = past(
             &self.limits,
             self.base,
             census(self.limits.memory_bytes > 0),
         )?;
-        kill_tree(self.pgid, &self.marker);
+        kill_tree(group, &self.marker);
         Some(last)
     }
 }
@@ -137,6 +167,9 @@ impl Watchdog {
 /// Kill the process group, then every marked process; the group again,
 /// for children forked meanwhile.
 fn kill_tree(pgid: u32, marker: &str) {
+    if pgid == 0 {
+        return;
+    }
     let group = -(pgid as i32);
     let _ = sys::send_signal(group, sys::SIGKILL);
     if !marker.is_empty() {

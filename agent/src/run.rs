@@ -10,7 +10,7 @@
 //! (a missing directory, a user it cannot become, a spawn error it does not
 //! know) is answered with FALLBACK, and the client uses the engine instead.
 
-use crate::limits::{self, Watchdog};
+use crate::limits::Watchdog;
 use crate::marker::{self, MARKER_VAR};
 use crate::out::Out;
 use crate::sys::{self, PollFd};
@@ -72,17 +72,17 @@ fn run_to_end(stream: &UnixStream, run: &wire::Run, out: &Arc<Out>) -> Result<()
     crate::spawn_thread(move || reader.serve(client, &stdin_rx))
         .ok_or("no thread for the client")?;
 
-    let base = run
-        .limits
-        .map(|l| limits::census(l.memory_bytes > 0))
-        .unwrap_or_default();
+    let watchdog = match run.limits {
+        Some(l) => Watchdog::prepare(l, run.marker.clone(), Arc::clone(&exited))?,
+        None => None,
+    };
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return not_started(&e, &run.argv[0], out),
     };
-    let watchdog = run.limits.and_then(|l| {
-        Watchdog::start(l, base, child.id(), run.marker.clone(), Arc::clone(&exited))
-    });
+    if let Some(dog) = &watchdog {
+        dog.started(child.id());
+    }
     out.send(wire::tag::STARTED, &wire::encode_pid(child.id()));
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let _ = stdin_tx.send((child.stdin.take(), child.id()));

@@ -199,11 +199,12 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
     attempt
 }
 
-/// The exit code of a command killed because its sandbox stopped (the
-/// engine still there), if that is how `seen` came about.
+/// The exit code of a command that failed because its sandbox stopped
+/// (the engine still there), if that is how `seen` came about: killed
+/// with it, or (Podman) its exec refused as the container went.
 async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<i64> {
     match seen {
-        StepError::Exit(code) if *code > 128 => match ctx.sandbox.inspect().await {
+        StepError::Exit(code) => match ctx.sandbox.inspect().await {
             Ok(i) if !i.state.running => Some(*code),
             _ => None,
         },

@@ -12,7 +12,7 @@ async fn a_busy_loop_is_stopped_at_its_cpu_time_limit() {
         &Attack {
             name: "cpu_burner",
             sandbox: "",
-            steps: "  burn:\n    run: ': TOKEN; while :; do :; done'\n    timeout: 30s\n    limits: {cpu_time: 2s}\n",
+            steps: "  burn:\n    run: ': TOKEN; while :; do :; done'\n    timeout: 60s\n    limits: {cpu_time: 1s}\n",
         },
     )
     .await;
@@ -20,10 +20,11 @@ async fn a_busy_loop_is_stopped_at_its_cpu_time_limit() {
     seen.assert_contained(
         "burn@box",
         "limit `cpu_time` exceeded",
-        Duration::from_secs(30),
+        Duration::from_mins(1),
     )
     .await;
-    // SIGXCPU, and about the 2 s it was given.
+    // SIGXCPU, and about the second it was given (the sandbox's CPU
+    // share and a loaded host decide how long that takes).
     assert_eq!(seen.exit_code("burn@box"), Some(152));
     let used = seen.step("burn@box")["usage"]["cpu_user_ms"]
         .as_integer()
@@ -31,5 +32,5 @@ async fn a_busy_loop_is_stopped_at_its_cpu_time_limit() {
         + seen.step("burn@box")["usage"]["cpu_system_ms"]
             .as_integer()
             .unwrap();
-    assert!((1500..=3500).contains(&used), "used {used} ms");
+    assert!((700..=2500).contains(&used), "used {used} ms");
 }

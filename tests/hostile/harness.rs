@@ -17,6 +17,10 @@ use crate::common::{self, Cleanup, TestProject};
 /// figures and the host's bounds are about that attack alone.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The first step: the helper enforces `limits:`, and a command that
+/// comes before it listens (a loaded host) goes through the engine's exec.
+const READY: &str = "  ready:\n    run: 'true'\n";
+
 /// Runs of `true` in the neighbour before the attack.
 const BASELINE_RUNS: usize = 20;
 
@@ -127,8 +131,10 @@ impl Seen {
     pub async fn assert_contained(&self, step: &str, reason: &str, limit: Duration) {
         assert!(
             self.reason(step).contains(reason),
-            "{step}: reason {:?} should contain {reason:?}",
-            self.reason(step)
+            "{step}: reason {:?} should contain {reason:?}\n{:#?}\n{}",
+            self.reason(step),
+            self.step(step),
+            tail(&self.output(step))
         );
         assert_eq!(
             self.event_reason(step),
@@ -165,6 +171,11 @@ impl Seen {
     }
 }
 
+/// The last 2000 bytes of `text`.
+fn tail(text: &str) -> &str {
+    &text[text.floor_char_boundary(text.len().saturating_sub(2000))..]
+}
+
 /// Apply `attack` next to a quiet neighbour and collect what happened.
 pub async fn apply(engine: &Engine, attack: &Attack) -> Seen {
     let serial = SERIAL.lock().await;
@@ -175,7 +186,7 @@ pub async fn apply(engine: &Engine, attack: &Attack) -> Seen {
     let project = TestProject::new(engine, &format!("hostile-{}", attack.name));
     let token = format!("pdhostile{:08x}", fastrand::u32(..));
     let job = format!(
-        "version: 1\nname: {}\nsandboxes:\n  box: {{image: pocketdock/minimal{}{}}}\nsteps:\n{}",
+        "version: 1\nname: {}\nsandboxes:\n  box: {{image: pocketdock/minimal{}{}}}\nsteps:\n{READY}{}",
         attack.name.replace('_', "-"),
         if attack.sandbox.is_empty() { "" } else { ", " },
         attack.sandbox,
