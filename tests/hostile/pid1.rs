@@ -24,8 +24,14 @@ async fn pid1_survives_sigkill_and_a_sigterm_stop_is_told_truly() {
     assert_eq!(seen.status("kill@box"), "succeeded");
     assert!(seen.output("kill@box").contains("alive"));
     assert_eq!(seen.status("term@box"), "failed_allowed");
-    seen.assert_contained("term@box", "its sandbox stopped", Duration::from_secs(20))
+    seen.assert_contained("term@box", "", Duration::from_secs(20))
         .await;
+    // Killed with its sandbox, or (Podman, at times) refused as it went.
+    let reason = seen.reason("term@box");
+    assert!(
+        reason.contains("its sandbox stopped") || reason.contains("is not running"),
+        "{reason}"
+    );
     assert!(!seen.output("term@box").contains("alive"));
     assert_eq!(seen.status("after@box"), "failed");
     assert!(
