@@ -46,9 +46,11 @@ pub mod file {
     pub const PIDS_CURRENT: &str = "pids.current";
     /// Both layouts: the process limit.
     pub const PIDS_MAX: &str = "pids.max";
+    /// Both layouts: `max N`, forks refused at the limit.
+    pub const PIDS_EVENTS: &str = "pids.events";
 
     /// Every file read in a controller's directory, both layouts.
-    pub const IN_CGROUP: [&str; 13] = [
+    pub const IN_CGROUP: [&str; 14] = [
         V1_MEMORY_LIMIT,
         V1_MEMORY_USAGE,
         V1_OOM_CONTROL,
@@ -62,6 +64,7 @@ pub mod file {
         V2_CPU_STAT,
         PIDS_CURRENT,
         PIDS_MAX,
+        PIDS_EVENTS,
     ];
     /// The files that count OOM kills (`oom_kill N`), v2 then v1.
     pub const OOM_COUNTERS: [&str; 2] = [V2_MEMORY_EVENTS, V1_OOM_CONTROL];
@@ -108,6 +111,8 @@ pub struct Figures {
     pub pids_current: Option<u64>,
     /// Process limit.
     pub pids_max: Option<Limit>,
+    /// Forks refused at the process limit, so far.
+    pub pids_refused: Option<u64>,
 }
 
 /// One mounted hierarchy: v1 with its controllers, or v2.
@@ -188,6 +193,7 @@ pub fn read(read: &dyn Fn(&str) -> Option<String>) -> Figures {
     let pids = dir("pids");
     f.pids_current = at(&pids, file::PIDS_CURRENT).and_then(|t| number(&t));
     f.pids_max = at(&pids, file::PIDS_MAX).and_then(|t| limit(&t));
+    f.pids_refused = at(&pids, file::PIDS_EVENTS).and_then(|t| key(&t, "max"));
     f
 }
 
@@ -377,6 +383,7 @@ impl Figures {
         put("cpu_usage_us", num(self.cpu_usage_us));
         put("pids_current", num(self.pids_current));
         put("pids_max", lim(self.pids_max));
+        put("pids_refused", num(self.pids_refused));
         out
     }
 
@@ -397,6 +404,7 @@ impl Figures {
             cpu_period_us: get("cpu_period_us").and_then(number),
             cpu_usage_us: get("cpu_usage_us").and_then(number),
             pids_current: get("pids_current").and_then(number),
+            pids_refused: get("pids_refused").and_then(number),
             pids_max: get("pids_max").and_then(limit),
         })
     }

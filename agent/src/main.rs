@@ -11,6 +11,7 @@ mod wire;
 
 #[allow(dead_code)] // the host reads the same figures through a dump
 mod cgroup;
+mod limits;
 mod marker;
 mod oom;
 mod out;

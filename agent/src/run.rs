@@ -10,6 +10,7 @@
 //! (a missing directory, a user it cannot become, a spawn error it does not
 //! know) is answered with FALLBACK, and the client uses the engine instead.
 
+use crate::limits::Watchdog;
 use crate::marker::{self, MARKER_VAR};
 use crate::out::Out;
 use crate::sys::{self, PollFd};
@@ -66,15 +67,22 @@ fn run_to_end(stream: &UnixStream, run: &wire::Run, out: &Arc<Out>) -> Result<()
         marker: run.marker.clone(),
         detached: run.detached,
         out: Arc::clone(out),
-        exited,
+        exited: Arc::clone(&exited),
     };
     crate::spawn_thread(move || reader.serve(client, &stdin_rx))
         .ok_or("no thread for the client")?;
 
+    let watchdog = match run.limits {
+        Some(l) => Watchdog::prepare(l, run.marker.clone(), Arc::clone(&exited))?,
+        None => None,
+    };
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return not_started(&e, &run.argv[0], out),
     };
+    if let Some(dog) = &watchdog {
+        dog.started(child.id());
+    }
     out.send(wire::tag::STARTED, &wire::encode_pid(child.id()));
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let _ = stdin_tx.send((child.stdin.take(), child.id()));
@@ -91,6 +99,7 @@ fn run_to_end(stream: &UnixStream, run: &wire::Run, out: &Arc<Out>) -> Result<()
             cpu_system_ms: r.system_ms,
             peak_memory_bytes: r.maxrss_bytes,
         }),
+        limit_hit: watchdog.as_ref().and_then(Watchdog::hit),
     };
     out.send(wire::tag::EXIT, &exit.encode());
     Ok(())
@@ -136,6 +145,9 @@ fn command(run: &wire::Run) -> Result<Command, String> {
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .process_group(0);
+    if let Some(secs) = run.limits.map(|l| l.cpu_secs).filter(|&s| s > 0) {
+        sys::limit_cpu(&mut cmd, secs);
+    }
     Ok(cmd)
 }
 
@@ -153,6 +165,7 @@ fn not_started(e: &io::Error, prog: &str, out: &Out) -> Result<(), String> {
         code,
         oom_killed: false,
         usage: None,
+        limit_hit: None,
     };
     out.send(wire::tag::EXIT, &exit.encode());
     Ok(())

@@ -81,6 +81,38 @@ extern "C" {
     fn poll(fds: *mut PollFd, nfds: c_ulong, timeout: c_int) -> c_int;
     fn mallopt(param: c_int, value: c_int) -> c_int;
     fn malloc_trim(pad: usize) -> c_int;
+    fn setrlimit(resource: c_int, limit: *const Rlimit) -> c_int;
+}
+
+/// `struct rlimit`.
+#[repr(C)]
+struct Rlimit {
+    cur: u64,
+    max: u64,
+}
+
+/// `RLIMIT_CPU`.
+const RLIMIT_CPU: c_int = 0;
+
+/// Give `cmd`'s process `secs` seconds of CPU: `SIGXCPU` at `secs`, and
+/// `SIGKILL` a second later for a process that catches it.
+pub fn limit_cpu(cmd: &mut std::process::Command, secs: u64) {
+    use std::os::unix::process::CommandExt;
+    let limit = Rlimit {
+        cur: secs,
+        max: secs + 1,
+    };
+    // SAFETY: the closure runs in the forked child and makes one system
+    // call on data moved in beforehand, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if setrlimit(RLIMIT_CPU, &raw const limit) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
 }
 
 /// glibc's `M_ARENA_MAX`.

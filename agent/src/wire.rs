@@ -77,6 +77,30 @@ pub struct Run {
     /// never sends a client more than it can read: older helpers ignore
     /// it (their exits carry none), older clients never set it.
     pub usage: bool,
+    /// What the command may use before the helper stops it (a step's
+    /// `limits:`). Sent only when set, so older helpers never see it.
+    pub limits: Option<RunLimits>,
+}
+
+/// A command's limits; 0 is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunLimits {
+    /// CPU seconds of each process (`RLIMIT_CPU`): `SIGXCPU` past it.
+    pub cpu_secs: u64,
+    /// Resident bytes of the sandbox's processes beyond those there when
+    /// the command started.
+    pub memory_bytes: u64,
+    /// Processes in the sandbox beyond those there when it started.
+    pub pids: u64,
+}
+
+/// Which limit the helper stopped a command at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitHit {
+    /// [`RunLimits::memory_bytes`].
+    Memory = 1,
+    /// [`RunLimits::pids`].
+    Pids = 2,
 }
 
 /// A signal for every process whose environment carries a marker.
@@ -98,6 +122,9 @@ pub struct Exit {
     pub oom_killed: bool,
     /// What the command used, when the client asked and the helper knows.
     pub usage: Option<Usage>,
+    /// The limit the helper stopped it at (sent with a usage, zeros if
+    /// unknown, and only to a client that sent limits).
+    pub limit_hit: Option<LimitHit>,
 }
 
 /// What a command and the descendants it waited for used (`wait4`).
@@ -189,9 +216,18 @@ impl Run {
         put_opt(&mut out, self.cwd.as_deref());
         put_opt(&mut out, self.user.as_deref());
         put_str(&mut out, &self.marker);
+        let limits = u8::from(self.limits.is_some()) << 3;
         out.push(
-            u8::from(self.stdin) | (u8::from(self.detached) << 1) | (u8::from(self.usage) << 2),
+            u8::from(self.stdin)
+                | (u8::from(self.detached) << 1)
+                | (u8::from(self.usage) << 2)
+                | limits,
         );
+        if let Some(l) = self.limits {
+            for n in [l.cpu_secs, l.memory_bytes, l.pids] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
         out
     }
 
@@ -207,8 +243,18 @@ impl Run {
             stdin: false,
             detached: false,
             usage: false,
+            limits: None,
         };
         let flags = r.byte()?;
+        let limits = if flags & 8 == 0 {
+            None
+        } else {
+            Some(RunLimits {
+                cpu_secs: r.u64()?,
+                memory_bytes: r.u64()?,
+                pids: r.u64()?,
+            })
+        };
         r.end()?;
         if run.argv.is_empty() {
             return Err(Malformed("empty argv"));
@@ -217,6 +263,7 @@ impl Run {
             stdin: flags & 1 != 0,
             detached: flags & 2 != 0,
             usage: flags & 4 != 0,
+            limits,
             ..run
         })
     }
@@ -251,10 +298,17 @@ impl Exit {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = self.code.to_le_bytes().to_vec();
         out.push(u8::from(self.oom_killed));
-        if let Some(u) = self.usage {
+        let usage = match (self.usage, self.limit_hit) {
+            (None, Some(_)) => Some(Usage::default()),
+            (u, _) => u,
+        };
+        if let Some(u) = usage {
             for n in [u.cpu_user_ms, u.cpu_system_ms, u.peak_memory_bytes] {
                 out.extend_from_slice(&n.to_le_bytes());
             }
+        }
+        if let Some(hit) = self.limit_hit {
+            out.push(hit as u8);
         }
         out
     }
@@ -274,11 +328,21 @@ impl Exit {
                 peak_memory_bytes: r.u64()?,
             })
         };
+        let limit_hit = match r.0.first() {
+            None => None,
+            Some(1) => Some(LimitHit::Memory),
+            Some(2) => Some(LimitHit::Pids),
+            Some(_) => return Err(Malformed("limit")),
+        };
+        if limit_hit.is_some() {
+            r.byte()?;
+        }
         r.end()?;
         Ok(Exit {
             code,
             oom_killed,
             usage,
+            limit_hit,
         })
     }
 }
@@ -391,6 +455,7 @@ mod tests {
             stdin: true,
             detached: false,
             usage: true,
+            limits: None,
         };
         assert_eq!(Run::decode(&run.encode()).unwrap(), run);
         let detached = Run {
@@ -444,6 +509,7 @@ mod tests {
             code: 137,
             oom_killed: true,
             usage: None,
+            limit_hit: None,
         };
         assert_eq!(Exit::decode(&exit.encode()).unwrap(), exit);
         assert_eq!(decode_pid(&encode_pid(42)).unwrap(), 42);
@@ -465,6 +531,7 @@ mod tests {
             code: -1,
             oom_killed: false,
             usage: Some(usage),
+            limit_hit: None,
         };
         assert_eq!(Exit::decode(&exit.encode()).unwrap(), exit);
         // An older helper's exit: code and OOM flag only.
@@ -501,5 +568,46 @@ mod tests {
             .unwrap()
             .usage
         );
+    }
+
+    #[test]
+    fn limits_go_only_to_a_helper_asked_and_come_back_in_the_exit() {
+        let limits = RunLimits {
+            cpu_secs: 2,
+            memory_bytes: 64 << 20,
+            pids: 20,
+        };
+        let run = Run {
+            argv: vec!["true".into()],
+            usage: true,
+            limits: Some(limits),
+            ..Run::default()
+        };
+        assert_eq!(Run::decode(&run.encode()).unwrap().limits, Some(limits));
+        let plain = Run {
+            limits: None,
+            ..run
+        };
+        assert_eq!(plain.encode().last(), Some(&4));
+        for hit in [LimitHit::Memory, LimitHit::Pids] {
+            let exit = Exit {
+                code: 137,
+                oom_killed: false,
+                usage: None,
+                limit_hit: Some(hit),
+            };
+            let read = Exit::decode(&exit.encode()).unwrap();
+            assert_eq!(read.limit_hit, Some(hit));
+            assert_eq!(read.usage, Some(Usage::default()));
+        }
+        let mut bad = Exit {
+            code: 0,
+            oom_killed: false,
+            usage: Some(Usage::default()),
+            limit_hit: None,
+        }
+        .encode();
+        bad.push(9);
+        assert!(Exit::decode(&bad).is_err());
     }
 }

@@ -90,7 +90,7 @@ impl Args {
                 .collect::<Result<_, _>>()?,
             workdir: self.workdir.clone(),
             user: self.user.clone(),
-            cancel: None,
+            ..RunOptions::default()
         })
     }
 }

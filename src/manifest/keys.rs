@@ -461,6 +461,35 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
             { "type": "array", "items": { "oneOf": [ { "type": "string" }, reference("cache_file") ] } }
         ] }),
     ),
+    key(
+        "limits",
+        "What a `run` step's command may use; past any of them the command is stopped and the step fails with the limit's name as its reason: `cpu_time`, `memory`, `output`, `pids`. See docs/security.md.",
+        || reference("step_limits"),
+    ),
+];
+
+/// Keys of a step's `limits`.
+pub(crate) const STEP_LIMIT_KEYS: &[KeyDoc] = &[
+    key(
+        "cpu_time",
+        "CPU time (user and system) of the command: seconds, or a number with ms, s, m or h. Each process is stopped past it (`RLIMIT_CPU`, whole seconds up); the command's total is checked when it ends.",
+        duration,
+    ),
+    key(
+        "memory",
+        "Resident memory the command may add to the sandbox, e.g. 64m; its largest process and an OOM kill count too.",
+        size,
+    ),
+    key(
+        "output",
+        "Output (stdout and stderr together) the command may print, e.g. 1m; it is stopped when it reaches it.",
+        size,
+    ),
+    key(
+        "pids",
+        "Processes the command may add to the sandbox at once.",
+        || json!({ "type": "integer", "minimum": 1, "maximum": 100_000 }),
+    ),
 ];
 
 /// Keys of the map form of `run`.

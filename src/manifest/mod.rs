@@ -57,8 +57,8 @@ pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
     is_session_name, Action, CacheInput, Interpreter, Protocol, PythonAction, RunAction,
-    SessionAction, SnapshotAction, StdinDecl, StepDecl, Transfer, UsesAction, WithValue,
-    DEFAULT_SESSION,
+    SessionAction, SnapshotAction, StdinDecl, StepDecl, StepLimits, Transfer, UsesAction,
+    WithValue, DEFAULT_SESSION,
 };
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
@@ -229,5 +229,7 @@ mod cache_tests;
 mod hostile_tests;
 #[cfg(test)]
 mod run_io_tests;
+#[cfg(test)]
+mod step_limits_tests;
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::keys::{
     KeyDoc, ACTIONS, CACHE_FILE_KEYS, CONTAINERS_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS,
     PYTHON_KEYS, REQUIRED, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS,
-    STEP_KEYS, TRANSFER_KEYS,
+    STEP_KEYS, STEP_LIMIT_KEYS, TRANSFER_KEYS,
 };
 
 /// Where the checked-in schema lives, relative to the crate root.
@@ -67,6 +67,7 @@ pub fn json_schema() -> Value {
         "run": object("A command and how to run it.", RUN_KEYS, "run"),
         "stdin": object("A host file fed to a command's stdin.", STDIN_KEYS, "stdin"),
         "cache_file": object("A host file whose content counts in a step's cache key.", CACHE_FILE_KEYS, "cache_file"),
+        "step_limits": object("What a `run` step's command may use.", STEP_LIMIT_KEYS, "step_limits"),
         "transfer": object("A copy between the host and the sandbox.", TRANSFER_KEYS, "transfer"),
         "snapshot": object("Commit the sandbox to an image.", SNAPSHOT_KEYS, "snapshot"),
         "session": object("A command sent to a persistent shell session.", SESSION_KEYS, "session"),
@@ -138,6 +139,7 @@ mod tests {
             STEP_KEYS,
             RUN_KEYS,
             STDIN_KEYS,
+            STEP_LIMIT_KEYS,
             TRANSFER_KEYS,
             SNAPSHOT_KEYS,
             SESSION_KEYS,

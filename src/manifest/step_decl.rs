@@ -40,6 +40,8 @@ pub struct StepDecl {
     pub cache: Option<Spanned<bool>>,
     /// `cache_key:`: more inputs the step's cache key counts.
     pub cache_key: Vec<CacheInput>,
+    /// What its command may use (`run` only).
+    pub limits: Option<StepLimits>,
 }
 
 /// One `cache_key:` item.
@@ -50,6 +52,20 @@ pub enum CacheInput {
     /// `{file: PATH}`: a host file or directory (template, relative to
     /// the manifest) whose content counts.
     File(Tpl),
+}
+
+/// `limits:` of a `run` step: past any of them, its command is stopped
+/// and the step fails with the limit's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StepLimits {
+    /// CPU time, user and system.
+    pub cpu_time: Option<Duration>,
+    /// Resident memory the command may add.
+    pub memory: Option<ByteSize>,
+    /// Output, stdout and stderr together.
+    pub output: Option<ByteSize>,
+    /// Processes the command may add.
+    pub pids: Option<u32>,
 }
 
 /// The one thing a step does.

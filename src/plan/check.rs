@@ -139,6 +139,7 @@ pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> 
                 secrets: Vec::new(),
                 cache: None,
                 cache_key: Vec::new(),
+                limits: None,
             },
         );
     }

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use super::Plan;
 use crate::manifest::{
-    is_session_name, Action, Diagnostic, Interpreter, Protocol, StdinDecl, Tpl, DEFAULT_SESSION,
-    SESSION_NAME_FORM,
+    is_session_name, Action, Diagnostic, Interpreter, Protocol, StdinDecl, StepLimits, Tpl,
+    DEFAULT_SESSION, SESSION_NAME_FORM,
 };
-use crate::sandbox::{Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+use crate::sandbox::{
+    CommandLimits, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT,
+};
 use crate::template::{self, Context};
 
 /// A step with its templates rendered.
@@ -41,6 +43,8 @@ pub enum RenderedAction {
         stdin: Option<Stdin>,
         /// How its stdout is read; plain output when `None`.
         protocol: Option<Protocol>,
+        /// The step's `limits:` (also in `options`), to name the one passed.
+        limits: StepLimits,
     },
     /// Copy `src` (host, absolute) to `dst` in the sandbox.
     Push {
@@ -133,6 +137,7 @@ impl Plan {
         let timeout = decl.timeout.as_ref().map(|t| t.value);
         let action = match &decl.action {
             Action::Run(run) => {
+                let limits = decl.limits.unwrap_or_default();
                 let mut env = Vec::with_capacity(run.env.len());
                 for (k, v) in &run.env {
                     env.push((k.clone(), r(v)?));
@@ -142,11 +147,20 @@ impl Plan {
                     options: RunOptions {
                         lang: lang(run.lang),
                         timeout: Timeout::After(timeout.unwrap_or(DEFAULT_TIMEOUT)),
-                        max_output: run.max_output.unwrap_or(DEFAULT_MAX_OUTPUT),
+                        // The output limit is the cap: output stops there.
+                        max_output: limits
+                            .output
+                            .or(run.max_output)
+                            .unwrap_or(DEFAULT_MAX_OUTPUT),
                         env,
                         workdir: run.workdir.as_ref().map(r).transpose()?,
                         user: run.user.as_ref().map(r).transpose()?,
                         cancel: None,
+                        limits: CommandLimits {
+                            cpu_time: limits.cpu_time,
+                            memory: limits.memory,
+                            pids: limits.pids,
+                        },
                     },
                     stdin: match &run.stdin {
                         Some(StdinDecl::Text(t)) => Some(Stdin::Text(r(t)?)),
@@ -156,6 +170,7 @@ impl Plan {
                         None => None,
                     },
                     protocol: run.protocol,
+                    limits,
                 }
             }
             Action::Push(t) => RenderedAction::Push {

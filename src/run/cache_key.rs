@@ -32,6 +32,9 @@ pub(super) fn step_input(
             options,
             stdin,
             protocol,
+            // Like the timeout, limits decide whether a run fails, not
+            // what a success made; only successes are stored.
+            limits: _,
         } => {
             input.fields.push(field("cmd", cmd.clone()));
             input

@@ -15,10 +15,10 @@
 //! Nothing here prints: everything the job does is told as an event.
 
 mod actions;
-mod disk_check;
 mod cache_flow;
 mod cache_key;
 mod cache_step;
+mod disk_check;
 mod dispatch;
 mod job;
 mod outcome;

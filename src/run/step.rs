@@ -207,9 +207,24 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
                 detail,
                 seen: Box::new(seen.clone()),
             });
+        } else if let Some(code) = sandbox_stopped(ctx, seen).await {
+            attempt.result = Err(StepError::SandboxStopped(code));
         }
     }
     attempt
+}
+
+/// The exit code of a command that failed because its sandbox stopped
+/// (the engine still there), if that is how `seen` came about: killed
+/// with it, or (Podman) its exec refused as the container went.
+async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<i64> {
+    match seen {
+        StepError::Exit(code) => match ctx.sandbox.inspect().await {
+            Ok(i) if !i.state.running => Some(*code),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// How the engine went away during an attempt that ended with `seen`, if
@@ -224,7 +239,7 @@ async fn engine_loss(
     let refused = |e: &Error| matches!(e, Error::Transport { .. });
     let mut lost_connection = match seen {
         StepError::Action(e) => refused(e) || matches!(**e, Error::Protocol { .. }),
-        StepError::UnexpectedExit { .. } | StepError::OutOfMemory => false,
+        StepError::UnexpectedExit { .. } | StepError::OutOfMemory | StepError::Limit(_) => false,
         // Killed by a signal: by the command's own doing, or because its
         // sandbox stopped. A stopping Docker kills every container first
         // and closes its connections after: ask, then give the watch time.

@@ -51,6 +51,10 @@ pub enum StepError {
         /// What the step itself ended with.
         seen: Box<StepError>,
     },
+    /// The step's sandbox stopped while its command ran (a command can
+    /// stop it: the image's first process may end on a signal).
+    #[error("its sandbox stopped while the command ran (exit code {0})")]
+    SandboxStopped(i64),
     /// A `run.stdin` file that cannot be fed to the command.
     #[error("{0}")]
     Stdin(String),
@@ -71,6 +75,9 @@ pub enum StepError {
     /// A command exited non-zero (its exit code says how).
     #[error("exit code {0}")]
     Exit(i64),
+    /// The command went past one of the step's `limits:`.
+    #[error("{0}")]
+    Limit(super::actions::Passed),
     /// The command was killed for exceeding the sandbox's memory limit.
     #[error("killed: it exceeded the sandbox's memory limit")]
     OutOfMemory,

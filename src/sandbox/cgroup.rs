@@ -174,6 +174,7 @@ mod tests {
             cpu_usage_us: Some(10),
             pids_current: Some(2),
             pids_max: Some(Limit::Max),
+            pids_refused: None,
         }
     }
 

@@ -52,7 +52,9 @@ pub use requested::RequestedLimits;
 pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
-pub use run::{ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT};
+pub use run::{
+    CommandLimits, ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT,
+};
 pub use session::{
     Handback, Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
     DETACH_KEY,

@@ -205,6 +205,19 @@ async fn the_grading_python_recipe_gives_verdicts_with_counts() {
         assert!(out.contains(line), "{line}: {out}");
     }
     assert!(!out.contains("alice"), "{out}");
+    // The verdict carries what the test run used, measured in the sandbox.
+    let carol = out
+        .lines()
+        .find(|l| l.contains("student=carol]] verdict: failed (cpu "))
+        .unwrap_or_else(|| panic!("no measured verdict for carol: {out}"));
+    let figures: Vec<u64> = carol
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (cpu_ms, peak_kib) = (figures[figures.len() - 2], figures[figures.len() - 1]);
+    assert!(cpu_ms > 0 && cpu_ms < 60_000, "{carol}");
+    // A Python interpreter is more than 4 MiB and less than the sandbox's 256.
+    assert!(peak_kib > 4096 && peak_kib < 256 * 1024, "{carol}");
 }
 
 #[test]

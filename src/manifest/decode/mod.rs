@@ -10,11 +10,12 @@
 //! One [`Decoder`] collects the diagnostics; each file adds the methods of
 //! one part of the language: [`top_level`] the manifest's own keys,
 //! [`sandbox`] and [`step`] their declarations, [`actions`] what a step
-//! does, [`settings`] the `project:` section and the install-level file,
+//! does and [`limits`] what its command may use, [`settings`] the `project:` section and the install-level file,
 //! [`values`] and [`names`] the scalar forms they share.
 
 mod actions;
 mod cache;
+mod limits;
 mod names;
 mod recipe;
 mod sandbox;

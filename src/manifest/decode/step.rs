@@ -61,6 +61,9 @@ impl Decoder<'_> {
             .value("secrets")
             .and_then(|n| self.string_list(n, "secrets"))
             .unwrap_or_default();
+        let limits = obj
+            .get("limits")
+            .and_then(|(k, n)| Some((k.span, self.step_limits(n, &what)?)));
 
         let cache = self.cache_flag(&obj);
         let cache_key = obj
@@ -68,6 +71,15 @@ impl Decoder<'_> {
             .map(|n| self.cache_inputs(n))
             .unwrap_or_default();
         let (action, action_span) = action?;
+        if let (Some((span, _)), false) =
+            (&limits, matches!(action, Action::Run(_) | Action::Uses(_)))
+        {
+            self.error(
+                *span,
+                format!("{what} has limits, but only `run` steps take them"),
+                Some("move the command into a `run` step".into()),
+            );
+        }
         if let (Some(first), false) = (secrets.first(), matches!(action, Action::Run(_))) {
             self.error(
                 first.span,
@@ -90,6 +102,7 @@ impl Decoder<'_> {
             secrets,
             cache,
             cache_key,
+            limits: limits.map(|(_, l)| l),
         })
     }
 
@@ -191,7 +204,7 @@ impl Decoder<'_> {
     /// `with` is refused without it.
     fn check_uses_keys(&mut self, obj: &Obj<'_>, first_action: Option<&str>, what: &str) {
         if first_action == Some("uses") {
-            for key in ["if", "timeout", "retries", "name"] {
+            for key in ["if", "timeout", "retries", "name", "limits"] {
                 if let Some((k, _)) = obj.get(key) {
                     self.error(
                         k.span,

@@ -9,6 +9,7 @@
 //! (`run::step`), not the actions'.
 
 mod host_paths;
+mod limits;
 mod protocol;
 mod pull;
 mod push;
@@ -33,6 +34,7 @@ use crate::sandbox::{Lang, Sandbox};
 use crate::template::PythonResult;
 
 pub use host_paths::{Escape, HostPaths, Use};
+pub use limits::Passed;
 pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
 
 /// What an action works with.
@@ -151,7 +153,15 @@ impl Actions {
                 options,
                 stdin,
                 protocol,
-            } => run::run(ctx, cmd, options.clone(), stdin.as_ref(), *protocol).await,
+                limits,
+            } => {
+                let how = run::How {
+                    stdin: stdin.as_ref(),
+                    protocol: *protocol,
+                    limits,
+                };
+                run::run(ctx, cmd, options.clone(), how).await
+            }
             RenderedAction::Push { src, dst } => push::push(ctx, src, dst).await,
             RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst.as_deref()).await,
             RenderedAction::Snapshot { image } => snapshot::snapshot(ctx, image).await,

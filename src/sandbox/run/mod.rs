@@ -18,9 +18,12 @@ use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::size::ByteSize;
 use pocketdock_agent::cgroup;
-use pocketdock_agent::wire::Usage;
+use pocketdock_agent::wire::{LimitHit, Usage};
 
+mod command_limits;
 pub(crate) mod marker;
+
+pub use command_limits::CommandLimits;
 
 pub(crate) use marker::{exec_spec, new_marker};
 
@@ -141,6 +144,8 @@ pub struct RunOptions {
     pub user: Option<String>,
     /// Cancelling this kills the command like a timeout and returns [`Error::Cancelled`].
     pub cancel: Option<CancellationToken>,
+    /// What the command may use before the helper stops it.
+    pub limits: CommandLimits,
 }
 
 impl Default for RunOptions {
@@ -153,6 +158,7 @@ impl Default for RunOptions {
             workdir: None,
             user: None,
             cancel: None,
+            limits: CommandLimits::default(),
         }
     }
 }
@@ -237,6 +243,8 @@ pub(crate) struct Outcome {
     pub via: Via,
     /// What the command used, when the helper reported it.
     pub usage: Option<Usage>,
+    /// The limit the helper stopped it at.
+    pub limit_hit: Option<LimitHit>,
 }
 
 impl Sandbox {
@@ -336,7 +344,8 @@ impl Sandbox {
         let marker = new_marker();
         let spec = exec_spec(opts.lang.argv(command), &marker, opts);
         let start = Instant::now();
-        let request = agent_request(&spec, &marker, detached);
+        let mut request = agent_request(&spec, &marker, detached);
+        request.limits = opts.limits.wire();
         if let Some(run) = self.agent_run(&request).await? {
             return Ok(Started {
                 channel: Channel::Agent(run),
@@ -377,7 +386,7 @@ impl Sandbox {
             user,
             start,
         } = started;
-        let (exit_code, oom, usage) = tokio::select! {
+        let (exit_code, oom, usage, limit_hit) = tokio::select! {
             r = read_to_end(&self.backend, channel, cap, sink) => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
@@ -394,6 +403,7 @@ impl Sandbox {
                     oom_killed: false,
                     via,
                     usage: None,
+                    limit_hit: None,
                 });
             }
             () = cancelled(cancel) => {
@@ -413,6 +423,7 @@ impl Sandbox {
             oom_killed,
             via,
             usage,
+            limit_hit,
         })
     }
 
@@ -436,6 +447,7 @@ impl Sandbox {
                 oom_killed: false,
                 via: Via::Agent,
                 usage: None,
+                limit_hit: None,
             });
         }
         // The helper alone is gone: what it started must not run on.
@@ -601,6 +613,7 @@ fn agent_request(spec: &ExecSpec, marker: &str, detached: bool) -> pocketdock_ag
         stdin: false,
         detached,
         usage: true,
+        limits: None,
     }
 }
 
@@ -614,15 +627,18 @@ pub(crate) fn sh(script: &str) -> Vec<String> {
     vec!["sh".into(), "-c".into(), script.into()]
 }
 
-/// Pass a started command's output through `cap` to `sink` until it ends;
-/// its exit code, and whether it was OOM-killed and what it used when the
-/// channel knows.
+/// What a channel tells of a command's end: its exit code, and whether it
+/// was OOM-killed, what it used and the limit it was stopped at when known.
+type Ended = (i64, Option<bool>, Option<Usage>, Option<LimitHit>);
+
+/// Pass a started command's output through `cap` to `sink` until it ends,
+/// and tell how it ended.
 async fn read_to_end(
     backend: &crate::backend::Backend,
     channel: Channel,
     cap: &mut CappedOutput,
     sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
-) -> Result<(i64, Option<bool>, Option<Usage>)> {
+) -> Result<Ended> {
     match channel {
         Channel::Exec {
             exec_id,
@@ -638,7 +654,7 @@ async fn read_to_end(
             };
             while output.next(&mut pass).await? {}
             let code = wait_exit(backend, &exec_id).await?;
-            Ok((runtime_error.exit_code(code), None, None))
+            Ok((runtime_error.exit_code(code), None, None, None))
         }
         Channel::Agent(mut run) => {
             let mut pass = |k: StreamKind, d: &[u8]| {
@@ -648,7 +664,7 @@ async fn read_to_end(
                 }
             };
             let exit = run.finish(&mut pass).await?;
-            Ok((exit.code, Some(exit.oom_killed), exit.usage))
+            Ok((exit.code, Some(exit.oom_killed), exit.usage, exit.limit_hit))
         }
     }
 }

@@ -1,0 +1,41 @@
+//! A setuid escalation attempt as the sandbox's user: `su`, `setuid(0)`,
+//! a setuid copy of a shell and the image's setuid `mount` give no root.
+
+use std::time::Duration;
+
+use crate::harness::{apply, Attack};
+
+const ATTEMPTS: &str = r#"  escalate:
+    run: |
+      : TOKEN
+      su root -c 'echo ROOT' < /dev/null; echo "su=$?"
+      python3 -c 'import os; os.setuid(0); print("ROOT")'; echo "setuid=$?"
+      cp /bin/sh /tmp/sh && chmod u+s /tmp/sh && echo "copy=$(/tmp/sh -p -c 'id -u')"
+      mkdir -p /tmp/m && mount -t tmpfs x /tmp/m; echo "mount=$?"
+      echo "uid=$(id -u)"
+      [ "$(id -u)" != 0 ]
+    timeout: 30s
+"#;
+
+#[tokio::test]
+async fn a_setuid_escalation_attempt_gives_no_root() {
+    let engine = crate::engine_or_skip!();
+    let seen = apply(
+        &engine,
+        &Attack {
+            name: "setuid",
+            sandbox: "",
+            steps: ATTEMPTS,
+        },
+    )
+    .await;
+    let out = seen.output("escalate@box");
+    assert_eq!(seen.status("escalate@box"), "succeeded", "{out}");
+    seen.assert_contained("escalate@box", "", Duration::from_secs(30))
+        .await;
+    assert!(!out.contains("ROOT"), "{out}");
+    for refused in ["su=1", "setuid=1", "copy=1000", "uid=1000"] {
+        assert!(out.contains(refused), "{refused}: {out}");
+    }
+    assert!(!out.contains("mount=0"), "{out}");
+}
