@@ -58,6 +58,7 @@ tests() {
     case $target in
       tests/integration/main.rs) sel=(--test integration) ;;
       tests/faults/main.rs) sel=(--test faults) ;;
+      tests/hostile/main.rs) sel=(--test hostile) ;;
       tests/rehearsal/main.rs) sel=(--test rehearsal) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
