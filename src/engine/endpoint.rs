@@ -96,6 +96,28 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
+/// What a TLS failure means, for a probe's reason: rustls names the alert
+/// or the check, not which side's certificate is wrong.
+#[must_use]
+pub fn explain_tls(detail: &str) -> Option<&'static str> {
+    let refused = [
+        "BadCertificate",
+        "CertificateRequired",
+        "UnknownCA",
+        "certificate required",
+    ];
+    if refused.iter().any(|a| detail.contains(a)) {
+        return Some(
+            "the engine refused the client certificate: cert.pem in DOCKER_CERT_PATH \
+             must be signed by the CA the engine trusts (its --tlscacert)",
+        );
+    }
+    detail.contains("invalid peer certificate").then_some(
+        "the engine's certificate is not signed by ca.pem in DOCKER_CERT_PATH, \
+         or not issued for this host",
+    )
+}
+
 fn cert_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     env("DOCKER_CERT_PATH")
         .filter(|v| !v.is_empty())
@@ -195,6 +217,15 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("DOCKER_TLS_VERIFY=1"), "{err}");
+    }
+
+    #[test]
+    fn tls_failures_say_whose_certificate() {
+        let alert = "connection error: received fatal alert: BadCertificate";
+        assert!(explain_tls(alert).unwrap().contains("client certificate"));
+        let peer = "invalid peer certificate: UnknownIssuer";
+        assert!(explain_tls(peer).unwrap().contains("ca.pem"));
+        assert_eq!(explain_tls("connection refused"), None);
     }
 
     #[test]

@@ -183,7 +183,12 @@ impl Engine {
         {
             Ok(Ok(r)) if r.status().is_success() => r,
             Ok(Ok(r)) => return Err(format!("answered /_ping with {}", r.status())),
-            Ok(Err(Error::Transport { detail, .. })) => return Err(detail),
+            Ok(Err(Error::Transport { detail, .. })) => {
+                return Err(match endpoint::explain_tls(&detail) {
+                    Some(why) => format!("{why} ({detail})"),
+                    None => detail,
+                })
+            }
             Ok(Err(e)) => return Err(e.to_string()),
             Err(_) => return Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs())),
         };

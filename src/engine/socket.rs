@@ -20,7 +20,9 @@ pub type Skipped = (String, &'static str, String);
 /// candidate: an explicit choice must not silently fall back to another engine.
 /// A value that cannot be used (plain TCP to another host, an unknown
 /// scheme) is returned with its reason, so the caller can report it among
-/// the attempts. Rootless Podman's socket is
+/// the attempts. A `DOCKER_HOST` or `CONTAINER_HOST` naming a remote
+/// engine, or one that cannot be used, is the only candidate too: a job
+/// meant for another machine must not run on this one. Rootless Podman's socket is
 /// under `$XDG_RUNTIME_DIR`, or `/run/user/UID` when that is unset and the
 /// user is not root.
 #[must_use]
@@ -42,22 +44,29 @@ pub fn candidates_for(
 ) -> (Vec<Candidate>, Vec<Skipped>) {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    let mut named = |source: &'static str| -> bool {
-        let Some(value) = env(source).filter(|s| !s.is_empty()) else {
-            return false;
-        };
-        match Endpoint::parse(&value, &env) {
-            Ok(endpoint) => out.push(Candidate { endpoint, source }),
-            Err(reason) => skipped.push((value, source, reason)),
-        }
-        true
+    // Some(true): the variable names a remote engine (or one refused),
+    // which must not fall back to a local one.
+    let mut named = |source: &'static str| -> Option<bool> {
+        let value = env(source).filter(|s| !s.is_empty())?;
+        Some(match Endpoint::parse(&value, &env) {
+            Ok(endpoint) => {
+                let remote = endpoint.is_remote();
+                out.push(Candidate { endpoint, source });
+                remote
+            }
+            Err(reason) => {
+                skipped.push((value, source, reason));
+                true
+            }
+        })
     };
-    if named("POCKETDOCK_SOCKET") {
+    if named("POCKETDOCK_SOCKET").is_some() {
         return (out, skipped);
     }
     // Podman's own variable, as its remote client reads it.
-    if !named("DOCKER_HOST") {
-        named("CONTAINER_HOST");
+    let host = named("DOCKER_HOST").or_else(|| named("CONTAINER_HOST"));
+    if host == Some(true) {
+        return (out, skipped);
     }
     // A login without XDG_RUNTIME_DIR (su, cron, a container) still has
     // the directory pam_systemd would have named.
@@ -133,12 +142,9 @@ mod tests {
     }
 
     #[test]
-    fn plain_tcp_docker_host_is_reported_not_used() {
+    fn plain_tcp_docker_host_is_reported_and_nothing_else_tried() {
         let (c, skipped) = candidates_for(env(&[("DOCKER_HOST", "tcp://192.0.2.4:2375")]), 0);
-        assert_eq!(
-            paths(&c),
-            ["/run/podman/podman.sock", "/var/run/docker.sock"]
-        );
+        assert!(c.is_empty(), "{c:?}");
         assert_eq!(skipped[0].0, "tcp://192.0.2.4:2375");
         assert_eq!(skipped[0].1, "DOCKER_HOST");
         assert!(skipped[0].2.starts_with("plain TCP"), "{:?}", skipped[0]);
@@ -153,7 +159,7 @@ mod tests {
             ]),
             0,
         );
-        assert_eq!(paths(&c)[0], "tcp://192.0.2.4:2376");
+        assert_eq!(paths(&c), ["tcp://192.0.2.4:2376"]);
         let (c, _) = candidates_for(env(&[("CONTAINER_HOST", "unix:///c.sock")]), 0);
         assert_eq!(paths(&c)[0], "/c.sock");
     }
