@@ -1,0 +1,148 @@
+//! A remote engine for real: a second dockerd on tcp://127.0.0.1 with
+//! TLS and certificates of its own (scripts/remote-engine.sh), reached
+//! through the shipped binary as `DOCKER_HOST` users reach one.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::common::{repo, skip, unique};
+use crate::pd::Pd;
+
+const IMAGE: &str = "pocketdock-test/busybox:latest";
+/// The remote engine's own Unix socket, to look behind pocketdock's back.
+const BEHIND: &str = "unix:///run/pd-remote/docker.sock";
+
+/// The client files' directory (and the port in it), started once per
+/// test process; `None`, with a skip, where the script cannot run.
+fn certs() -> Option<PathBuf> {
+    static STARTED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/remote-engine.sh"))
+            .arg("start")
+            .output()
+            .map_err(|e| format!("cannot run scripts/remote-engine.sh: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "scripts/remote-engine.sh start failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    });
+    match started {
+        Ok(dir) => Some(dir.clone()),
+        Err(why) => {
+            skip(why);
+            None
+        }
+    }
+}
+
+/// `pocketdock` pointed at the remote engine with the client files of `dir`.
+fn remote(certs: &std::path::Path, dir: &str) -> Pd {
+    let port = std::fs::read_to_string(certs.join("port")).unwrap();
+    Pd::new()
+        .env_remove("DOCKER_HOST")
+        .env_remove("POCKETDOCK_EXEC_VIA")
+        .env(
+            "POCKETDOCK_SOCKET",
+            &format!("tcp://127.0.0.1:{}", port.trim()),
+        )
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.join(dir).to_str().unwrap())
+}
+
+fn behind(args: &[&str]) -> String {
+    let out = Command::new("docker")
+        .args(["-H", BEHIND])
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn create_run_and_files_over_tcp_with_tls() {
+    let Some(certs) = certs() else { return };
+    let pd = remote(&certs, "").file("hello.txt", "from this machine\n");
+    let name = unique("remote");
+    pd.cmd(["create", "--image", IMAGE, "--name", &name])
+        .code(0);
+    pd.cmd(["run", &name, "echo hi from $(hostname)"])
+        .code(0)
+        .stdout_has("hi from");
+    pd.cmd(["push", &name, "hello.txt", "/tmp/hello.txt"])
+        .code(0);
+    pd.cmd(["run", &name, "cat /tmp/hello.txt"])
+        .code(0)
+        .stdout_has("from this machine");
+    pd.cmd(["pull", &name, "/tmp/hello.txt", "back.txt"])
+        .code(0);
+    let back = std::fs::read_to_string(pd.path().join("back.txt")).unwrap();
+    assert_eq!(back, "from this machine\n");
+    // The helper is bind-mounted from this machine, which the remote
+    // engine cannot see: commands went through the engine's exec.
+    assert_eq!(
+        behind(&["inspect", "--format", "{{json .HostConfig.Binds}}", &name]),
+        "null"
+    );
+    pd.cmd(["shutdown", "-y", &name]).code(0);
+    assert_eq!(
+        behind(&["ps", "-aq", "--filter", &format!("name={name}")]),
+        ""
+    );
+}
+
+#[test]
+fn a_host_directory_is_refused_at_plan_time() {
+    let Some(certs) = certs() else { return };
+    let pd = remote(&certs, "").file(
+        "job.yaml",
+        format!(
+            "version: 1\nsandboxes:\n  s:\n    image: {IMAGE}\n    volumes: [\"./data:/data\"]\nsteps:\n  a: {{run: echo hi}}\n"
+        ),
+    );
+    std::fs::create_dir(pd.path().join("data")).unwrap();
+    pd.cmd(["apply", "job.yaml"])
+        .code(2)
+        .stderr_has("job.yaml:5:15: error: sandbox `s` mounts host directories, which a remote engine cannot do (`volumes`)");
+    let name = unique("remote-vol");
+    pd.cmd(["create", "--image", IMAGE, "--name", &name, "-v", "/tmp:/x"])
+        .code(2)
+        .stderr_has("invalid volume on a remote engine `/tmp:/x`");
+    assert_eq!(
+        behind(&["ps", "-aq", "--filter", &format!("name={name}")]),
+        ""
+    );
+}
+
+#[test]
+fn a_client_certificate_of_another_ca_is_refused() {
+    let Some(certs) = certs() else { return };
+    let ran =
+        remote(&certs, "wrong").cmd(["create", "--image", IMAGE, "--name", &unique("remote-cert")]);
+    assert_ne!(ran.output.status.code(), Some(0));
+    ran.stderr_has("the engine refused the client certificate")
+        .stderr_has("hint: check the address");
+}
+
+// No engine needed: the value is refused before anything connects.
+#[test]
+fn plain_tcp_to_another_host_is_refused() {
+    Pd::new()
+        .env("POCKETDOCK_SOCKET", "tcp://192.0.2.1:2375")
+        .env_remove("DOCKER_TLS_VERIFY")
+        .cmd(["list"])
+        .code(1)
+        .stderr_has("plain TCP to 192.0.2.1:2375 is refused")
+        .stderr_has("DOCKER_TLS_VERIFY=1");
+    Pd::new()
+        .env_remove("POCKETDOCK_SOCKET")
+        .env("DOCKER_HOST", "tcp://192.0.2.1:2375")
+        .env_remove("DOCKER_TLS_VERIFY")
+        .cmd(["list"])
+        .code(1)
+        .stderr_has("tcp://192.0.2.1:2375 (DOCKER_HOST): plain TCP");
+}
