@@ -43,12 +43,17 @@ impl Connector {
                     Some(dir) => client_config(dir)?,
                     None => empty_config()?,
                 };
+                // Small requests and replies: without TCP_NODELAY, Nagle's
+                // algorithm meets delayed ACKs and a command waits ~40 ms.
+                let mut tcp = HttpConnector::new();
+                tcp.set_nodelay(true);
+                tcp.enforce_http(false);
                 Ok(Connector::Tcp(
                     hyper_rustls::HttpsConnectorBuilder::new()
                         .with_tls_config(config)
                         .https_or_http()
                         .enable_http1()
-                        .build(),
+                        .wrap_connector(tcp),
                 ))
             }
         }

@@ -219,10 +219,7 @@ async fn a_snapshot_is_taken_whether_or_not_the_engine_can_pause() {
     let mut again = spec("snap-again");
     again.set_image(tag.clone());
     let sb2 = sandbox(&engine, &mut cleanup, &again).await;
-    let r = sb2
-        .run("cat /mark", &RunOptions::default())
-        .await
-        .unwrap();
+    let r = sb2.run("cat /mark", &RunOptions::default()).await.unwrap();
     assert_eq!(r.stdout, "kept\n", "{r:?}");
 }
 

@@ -236,21 +236,38 @@ async fn what_an_image_has_in_tmp_is_there_under_the_tmpfs() {
     on_disk.tmp = None;
     c.add(on_disk.name.clone().unwrap());
     let maker = Sandbox::create(&engine, &on_disk).await.unwrap();
-    sh(&maker, "mkdir -p /tmp/tests && echo shipped > /tmp/tests/t.txt").await;
+    sh(
+        &maker,
+        "mkdir -p /tmp/tests && echo shipped > /tmp/tests/t.txt",
+    )
+    .await;
     let tag = format!("{}:v1", crate::common::unique("tmp-image"));
     maker.snapshot(&tag).await.unwrap();
-    maker.shutdown(pocketdock::ShutdownOptions::DISCARD).await.unwrap();
+    maker
+        .shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
     let mut s = spec("tmp-copied");
     s.set_image(tag.clone());
     c.add(s.name.clone().unwrap());
     let mut sb = Sandbox::create(&engine, &s).await.unwrap();
-    let seen = sh(&sb, "awk '$2 == \"/tmp\" {print $3}' /proc/mounts; cat /tmp/tests/t.txt").await;
+    let seen = sh(
+        &sb,
+        "awk '$2 == \"/tmp\" {print $3}' /proc/mounts; cat /tmp/tests/t.txt",
+    )
+    .await;
     assert_eq!(seen.stdout, "tmpfs\nshipped\n", "{seen:?}");
     // A restart mounts a fresh tmpfs: the image's files again, nothing else.
     sh(&sb, "echo scratch > /tmp/s").await;
     sb.reboot(false).await.unwrap();
-    let after = sh(&sb, "cat /tmp/tests/t.txt; ls /tmp/s 2>&1 | grep -c 'No such'").await;
+    let after = sh(
+        &sb,
+        "cat /tmp/tests/t.txt; ls /tmp/s 2>&1 | grep -c 'No such'",
+    )
+    .await;
     assert_eq!(after.stdout, "shipped\n1\n", "{after:?}");
-    sb.shutdown(pocketdock::ShutdownOptions::DISCARD).await.unwrap();
+    sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
+        .await
+        .unwrap();
     engine.remove_image(&tag, true).await.unwrap();
 }
