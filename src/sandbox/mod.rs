@@ -684,6 +684,14 @@ fn refuse_host_paths(backend: &Backend, spec: &SandboxSpec) -> Result<()> {
     {
         return Ok(());
     }
+    if spec.persist {
+        return Err(Error::Invalid {
+            what: "option on a remote engine",
+            value: "persist".into(),
+            expected: "a sandbox that is removed after use; a persistent one keeps its \
+                       data in a directory of this machine, which the engine's cannot see",
+        });
+    }
     match spec.volumes.iter().find(|v| v.host.starts_with('/')) {
         Some(v) => Err(Error::Invalid {
             what: "volume on a remote engine",

@@ -116,6 +116,10 @@ fn a_host_directory_is_refused_at_plan_time() {
         behind(&["ps", "-aq", "--filter", &format!("name={name}")]),
         ""
     );
+    pd.cmd(["create", "--image", IMAGE, "--name", &name, "--persist"])
+        .code(2)
+        .stderr_has("invalid option on a remote engine `persist`");
+    assert!(!pd.path().join(".pocketdock/instances").join(&name).exists());
 }
 
 #[test]
