@@ -24,6 +24,7 @@ mod output;
 pub mod owner;
 pub mod pool;
 mod process;
+mod remote;
 mod requested;
 mod run;
 mod scoped;
@@ -132,7 +133,7 @@ impl Sandbox {
     /// [`Sandbox::create`] on `backend`.
     pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
-        refuse_host_paths(backend, spec)?;
+        remote::refuse_host_paths(backend, spec)?;
         let engine = backend.engine();
         mounts::check_disk(engine, spec).await?;
         let helper = engine.agent_config();
@@ -671,34 +672,5 @@ mod tests {
         .unwrap();
         assert_eq!(json["HostConfig"]["NetworkMode"], "none");
         assert!(json["HostConfig"].get("Dns").is_none());
-    }
-}
-
-/// A remote engine would bind a path of its own machine, not this one's:
-/// refused rather than silently mounting something else. Named volumes
-/// live on the engine and stay allowed.
-fn refuse_host_paths(backend: &Backend, spec: &SandboxSpec) -> Result<()> {
-    if backend
-        .capabilities()
-        .has(crate::backend::Capability::HostVolumes)
-    {
-        return Ok(());
-    }
-    if spec.persist {
-        return Err(Error::Invalid {
-            what: "option on a remote engine",
-            value: "persist".into(),
-            expected: "a sandbox that is removed after use; a persistent one keeps its \
-                       data in a directory of this machine, which the engine's cannot see",
-        });
-    }
-    match spec.volumes.iter().find(|v| v.host.starts_with('/')) {
-        Some(v) => Err(Error::Invalid {
-            what: "volume on a remote engine",
-            value: format!("{}:{}", v.host, v.container),
-            expected: "a named volume; the engine's machine does not see this one's \
-                       directories (copy files in with `pocketdock push` instead)",
-        }),
-        None => Ok(()),
     }
 }
