@@ -10,6 +10,10 @@
 #                                    port (the TCP port)
 #   scripts/remote-engine.sh stop
 #
+# With sshd installed, also an sshd of its own on 127.0.0.1:$SSH_PORT
+# (key login as root only, its own host key and authorized_keys) and a
+# client config for it, for ssh:// engines: `ssh -F /run/pd-remote/ssh/config`.
+#
 # The busybox test image is copied from the main Docker engine
 # (scripts/provision.sh imports it there). Root only.
 set -euo pipefail
@@ -21,6 +25,8 @@ PORT=${REMOTE_ENGINE_PORT:-23760}
 LOG_DIR=${LOG_DIR:-/var/log/pocketdock-ci}
 IMAGE=pocketdock-test/busybox:latest
 SOCK=$RUN/docker.sock
+SSH_DIR=$RUN/ssh
+SSH_PORT=${REMOTE_ENGINE_SSH_PORT:-23722}
 
 log() { printf 'remote-engine: %s\n' "$*" >&2; }
 die() { log "$1"; [[ -n ${2:-} && -f $2 ]] && tail -n 20 "$2" >&2; exit 1; }
@@ -68,6 +74,30 @@ ping_tcp() {
     "https://127.0.0.1:$PORT/_ping"
 }
 
+# sshd on loopback, key login only, files of its own.
+start_sshd() {
+  [[ -x /usr/sbin/sshd ]] || { log "no sshd: ssh:// is not served"; return 0; }
+  mkdir -p "$SSH_DIR" /run/sshd
+  chmod 700 "$SSH_DIR"
+  [[ -f $SSH_DIR/host_key ]] || ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/host_key"
+  [[ -f $SSH_DIR/client_key ]] || ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/client_key"
+  cp "$SSH_DIR/client_key.pub" "$SSH_DIR/authorized_keys"
+  printf '[127.0.0.1]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 "$SSH_DIR/host_key.pub")" >"$SSH_DIR/known_hosts"
+  printf '%s\n' "ListenAddress 127.0.0.1:$SSH_PORT" "HostKey $SSH_DIR/host_key" \
+    "PidFile $SSH_DIR/sshd-own.pid" "AuthorizedKeysFile $SSH_DIR/authorized_keys" \
+    "PermitRootLogin prohibit-password" "PasswordAuthentication no" \
+    "KbdInteractiveAuthentication no" "AllowStreamLocalForwarding yes" \
+    "StrictModes no" "UsePAM no" >"$SSH_DIR/sshd_config"
+  printf '%s\n' "Host *" "  IdentityFile $SSH_DIR/client_key" "  IdentitiesOnly yes" \
+    "  UserKnownHostsFile $SSH_DIR/known_hosts" "  StrictHostKeyChecking yes" \
+    "  LogLevel ERROR" >"$SSH_DIR/config"
+  alive "$SSH_DIR/sshd.pid" && return 0
+  setsid /usr/sbin/sshd -D -f "$SSH_DIR/sshd_config" >"$LOG_DIR/remote-sshd.log" 2>&1 </dev/null &
+  echo $! >"$SSH_DIR/sshd.pid"
+  wait_for 15 ssh -F "$SSH_DIR/config" -p "$SSH_PORT" -o BatchMode=yes root@127.0.0.1 true ||
+    die "sshd did not answer on 127.0.0.1:$SSH_PORT" "$LOG_DIR/remote-sshd.log"
+}
+
 start() {
   [[ $(id -u) == 0 ]] || die "needs root (it starts a dockerd)"
   command -v openssl >/dev/null || die "openssl is missing: apt-get install openssl"
@@ -107,6 +137,7 @@ start() {
     docker -H unix:///var/run/docker.sock save "$IMAGE" | docker -H "unix://$SOCK" load >/dev/null ||
       die "could not copy $IMAGE (is the main engine provisioned? bash scripts/provision.sh)"
   fi
+  start_sshd
   printf '%s\n' "$CERTS"
 }
 
@@ -126,6 +157,7 @@ stop() {
       docker -H "unix://$SOCK" rm -f "$c" >/dev/null 2>&1 || true
     done
   fi
+  stop_pid "$SSH_DIR/sshd.pid"
   stop_pid "$RUN/dockerd.pid"
   stop_pid "$RUN/containerd.pid"
   rm -f "$SOCK"

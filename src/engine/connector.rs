@@ -38,6 +38,7 @@ impl Connector {
     pub fn new(endpoint: &Endpoint) -> Result<Connector, String> {
         match endpoint {
             Endpoint::Unix(_) => Ok(Connector::Unix(UnixConnector)),
+            Endpoint::Ssh { .. } => Err("an ssh:// engine is reached through its tunnel".into()),
             Endpoint::Tcp { tls, .. } => {
                 let config = match tls {
                     Some(dir) => client_config(dir)?,

@@ -1,5 +1,6 @@
-//! Where an engine listens: a Unix socket of this machine, or a TCP port
-//! of another, as `DOCKER_HOST` says it (`unix://…`, `tcp://HOST:PORT`).
+//! Where an engine listens: a Unix socket of this machine, a TCP port of
+//! another, or a Unix socket of another reached over SSH, as `DOCKER_HOST`
+//! says it (`unix://…`, `tcp://HOST:PORT`, `ssh://USER@HOST/socket`).
 //!
 //! A TCP engine is taken as remote even on loopback: nothing says it shares
 //! this machine's filesystem, so bind mounts of host paths are off for it.
@@ -20,7 +21,20 @@ pub enum Endpoint {
         /// `DOCKER_CERT_PATH`: the directory with ca.pem, cert.pem, key.pem.
         tls: Option<PathBuf>,
     },
+    /// An engine's Unix socket on another machine, through an OpenSSH
+    /// forward (`ssh://[USER@]HOST[:PORT][/SOCKET]`).
+    Ssh {
+        /// `USER@HOST` or `HOST`, as ssh takes it.
+        target: String,
+        /// Port, when not ssh's own default.
+        port: Option<u16>,
+        /// The engine's socket there.
+        socket: PathBuf,
+    },
 }
+
+/// Where `ssh://HOST` finds the engine, as `docker context` does.
+const SSH_SOCKET: &str = "/var/run/docker.sock";
 
 /// Docker's ports: 2376 with TLS, 2375 without.
 const TLS_PORT: u16 = 2376;
@@ -35,10 +49,13 @@ impl Endpoint {
         if let Some(path) = value.strip_prefix("unix://") {
             return Ok(Endpoint::Unix(path.into()));
         }
+        if let Some(rest) = value.strip_prefix("ssh://") {
+            return parse_ssh(rest);
+        }
         let Some(rest) = value.strip_prefix("tcp://") else {
             return match value.split_once("://") {
                 Some((scheme, _)) => Err(format!(
-                    "{scheme}:// is not supported; use unix://PATH or tcp://HOST:PORT"
+                    "{scheme}:// is not supported; use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
                 )),
                 None => Ok(Endpoint::Unix(value.into())),
             };
@@ -63,7 +80,7 @@ impl Endpoint {
     pub fn unix_path(&self) -> Option<&Path> {
         match self {
             Endpoint::Unix(p) => Some(p),
-            Endpoint::Tcp { .. } => None,
+            Endpoint::Tcp { .. } | Endpoint::Ssh { .. } => None,
         }
     }
 
@@ -79,7 +96,7 @@ impl Endpoint {
     pub fn shown(&self) -> PathBuf {
         match self {
             Endpoint::Unix(p) => p.clone(),
-            Endpoint::Tcp { .. } => PathBuf::from(self.to_string()),
+            Endpoint::Tcp { .. } | Endpoint::Ssh { .. } => PathBuf::from(self.to_string()),
         }
     }
 }
@@ -92,8 +109,42 @@ impl std::fmt::Display for Endpoint {
                 write!(f, "tcp://[{host}]:{port}")
             }
             Endpoint::Tcp { host, port, .. } => write!(f, "tcp://{host}:{port}"),
+            Endpoint::Ssh {
+                target,
+                port,
+                socket,
+            } => {
+                write!(f, "ssh://{target}")?;
+                if let Some(p) = port {
+                    write!(f, ":{p}")?;
+                }
+                write!(f, "{}", socket.display())
+            }
         }
     }
+}
+
+/// `[USER@]HOST[:PORT][/SOCKET]`.
+fn parse_ssh(rest: &str) -> Result<Endpoint, String> {
+    let (authority, socket) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, SSH_SOCKET),
+    };
+    let (user, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, authority),
+    };
+    let (host, port) = split_host_port(hostport)
+        .map_err(|_| format!("ssh://{rest} is not ssh://USER@HOST[:PORT][/path/to/socket]"))?;
+    let target = match user {
+        Some(u) => format!("{u}@{host}"),
+        None => host,
+    };
+    Ok(Endpoint::Ssh {
+        target,
+        port,
+        socket: socket.into(),
+    })
 }
 
 /// What a TLS failure means, for a probe's reason: rustls names the alert
@@ -226,6 +277,24 @@ mod tests {
         let peer = "invalid peer certificate: UnknownIssuer";
         assert!(explain_tls(peer).unwrap().contains("ca.pem"));
         assert_eq!(explain_tls("connection refused"), None);
+    }
+
+    #[test]
+    fn ssh_forms() {
+        let e = parse("ssh://me@box:2222/run/podman/podman.sock", &[]).unwrap();
+        assert_eq!(
+            e,
+            Endpoint::Ssh {
+                target: "me@box".into(),
+                port: Some(2222),
+                socket: "/run/podman/podman.sock".into()
+            }
+        );
+        assert_eq!(e.to_string(), "ssh://me@box:2222/run/podman/podman.sock");
+        let e = parse("ssh://box", &[]).unwrap();
+        assert_eq!(e.to_string(), "ssh://box/var/run/docker.sock");
+        assert!(e.is_remote());
+        assert!(parse("ssh://", &[]).is_err());
     }
 
     #[test]

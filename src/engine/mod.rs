@@ -20,6 +20,7 @@ mod exec;
 mod host;
 mod image;
 pub mod socket;
+mod ssh_tunnel;
 pub mod transport;
 mod watch;
 
@@ -100,6 +101,8 @@ struct Inner {
     info: EngineInfo,
     /// Asked on first use: see [`Engine::host_facts`].
     host: tokio::sync::OnceCell<HostFacts>,
+    /// An `ssh://` engine's forward, alive while a handle is.
+    tunnel: Option<Arc<ssh_tunnel::Tunnel>>,
 }
 
 impl Engine {
@@ -174,7 +177,16 @@ impl Engine {
     /// says more, but Podman takes ~300 ms to answer it: too slow for every
     /// CLI call.)
     async fn probe(endpoint: &Endpoint) -> std::result::Result<Engine, String> {
-        let mut transport = Transport::new(endpoint)?;
+        let (tunnel, via) = match endpoint {
+            Endpoint::Ssh { .. } => {
+                let ssh = std::env::var("POCKETDOCK_SSH").ok();
+                let t = ssh_tunnel::Tunnel::open(endpoint, ssh.as_deref()).await?;
+                let via = Endpoint::Unix(t.local());
+                (Some(Arc::new(t)), via)
+            }
+            _ => (None, endpoint.clone()),
+        };
+        let mut transport = Transport::new(&via)?.showing(endpoint.shown());
         let resp = match tokio::time::timeout(
             PROBE_TIMEOUT,
             transport.send("ping the engine", Method::GET, "/_ping", None, &[]),
@@ -219,6 +231,7 @@ impl Engine {
                     api_version,
                 },
                 host: tokio::sync::OnceCell::new(),
+                tunnel,
             }),
             agent: Arc::default(),
         })
@@ -234,6 +247,7 @@ impl Engine {
                 transport: self.inner.transport.detached(),
                 info: self.inner.info.clone(),
                 host: self.inner.host.clone(),
+                tunnel: self.inner.tunnel.clone(),
             }),
             agent: self.agent.clone(),
         }

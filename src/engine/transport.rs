@@ -142,6 +142,14 @@ impl Transport {
         })
     }
 
+    /// The same, shown in messages as `shown` (an `ssh://` engine's
+    /// transport goes to its tunnel's local socket).
+    #[must_use]
+    pub fn showing(mut self, shown: PathBuf) -> Self {
+        self.socket = shown;
+        self
+    }
+
     /// The same endpoint and version with a pool of its own, reusing the
     /// TLS files already read.
     #[must_use]
@@ -156,6 +164,10 @@ impl Transport {
         let path = format!("{}{path}", self.prefix);
         match &self.endpoint {
             Endpoint::Unix(socket) => Ok(hyperlocal::Uri::new(socket, &path).into()),
+            Endpoint::Ssh { .. } => Err(Error::Protocol {
+                op,
+                detail: "an ssh:// engine is reached through its tunnel".into(),
+            }),
             Endpoint::Tcp { tls, .. } => {
                 let scheme = if tls.is_some() { "https" } else { "http" };
                 let authority = self.endpoint.to_string();

@@ -150,3 +150,41 @@ fn plain_tcp_to_another_host_is_refused() {
         .code(1)
         .stderr_has("tcp://192.0.2.1:2375 (DOCKER_HOST): plain TCP");
 }
+
+/// `ssh://` through the script's own sshd on loopback: an OpenSSH forward
+/// to the remote engine's Unix socket.
+#[test]
+fn create_and_run_over_ssh() {
+    let Some(_certs) = certs() else { return };
+    let config = "/run/pd-remote/ssh/config";
+    if !std::path::Path::new(config).exists() {
+        skip("no sshd here (scripts/provision.sh installs openssh-server)");
+        return;
+    }
+    let pd = Pd::new()
+        .env_remove("DOCKER_HOST")
+        .env_remove("POCKETDOCK_EXEC_VIA")
+        .env("POCKETDOCK_SSH", &format!("ssh -F {config}"))
+        .env(
+            "POCKETDOCK_SOCKET",
+            "ssh://root@127.0.0.1:23722/run/pd-remote/docker.sock",
+        );
+    let name = unique("remote-ssh");
+    pd.cmd(["create", "--image", IMAGE, "--name", &name])
+        .code(0);
+    pd.cmd(["run", &name, "echo over ssh"])
+        .code(0)
+        .stdout_has("over ssh");
+    assert_eq!(
+        behind(&["inspect", "--format", "{{json .HostConfig.Binds}}", &name]),
+        "null"
+    );
+    pd.cmd(["shutdown", "-y", &name]).code(0);
+    // A host that does not answer: ssh's own words, and no fallback.
+    Pd::new()
+        .env("POCKETDOCK_SSH", &format!("ssh -F {config}"))
+        .env("POCKETDOCK_SOCKET", "ssh://root@127.0.0.1:1/x.sock")
+        .cmd(["list"])
+        .code(1)
+        .stderr_has("ssh exited");
+}
