@@ -9,9 +9,21 @@ use std::sync::OnceLock;
 use crate::common::{repo, skip, unique};
 use crate::pd::Pd;
 
+#[path = "remote_link.rs"]
+mod link;
+
 const IMAGE: &str = "pocketdock-test/busybox:latest";
 /// The remote engine's own Unix socket, to look behind pocketdock's back.
 const BEHIND: &str = "unix:///run/pd-remote/docker.sock";
+
+/// Held shared by every test here, alone by the link-down test: while
+/// the link is down no other test can reach the engine.
+static LINK: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn link_up() -> std::sync::RwLockReadGuard<'static, ()> {
+    LINK.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The client files' directory (and the port in it), started once per
 /// test process; `None`, with a skip, where the script cannot run.
@@ -65,6 +77,7 @@ fn behind(args: &[&str]) -> String {
 
 #[test]
 fn create_run_and_files_over_tcp_with_tls() {
+    let _link = link_up();
     let Some(certs) = certs() else { return };
     let pd = remote(&certs, "").file("hello.txt", "from this machine\n");
     let name = unique("remote");
@@ -97,6 +110,7 @@ fn create_run_and_files_over_tcp_with_tls() {
 
 #[test]
 fn a_host_directory_is_refused_at_plan_time() {
+    let _link = link_up();
     let Some(certs) = certs() else { return };
     let pd = remote(&certs, "").file(
         "job.yaml",
@@ -124,6 +138,7 @@ fn a_host_directory_is_refused_at_plan_time() {
 
 #[test]
 fn a_client_certificate_of_another_ca_is_refused() {
+    let _link = link_up();
     let Some(certs) = certs() else { return };
     let ran =
         remote(&certs, "wrong").cmd(["create", "--image", IMAGE, "--name", &unique("remote-cert")]);
@@ -155,6 +170,7 @@ fn plain_tcp_to_another_host_is_refused() {
 /// to the remote engine's Unix socket.
 #[test]
 fn create_and_run_over_ssh() {
+    let _link = link_up();
     let Some(_certs) = certs() else { return };
     let config = "/run/pd-remote/ssh/config";
     if !std::path::Path::new(config).exists() {
