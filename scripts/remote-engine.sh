@@ -161,6 +161,7 @@ stop() {
   stop_pid "$RUN/dockerd.pid"
   stop_pid "$RUN/containerd.pid"
   rm -f "$SOCK"
+  ip link del pdremote0 2>/dev/null || true
   log "stopped"
 }
 
