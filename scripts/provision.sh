@@ -133,6 +133,9 @@ install_packages() {
   pkgs+=(man-db groff-base)
   ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
   ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
+  # The remote-engine tests (scripts/remote-engine.sh): certificates, and
+  # an sshd of their own on loopback for ssh:// engines.
+  ((WANT_DOCKER)) && pkgs+=(openssl openssh-client openssh-server)
   local missing=() p
   for p in "${pkgs[@]}"; do
     pkg_installed "$p" || missing+=("$p")

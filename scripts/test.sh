@@ -152,6 +152,8 @@ POCKETDOCK_REHEARSAL_ENGINES=$fault_engines CI=true \
 for engine in "${engines[@]}"; do
   bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true
 done
+# The remote engine the remote:: tests started (scripts/remote-engine.sh).
+bash scripts/remote-engine.sh stop >/dev/null 2>&1 || true
 
 # A bounded fuzz run of the manifest front end (YAML and KDL).
 step "fuzz the manifest front end (${FUZZ_SECONDS:-60} s per target)"

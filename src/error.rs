@@ -339,6 +339,16 @@ fn engine_unreachable(attempts: &[SocketAttempt]) -> String {
     for a in attempts {
         let _ = writeln!(s, "  - {} ({}): {}", a.path.display(), a.source, a.reason);
     }
+    if attempts
+        .iter()
+        .all(|a| a.path.to_string_lossy().contains("://"))
+    {
+        s.push_str(
+            "hint: check the address, that the engine listens there, and the files in \
+             DOCKER_CERT_PATH; or unset DOCKER_HOST to use an engine of this machine",
+        );
+        return s;
+    }
     s.push_str(
         "hint: start an engine and try again:\n  \
          Podman: `systemctl --user start podman.socket`, or `podman system service --time=0 unix:///run/podman/podman.sock &`\n  \

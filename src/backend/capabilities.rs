@@ -77,6 +77,16 @@ impl Capabilities {
         bits: (1 << Capability::ALL.len()) - 1,
     };
 
+    /// An engine reached over the network (`tcp://`): it does not share
+    /// this machine's filesystem, so nothing that bind-mounts a host path.
+    pub const REMOTE_ENGINE: Capabilities = Capabilities {
+        backend: "a remote engine",
+        ..Capabilities::ENGINE
+    }
+    .without(Capability::HostVolumes)
+    .without(Capability::Persist)
+    .without(Capability::HelperMount);
+
     /// A backend named `backend` that can do nothing of [`Capability::ALL`]
     /// (add what it can with [`Capabilities::with`]).
     #[must_use]

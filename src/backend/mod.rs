@@ -51,6 +51,7 @@ impl Backend {
     #[must_use]
     pub fn capabilities(&self) -> Capabilities {
         match self {
+            Backend::Engine(e) if e.info().endpoint.is_remote() => Capabilities::REMOTE_ENGINE,
             Backend::Engine(_) => Capabilities::ENGINE,
         }
     }

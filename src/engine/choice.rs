@@ -13,7 +13,7 @@ const OTHERS_TIMEOUT: Duration = Duration::from_millis(500);
 /// or `None` when the socket was chosen explicitly (`--socket`,
 /// `POCKETDOCK_SOCKET`, `DOCKER_HOST`) or no other engine answers.
 pub async fn announcement(engine: &Engine, env: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let explicit = ["POCKETDOCK_SOCKET", "DOCKER_HOST"]
+    let explicit = ["POCKETDOCK_SOCKET", "DOCKER_HOST", "CONTAINER_HOST"]
         .iter()
         .any(|k| env(k).is_some_and(|v| !v.is_empty()));
     if explicit {
@@ -23,10 +23,12 @@ pub async fn announcement(engine: &Engine, env: impl Fn(&str) -> Option<String>)
     let (candidates, _) = socket::candidates(env);
     let mut others = Vec::new();
     for c in candidates {
-        if c.path == chosen.socket || !c.path.exists() {
+        if c.endpoint == chosen.endpoint || c.endpoint.unix_path().is_some_and(|p| !p.exists()) {
             continue;
         }
-        if let Ok(Ok(other)) = tokio::time::timeout(OTHERS_TIMEOUT, Engine::probe(&c.path)).await {
+        if let Ok(Ok(other)) =
+            tokio::time::timeout(OTHERS_TIMEOUT, Engine::probe(&c.endpoint)).await
+        {
             others.push(other.info().clone());
         }
     }
@@ -57,6 +59,7 @@ mod tests {
     fn info(kind: EngineKind, version: &str, socket: &str) -> EngineInfo {
         EngineInfo {
             socket: socket.into(),
+            endpoint: crate::engine::Endpoint::Unix(socket.into()),
             kind,
             version: version.into(),
             api_version: "1.41".into(),

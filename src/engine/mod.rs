@@ -11,13 +11,16 @@ pub mod api;
 mod archive;
 pub mod choice;
 mod conmon;
+mod connector;
 mod container;
 pub mod deadline;
 pub mod demux;
+pub mod endpoint;
 mod exec;
 mod host;
 mod image;
 pub mod socket;
+mod ssh_tunnel;
 pub mod transport;
 mod watch;
 
@@ -31,6 +34,7 @@ pub use agent_config::{AgentConfig, ExecVia};
 pub use api::*;
 pub(crate) use archive::is_container_missing;
 pub use archive::PathStat;
+pub use endpoint::Endpoint;
 pub use exec::{ExecInput, ExecOutput, ExecSpec};
 pub use host::HostFacts;
 pub use image::{split_image, BuildLine, ImageInfo};
@@ -71,8 +75,11 @@ impl EngineKind {
 /// What the engine said about itself.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EngineInfo {
-    /// Socket path in use.
+    /// Socket path in use, or a remote endpoint's URL (`tcp://HOST:PORT`).
     pub socket: PathBuf,
+    /// Where the engine listens.
+    #[serde(skip)]
+    pub endpoint: Endpoint,
     /// Podman or Docker.
     pub kind: EngineKind,
     /// Engine version string.
@@ -94,6 +101,8 @@ struct Inner {
     info: EngineInfo,
     /// Asked on first use: see [`Engine::host_facts`].
     host: tokio::sync::OnceCell<HostFacts>,
+    /// An `ssh://` engine's forward, alive while a handle is.
+    tunnel: Option<Arc<ssh_tunnel::Tunnel>>,
 }
 
 impl Engine {
@@ -122,33 +131,39 @@ impl Engine {
     }
 
     async fn connect_with(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
-        let agent = AgentConfig::from_env(&env);
-        Ok(Self::connect_candidates(env).await?.with_agent(agent))
+        let mut agent = AgentConfig::from_env(&env);
+        let engine = Self::connect_candidates(env).await?;
+        // The helper is bind-mounted from this machine: a remote engine
+        // cannot see it, so commands go through the engine's exec.
+        if engine.info().endpoint.is_remote() {
+            agent.dir = None;
+        }
+        Ok(engine.with_agent(agent))
     }
 
     async fn connect_candidates(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
         let (candidates, skipped) = socket::candidates(env);
         let mut attempts: Vec<SocketAttempt> = skipped
             .into_iter()
-            .map(|(value, source)| SocketAttempt {
+            .map(|(value, source, reason)| SocketAttempt {
                 path: value.into(),
                 source,
-                reason: "only unix:// sockets are supported".into(),
+                reason,
             })
             .collect();
         for c in candidates {
-            if !c.path.exists() {
+            if c.endpoint.unix_path().is_some_and(|p| !p.exists()) {
                 attempts.push(SocketAttempt {
-                    path: c.path,
+                    path: c.endpoint.shown(),
                     source: c.source,
                     reason: "no such socket".into(),
                 });
                 continue;
             }
-            match Self::probe(&c.path).await {
+            match Self::probe(&c.endpoint).await {
                 Ok(engine) => return Ok(engine),
                 Err(reason) => attempts.push(SocketAttempt {
-                    path: c.path,
+                    path: c.endpoint.shown(),
                     source: c.source,
                     reason,
                 }),
@@ -161,8 +176,17 @@ impl Engine {
     /// and `Server` headers, negotiates in one round trip. (`GET /version`
     /// says more, but Podman takes ~300 ms to answer it: too slow for every
     /// CLI call.)
-    async fn probe(socket: &Path) -> std::result::Result<Engine, String> {
-        let mut transport = Transport::new(socket);
+    async fn probe(endpoint: &Endpoint) -> std::result::Result<Engine, String> {
+        let (tunnel, via) = match endpoint {
+            Endpoint::Ssh { .. } => {
+                let ssh = std::env::var("POCKETDOCK_SSH").ok();
+                let t = ssh_tunnel::Tunnel::open(endpoint, ssh.as_deref()).await?;
+                let via = Endpoint::Unix(t.local());
+                (Some(Arc::new(t)), via)
+            }
+            _ => (None, endpoint.clone()),
+        };
+        let mut transport = Transport::new(&via)?.showing(endpoint.shown());
         let resp = match tokio::time::timeout(
             PROBE_TIMEOUT,
             transport.send("ping the engine", Method::GET, "/_ping", None, &[]),
@@ -171,7 +195,12 @@ impl Engine {
         {
             Ok(Ok(r)) if r.status().is_success() => r,
             Ok(Ok(r)) => return Err(format!("answered /_ping with {}", r.status())),
-            Ok(Err(Error::Transport { detail, .. })) => return Err(detail),
+            Ok(Err(Error::Transport { detail, .. })) => {
+                return Err(match endpoint::explain_tls(&detail) {
+                    Some(why) => format!("{why} ({detail})"),
+                    None => detail,
+                })
+            }
             Ok(Err(e)) => return Err(e.to_string()),
             Err(_) => return Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs())),
         };
@@ -191,7 +220,8 @@ impl Engine {
             inner: Arc::new(Inner {
                 transport,
                 info: EngineInfo {
-                    socket: socket.to_path_buf(),
+                    socket: endpoint.shown(),
+                    endpoint: endpoint.clone(),
                     kind: if is_podman {
                         EngineKind::Podman
                     } else {
@@ -201,6 +231,7 @@ impl Engine {
                     api_version,
                 },
                 host: tokio::sync::OnceCell::new(),
+                tunnel,
             }),
             agent: Arc::default(),
         })
@@ -211,13 +242,12 @@ impl Engine {
     /// driven by the runtime that opened it).
     #[must_use]
     pub fn detached(&self) -> Engine {
-        let mut transport = Transport::new(&self.inner.info.socket);
-        transport.set_api_version(&self.inner.info.api_version);
         Engine {
             inner: Arc::new(Inner {
-                transport,
+                transport: self.inner.transport.detached(),
                 info: self.inner.info.clone(),
                 host: self.inner.host.clone(),
+                tunnel: self.inner.tunnel.clone(),
             }),
             agent: self.agent.clone(),
         }
@@ -269,7 +299,7 @@ impl Engine {
     /// closes its listener first and its connections last): only a new
     /// connection tells that a (new) engine is there.
     pub async fn answers_anew(&self) -> bool {
-        Self::probe(&self.inner.info.socket).await.is_ok()
+        Self::probe(&self.inner.info.endpoint).await.is_ok()
     }
 
     /// `GET /_ping`: true when the engine answers `OK`.

@@ -2,25 +2,31 @@
 
 use std::path::PathBuf;
 
-/// One place an engine socket may be.
+use super::endpoint::Endpoint;
+
+/// One place an engine may listen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
-    /// Socket path.
-    pub path: PathBuf,
+    /// Socket path or remote endpoint.
+    pub endpoint: Endpoint,
     /// Why it is a candidate (the variable or convention it came from).
     pub source: &'static str,
 }
 
+/// A value that was not tried: the value, its source, why.
+pub type Skipped = (String, &'static str, String);
+
 /// Candidates in detection order. `POCKETDOCK_SOCKET`, when set, is the only
 /// candidate: an explicit choice must not silently fall back to another engine.
-/// A `DOCKER_HOST` that is not `unix://` is returned as an error string so the
-/// caller can report it among the attempts. Rootless Podman's socket is
+/// A value that cannot be used (plain TCP to another host, an unknown
+/// scheme) is returned with its reason, so the caller can report it among
+/// the attempts. A `DOCKER_HOST` or `CONTAINER_HOST` naming a remote
+/// engine, or one that cannot be used, is the only candidate too: a job
+/// meant for another machine must not run on this one. Rootless Podman's socket is
 /// under `$XDG_RUNTIME_DIR`, or `/run/user/UID` when that is unset and the
 /// user is not root.
 #[must_use]
-pub fn candidates(
-    env: impl Fn(&str) -> Option<String>,
-) -> (Vec<Candidate>, Vec<(String, &'static str)>) {
+pub fn candidates(env: impl Fn(&str) -> Option<String>) -> (Vec<Candidate>, Vec<Skipped>) {
     candidates_for(env, current_uid())
 }
 
@@ -35,25 +41,32 @@ fn current_uid() -> u32 {
 pub fn candidates_for(
     env: impl Fn(&str) -> Option<String>,
     uid: u32,
-) -> (Vec<Candidate>, Vec<(String, &'static str)>) {
+) -> (Vec<Candidate>, Vec<Skipped>) {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    if let Some(explicit) = env("POCKETDOCK_SOCKET").filter(|s| !s.is_empty()) {
-        out.push(Candidate {
-            path: strip_unix(&explicit).into(),
-            source: "POCKETDOCK_SOCKET",
-        });
+    // Some(true): the variable names a remote engine (or one refused),
+    // which must not fall back to a local one.
+    let mut named = |source: &'static str| -> Option<bool> {
+        let value = env(source).filter(|s| !s.is_empty())?;
+        Some(match Endpoint::parse(&value, &env) {
+            Ok(endpoint) => {
+                let remote = endpoint.is_remote();
+                out.push(Candidate { endpoint, source });
+                remote
+            }
+            Err(reason) => {
+                skipped.push((value, source, reason));
+                true
+            }
+        })
+    };
+    if named("POCKETDOCK_SOCKET").is_some() {
         return (out, skipped);
     }
-    if let Some(host) = env("DOCKER_HOST").filter(|s| !s.is_empty()) {
-        if let Some(path) = host.strip_prefix("unix://") {
-            out.push(Candidate {
-                path: path.into(),
-                source: "DOCKER_HOST",
-            });
-        } else {
-            skipped.push((host, "DOCKER_HOST"));
-        }
+    // Podman's own variable, as its remote client reads it.
+    let host = named("DOCKER_HOST").or_else(|| named("CONTAINER_HOST"));
+    if host == Some(true) {
+        return (out, skipped);
     }
     // A login without XDG_RUNTIME_DIR (su, cron, a container) still has
     // the directory pam_systemd would have named.
@@ -62,24 +75,18 @@ pub fn candidates_for(
         .map(PathBuf::from)
         .or_else(|| (uid != 0).then(|| PathBuf::from(format!("/run/user/{uid}"))));
     if let Some(dir) = runtime {
-        out.push(Candidate {
-            path: dir.join("podman/podman.sock"),
-            source: "Podman rootless",
-        });
+        out.push(unix(dir.join("podman/podman.sock"), "Podman rootless"));
     }
-    out.push(Candidate {
-        path: "/run/podman/podman.sock".into(),
-        source: "Podman system",
-    });
-    out.push(Candidate {
-        path: "/var/run/docker.sock".into(),
-        source: "Docker",
-    });
+    out.push(unix("/run/podman/podman.sock".into(), "Podman system"));
+    out.push(unix("/var/run/docker.sock".into(), "Docker"));
     (out, skipped)
 }
 
-fn strip_unix(s: &str) -> &str {
-    s.strip_prefix("unix://").unwrap_or(s)
+fn unix(path: PathBuf, source: &'static str) -> Candidate {
+    Candidate {
+        endpoint: Endpoint::Unix(path),
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -96,7 +103,7 @@ mod tests {
     }
 
     fn paths(c: &[Candidate]) -> Vec<String> {
-        c.iter().map(|c| c.path.display().to_string()).collect()
+        c.iter().map(|c| c.endpoint.to_string()).collect()
     }
 
     #[test]
@@ -135,13 +142,26 @@ mod tests {
     }
 
     #[test]
-    fn tcp_docker_host_is_reported_not_used() {
-        let (c, skipped) = candidates_for(env(&[("DOCKER_HOST", "tcp://1.2.3.4:2375")]), 0);
-        assert_eq!(
-            paths(&c),
-            ["/run/podman/podman.sock", "/var/run/docker.sock"]
+    fn plain_tcp_docker_host_is_reported_and_nothing_else_tried() {
+        let (c, skipped) = candidates_for(env(&[("DOCKER_HOST", "tcp://192.0.2.4:2375")]), 0);
+        assert!(c.is_empty(), "{c:?}");
+        assert_eq!(skipped[0].0, "tcp://192.0.2.4:2375");
+        assert_eq!(skipped[0].1, "DOCKER_HOST");
+        assert!(skipped[0].2.starts_with("plain TCP"), "{:?}", skipped[0]);
+    }
+
+    #[test]
+    fn tcp_with_tls_and_container_host_are_candidates() {
+        let (c, _) = candidates_for(
+            env(&[
+                ("DOCKER_HOST", "tcp://192.0.2.4:2376"),
+                ("DOCKER_TLS_VERIFY", "1"),
+            ]),
+            0,
         );
-        assert_eq!(skipped, [("tcp://1.2.3.4:2375".to_string(), "DOCKER_HOST")]);
+        assert_eq!(paths(&c), ["tcp://192.0.2.4:2376"]);
+        let (c, _) = candidates_for(env(&[("CONTAINER_HOST", "unix:///c.sock")]), 0);
+        assert_eq!(paths(&c)[0], "/c.sock");
     }
 
     #[test]

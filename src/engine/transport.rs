@@ -1,4 +1,4 @@
-//! HTTP over the engine's Unix socket.
+//! HTTP over the engine's Unix socket, or TCP (TLS) for a remote engine.
 //!
 //! Short calls go through hyper's pooled client: a connection is taken from
 //! the pool for one request and returned when its body is read. A streaming
@@ -15,9 +15,10 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use hyperlocal::UnixConnector;
 use serde::de::DeserializeOwned;
 
+use super::connector::Connector;
+use super::endpoint::Endpoint;
 use crate::error::{Error, Result};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -110,7 +111,10 @@ impl std::io::Write for ChannelWriter {
 /// HTTP client bound to one socket and one API version prefix.
 #[derive(Clone)]
 pub struct Transport {
-    client: Client<UnixConnector, Body>,
+    client: Client<Connector, Body>,
+    connector: Connector,
+    endpoint: Endpoint,
+    /// The endpoint as messages show it ([`Endpoint::shown`]).
     socket: PathBuf,
     prefix: String,
 }
@@ -125,16 +129,56 @@ impl std::fmt::Debug for Transport {
 }
 
 impl Transport {
-    /// A client for `socket`; paths are sent unversioned until [`Self::set_api_version`].
-    #[must_use]
-    pub fn new(socket: &Path) -> Self {
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(std::time::Duration::from_secs(30))
-            .build(UnixConnector);
-        Transport {
-            client,
-            socket: socket.to_path_buf(),
+    /// A client for `endpoint`; paths are sent unversioned until
+    /// [`Self::set_api_version`]. Fails only on a TLS file that cannot be used.
+    pub fn new(endpoint: &Endpoint) -> std::result::Result<Self, String> {
+        let connector = Connector::new(endpoint)?;
+        Ok(Transport {
+            client: client(connector.clone()),
+            connector,
+            socket: endpoint.shown(),
+            endpoint: endpoint.clone(),
             prefix: String::new(),
+        })
+    }
+
+    /// The same, shown in messages as `shown` (an `ssh://` engine's
+    /// transport goes to its tunnel's local socket).
+    #[must_use]
+    pub fn showing(mut self, shown: PathBuf) -> Self {
+        self.socket = shown;
+        self
+    }
+
+    /// The same endpoint and version with a pool of its own, reusing the
+    /// TLS files already read.
+    #[must_use]
+    pub fn detached(&self) -> Self {
+        Transport {
+            client: client(self.connector.clone()),
+            ..self.clone()
+        }
+    }
+
+    fn uri(&self, op: &'static str, path: &str) -> Result<hyper::Uri> {
+        let path = format!("{}{path}", self.prefix);
+        match &self.endpoint {
+            Endpoint::Unix(socket) => Ok(hyperlocal::Uri::new(socket, &path).into()),
+            Endpoint::Ssh { .. } => Err(Error::Protocol {
+                op,
+                detail: "an ssh:// engine is reached through its tunnel".into(),
+            }),
+            Endpoint::Tcp { tls, .. } => {
+                let scheme = if tls.is_some() { "https" } else { "http" };
+                let authority = self.endpoint.to_string();
+                let authority = authority.trim_start_matches("tcp://");
+                format!("{scheme}://{authority}{path}")
+                    .parse()
+                    .map_err(|e| Error::Protocol {
+                        op,
+                        detail: format!("{e}"),
+                    })
+            }
         }
     }
 
@@ -143,7 +187,7 @@ impl Transport {
         self.prefix = format!("/v{version}");
     }
 
-    /// The socket path.
+    /// The endpoint as messages show it: the socket path, or the URL.
     #[must_use]
     pub fn socket(&self) -> &Path {
         &self.socket
@@ -179,8 +223,7 @@ impl Transport {
         headers: &[(&str, &str)],
     ) -> Result<Response<Incoming>> {
         let trace = trace::start(&method, path);
-        let uri: hyper::Uri =
-            hyperlocal::Uri::new(&self.socket, &format!("{}{path}", self.prefix)).into();
+        let uri = self.uri(op, path)?;
         let mut req = Request::builder().method(method).uri(uri);
         for (k, v) in headers {
             req = req.header(*k, *v);
@@ -289,6 +332,13 @@ impl Transport {
             detail,
         }
     }
+}
+
+/// A pooled client; an idle connection is closed after 30 s.
+fn client(connector: Connector) -> Client<Connector, Body> {
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(std::time::Duration::from_secs(30))
+        .build(connector)
 }
 
 /// `POCKETDOCK_TRACE_ENGINE=1`: one stderr line per engine request (time

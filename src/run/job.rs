@@ -29,6 +29,7 @@ use super::scheduler::{schedule, Graph, Policy};
 use super::secret_mask::SecretMask;
 use super::secret_values::SecretValues;
 use crate::cache::CacheDir;
+use crate::backend::Capabilities;
 use crate::diag::ManifestError;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -135,7 +136,13 @@ impl Job {
         let job_id = store::next_job_id(&job_records(&req), &name);
         let profiles = ProfileSet::of_project(&req.project);
         let recipes = RecipeSet::of_project(&req.project);
-        let plan = plan_as(&manifest, &job_id, &profiles, &recipes)?;
+        let plan = plan_as(
+            &manifest,
+            &job_id,
+            &profiles,
+            &recipes,
+            Capabilities::ENGINE,
+        )?;
         Ok(Job {
             req,
             manifest,
@@ -165,6 +172,23 @@ impl Job {
         self
     }
 
+    /// The job was planned before any engine was chosen, for an engine that
+    /// can do everything: plan again for one that cannot (a remote one),
+    /// so what it lacks is refused at its key before anything is created.
+    fn check_backend(&self, engine: &Engine) -> Result<(), ApplyError> {
+        let caps = crate::backend::Backend::from(engine).capabilities();
+        if caps != Capabilities::ENGINE {
+            plan_as(
+                &self.manifest,
+                &self.id,
+                &self.profiles,
+                &self.recipes,
+                caps,
+            )?;
+        }
+        Ok(())
+    }
+
     /// The plan (its `job_id` is the id the job expects to get).
     #[must_use]
     pub fn plan(&self) -> &Plan {
@@ -181,6 +205,7 @@ impl Job {
         consumers: Vec<Box<dyn Consumer>>,
         cancel: CancellationToken,
     ) -> Result<ApplyOutcome, ApplyError> {
+        self.check_backend(engine)?;
         super::disk_check::check_disk(&self.manifest, engine).await?;
         let (reserved, job_id, plan) = self.claim()?;
         let req = self.req;
@@ -281,7 +306,13 @@ impl Job {
                 return Ok((reserved, job_id, plan));
             }
             job_id = store::next_job_id(&dir, &self.name);
-            plan = plan_as(&self.manifest, &job_id, &self.profiles, &self.recipes)?;
+            plan = plan_as(
+                &self.manifest,
+                &job_id,
+                &self.profiles,
+                &self.recipes,
+                Capabilities::ENGINE,
+            )?;
         }
     }
 }
@@ -296,12 +327,13 @@ fn plan_as(
     job_id: &str,
     profiles: &ProfileSet,
     recipes: &RecipeSet,
+    capabilities: Capabilities,
 ) -> Result<Arc<Plan>, ManifestError> {
     let opts = PlanOptions {
         job_id: Some(job_id.to_string()),
         profiles: profiles.clone(),
         recipes: recipes.clone(),
-        ..PlanOptions::default()
+        capabilities,
     };
     plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
 }

@@ -24,6 +24,7 @@ mod output;
 pub mod owner;
 pub mod pool;
 mod process;
+mod remote;
 mod requested;
 mod run;
 mod scoped;
@@ -134,6 +135,7 @@ impl Sandbox {
     /// [`Sandbox::create`] on `backend`.
     pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
         let name = checked_name(spec)?;
+        remote::refuse_host_paths(backend, spec)?;
         let engine = backend.engine();
         mounts::check_disk(engine, spec).await?;
         let helper = engine.agent_config();

@@ -48,6 +48,7 @@ mod protocol;
 mod recipes;
 mod records;
 mod release;
+mod remote;
 mod rootless;
 mod safety;
 mod sandbox;
