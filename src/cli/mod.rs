@@ -70,9 +70,11 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 #[derive(Debug, Parser)]
 #[command(name = "pocketdock", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
-    /// Engine socket to use (default: $POCKETDOCK_SOCKET, $DOCKER_HOST, then the
-    /// Podman rootless, Podman system and Docker sockets, in that order).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Engine to use: a socket path, or `tcp://HOST:PORT` (TLS from
+    /// DOCKER_TLS_VERIFY and DOCKER_CERT_PATH) or `ssh://USER@HOST` (default:
+    /// $POCKETDOCK_SOCKET, $DOCKER_HOST, $CONTAINER_HOST, then the Podman
+    /// rootless, Podman system and Docker sockets, in that order).
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub socket: Option<PathBuf>,
 
     /// Print only results and errors: no hints, no notes.
