@@ -30,20 +30,22 @@ def test_info_stop_resume_reboot(sb: pocketdock.Container) -> None:
         with_error = e
     assert with_error is not None
     sb.resume()
-    sb.run("touch /tmp/kept")
+    # The writable layer survives a reboot (/tmp, a tmpfs, does not).
+    sb.run("touch /home/sandbox/kept")
     sb.reboot()
-    assert sb.run("ls /tmp/kept").ok
+    assert sb.run("ls /home/sandbox/kept").ok
     sb.reboot(fresh=True)
-    assert not sb.run("ls /tmp/kept").ok
+    assert not sb.run("ls /home/sandbox/kept").ok
 
 
 def test_a_snapshot_makes_an_image(sb: pocketdock.Container) -> None:
-    sb.run("echo saved > /tmp/s")
+    # In the home directory: /tmp is a tmpfs, which a snapshot does not keep.
+    sb.run("echo saved > /home/sandbox/s")
     tag = f"pocketdock-pytest-snap:{sb.name}"
     assert sb.snapshot(tag)
     try:
         with pocketdock.create_new_container(image=tag) as c:
-            assert c.run("cat /tmp/s").stdout == "saved\n"
+            assert c.run("cat /home/sandbox/s").stdout == "saved\n"
     finally:
         assert pocketdock.remove_image(tag, force=True)
 
