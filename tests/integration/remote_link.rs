@@ -81,7 +81,12 @@ fn a_link_down_mid_job_is_reported_within_30s() {
         super::behind(&["rm", "-f", id]);
     }
     let failed = failed.expect("no failure line for the step");
-    assert!(failed.contains("the engine went away"), "{failed}");
+    // TCP keepalive (about 20 s) and a request's own deadline (20 s for
+    // an exec's start) race; either names the engine as the cause.
+    assert!(
+        failed.contains("the engine went away") || failed.contains("did not answer within"),
+        "{failed}"
+    );
     assert!(
         took < Duration::from_secs(30),
         "reported after {took:?}: {failed}"
