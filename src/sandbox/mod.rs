@@ -558,6 +558,19 @@ impl Sandbox {
 #[cfg(test)]
 mod tests {
 
+    /// A create body without the helper, as Docker gets it.
+    fn plain_body(spec: &SandboxSpec, name: &str) -> crate::engine::CreateContainer {
+        create_body(
+            spec,
+            name,
+            None,
+            &Layout {
+                home: None,
+                podman: false,
+            },
+        )
+    }
+
     #[test]
     fn container_names_follow_the_engines_rule() {
         for ok in ["a", "pd-1a2b", "my_box.v2", "A1"] {
@@ -583,15 +596,7 @@ mod tests {
             persist: true,
             ..SandboxSpec::default()
         };
-        let body = create_body(
-            &spec,
-            "t1",
-            None,
-            &Layout {
-                home: None,
-                podman: false,
-            },
-        );
+        let body = plain_body(&spec, "t1");
         let json = serde_json::to_value(&body).unwrap();
         let hc = &json["HostConfig"];
         assert_eq!(hc["Memory"], 256 << 20);
@@ -620,15 +625,7 @@ mod tests {
         let mut spec = SandboxSpec::default();
         spec.labels
             .insert(labels::CREATED_AT.into(), "2020-01-01T00:00:00Z".into());
-        let body = create_body(
-            &spec,
-            "n",
-            None,
-            &Layout {
-                home: None,
-                podman: false,
-            },
-        );
+        let body = plain_body(&spec, "n");
         assert_eq!(body.labels[labels::CREATED_AT], "2020-01-01T00:00:00Z");
         assert_eq!(body.image, spec::DEFAULT_IMAGE);
     }
@@ -639,15 +636,7 @@ mod tests {
             network: true,
             ..SandboxSpec::for_image("img")
         };
-        let body = create_body(
-            &spec,
-            "n",
-            None,
-            &Layout {
-                home: None,
-                podman: false,
-            },
-        );
+        let body = plain_body(&spec, "n");
         let json = serde_json::to_value(&body).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
         assert!(json["HostConfig"].get("Dns").is_none());
@@ -660,16 +649,7 @@ mod tests {
             dns_blocked: true,
             ..SandboxSpec::for_image("img")
         };
-        let json = serde_json::to_value(create_body(
-            &spec,
-            "n",
-            None,
-            &Layout {
-                home: None,
-                podman: false,
-            },
-        ))
-        .unwrap();
+        let json = serde_json::to_value(plain_body(&spec, "n")).unwrap();
         assert!(json["HostConfig"].get("NetworkMode").is_none());
         assert_eq!(json["HostConfig"]["Dns"], serde_json::json!(["0.0.0.0"]));
         // With the network off there is nothing to resolve with anyway.
@@ -677,16 +657,7 @@ mod tests {
             network: false,
             ..spec
         };
-        let json = serde_json::to_value(create_body(
-            &off,
-            "n",
-            None,
-            &Layout {
-                home: None,
-                podman: false,
-            },
-        ))
-        .unwrap();
+        let json = serde_json::to_value(plain_body(&off, "n")).unwrap();
         assert_eq!(json["HostConfig"]["NetworkMode"], "none");
         assert!(json["HostConfig"].get("Dns").is_none());
     }
