@@ -1,17 +1,8 @@
 //! `cache:` and `cache_key:`: accepted forms, and mistakes at their line:col.
 
-use std::path::Path;
-
 use super::*;
 
-fn yaml(text: &str) -> Result<Manifest, ManifestError> {
-    parse(
-        Path::new("job.yaml"),
-        text,
-        Format::Yaml,
-        &LoadOptions::default(),
-    )
-}
+use super::tests::yaml;
 
 fn only_error(text: &str) -> Diagnostic {
     let d = match yaml(text) {

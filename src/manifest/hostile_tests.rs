@@ -8,14 +8,7 @@ use std::time::Instant;
 
 use super::*;
 
-fn yaml(text: &str) -> Result<Manifest, ManifestError> {
-    parse(
-        Path::new("job.yaml"),
-        text,
-        Format::Yaml,
-        &LoadOptions::default(),
-    )
-}
+use super::tests::yaml;
 
 fn kdl(text: &str) -> Result<Manifest, ManifestError> {
     parse(

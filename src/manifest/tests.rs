@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::*;
 
-fn yaml(text: &str) -> Result<Manifest, ManifestError> {
+/// A manifest from YAML text, as `job.yaml`; the other test files use it too.
+pub(super) fn yaml(text: &str) -> Result<Manifest, ManifestError> {
     parse(
         Path::new("job.yaml"),
         text,
