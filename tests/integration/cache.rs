@@ -3,7 +3,7 @@
 //! reruns only its chain; what cannot be cached is refused with its
 //! reason; a secret's value is in no entry, label or log.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pocketdock::Engine;
 use serde_json::Value;
@@ -235,7 +235,7 @@ async fn a_secret_value_is_in_no_entry_label_or_log_and_still_counts() {
     // Another value is another key.
     assert!(run("another-value").contains(r#""status":"succeeded""#));
 
-    for f in files_under(&dir.path().join(".pocketdock")) {
+    for f in crate::common::files_under(&dir.path().join(".pocketdock")) {
         let bytes = std::fs::read(&f).unwrap();
         assert!(
             !String::from_utf8_lossy(&bytes).contains(SECRET),
@@ -247,19 +247,6 @@ async fn a_secret_value_is_in_no_entry_label_or_log_and_still_counts() {
     assert!(!labels.is_empty());
     assert!(labels.iter().all(|l| !l.contains(SECRET)), "{labels:?}");
     dir.assert_no_leaks().await;
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[tokio::test]
@@ -336,7 +323,7 @@ async fn two_applies_storing_the_same_keys_at_once_leave_a_working_cache() {
     }
     // No half entry: every file under entries/ is a whole one, and a
     // third apply finds them all.
-    for f in files_under(&dir.path().join(".pocketdock/cache/entries")) {
+    for f in crate::common::files_under(&dir.path().join(".pocketdock/cache/entries")) {
         let text = std::fs::read_to_string(&f).unwrap();
         assert!(
             serde_json::from_str::<Value>(&text).is_ok(),

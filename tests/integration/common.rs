@@ -454,3 +454,17 @@ pub fn step_status<'a>(rec: &'a toml::Value, id: &str) -> &'a str {
         .as_str()
         .unwrap()
 }
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -640,20 +640,6 @@ steps:
     needs: []
 "#;
 
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn a_secret_printed_whole_or_split_appears_nowhere() {
     let engine = engine_or_skip!();
@@ -685,7 +671,7 @@ async fn a_secret_printed_whole_or_split_appears_nowhere() {
     assert!(!md.contains(SECRET));
     assert!(md.contains("whole: ***"), "{md}");
     // Nothing under .pocketdock/ holds it: logs, history, instance.toml.
-    let files = files_under(&pd.path().join(".pocketdock"));
+    let files = crate::common::files_under(&pd.path().join(".pocketdock"));
     assert!(files.iter().any(|f| f.ends_with("history.jsonl")));
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
