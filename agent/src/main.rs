@@ -1,6 +1,7 @@
 //! `pocketdock-agent serve SOCKET`: the helper pocketdock starts in each
 //! sandbox, so that a command costs one Unix-socket round trip instead of
-//! the engine's exec create + start + inspect.
+//! the engine's exec create + start + inspect. `init` runs it as the
+//! sandbox's first process (see `init`).
 //!
 //! This file is the crate root of a static build made by rustc directly
 //! (see ../../build.rs), so it declares every module itself; `wire.rs` is
@@ -11,12 +12,14 @@ mod wire;
 
 #[allow(dead_code)] // the host reads the same figures through a dump
 mod cgroup;
+mod init;
 mod limits;
 mod marker;
 mod oom;
 mod out;
 mod run;
 mod server;
+mod signals;
 mod sys;
 mod user;
 
@@ -44,6 +47,14 @@ fn main() {
                 1
             }
         },
+        ["init", socket, ref rest @ ..] => match rest {
+            [] => init::run(socket, &[]),
+            ["--", command @ ..] => init::run(
+                socket,
+                &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+            ),
+            _ => 2,
+        },
         // The helper's own delegate (see `marker`): signals what it sees,
         // never delegates further, prints the count.
         ["signal", marker, signal] => match signal.parse() {
@@ -54,7 +65,7 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET | init SOCKET [-- COMMAND...] | signal MARKER SIGNAL | --version");
             2
         }
     };

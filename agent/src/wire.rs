@@ -24,6 +24,8 @@ pub const CHUNK: usize = 64 * 1024;
 pub const SOCKET_IN_SANDBOX: &str = "/.pocketdock/run/agent.sock";
 /// The socket's file name in the host directory mounted at `/.pocketdock/run`.
 pub const SOCKET_NAME: &str = "agent.sock";
+/// The socket's directory in a sandbox, shared with the host.
+pub const RUN_DIR_IN_SANDBOX: &str = "/.pocketdock/run";
 /// Where the helper binary is, inside the sandbox (a read-only mount).
 pub const BINARY_IN_SANDBOX: &str = "/.pocketdock/bin/pocketdock-agent";
 

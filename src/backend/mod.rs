@@ -255,17 +255,19 @@ impl Backend {
 
     // Images ([`Capability::Snapshot`]).
 
-    /// Commit a container to `repo:tag`; the image id.
+    /// Commit a container to `repo:tag` with `labels` and other Dockerfile
+    /// `changes` (`ENTRYPOINT [...]`); the image id.
     pub async fn commit(
         &self,
         container: &str,
         repo: &str,
         tag: &str,
         labels: &BTreeMap<String, String>,
+        changes: &[String],
         pause: bool,
     ) -> Result<String> {
         match self {
-            Backend::Engine(e) => e.commit(container, repo, tag, labels, pause).await,
+            Backend::Engine(e) => e.commit(container, repo, tag, labels, changes, pause).await,
         }
     }
 

@@ -51,6 +51,10 @@ pub struct CreateContainer {
     /// Override of the image's command.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmd: Option<Vec<String>>,
+    /// Override of the image's entrypoint (the engine then drops the
+    /// image's command: give `cmd` too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entrypoint: Option<Vec<String>>,
     /// `"8080/tcp": {}` for each published port.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub exposed_ports: BTreeMap<String, serde_json::Value>,
@@ -252,6 +256,12 @@ pub struct ContainerConfig {
     /// User processes run as (name or uid\[:gid\]; empty = root).
     #[serde(default)]
     pub user: String,
+    /// The first process's program and its first arguments.
+    #[serde(default)]
+    pub entrypoint: Option<Vec<String>>,
+    /// The rest of its arguments.
+    #[serde(default)]
+    pub cmd: Option<Vec<String>>,
 }
 
 /// `HostConfig` of a container inspect.

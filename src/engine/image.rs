@@ -85,6 +85,10 @@ pub struct ImageInfo {
     /// The working directory its containers start in (empty from a list,
     /// or when the image sets none).
     pub working_dir: String,
+    /// Its entrypoint (empty from a list, or when it sets none).
+    pub entrypoint: Vec<String>,
+    /// Its command (empty from a list, or when it sets none).
+    pub cmd: Vec<String>,
 }
 
 impl From<ImageInspect> for ImageInfo {
@@ -97,6 +101,16 @@ impl From<ImageInspect> for ImageInfo {
                 .config
                 .as_ref()
                 .and_then(|c| c.working_dir.clone())
+                .unwrap_or_default(),
+            entrypoint: i
+                .config
+                .as_ref()
+                .and_then(|c| c.entrypoint.clone())
+                .unwrap_or_default(),
+            cmd: i
+                .config
+                .as_ref()
+                .and_then(|c| c.cmd.clone())
                 .unwrap_or_default(),
             labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
             created: 0,
@@ -124,6 +138,10 @@ struct ImageConfig {
     labels: Option<BTreeMap<String, String>>,
     #[serde(rename = "WorkingDir", default)]
     working_dir: Option<String>,
+    #[serde(rename = "Entrypoint", default)]
+    entrypoint: Option<Vec<String>>,
+    #[serde(rename = "Cmd", default)]
+    cmd: Option<Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -234,6 +252,7 @@ impl Engine {
         repo: &str,
         tag: &str,
         labels: &BTreeMap<String, String>,
+        changes: &[String],
         pause: bool,
     ) -> Result<String> {
         let mut path = format!(
@@ -245,6 +264,10 @@ impl Engine {
         for (k, v) in labels {
             path.push_str("&changes=");
             path.push_str(&encode(&format!("LABEL {k}={v}")));
+        }
+        for change in changes {
+            path.push_str("&changes=");
+            path.push_str(&encode(change));
         }
         let reply: super::api::IdReply = self
             .transport()
@@ -337,7 +360,7 @@ impl Engine {
                 size: i.size.max(0) as u64,
                 labels: i.labels.unwrap_or_default(),
                 created: i.created,
-                working_dir: String::new(),
+                ..ImageInfo::default()
             })
             .collect())
     }

@@ -79,10 +79,11 @@ impl Sandbox {
     }
 }
 
-/// Whether `top` lists a process outside the tree of the first one (the
-/// container's own, started first) that is neither the helper nor the
-/// kernel's driver. Commands hang from the engine (PPID outside the list)
-/// or from the helper, never from the first process.
+/// Whether `top` lists a process outside the tree of the image's own
+/// command that is neither the helper nor the kernel's driver. Commands
+/// hang from the engine (PPID outside the list) or from the helper, never
+/// from the image's command; a daemon a command left hangs from the first
+/// process.
 fn has_user_process(top: &Top) -> bool {
     let col = |name: &str| top.titles.iter().position(|t| t.eq_ignore_ascii_case(name));
     let (Some(pid_col), Some(parent_col)) = (col("PID"), col("PPID")) else {
@@ -99,11 +100,21 @@ fn has_user_process(top: &Top) -> bool {
             (at(Some(pid_col)), at(Some(parent_col)), at(cmd))
         })
         .collect();
+    let helper = |c: &str| c.contains(pocketdock_agent::wire::BINARY_IN_SANDBOX);
     let Some(first) = rows.first() else {
         return false;
     };
-    // The first process's tree, found by walking parents until stable.
-    let mut own: Vec<&str> = vec![first.0];
+    // The image's own command: the first process, or, when the helper is
+    // the first process, its first child that is not the helper.
+    let root = if helper(first.2) {
+        rows.iter()
+            .find(|(_, pp, c)| *pp == first.0 && !helper(c))
+            .map(|r| r.0)
+    } else {
+        Some(first.0)
+    };
+    // Its tree, found by walking parents until stable.
+    let mut own: Vec<&str> = root.into_iter().collect();
     loop {
         let before = own.len();
         for (p, pp, _) in &rows {
@@ -115,11 +126,8 @@ fn has_user_process(top: &Top) -> bool {
             break;
         }
     }
-    rows.iter().any(|(p, _, c)| {
-        !own.contains(p)
-            && !c.contains(pocketdock_agent::wire::BINARY_IN_SANDBOX)
-            && !c.contains(super::kernel::DRIVER_STEM)
-    })
+    rows.iter()
+        .any(|(p, _, c)| !own.contains(p) && !helper(c) && !c.contains(super::kernel::DRIVER_STEM))
 }
 
 /// The later of `recorded` and the container's last start.
@@ -175,6 +183,27 @@ mod tests {
         let docker = [("4001", "3990", "sleep infinity"), ("4100", "3990", "bash")];
         assert!(has_user_process(&top(&docker)));
         assert!(!has_user_process(&top(&docker[..1])));
+    }
+
+    #[test]
+    fn with_the_helper_first_the_images_command_is_its_first_other_child() {
+        let agent = "/.pocketdock/bin/pocketdock-agent";
+        let init = format!("{agent} init /s -- sh -c sleep infinity & wait");
+        let serve = format!("{agent} serve /s");
+        let idle = vec![
+            ("5001", "4990", init.as_str()),
+            ("5007", "5001", "sh -c sleep infinity & wait"),
+            ("5009", "5001", serve.as_str()),
+            ("5010", "5007", "sleep infinity"),
+        ];
+        assert!(!has_user_process(&top(&idle)));
+        // A command through the helper, and a daemon one left behind.
+        let mut command = idle.clone();
+        command.push(("5020", "5009", "make"));
+        assert!(has_user_process(&top(&command)));
+        let mut daemon = idle;
+        daemon.push(("5030", "5001", "sleep 1000"));
+        assert!(has_user_process(&top(&daemon)));
     }
 
     #[test]

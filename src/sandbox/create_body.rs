@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use super::{
     agent, dns, labels, mounts, owner, spec, RequestedLimits, SandboxSpec, DEFAULT_TIMEOUT,
 };
-use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, PortBinding};
+use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, ImageInfo, PortBinding};
 use crate::error::{Error, Result};
 
 /// A create body that reproduces an inspected container (the settings
@@ -96,14 +96,33 @@ pub(super) fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> 
     (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
 }
 
+/// What a create needs of the image: its working directory (a read-only
+/// sandbox's home) and its own command (run by the helper as init). One
+/// inspect, only when one of them is needed; `None` for an image the
+/// engine does not have (the create then says so).
+pub(super) async fn image_of(
+    engine: &Engine,
+    spec: &SandboxSpec,
+    with_helper: bool,
+) -> Option<ImageInfo> {
+    if !(with_helper || spec.read_only) {
+        return None;
+    }
+    engine.inspect_image(&spec.image).await.ok()?
+}
+
 /// The working directory a read-only sandbox gets as tmpfs: the spec's,
 /// or its image's.
-pub(super) async fn home_of(engine: &Engine, spec: &SandboxSpec) -> Option<String> {
+pub(super) fn home_of(spec: &SandboxSpec, image: Option<&ImageInfo>) -> Option<String> {
+    if !spec.read_only {
+        return None;
+    }
     if let Some(w) = &spec.workdir {
         return Some(w.clone());
     }
-    let info = engine.inspect_image(&spec.image).await.ok()??;
-    (!info.working_dir.is_empty()).then_some(info.working_dir)
+    image
+        .map(|i| i.working_dir.clone())
+        .filter(|w| !w.is_empty())
 }
 
 /// Where a new sandbox's files go beyond its image.
@@ -111,6 +130,9 @@ pub(super) struct Layout<'a> {
     /// Its working directory, tmpfs with a read-only root.
     pub(super) home: Option<&'a str>,
     pub(super) podman: bool,
+    /// The image, when it was looked up: with the helper, its command is
+    /// started by the helper as the sandbox's first process.
+    pub(super) image: Option<&'a ImageInfo>,
 }
 
 pub(super) fn create_body(
@@ -126,6 +148,7 @@ pub(super) fn create_body(
         working_dir: spec.workdir.clone(),
         open_stdin: true,
         cmd: None,
+        entrypoint: None,
         exposed_ports: BTreeMap::new(),
         host_config: host_config(spec, agent),
     };
@@ -141,6 +164,11 @@ pub(super) fn create_body(
                 host_ip: String::new(),
                 host_port: p.host.map(|h| h.to_string()).unwrap_or_default(),
             });
+    }
+    if let (Some(_), Some(image)) = (agent, layout.image) {
+        let (entrypoint, cmd) = agent::init_command(&image.entrypoint, &image.cmd);
+        body.entrypoint = entrypoint;
+        body.cmd = Some(cmd);
     }
     body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman);
     body.host_config.readonly_rootfs = spec.read_only;

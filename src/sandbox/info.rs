@@ -104,7 +104,7 @@ impl Sandbox {
             .await
             .map_err(|e| self.gone_on_404(e))?;
         let running = inspect.state.running;
-        self.agent.learn(inspect.label(labels::AGENT));
+        self.agent.learn(&inspect);
         // The helper's report carries the cgroup's figures; without one, an
         // exec reads them. Either way alongside stats and top.
         let report = async {

@@ -39,7 +39,7 @@ pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Via};
 pub use buffer::{Output, RingBuffer};
 pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use create_body::{checked_name, is_container_name};
-use create_body::{create_body, home_of, recreate_body, timeout_label, Layout};
+use create_body::{create_body, home_of, image_of, recreate_body, timeout_label, Layout};
 pub use files::{CopyReport, FileEntry, FileKind};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
@@ -146,16 +146,15 @@ impl Sandbox {
             _ => None,
         };
         let podman = engine.info().kind == crate::engine::EngineKind::Podman;
-        let home = if spec.read_only {
-            home_of(engine, spec).await
-        } else {
-            None
-        };
+        let image = image_of(engine, spec, prepared.is_some()).await;
+        let home = home_of(spec, image.as_ref());
         let layout = Layout {
             home: home.as_deref(),
             podman,
+            image: image.as_ref(),
         };
         let body = create_body(spec, &name, prepared.as_ref(), &layout);
+        let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
         let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
@@ -225,14 +224,16 @@ impl Sandbox {
         };
         if !podman {
             if let Err(e) = sandbox
-                .docker_tmpfs_setup(&spec.image, home.as_deref())
+                .docker_tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
                 .await
             {
                 let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
                 return Err(e);
             }
         }
-        if dir.is_some() {
+        if helper_is_init {
+            sandbox.agent_started();
+        } else if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
             let _ = sandbox.agent_launch().await;
         }
@@ -249,10 +250,18 @@ impl Sandbox {
     /// What Podman does for a tmpfs itself: the image's files copied in,
     /// and a read-only sandbox's home given to its user (Docker's tmpfs
     /// `uid=` wants a number; the image names a user).
-    async fn docker_tmpfs_setup(&self, image: &str, home: Option<&str>) -> Result<()> {
+    async fn docker_tmpfs_setup(
+        &self,
+        image: &str,
+        known: Option<&crate::engine::ImageInfo>,
+        home: Option<&str>,
+    ) -> Result<()> {
         let mounts = self.tmpfs.get().cloned().unwrap_or_default();
         if !mounts.is_empty() {
-            let image_id = self.engine().image_id(image).await?.unwrap_or_default();
+            let image_id = match known {
+                Some(i) => i.id.clone(),
+                None => self.engine().image_id(image).await?.unwrap_or_default(),
+            };
             self.copy_up(&mounts, &image_id).await?;
         }
         if let Some(home) = home.filter(|h| mounts.iter().any(|m| m == h)) {
@@ -360,7 +369,12 @@ impl Sandbox {
 
     /// After a (re)start: the helper died with the container's processes.
     async fn agent_relaunch_now(&self) {
-        if self.agent_dir().await.is_some() {
+        if self.agent_dir().await.is_none() {
+            return;
+        }
+        if self.agent_is_init() {
+            self.agent_started();
+        } else {
             let _ = self.agent_launch().await;
         }
     }
@@ -486,9 +500,10 @@ impl Sandbox {
             (labels::SNAPSHOT_OF.to_string(), self.name.clone()),
         ]);
         labels.extend(extra);
+        let changes = self.image_command_changes().await?;
         let paused = self
             .backend
-            .commit(&self.name, repo, tag, &labels, true)
+            .commit(&self.name, repo, tag, &labels, &changes, true)
             .await;
         // Rootless Podman on cgroup v1 has no freezer: "can not pause
         // containers on rootless containers with cgroup V1".
@@ -496,12 +511,23 @@ impl Sandbox {
         match paused {
             Err(Error::Api { message, .. }) if message.contains("pause") && rootless().await => {
                 self.backend
-                    .commit(&self.name, repo, tag, &labels, false)
+                    .commit(&self.name, repo, tag, &labels, &changes, false)
                     .await
             }
             other => other,
         }
         .map_err(|e| self.gone_on_404(e))
+    }
+
+    /// A snapshot runs as its image did, not with the helper as its first
+    /// process (which needs the helper's mounts): the image's own
+    /// entrypoint and command go back into the committed config.
+    async fn image_command_changes(&self) -> Result<Vec<String>> {
+        let config = self.inspect().await?.config;
+        Ok(agent::image_command_changes(
+            config.entrypoint.as_deref(),
+            config.cmd.as_deref(),
+        ))
     }
 
     /// Raw inspect, with 404 mapped to [`Error::ContainerGone`].
@@ -511,7 +537,7 @@ impl Sandbox {
             .inspect_container(&self.name, false)
             .await
             .map_err(|e| self.gone_on_404(e))?;
-        self.agent.learn(inspect.label(labels::AGENT));
+        self.agent.learn(&inspect);
         let _ = self
             .default_timeout
             .set(timeout_label(inspect.label(labels::TIMEOUT)));
@@ -567,6 +593,7 @@ mod tests {
             &Layout {
                 home: None,
                 podman: false,
+                image: None,
             },
         )
     }

@@ -10,6 +10,7 @@
 
 mod host_paths;
 mod limits;
+mod outputs_file;
 mod protocol;
 mod pull;
 mod push;
@@ -35,7 +36,8 @@ use crate::template::PythonResult;
 
 pub use host_paths::{Escape, HostPaths, Use};
 pub use limits::Passed;
-pub use run::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub use outputs_file::OUTPUT_DIR;
+pub use run::STDOUT_IN_CONTEXT;
 
 /// What an action works with.
 pub struct ActionCtx<'a> {

@@ -1,11 +1,10 @@
 //! `run`: a command or script in the sandbox, its output streamed as it
 //! comes, and the `key=value` outputs it wrote to `$POCKETDOCK_OUTPUT`.
 
-use indexmap::IndexMap;
-
 use std::time::Duration;
 
 use super::limits::{self, Ending};
+use super::outputs_file::{OutputsFile, OUTPUT_DIR};
 use super::protocol::Heard;
 use super::{ActionCtx, Attempt};
 use crate::event::{StreamKind, Usage};
@@ -17,8 +16,6 @@ use crate::size::ByteSize;
 
 /// How much of a step's stdout templates can read as `steps.<id>.stdout`.
 pub const STDOUT_IN_CONTEXT: usize = 64 * 1024;
-/// Where a step's `key=value` outputs file goes, inside the sandbox.
-pub const OUTPUT_DIR: &str = "/tmp";
 
 /// How a `run` step's command is fed, read and held.
 pub(super) struct How<'a> {
@@ -45,14 +42,11 @@ pub(super) async fn run(
         limits,
     } = how;
     // Not created up front: a step that writes no outputs costs one cheap
-    // "no such file" on reading them back, instead of a real archive read.
-    let outputs_file = format!(
-        "{OUTPUT_DIR}/.pocketdock-outputs-{:016x}",
-        fastrand::u64(..)
-    );
+    // "no such file" on reading them back.
+    let outputs_file = OutputsFile::new(ctx).await;
     options
         .env
-        .push(("POCKETDOCK_OUTPUT".into(), outputs_file.clone()));
+        .push(("POCKETDOCK_OUTPUT".into(), outputs_file.inside.clone()));
     // A child of the job's token: the output limit stops this command only.
     let stop = ctx.cancel.child_token();
     options.cancel = Some(stop.clone());
@@ -117,7 +111,7 @@ pub(super) async fn run(
         }
     };
     let (mut outputs, reported) = heard.map(|h| (h.outputs, h.error)).unwrap_or_default();
-    outputs.extend(read_outputs(ctx, &outputs_file, options.user.as_deref()).await);
+    outputs.extend(outputs_file.take(ctx, options.user.as_deref()).await);
     if let Some(notice) = limits::unenforced_notice(limits, o.via) {
         ctx.output(StreamKind::Stderr, notice);
     }
@@ -158,46 +152,5 @@ pub(super) async fn run(
             peak_memory_bytes: u.peak_memory_bytes,
         }),
         ..Attempt::default()
-    }
-}
-
-/// The `key=value` outputs the command wrote to `file`, which is then
-/// removed; none when it wrote none.
-async fn read_outputs(
-    ctx: &ActionCtx<'_>,
-    file: &str,
-    user: Option<&str>,
-) -> IndexMap<String, String> {
-    let Ok(bytes) = ctx.sandbox.read_file(file).await else {
-        return IndexMap::new();
-    };
-    let _ = ctx
-        .sandbox
-        .housekeeping(vec!["rm".into(), "-f".into(), file.to_string()], user)
-        .await;
-    parse_outputs(&String::from_utf8_lossy(&bytes))
-}
-
-/// `key=value` lines; later lines win; other lines are ignored.
-fn parse_outputs(text: &str) -> IndexMap<String, String> {
-    text.lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            let k = k.trim();
-            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_outputs;
-
-    #[test]
-    fn outputs_are_key_value_lines() {
-        let o = parse_outputs("a=1\nnot a pair\nb = two=2\na=3\n=x\n");
-        assert_eq!(o.get("a").map(String::as_str), Some("3"));
-        assert_eq!(o.get("b").map(String::as_str), Some(" two=2"));
-        assert_eq!(o.len(), 2);
     }
 }

@@ -1,8 +1,8 @@
 //! Putting the helper where a new sandbox can reach it.
 //!
-//! `<dir>` (mode 0700, the invoking user's) holds `bin/pocketdock-agent`
-//! (the static binary embedded in this library, mounted read-only at
-//! `/.pocketdock/bin`) and one directory per sandbox (mounted at
+//! `<dir>` (mode 0700, the invoking user's) holds `bin/<id>/pocketdock-agent`
+//! (the static binary embedded in this library, named by its content and
+//! mounted read-only at `/.pocketdock/bin`) and one directory per sandbox (mounted at
 //! `/.pocketdock/run`) where the helper makes its socket. The per-sandbox
 //! directory is world-writable because the helper runs as the sandbox's
 //! own user, whatever uid that is; the 0700 parent keeps other host users
@@ -99,15 +99,23 @@ fn installed(root: &Path) -> io::Result<PathBuf> {
         install(root)?;
         done.push(root.to_path_buf());
     }
-    Ok(root.join("bin"))
+    Ok(root.join("bin").join(BINARY_ID))
 }
+
+/// This build's helper, by content: its directory under `<dir>/bin`. A
+/// sandbox runs its helper from there for its whole life (the helper is
+/// its first process), so another pocketdock version on the same host
+/// must not replace it.
+const BINARY_ID: &str = env!("POCKETDOCK_AGENT_ID");
 
 fn install(root: &Path) -> io::Result<()> {
     std::fs::create_dir_all(root)?;
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
-    let bin = root.join("bin");
+    let bin = root.join("bin").join(BINARY_ID);
     std::fs::create_dir_all(&bin)?;
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755))?;
+    for dir in [root.join("bin"), bin.clone()] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    }
     let target = bin.join("pocketdock-agent");
     if std::fs::read(&target).is_ok_and(|b| b == BINARY) {
         return Ok(());
@@ -133,7 +141,7 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode(&root), 0o700);
         assert_eq!(mode(&p.dir), 0o777);
-        let bin = root.join("bin/pocketdock-agent");
+        let bin = root.join("bin").join(BINARY_ID).join("pocketdock-agent");
         assert_eq!(std::fs::read(&bin).unwrap(), BINARY);
         assert_eq!(mode(&bin), 0o755);
         assert!(

@@ -84,6 +84,9 @@ pub(crate) struct Slot(Mutex<State>);
 #[derive(Debug, Default)]
 struct State {
     dir: Known,
+    /// The helper is the sandbox's first process, which starts it again
+    /// when it dies: no exec launches one.
+    init: bool,
     launched: Option<Instant>,
     relaunched: Option<Instant>,
 }
@@ -103,9 +106,76 @@ impl Slot {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Record the label seen in an inspect.
-    pub(crate) fn learn(&self, label: Option<&str>) {
-        self.state().dir = Known::from(label.filter(|d| !d.is_empty()).map(PathBuf::from));
+    /// Record what an inspect shows: the label, and whether the helper is
+    /// the first process (its entrypoint).
+    pub(crate) fn learn(&self, inspect: &crate::engine::ContainerInspect) {
+        let label = inspect.label(labels::AGENT);
+        let mut state = self.state();
+        state.dir = Known::from(label.filter(|d| !d.is_empty()).map(PathBuf::from));
+        state.init = is_init(
+            inspect.config.entrypoint.as_deref(),
+            inspect.config.cmd.as_deref(),
+        );
+    }
+}
+
+/// What goes before the image's entrypoint to make the helper a new
+/// sandbox's first process (`pocketdock-agent init`, in `agent/src/init.rs`).
+const INIT: [&str; 4] = [
+    wire::BINARY_IN_SANDBOX,
+    "init",
+    wire::SOCKET_IN_SANDBOX,
+    "--",
+];
+
+/// The entrypoint and command of a sandbox whose helper is its first
+/// process, which then runs the image's own. With no entrypoint of the
+/// image's, the command alone carries the helper: a commit cannot take an
+/// entrypoint away on Docker (`ENTRYPOINT []` is ignored), only replace it.
+pub(crate) fn init_command(
+    image_entrypoint: &[String],
+    image_cmd: &[String],
+) -> (Option<Vec<String>>, Vec<String>) {
+    let init = || INIT.iter().map(|s| (*s).to_string());
+    if image_entrypoint.is_empty() {
+        (None, init().chain(image_cmd.iter().cloned()).collect())
+    } else {
+        (
+            Some(init().chain(image_entrypoint.iter().cloned()).collect()),
+            image_cmd.to_vec(),
+        )
+    }
+}
+
+fn starts_with_init(v: Option<&[String]>) -> bool {
+    v.is_some_and(|e| e.len() >= INIT.len() && e.iter().zip(INIT).all(|(a, b)| a == b))
+}
+
+/// Whether a container's entrypoint or command makes the helper its
+/// first process.
+pub(crate) fn is_init(entrypoint: Option<&[String]>, cmd: Option<&[String]>) -> bool {
+    starts_with_init(entrypoint)
+        || (entrypoint.is_none_or(<[String]>::is_empty) && starts_with_init(cmd))
+}
+
+/// The Dockerfile changes that give a commit of such a container the
+/// image's own entrypoint and command back; none for another container.
+pub(crate) fn image_command_changes(
+    entrypoint: Option<&[String]>,
+    cmd: Option<&[String]>,
+) -> Vec<String> {
+    let json = |v: &[String]| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+    let cmd = cmd.unwrap_or_default();
+    if starts_with_init(entrypoint) {
+        let entrypoint = &entrypoint.unwrap_or_default()[INIT.len()..];
+        vec![
+            format!("ENTRYPOINT {}", json(entrypoint)),
+            format!("CMD {}", json(cmd)),
+        ]
+    } else if is_init(entrypoint, Some(cmd)) {
+        vec![format!("CMD {}", json(&cmd[INIT.len()..]))]
+    } else {
+        Vec::new()
     }
 }
 
@@ -262,7 +332,7 @@ impl Sandbox {
     fn agent_relaunch(&self) {
         {
             let mut s = self.agent.state();
-            if s.relaunched.is_some_and(|t| t.elapsed() < RELAUNCH_EVERY) {
+            if s.init || s.relaunched.is_some_and(|t| t.elapsed() < RELAUNCH_EVERY) {
                 return;
             }
             s.relaunched = Some(Instant::now());
@@ -331,6 +401,26 @@ impl Sandbox {
             rss_kib: get("rss_kib").parse().unwrap_or(0),
         };
         Some((info, Figures::from_lines(&text)))
+    }
+
+    /// A directory both the host and the sandbox see: the helper's socket
+    /// directory, host path and path inside. `None` without the helper.
+    pub(crate) async fn shared_dir(&self) -> Option<(PathBuf, &'static str)> {
+        Some((self.agent_dir().await?, wire::RUN_DIR_IN_SANDBOX))
+    }
+
+    /// The helper is the first process of a sandbox just (re)started: it
+    /// comes up by itself, and a command waits a moment for its socket.
+    pub(crate) fn agent_started(&self) {
+        let mut s = self.agent.state();
+        s.init = true;
+        s.launched = Some(Instant::now());
+    }
+
+    /// Whether the helper is the sandbox's first process, as far as this
+    /// handle knows.
+    pub(crate) fn agent_is_init(&self) -> bool {
+        self.agent.state().init
     }
 
     /// The helper's socket directory when this handle knows it (no request).
@@ -440,5 +530,39 @@ mod tests {
         assert_eq!(signal_number("15"), Some(15));
         assert_eq!(signal_number("0"), None);
         assert_eq!(signal_number("WINCH"), None);
+    }
+}
+
+#[cfg(test)]
+mod init_tests {
+    use super::{image_command_changes, init_command, is_init};
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn the_helper_goes_first_and_a_commit_gets_the_images_command_back() {
+        // No entrypoint of the image's: the command carries the helper.
+        let (e, c) = init_command(&[], &v(&["bash"]));
+        assert_eq!(e, None);
+        assert_eq!(
+            c[1..],
+            v(&["init", "/.pocketdock/run/agent.sock", "--", "bash"])[..]
+        );
+        assert!(is_init(e.as_deref(), Some(&c)));
+        assert_eq!(image_command_changes(None, Some(&c)), ["CMD [\"bash\"]"]);
+        // An entrypoint: the helper goes before it.
+        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["serve", "-x"]));
+        assert_eq!(e.as_ref().unwrap().last().unwrap(), "/entry.sh");
+        assert!(is_init(e.as_deref(), Some(&c)));
+        assert_eq!(
+            image_command_changes(e.as_deref(), Some(&c)),
+            ["ENTRYPOINT [\"/entry.sh\"]", "CMD [\"serve\",\"-x\"]"]
+        );
+        // A container of an older pocketdock, or of `docker run`.
+        assert!(!is_init(None, Some(&v(&["bash"]))));
+        assert!(!is_init(Some(&v(&["/entry.sh"])), Some(&c)));
+        assert!(image_command_changes(None, Some(&v(&["bash"]))).is_empty());
     }
 }

@@ -273,10 +273,19 @@ async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Res
         }
         return Err(e);
     }
+    let list = |key: &str| -> Option<Vec<String>> {
+        body.get(key)
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+    };
+    let (entrypoint, cmd) = (list("Entrypoint"), list("Cmd"));
     if agent.is_some() {
         let sb = Sandbox::owned(&backend, &name, &id, agent);
         sb.keep();
-        let _ = sb.agent_launch().await;
+        if super::super::agent::is_init(entrypoint.as_deref(), cmd.as_deref()) {
+            sb.agent_started();
+        } else {
+            let _ = sb.agent_launch().await;
+        }
     }
     Ok(())
 }

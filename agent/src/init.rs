@@ -1,0 +1,100 @@
+//! `pocketdock-agent init SOCKET [-- CMD...]`: the helper as a sandbox's
+//! first process, so that no exec is needed to start it.
+//!
+//! It starts the image's own command (when there is one) first, then the
+//! helper proper (`serve`, started again if it dies), and reaps every
+//! orphan, as a container's init must. Commands are children of `serve`,
+//! which reaps them itself, so their exit statuses never reach this loop.
+//!
+//! Only a signal from outside the sandbox (the engine's stop: the kernel
+//! reports sender pid 0) ends it: it is passed on to every process, and
+//! the sandbox ends once they are gone. A process in the sandbox that
+//! signals PID 1 is ignored.
+
+use std::ffi::c_int;
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{signals, sys};
+
+/// The signals that stop a sandbox from outside: `SIGHUP`, `SIGINT`,
+/// `SIGQUIT`, `SIGTERM`.
+const STOP_SIGNALS: [c_int; 4] = [1, 2, 3, 15];
+
+/// A helper that dies this soon after its start waits this long before
+/// the next one, so that one that cannot run does not spin.
+const RESTART_PAUSE: Duration = Duration::from_secs(1);
+
+/// Run as init until stopped from outside; the exit code.
+pub fn run(socket: &str, command: &[String]) -> i32 {
+    let (mut signals, sender) = match UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(e) => {
+            eprintln!("pocketdock-agent: init: {e}");
+            return 1;
+        }
+    };
+    if let Err(e) = signals::forward_outside_signals(&STOP_SIGNALS, sender) {
+        eprintln!("pocketdock-agent: init: {e}");
+        return 1;
+    }
+    if let Some((prog, args)) = command.split_first() {
+        // The image's command, as the engine would have run it; the sandbox
+        // stays up when it ends or cannot start.
+        if let Err(e) = Command::new(prog).args(args).spawn() {
+            eprintln!("pocketdock-agent: init: cannot start {prog:?}: {e}");
+        }
+    }
+    let stopping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let stopping = stopping.clone();
+        let _ = crate::spawn_thread(move || {
+            let sig = signals::read_signal(&mut signals);
+            stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+            // Every process in the sandbox but this one.
+            let _ = sys::send_signal(-1, sig);
+        });
+    }
+    let mut helper = start_helper(socket);
+    loop {
+        match sys::reap_any() {
+            Ok(pid) => {
+                let was_helper = helper.as_ref().is_some_and(|(c, _)| c.id() as i32 == pid);
+                if was_helper && !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                    if helper
+                        .as_ref()
+                        .is_some_and(|(_, t)| t.elapsed() < RESTART_PAUSE)
+                    {
+                        std::thread::sleep(RESTART_PAUSE);
+                    }
+                    helper = start_helper(socket);
+                }
+            }
+            // No child left: once stopping, that is the end.
+            Err(_) if stopping.load(std::sync::atomic::Ordering::SeqCst) => return 0,
+            Err(_) => {
+                std::thread::sleep(RESTART_PAUSE);
+                helper = start_helper(socket);
+            }
+        }
+    }
+}
+
+/// Start `serve` on `socket`, from this same binary: by the path it was
+/// started by, since the host may replace the file while it runs (then
+/// `/proc/self/exe` names a deleted file).
+fn start_helper(socket: &str) -> Option<(Child, Instant)> {
+    let exe = std::env::args_os().next()?;
+    match Command::new(exe)
+        .args(["serve", socket])
+        .stdin(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => Some((child, Instant::now())),
+        Err(e) => {
+            eprintln!("pocketdock-agent: init: cannot start the helper: {e}");
+            None
+        }
+    }
+}
