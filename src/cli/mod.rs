@@ -33,6 +33,7 @@ mod pool;
 mod prune;
 mod python;
 mod recipe;
+mod resume;
 mod run;
 mod secrets;
 mod serve;

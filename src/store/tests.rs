@@ -41,6 +41,8 @@ fn record() -> JobRecord {
             log_cut: None,
         }],
         artifacts: vec![],
+        applied: Default::default(),
+        resumed: None,
     }
 }
 
