@@ -3,6 +3,7 @@
 //! then serves every step whose key still matches, so only the steps from
 //! the first changed or failed one on run.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::event::JobStatus;
@@ -41,11 +42,16 @@ pub enum ResumeError {
 }
 
 /// The job `which` names (a job id, or `last`: the newest failed or
-/// cancelled one), checked to be resumable.
+/// cancelled one no later job resumed), checked to be resumable.
 pub fn find(store: &Store, which: &str) -> Result<Resumed, ResumeError> {
     let jobs = store.jobs();
     let entry = if which == "last" {
+        let resumed: HashSet<String> = jobs
+            .iter()
+            .filter_map(|j| j.record.as_ref()?.resumed.clone())
+            .collect();
         jobs.into_iter()
+            .filter(|j| !resumed.contains(&j.id))
             .find(|j| j.record.as_ref().is_some_and(|r| resumable(r).is_ok()))
             .ok_or(ResumeError::NoneFailed)?
     } else {
