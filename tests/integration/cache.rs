@@ -222,7 +222,8 @@ async fn uncacheable_steps_are_refused_with_their_reason() {
     dir.pd()
         .cmd(["plan", "job.yaml", "--cache"])
         .code(0)
-        .stdout_has("cache: 1 cached, 2 not cacheable")
+        .stdout_has("cache: 0 cached, 1 rerun, 2 not cacheable")
+        .stdout_has("one@b reruns: no cached result")
         .stdout_has("talk@b is not cached: a `session` step keeps its state in processes")
         .stdout_has("after@b is not cached: it comes after `talk@b`, a `session` step");
     let o = dir

@@ -37,6 +37,28 @@ async fn resume_after_a_failure_at_step_3_reuses_the_steps_before_it() {
     // without `greeting=hello` would not match), s1 and s2 are served,
     // and s3 starts from s2's image.
     write(&dir, &chain(true, "true"));
+
+    // `plan --cache` reads the cache, and writes nothing.
+    let cache_dir = dir.path().join(".pocketdock/cache");
+    let before = crate::common::files_under(&cache_dir);
+    let plan = ["plan", "job.yaml", "--cache", "--var", "greeting=hello"];
+    dir.pd()
+        .cmd(plan)
+        .code(0)
+        .stdout_has("cache: 2 cached, 2 rerun, 0 not cacheable")
+        .stdout_has("s2@b is cached")
+        .stdout_has("s3@b reruns: no cached result")
+        .stdout_has("s4@b reruns: it comes after `s3@b`, which reruns");
+    let json = dir.pd().cmd(plan.iter().chain(&["--json"])).code(0).json();
+    assert_eq!(json["cache"]["s1@b"]["cache"], "cached");
+    assert_eq!(json["cache"]["s3@b"]["cache"], "rerun");
+    // Another greeting is another key from the first step on.
+    dir.pd()
+        .cmd(["plan", "job.yaml", "--cache", "--var", "greeting=bye"])
+        .code(0)
+        .stdout_has("cache: 0 cached, 4 rerun");
+    assert_eq!(crate::common::files_under(&cache_dir), before);
+
     let resumed = apply_ndjson(&dir, &["apply", "--resume", "last"], 0);
     let s = statuses(&resumed);
     assert_eq!(with_status(&s, "cached"), ["s1@b", "s2@b"], "{resumed}");
