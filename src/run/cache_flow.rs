@@ -218,11 +218,17 @@ pub(super) async fn store(
         let mut entry = entry_of(rt, i, &key, rendered);
         if !matches!(rendered.action, RenderedAction::Pull { .. }) {
             let project = &rt.provision.project().name;
-            entry.image = Some(
-                commit(sandbox, &key, project)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+            let sb = step.sandbox;
+            let parent = rt
+                .cache
+                .parent(sb)
+                .unwrap_or_else(|| rt.plan.sandboxes[sb].spec.image().to_string());
+            let image = commit(sandbox, &key, project)
+                .await
+                .map_err(|e| e.to_string())?;
+            entry.size = own_size(rt.provision.engine(), &image, &parent).await;
+            rt.cache.set_parent(sb, image.clone());
+            entry.image = Some(image);
         }
         rt.cache
             .dir()
@@ -237,6 +243,26 @@ pub(super) async fn store(
                 message: format!("step {} ran, but its result was not cached: {why}", step.id),
             });
         }
+    }
+}
+
+/// What `image` adds to `parent`, its layers being shared (0 if unknown).
+async fn own_size(engine: &Engine, image: &str, parent: &str) -> u64 {
+    let size = |id: &str| {
+        let id = id.to_string();
+        async move {
+            engine
+                .inspect_image(&id)
+                .await
+                .ok()
+                .flatten()
+                .map(|i| i.size)
+        }
+    };
+    match (size(image).await, size(parent).await) {
+        (Some(a), Some(b)) => a.saturating_sub(b),
+        (Some(a), None) => a,
+        _ => 0,
     }
 }
 
@@ -284,6 +310,7 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
             .collect(),
         stdout,
         files,
+        size: 0,
         created: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
