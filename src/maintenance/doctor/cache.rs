@@ -37,7 +37,15 @@ pub(super) async fn check(
         .collect();
     // One label filter: engines differ on how they combine two.
     let filter = [format!("{}={}", labels::PROJECT, project.name)];
-    let mut orphans = engine.list_images(&filter).await?;
+    // Podman fails a listing when an image goes meanwhile: ask again.
+    let mut listed = engine.list_images(&filter).await;
+    for _ in 0..2 {
+        if listed.is_ok() {
+            break;
+        }
+        listed = engine.list_images(&filter).await;
+    }
+    let mut orphans = listed?;
     orphans.retain(|i| i.labels.contains_key(labels::CACHE_KEY) && !named.contains(bare(&i.id)));
     // Newest first: one committed on top of another goes before it.
     orphans.sort_by_key(|i| std::cmp::Reverse(i.created));
