@@ -135,3 +135,82 @@ async fn doctor_finds_a_cache_image_no_entry_names_and_fix_removes_it() {
     assert_eq!(entries(&dir).len(), 6);
     dir.assert_no_leaks().await;
 }
+
+/// A step whose commit takes a while: it leaves a large file.
+const BIG: &str = "version: 1\nname: big\ncache: true\nsandboxes:\n  b: { network: false }\nsteps:\n  small:\n    run: echo small > small\n  big:\n    run: head -c 100000000 /dev/zero > big\n  after:\n    run: ls\n";
+
+/// The state of the project's one container, if there is one.
+async fn container_state(engine: &pocketdock::Engine, dir: &TestProject) -> Option<String> {
+    let listed = engine
+        .list_containers(true, &[dir.label().to_string()])
+        .await;
+    listed.ok()?.into_iter().next().map(|c| c.state)
+}
+
+#[tokio::test]
+async fn a_runner_killed_while_it_commits_leaves_no_half_entry() {
+    use std::io::BufRead;
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "cache-kill");
+    let _images = CacheImages::new(&engine, &dir);
+    std::fs::write(dir.path().join("job.yaml"), BIG).unwrap();
+    let mut child = dir
+        .pd()
+        .command(["apply", "job.yaml", "--output", "ndjson"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // `big` ends, then its sandbox is committed (100 MB: it takes a
+    // while): kill the runner as soon as it says `big` ended.
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let ended = out.lines().map_while(Result::ok).any(|l| {
+        l.contains(r#""event":"step_finished","step":"big@b""#) && l.contains("succeeded")
+    });
+    assert!(ended, "big@b never succeeded");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The engine finishes (or drops) the commit on its own: wait for it.
+    while container_state(&engine, &dir).await.as_deref() == Some("paused") {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // No half entry: every entry file reads whole, and names an image.
+    let entries_dir = dir.path().join(".pocketdock/cache/entries");
+    for f in crate::common::files_under(&entries_dir) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue; // written aside, never renamed: not an entry
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let e: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let image = e["image"].as_str().unwrap();
+        assert!(
+            engine.inspect_image(image).await.unwrap().is_some(),
+            "{name}"
+        );
+    }
+
+    // The next apply works: what was stored is served, the rest runs.
+    let next = statuses(&apply_ndjson(&dir, &["apply", "job.yaml"], 0));
+    assert!(
+        with_status(&next, "cached").contains(&"small@b"),
+        "{next:?}"
+    );
+    assert!(
+        with_status(&next, "succeeded").contains(&"after@b"),
+        "{next:?}"
+    );
+
+    // doctor closes the killed job, removes its container and any image
+    // its commit left that no entry names.
+    dir.pd().cmd(["doctor", "--fix"]).code(0);
+    dir.pd().cmd(["doctor"]).code(0).stdout_has("nothing wrong");
+    dir.assert_no_leaks().await;
+    let names: Vec<String> = crate::common::files_under(&entries_dir)
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
