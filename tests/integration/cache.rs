@@ -358,5 +358,9 @@ async fn two_applies_storing_the_same_keys_at_once_leave_a_working_cache() {
         );
     }
     assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
+    // The loser's images, left untagged, are what doctor --fix removes.
+    dir.pd().cmd(["doctor", "--fix"]).code(0);
+    dir.pd().cmd(["doctor"]).code(0).stdout_has("nothing wrong");
+    assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
     dir.assert_no_leaks().await;
 }
