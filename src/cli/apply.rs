@@ -82,17 +82,17 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
     let mut cache = a.cache.switch();
     let mut resumes = None;
     if let Some(which) = &a.resume {
-        let resumed = match crate::run::find_resumed(&Store::open(project), which) {
+        let found = match crate::run::find_resumed(&Store::open(project), which) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(super::EXIT_USAGE);
             }
         };
-        eprintln!("resuming job {}", resumed.job_id);
-        a.file.get_or_insert_with(|| resumed.manifest.clone());
-        cache = super::resume::apply_as(&resumed.applied, &mut load, &mut a.env_vars, &mut a.only);
-        resumes = Some(resumed.job_id);
+        eprintln!("resuming job {}", found.job_id);
+        a.file.get_or_insert_with(|| found.manifest.clone());
+        cache = super::resume::apply_as(&found.applied, &mut load, &mut a.env_vars, &mut a.only);
+        resumes = Some(found.job_id);
     }
     let file = a.file.clone().unwrap_or_default();
     load.env = a

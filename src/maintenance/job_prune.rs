@@ -127,7 +127,7 @@ mod tests {
             sandboxes: vec![],
             steps: vec![],
             artifacts: vec![],
-            applied: Default::default(),
+            applied: crate::store::Applied::default(),
             resumed: None,
         };
         JobEntry::new(PathBuf::from(format!("/r/{name}")), Some(r))

@@ -136,7 +136,7 @@ pub(super) fn serve(
     rt: &Runtime,
     i: usize,
     rendered: &RenderedStep,
-    entry: Box<Entry>,
+    entry: &Entry,
     key: Key,
 ) -> Finished {
     let started = Instant::now();
@@ -170,7 +170,7 @@ pub(super) fn serve(
         } else {
             ResultStatus::Failed
         },
-        ..hit_result(&entry)
+        ..hit_result(entry)
     };
     let end = StepEnd {
         status,

@@ -454,7 +454,7 @@ mod tests {
             }],
             steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
             artifacts: vec![],
-            applied: Default::default(),
+            applied: crate::store::Applied::default(),
             resumed: None,
         }
     }

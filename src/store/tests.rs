@@ -41,7 +41,7 @@ fn record() -> JobRecord {
             log_cut: None,
         }],
         artifacts: vec![],
-        applied: Default::default(),
+        applied: crate::store::Applied::default(),
         resumed: None,
     }
 }
