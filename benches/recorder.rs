@@ -59,6 +59,8 @@ fn record(steps: usize) -> JobRecord {
             })
             .collect(),
         artifacts: Vec::new(),
+        applied: pocketdock::store::Applied::default(),
+        resumed: None,
     }
 }
 

@@ -32,6 +32,10 @@ pub struct Entry {
     pub stdout: String,
     /// For a pull: the files it brought back, relative to its destination.
     pub files: Vec<EntryFile>,
+    /// Bytes its image adds to the one it was committed on (its own
+    /// layer: the layers below are shared).
+    #[serde(default)]
+    pub size: u64,
     /// Unix seconds when it was stored.
     pub created: u64,
 }

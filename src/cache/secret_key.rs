@@ -59,6 +59,15 @@ impl SecretKey {
         }
     }
 
+    /// The key at `path`, if one was made: a reader that must not write
+    /// (`plan --cache`) takes none as "nothing with a secret is cached".
+    pub fn load(path: &Path) -> io::Result<Option<SecretKey>> {
+        match read(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
     /// The HMAC-SHA256 of a secret's name and value.
     ///
     /// # Panics

@@ -17,6 +17,7 @@ use crate::event::JobStatus;
 use crate::report::ci::{CiFileTargets, CiFiles, JobInfo};
 use crate::report::{self, OutputFormat};
 use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -31,12 +32,19 @@ use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
     pocketdock apply examples/hello/job.yaml\n  \
     pocketdock apply job.yaml --var students='[alice, bob]' --parallel 4 --keep-going\n  \
     pocketdock apply job.yaml --output ndjson | jq .\n  \
+    pocketdock apply --resume last\n  \
     pocketdock apply job.yaml --junit results.xml"
 )]
 pub struct Args {
-    /// Manifest file (YAML, or KDL when it ends in .kdl).
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
+    /// Manifest file (YAML, or KDL when it ends in .kdl); with `--resume`,
+    /// the resumed job's own when left out.
+    #[arg(value_name = "FILE", required_unless_present = "resume")]
+    file: Option<PathBuf>,
+    /// Resume the failed or cancelled job ID (`last`: the newest one) with
+    /// the vars it was given: the steps whose cached results still match
+    /// are `cached`, the rest run. The job must have run with the cache.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "last", conflicts_with_all = ["vars", "vars_file", "only", "cache", "no_cache"])]
+    resume: Option<String>,
     #[command(flatten)]
     vars: VarArgs,
     #[command(flatten)]
@@ -68,17 +76,33 @@ pub struct Args {
     junit: Option<PathBuf>,
 }
 
-pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
+    let project = ctx.project()?;
     let mut load = a.vars.options();
+    let mut cache = a.cache.switch();
+    let mut resumes = None;
+    if let Some(which) = &a.resume {
+        let found = match crate::run::find_resumed(&Store::open(project), which) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(super::EXIT_USAGE);
+            }
+        };
+        eprintln!("resuming job {}", found.job_id);
+        a.file.get_or_insert_with(|| found.manifest.clone());
+        cache = super::resume::apply_as(&found.applied, &mut load, &mut a.env_vars, &mut a.only);
+        resumes = Some(found.job_id);
+    }
+    let file = a.file.clone().unwrap_or_default();
     load.env = a
         .env_vars
         .iter()
         .map(|n| (n.clone(), std::env::var(n).unwrap_or_default()))
         .collect();
-    let project = ctx.project()?;
-    a.guard.apply(&mut load, ctx, project, &a.file);
+    a.guard.apply(&mut load, ctx, project, &file);
     let req = ApplyRequest {
-        manifest: a.file.clone(),
+        manifest: file,
         load,
         project: project.clone(),
         jobs: a.parallel,
@@ -86,7 +110,8 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         keep: a.keep,
         relative_to: Some(ctx.cwd.clone()),
         secrets: SecretValues::new(),
-        cache: a.cache.switch(),
+        cache,
+        resumes,
     };
     // Manifest errors exit 2 before anything touches the engine.
     let job = match Job::prepare(req) {

@@ -7,13 +7,15 @@ use super::Context;
 use crate::cache::{CacheDir, Listed};
 use crate::error::Error;
 use crate::maintenance::cache_prune::{self, CacheRule};
+use crate::size::ByteSize;
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     pocketdock cache list\n  \
     pocketdock cache show 4c5714\n  \
-    pocketdock cache prune --older-than 7d")]
+    pocketdock cache prune --older-than 7d\n  \
+    pocketdock cache prune --max-size 5g")]
 pub struct Args {
     #[command(subcommand)]
     command: CacheCommand,
@@ -39,6 +41,10 @@ enum CacheCommand {
         /// Only entries not hit for this long: 30m, 12h, 7d, 2w.
         #[arg(long, value_name = "AGE", value_parser = super::prune::parse_age)]
         older_than: Option<Duration>,
+        /// Then remove least recently hit entries until the rest take at
+        /// most SIZE (their images' own layers and blobs): 500m, 10g.
+        #[arg(long, value_name = "SIZE")]
+        max_size: Option<ByteSize>,
     },
 }
 
@@ -57,10 +63,11 @@ pub async fn run(ctx: &Context, args: &Args) -> Result<u8, Error> {
             for l in all.iter().filter(|_| !json) {
                 let image = l.entry.image.as_deref().map_or("-", |i| short(i));
                 println!(
-                    "{}  {:<4}  {:>6}s ago  image {image}",
+                    "{}  {:<4}  {:>6}s ago  {:>10}  image {image}",
                     &l.key.hex()[..16],
                     l.entry.kind,
-                    age(l)
+                    age(l),
+                    ByteSize(l.entry.size).to_string()
                 );
             }
             Ok(0)
@@ -82,18 +89,26 @@ pub async fn run(ctx: &Context, args: &Args) -> Result<u8, Error> {
                 Ok(1)
             }
         },
-        CacheCommand::Prune { older_than } => {
+        CacheCommand::Prune {
+            older_than,
+            max_size,
+        } => {
             let rule = CacheRule {
                 older_than: *older_than,
+                max_size: max_size.map(ByteSize::bytes),
             };
             let chosen = cache_prune::select(&dir, rule, SystemTime::now());
             let engine = ctx.engine().await?;
             let done = cache_prune::remove(&engine, &dir, &chosen).await;
+            let left = cache_prune::size_of(&dir.entries(), |sha| {
+                std::fs::metadata(dir.blob_path(sha)).map_or(0, |m| m.len())
+            });
             println!(
-                "removed {} entries, {} images, {} blobs",
+                "removed {} entries, {} images, {} blobs; {} left",
                 done.entries.len(),
                 done.images,
-                done.blobs
+                done.blobs,
+                ByteSize(left)
             );
             Ok(0)
         }

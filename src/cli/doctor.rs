@@ -53,6 +53,10 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Sandboxes whose owner process ended without removing them",
                 "`pocketdock doctor --fix` (or `pocketdock prune`) removes them",
             ),
+            Finding::CacheOrphan { .. } => (
+                "Step cache images no cache entry names",
+                "`pocketdock doctor --fix` removes them",
+            ),
             Finding::WarmPool { .. } => (
                 "Warm pools (nothing wrong)",
                 "`pocketdock pool status` shows their limits; `pocketdock pool stop` removes them",
@@ -143,6 +147,7 @@ fn describe(f: &Finding, fix: bool) -> String {
         Finding::DeadWarm { .. }
         | Finding::WarmPool { .. }
         | Finding::PortConflict { .. }
+        | Finding::CacheOrphan { .. }
         | Finding::Abandoned { .. } => describe_engine(f, fix),
     };
     for e in f.errors() {
@@ -325,6 +330,28 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!("{container}: {state}, made by pid {owner_pid}, which has ended; {action}")
+        }
+        Finding::CacheOrphan {
+            image,
+            key,
+            size,
+            fixed,
+            ..
+        } => {
+            let id = image.strip_prefix("sha256:").unwrap_or(image);
+            let action = if *fixed {
+                "did: remove it"
+            } else if fix {
+                "could not remove it"
+            } else {
+                "--fix would: remove it"
+            };
+            format!(
+                "image {} ({}), key {}: no entry names it; {action}",
+                &id[..id.len().min(12)],
+                crate::size::ByteSize(*size),
+                &key[..key.len().min(16)]
+            )
         }
         Finding::WarmPool {
             pool,

@@ -29,10 +29,12 @@ mod list;
 mod logs;
 mod op_log;
 mod plan;
+mod plan_cache;
 mod pool;
 mod prune;
 mod python;
 mod recipe;
+mod resume;
 mod run;
 mod secrets;
 mod serve;
@@ -304,7 +306,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Prune(a) => prune::run(ctx, &engine().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(ctx, &a)),
-        Command::Plan(a) => Ok(plan::run(ctx, &a)),
+        Command::Plan(a) => Ok(plan::run(ctx, &a).await),
         Command::Recipe(a) => Ok(recipe::run(ctx, &a)),
         Command::Cache(a) => cache::run(ctx, &a).await,
         Command::Apply(a) => apply::run(ctx, a).await,

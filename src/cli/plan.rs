@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use super::validate::{load_and_plan, GuardArgs, VarArgs};
+use crate::plan::{CacheSwitch, Plan};
+use crate::run::CachePreview;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -27,15 +29,15 @@ pub struct Args {
     cache: super::cache_args::CacheArgs,
 }
 
-pub fn run(ctx: &super::Context, args: &Args) -> u8 {
+pub async fn run(ctx: &super::Context, args: &Args) -> u8 {
     let plan = match load_and_plan(ctx, &args.file, &args.vars, &args.guard) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let cache = plan.cache_plan(args.cache.switch());
+    let cache = shown_cache(ctx, &plan, args.cache.switch()).await;
     if args.json {
         let mut json = plan.to_json();
-        json["cache"] = crate::plan::cache_json(&plan, &cache);
+        json["cache"] = super::plan_cache::json(&plan, &cache);
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
         println!("{text}");
     } else if args.dot {
@@ -44,8 +46,27 @@ pub fn run(ctx: &super::Context, args: &Args) -> u8 {
         print!(
             "{}{}",
             plan.to_text(),
-            crate::plan::cache_text(&plan, &cache)
+            super::plan_cache::text(&plan, &cache)
         );
     }
     0
+}
+
+/// With `--cache`, what the cache holds for each step (read, never
+/// written); otherwise only what may be cached, with no engine.
+async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> Vec<CachePreview> {
+    let cache = plan.cache_plan(switch);
+    let (CacheSwitch::On, Ok(project)) = (switch, ctx.project()) else {
+        return crate::run::cache_unread(&cache);
+    };
+    let engine = match ctx.engine().await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("warning: the cache was not read ({e}); showing what may be cached");
+            return crate::run::cache_unread(&cache);
+        }
+    };
+    // A secret without a value only makes its steps rerun here.
+    let secrets = super::secrets::resolve(&plan.manifest).unwrap_or_default();
+    crate::run::cache_preview(plan, &cache, &engine, project, &secrets).await
 }

@@ -60,6 +60,8 @@ struct LatestJob {
     instance: String,
     status: String,
     started: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resumed: Option<String>,
 }
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
@@ -94,6 +96,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
                 .started
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
+            resumed: r.resumed.clone(),
         })
     });
     let status = Status {
@@ -171,6 +174,9 @@ fn human(s: &Status) -> String {
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
     if let Some(l) = &s.latest_job {
         let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
+        if let Some(r) = &l.resumed {
+            let _ = write!(out, ", resuming {r}");
+        }
     }
     out.push('\n');
     if let Some(n) = s.jobs.get(ABANDONED) {

@@ -127,6 +127,8 @@ mod tests {
             sandboxes: vec![],
             steps: vec![],
             artifacts: vec![],
+            applied: crate::store::Applied::default(),
+            resumed: None,
         };
         JobEntry::new(PathBuf::from(format!("/r/{name}")), Some(r))
     }

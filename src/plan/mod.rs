@@ -24,7 +24,6 @@
 //! that will be defined when the step runs (see `check`), so a typo fails
 //! planning with its position instead of a step after containers exist.
 
-mod cache_display;
 mod cache_plan;
 mod capability_check;
 mod check;
@@ -56,7 +55,6 @@ use crate::backend::Capabilities;
 use crate::manifest::{Diagnostic, Limit, Manifest, ManifestError, Span};
 use crate::template::{self, Context};
 
-pub use cache_display::{cache_json, cache_text};
 pub use cache_plan::{CacheInputValue, CacheSwitch, Refusal, StepCache};
 pub use capability_check::check_capabilities;
 pub use expand::RecipeUse;

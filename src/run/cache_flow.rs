@@ -4,16 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::actions::Use;
+use super::actions::{HostPaths, Use};
 use super::cache_key::{secret_macs, step_input};
 use super::cache_step::{base_key, commit, describe, Lookup};
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
-use crate::cache::{Entry, EntryFile, Key, STDOUT_KEPT};
+use super::secret_values::SecretValues;
+use crate::cache::{CacheDir, Entry, EntryFile, Key, SecretKey, STDOUT_KEPT};
+use crate::engine::Engine;
 use crate::event::{Artifact, EventKind, StepStatus};
-use crate::plan::{RenderedAction, RenderedStep};
+use crate::plan::{Plan, RenderedAction, RenderedStep};
 use crate::sandbox::Sandbox;
-use crate::template::{ResultStatus, StepResult};
+use crate::template::{Context, ResultStatus, StepResult};
 
 /// Look step `i` up, rendered as `rendered`.
 pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Lookup {
@@ -33,23 +35,28 @@ pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> L
         return Lookup::Miss(key);
     };
     // An entry whose image or blobs are gone is a miss, never an error.
-    if let Some(image) = &entry.image {
-        if !matches!(
-            rt.provision.engine().inspect_image(image).await,
-            Ok(Some(_))
-        ) {
-            return Lookup::Miss(key);
-        }
-    }
-    if entry
-        .files
-        .iter()
-        .any(|f| !rt.cache.dir().blob_path(&f.sha256).is_file())
+    if gone(rt.provision.engine(), rt.cache.dir(), &entry)
+        .await
+        .is_some()
     {
         return Lookup::Miss(key);
     }
     rt.cache.dir().touch(&key);
     Lookup::Hit(Box::new(entry), key)
+}
+
+/// What of `entry` is gone (its image, or a blob), if anything.
+pub(super) async fn gone(engine: &Engine, dir: &CacheDir, entry: &Entry) -> Option<&'static str> {
+    if let Some(image) = &entry.image {
+        if !matches!(engine.inspect_image(image).await, Ok(Some(_))) {
+            return Some("its cached image is gone");
+        }
+    }
+    entry
+        .files
+        .iter()
+        .any(|f| !dir.blob_path(&f.sha256).is_file())
+        .then_some("a file it pulled is gone from the cache")
 }
 
 /// Step `i`'s key, or `None` when it cannot be keyed (its base image is
@@ -71,20 +78,53 @@ async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> 
         rt.cache.set_base(step.sandbox, k);
         k
     };
-    if let RenderedAction::Pull { dst: Some(dst), .. } = &rendered.action {
-        rt.host_paths.check(dst, Use::PullDestination).ok()?;
-    }
-    if let RenderedAction::Push { src, .. } = &rendered.action {
-        rt.host_paths.check(src, Use::PushSource).ok()?;
+    if !paths_allowed(&rt.host_paths, rendered) {
+        return None;
     }
     let ctx = rt.template_context(i).ok()?;
-    let extra = rt.plan.render_cache_inputs(i, &ctx).ok()?;
-    let macs = match (step.decl.secrets.is_empty(), rt.cache.secret_key()) {
+    step_key(
+        &rt.plan,
+        i,
+        prev,
+        rendered,
+        &ctx,
+        &rt.secrets,
+        rt.cache.secret_key(),
+    )
+}
+
+/// Whether the host paths a transfer reads or writes are allowed (a step
+/// whose paths are not fails when it runs; it is not keyed).
+pub(super) fn paths_allowed(paths: &HostPaths, rendered: &RenderedStep) -> bool {
+    match &rendered.action {
+        RenderedAction::Pull { dst: Some(dst), .. } => {
+            paths.check(dst, Use::PullDestination).is_ok()
+        }
+        RenderedAction::Push { src, .. } => paths.check(src, Use::PushSource).is_ok(),
+        _ => true,
+    }
+}
+
+/// The key of step `i` of `plan`, rendered as `rendered` in `ctx`, after
+/// state `prev`; `None` when a `cache_key` does not render, a file cannot
+/// be read, or a secret cannot be hashed.
+pub(super) fn step_key(
+    plan: &Plan,
+    i: usize,
+    prev: Key,
+    rendered: &RenderedStep,
+    ctx: &Context,
+    secrets: &SecretValues,
+    secret_key: Option<&SecretKey>,
+) -> Option<Key> {
+    let step = &plan.steps[i];
+    let extra = plan.render_cache_inputs(i, ctx).ok()?;
+    let macs = match (step.decl.secrets.is_empty(), secret_key) {
         (true, _) => Vec::new(),
-        (false, Some(sk)) => secret_macs(&step.decl.secrets, &rt.secrets, sk),
+        (false, Some(sk)) => secret_macs(&step.decl.secrets, secrets, sk),
         (false, None) => return None,
     };
-    let base = &rt.plan.manifest.base_dir;
+    let base = &plan.manifest.base_dir;
     step_input(prev, &rendered.action, &extra, &macs, base)
         .ok()
         .map(|s| s.key())
@@ -96,7 +136,7 @@ pub(super) fn serve(
     rt: &Runtime,
     i: usize,
     rendered: &RenderedStep,
-    entry: Box<Entry>,
+    entry: &Entry,
     key: Key,
 ) -> Finished {
     let started = Instant::now();
@@ -130,10 +170,7 @@ pub(super) fn serve(
         } else {
             ResultStatus::Failed
         },
-        exit_code: entry.exit_code,
-        stdout: entry.stdout,
-        outputs: entry.outputs,
-        python: None,
+        ..hit_result(entry)
     };
     let end = StepEnd {
         status,
@@ -148,6 +185,17 @@ pub(super) fn serve(
     Finished {
         status,
         ok: status.is_ok(),
+    }
+}
+
+/// What templates see of a step served from `entry`.
+pub(super) fn hit_result(entry: &Entry) -> StepResult {
+    StepResult {
+        status: ResultStatus::Success,
+        exit_code: entry.exit_code,
+        stdout: entry.stdout.clone(),
+        outputs: entry.outputs.clone(),
+        python: None,
     }
 }
 
@@ -170,11 +218,17 @@ pub(super) async fn store(
         let mut entry = entry_of(rt, i, &key, rendered);
         if !matches!(rendered.action, RenderedAction::Pull { .. }) {
             let project = &rt.provision.project().name;
-            entry.image = Some(
-                commit(sandbox, &key, project)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+            let sb = step.sandbox;
+            let parent = rt
+                .cache
+                .parent(sb)
+                .unwrap_or_else(|| rt.plan.sandboxes[sb].spec.image().to_string());
+            let image = commit(sandbox, &key, project)
+                .await
+                .map_err(|e| e.to_string())?;
+            entry.size = own_size(rt.provision.engine(), &image, &parent).await;
+            rt.cache.set_parent(sb, image.clone());
+            entry.image = Some(image);
         }
         rt.cache
             .dir()
@@ -189,6 +243,26 @@ pub(super) async fn store(
                 message: format!("step {} ran, but its result was not cached: {why}", step.id),
             });
         }
+    }
+}
+
+/// What `image` adds to `parent`, its layers being shared (0 if unknown).
+async fn own_size(engine: &Engine, image: &str, parent: &str) -> u64 {
+    let size = |id: &str| {
+        let id = id.to_string();
+        async move {
+            engine
+                .inspect_image(&id)
+                .await
+                .ok()
+                .flatten()
+                .map(|i| i.size)
+        }
+    };
+    match (size(image).await, size(parent).await) {
+        (Some(a), Some(b)) => a.saturating_sub(b),
+        (Some(a), None) => a,
+        _ => 0,
     }
 }
 
@@ -236,6 +310,7 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
             .collect(),
         stdout,
         files,
+        size: 0,
         created: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -28,6 +28,9 @@ struct Chain {
     live: bool,
     /// A step broke the chain (failed, or could not be keyed).
     broken: bool,
+    /// The image its container's filesystem was last committed as (or made
+    /// from): what a commit's own size is measured against.
+    parent: Option<String>,
 }
 
 /// What a lookup found.
@@ -113,7 +116,18 @@ impl CacheRun {
         let mut chains = self.chains();
         let c = &mut chains[sb];
         c.live = true;
+        c.parent.clone_from(&c.image);
         c.image.clone()
+    }
+
+    /// The image sandbox `sb`'s next commit is made on top of, when known
+    /// (else its spec's image), and the commit that replaces it.
+    pub fn parent(&self, sb: usize) -> Option<String> {
+        self.chains()[sb].parent.clone()
+    }
+
+    pub fn set_parent(&self, sb: usize, image: String) {
+        self.chains()[sb].parent = Some(image);
     }
 
     pub fn keep_pulled(&self, i: usize, artifacts: &[Artifact]) {

@@ -69,6 +69,8 @@ pub struct ApplyRequest {
     /// `--cache` / `--no-cache`: whether step results are cached beyond
     /// what the manifest's `cache:` says.
     pub cache: CacheSwitch,
+    /// The job this one resumes (`apply --resume`), named in its record.
+    pub resumes: Option<String>,
 }
 
 impl ApplyRequest {
@@ -85,6 +87,7 @@ impl ApplyRequest {
             relative_to: None,
             secrets: SecretValues::new(),
             cache: CacheSwitch::default(),
+            resumes: None,
         }
     }
 }
@@ -116,6 +119,8 @@ pub struct Job {
     plan: Arc<Plan>,
     /// `--only`: the steps that run (by index); every step when `None`.
     selected: Option<Vec<bool>>,
+    /// `--only` as given, for the record.
+    only: Vec<String>,
 }
 
 /// Load, plan, record and run `req` on `engine`; see [`Job`].
@@ -152,6 +157,7 @@ impl Job {
             recipes,
             plan,
             selected: None,
+            only: Vec::new(),
         })
     }
 
@@ -160,6 +166,7 @@ impl Job {
     pub fn only(mut self, selectors: &[String]) -> Result<Job, plan::Unselected> {
         if !selectors.is_empty() {
             self.selected = Some(self.plan.select(selectors)?);
+            self.only = selectors.to_vec();
         }
         Ok(self)
     }
@@ -211,7 +218,11 @@ impl Job {
         let req = self.req;
         let manifest_path =
             std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
-        let recorder = reserved.start(record::initial(&plan, &job_id, engine, &manifest_path))?;
+        let cache = plan.cache_plan(req.cache);
+        let mut initial = record::initial(&plan, &job_id, engine, &manifest_path);
+        initial.applied = record::applied(&req, &self.only, &cache);
+        initial.resumed = req.resumes.clone();
+        let recorder = reserved.start(initial)?;
         let record_dir = recorder.dir().to_path_buf();
         let record_problems = recorder.problems();
 
@@ -227,7 +238,6 @@ impl Job {
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
         });
-        let cache = plan.cache_plan(req.cache);
         for (i, c) in cache.iter().enumerate() {
             if let plan::StepCache::Refused(why) = c {
                 events.emit(EventKind::Warning {

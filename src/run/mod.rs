@@ -17,6 +17,7 @@
 mod actions;
 mod cache_flow;
 mod cache_key;
+mod cache_preview;
 mod cache_step;
 mod disk_check;
 mod dispatch;
@@ -24,6 +25,7 @@ mod job;
 mod outcome;
 mod provision;
 mod record;
+mod resume;
 mod runtime;
 mod scheduler;
 mod secret_mask;
@@ -33,7 +35,9 @@ mod step_error;
 
 pub use crate::plan::CacheSwitch;
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub use cache_preview::{preview as cache_preview, unread as cache_unread, CachePreview};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
+pub use resume::{find as find_resumed, ResumeError, Resumed};
 pub use secret_mask::{SecretMask, MASK};
 pub use secret_values::{resolve as resolve_secrets, SecretValues};

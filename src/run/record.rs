@@ -10,11 +10,13 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
+use super::ApplyRequest;
 use crate::engine::Engine;
 use crate::event::JobStatus;
-use crate::plan::Plan;
+use crate::plan::{CacheSwitch, Plan, StepCache};
 use crate::store::{
-    self, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
+    self, Applied, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState,
+    FORMAT_VERSION,
 };
 
 /// The record of job `job_id` of `plan`, about to run on `engine`:
@@ -66,6 +68,31 @@ pub(super) fn initial(plan: &Plan, job_id: &str, engine: &Engine, manifest: &Pat
             })
             .collect(),
         artifacts: Vec::new(),
+        applied: Applied::default(),
+        resumed: None,
+    }
+}
+
+/// What `apply` was given, as the record keeps it for `apply --resume`:
+/// names of `--env-var`s but not their values, which may be secret.
+pub(super) fn applied(req: &ApplyRequest, only: &[String], cache: &[StepCache]) -> Applied {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    Applied {
+        vars: req.load.vars.clone(),
+        vars_file: req
+            .load
+            .vars_file
+            .as_deref()
+            .map(|p| abs(p).display().to_string()),
+        env_vars: req.load.env.iter().map(|(k, _)| k.clone()).collect(),
+        only: only.to_vec(),
+        cache_switch: match req.cache {
+            CacheSwitch::On => "on",
+            CacheSwitch::Off => "off",
+            CacheSwitch::Manifest => "",
+        }
+        .to_string(),
+        cached: cache.iter().any(StepCache::is_cached),
     }
 }
 

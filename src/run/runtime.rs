@@ -195,7 +195,7 @@ impl StepRunner for Runtime {
 
 /// The roots the user allowed (`--allow-host-path`, `allow_host_paths`),
 /// as the plan holds them: never the manifest's own choice.
-fn allowed_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
+pub(super) fn allowed_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
     let base = &plan.manifest.base_dir;
     plan.manifest
         .host_roots

@@ -40,7 +40,7 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         Err(finished) => return finished,
     };
     let key = match cache_flow::lookup(rt, i, &rendered).await {
-        Lookup::Hit(entry, key) => return cache_flow::serve(rt, i, &rendered, entry, key),
+        Lookup::Hit(entry, key) => return cache_flow::serve(rt, i, &rendered, &entry, key),
         Lookup::Miss(key) => Some(key),
         Lookup::Unkeyed => None,
     };

@@ -113,6 +113,7 @@ pub async fn start(
         relative_to: Some(state.project.root.clone()),
         secrets: SecretValues::new(),
         cache: crate::run::CacheSwitch::default(),
+        resumes: None,
     };
     let host_env = state.host_env.clone();
     let prepared = tokio::task::spawn_blocking(move || {

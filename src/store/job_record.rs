@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::OffsetDateTime;
 
+use super::Applied;
 use crate::event::{JobStatus, StepStatus, Usage};
 
 /// Version of the record format; bumped when a reader would misread it.
@@ -55,6 +56,12 @@ pub struct JobRecord {
     /// Files `pull` steps brought back.
     #[serde(default)]
     pub artifacts: Vec<JobArtifact>,
+    /// How `apply` was asked to run it (`apply --resume` asks so again).
+    #[serde(default, skip_serializing_if = "Applied::is_empty")]
+    pub applied: Applied,
+    /// The job this one resumed (`apply --resume`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<String>,
 }
 
 /// The engine a job ran on.

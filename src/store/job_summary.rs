@@ -26,6 +26,9 @@ pub struct JobSummary {
     pub steps: usize,
     /// Steps finished so far.
     pub steps_done: usize,
+    /// The job it resumed (`apply --resume`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<String>,
 }
 
 impl JobSummary {
@@ -45,6 +48,7 @@ impl JobSummary {
                 .iter()
                 .filter(|s| matches!(s.status, StepState::Finished(_)))
                 .count(),
+            resumed: record.resumed.clone(),
         }
     }
 }

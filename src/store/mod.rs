@@ -41,6 +41,7 @@
 mod claim;
 pub mod history;
 mod home;
+mod job_applied;
 pub mod job_entry;
 mod job_record;
 mod job_summary;
@@ -64,6 +65,7 @@ use std::path::{Path, PathBuf};
 pub use claim::{claim, next_job_id};
 pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
 pub use home::{modified, Store, Usage, GITIGNORE};
+pub use job_applied::Applied;
 pub use job_entry::{remove_job_record, JobEntry};
 pub use job_record::{
     JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,

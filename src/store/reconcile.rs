@@ -454,6 +454,8 @@ mod tests {
             }],
             steps: steps.iter().map(|(i, s)| step(i, s)).collect(),
             artifacts: vec![],
+            applied: crate::store::Applied::default(),
+            resumed: None,
         }
     }
 

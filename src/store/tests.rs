@@ -41,6 +41,8 @@ fn record() -> JobRecord {
             log_cut: None,
         }],
         artifacts: vec![],
+        applied: crate::store::Applied::default(),
+        resumed: None,
     }
 }
 

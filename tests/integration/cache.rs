@@ -11,13 +11,13 @@ use serde_json::Value;
 use crate::common::{on_fresh_runtime, stderr, stdout, TestProject};
 
 /// Removes the project's cache images when dropped, pass or fail.
-struct CacheImages {
+pub(crate) struct CacheImages {
     engine: Engine,
     project: String,
 }
 
 impl CacheImages {
-    fn new(engine: &Engine, dir: &TestProject) -> CacheImages {
+    pub(crate) fn new(engine: &Engine, dir: &TestProject) -> CacheImages {
         let project = dir
             .path()
             .file_name()
@@ -30,7 +30,7 @@ impl CacheImages {
         }
     }
 
-    async fn labels(&self) -> Vec<String> {
+    pub(crate) async fn labels(&self) -> Vec<String> {
         let filter = vec![format!("pocketdock.project={}", self.project)];
         let images = self.engine.list_images(&filter).await.unwrap();
         images
@@ -91,12 +91,30 @@ fn boards(dir: &Path) {
 }
 
 /// `apply --output ndjson`: each step's final status, by step id.
-fn apply(dir: &TestProject, extra: &[&str]) -> Vec<(String, String)> {
-    let mut args = vec!["apply", "job.yaml", "--output", "ndjson"];
+pub(crate) fn apply(dir: &TestProject, extra: &[&str]) -> Vec<(String, String)> {
+    let mut args = vec!["apply", "job.yaml"];
     args.extend(extra);
+    statuses(&apply_ndjson(dir, &args, 0))
+}
+
+/// `pocketdock ARGS --output ndjson`, which must exit `code`: its stdout.
+pub(crate) fn apply_ndjson(dir: &TestProject, args: &[&str], code: i32) -> String {
+    let mut args = args.to_vec();
+    args.extend(["--output", "ndjson"]);
     let o = dir.pd().output(&args);
-    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
-    let mut out: Vec<(String, String)> = stdout(&o)
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Each step's final status in NDJSON `events`, by step id.
+pub(crate) fn statuses(events: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = events
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["event"] == "step_finished")
@@ -111,11 +129,21 @@ fn apply(dir: &TestProject, extra: &[&str]) -> Vec<(String, String)> {
     out
 }
 
-fn with_status<'a>(steps: &'a [(String, String)], status: &str) -> Vec<&'a str> {
+pub(crate) fn with_status<'a>(steps: &'a [(String, String)], status: &str) -> Vec<&'a str> {
     steps
         .iter()
         .filter(|(_, s)| s == status)
         .map(|(id, _)| id.as_str())
+        .collect()
+}
+
+/// What step `step` printed to stdout, from NDJSON `events`.
+pub(crate) fn output_of(events: &str, step: &str) -> String {
+    events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "output" && e["step"] == step && e["stream"] == "stdout")
+        .filter_map(|e| e["data"].as_str().map(str::to_string))
         .collect()
 }
 
@@ -170,20 +198,17 @@ async fn a_miss_after_hits_starts_from_the_last_hits_image() {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "cache");
     let _images = CacheImages::new(&engine, &dir);
+    // In the working directory: /tmp may be a tmpfs, which no commit keeps.
     let job = |tail: &str| {
-        format!("version: 1\ncache: true\nsandboxes:\n  b: {{ network: false }}\nsteps:\n  make:\n    run: echo made > /tmp/state\n  use:\n    run: cat /tmp/state; echo {tail}\n")
+        format!("version: 1\ncache: true\nsandboxes:\n  b: {{ network: false }}\nsteps:\n  make:\n    run: echo made > state\n  use:\n    run: cat state; echo {tail}\n")
     };
     std::fs::write(dir.path().join("job.yaml"), job("one")).unwrap();
     apply(&dir, &[]);
     std::fs::write(dir.path().join("job.yaml"), job("two")).unwrap();
-    let o = dir
-        .pd()
-        .output(&["apply", "job.yaml", "--output", "ndjson"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(out.contains(r#""status":"cached""#), "{out}");
+    let out = apply_ndjson(&dir, &["apply", "job.yaml"], 0);
+    assert_eq!(with_status(&statuses(&out), "cached"), ["make@b"], "{out}");
     // The file `make` wrote is there, though `make` did not run.
-    assert!(out.contains("made") && out.contains("two"), "{out}");
+    assert_eq!(output_of(&out, "use@b"), "made\ntwo\n", "{out}");
     dir.assert_no_leaks().await;
 }
 
@@ -197,7 +222,8 @@ async fn uncacheable_steps_are_refused_with_their_reason() {
     dir.pd()
         .cmd(["plan", "job.yaml", "--cache"])
         .code(0)
-        .stdout_has("cache: 1 cached, 2 not cacheable")
+        .stdout_has("cache: 0 cached, 1 rerun, 2 not cacheable")
+        .stdout_has("one@b reruns: no cached result")
         .stdout_has("talk@b is not cached: a `session` step keeps its state in processes")
         .stdout_has("after@b is not cached: it comes after `talk@b`, a `session` step");
     let o = dir
@@ -331,6 +357,10 @@ async fn two_applies_storing_the_same_keys_at_once_leave_a_working_cache() {
             f.display()
         );
     }
+    assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
+    // The loser's images, left untagged, are what doctor --fix removes.
+    dir.pd().cmd(["doctor", "--fix"]).code(0);
+    dir.pd().cmd(["doctor"]).code(0).stdout_has("nothing wrong");
     assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
     dir.assert_no_leaks().await;
 }

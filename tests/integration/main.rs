@@ -17,6 +17,8 @@ mod background;
 mod bench_job;
 mod blocking;
 mod cache;
+mod cache_housekeeping;
+mod cache_resume;
 mod cli;
 mod containment;
 mod dashboard;

@@ -5,9 +5,10 @@
 //! mounts, `instance.toml` out of step with the engine; warm pool
 //! sandboxes that died, and, for information, the warm pools; published
 //! host ports held by someone else; sandboxes whose owner process died
-//! without removing them), and with `fix`, repair all but the ports. The CLI prints the [`Report`]; the JSON form is documented in
+//! without removing them; step cache images no cache entry names), and with `fix`, repair all but the ports. The CLI prints the [`Report`]; the JSON form is documented in
 //! docs/doctor.md, and its field names are the wire's.
 
+mod cache;
 mod jobs;
 mod owners;
 mod pools;
@@ -177,6 +178,20 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
+    /// An image the step cache committed that no cache entry names.
+    CacheOrphan {
+        /// The image id.
+        image: String,
+        /// The cache key it is labelled with.
+        key: String,
+        /// Its size, as the engine reports it (layers it shares included).
+        size: u64,
+        /// Whether it was fixed.
+        fixed: bool,
+        /// What went wrong fixing it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
     /// A warm pool, for information (nothing wrong).
     WarmPool {
         /// The pool.
@@ -220,6 +235,7 @@ impl Finding {
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
             | Finding::Abandoned { fixed, .. }
+            | Finding::CacheOrphan { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
             Finding::WarmPool { .. } => true,
         }
@@ -236,7 +252,8 @@ impl Finding {
             | Finding::StraySandboxRecord { errors, .. }
             | Finding::Mismatch { errors, .. }
             | Finding::DeadWarm { errors, .. }
-            | Finding::Abandoned { errors, .. } => errors,
+            | Finding::Abandoned { errors, .. }
+            | Finding::CacheOrphan { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
         }
     }
@@ -249,7 +266,7 @@ pub struct Report {
     pub project: String,
     /// Whether it repaired what it could.
     pub fix: bool,
-    /// What it found, in check order: jobs, sandboxes, owners, pools.
+    /// What it found, in check order: jobs, sandboxes, owners, pools, cache.
     pub findings: Vec<Finding>,
 }
 
@@ -268,6 +285,7 @@ pub async fn check(engine: &Engine, project: &Project, fix: bool) -> Result<Repo
     findings.extend(sandboxes::check(engine, project, fix).await?);
     findings.extend(owners::check(engine, project, fix).await?);
     findings.extend(pools::check(engine, project, fix).await?);
+    findings.extend(cache::check(engine, project, fix).await?);
     Ok(Report {
         project: project.name.clone(),
         fix,
