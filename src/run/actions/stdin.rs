@@ -2,7 +2,7 @@
 //!
 //! A command's stdin is closed on both ways a command runs (the helper and
 //! the engine's exec), so the text or host file is put in the sandbox as a
-//! file first, and the command runs as `{ rm F; exec CMD; } < F`: the
+//! file first (in the directory it shares with the host, when it has one), and the command runs as `{ rm F; exec CMD; } < F`: the
 //! shell opens the file as stdin, removes it (the open file stays readable)
 //! and becomes the command, which reads the bytes and then end of file.
 
@@ -22,18 +22,39 @@ pub(super) async fn feed(
     cmd: &str,
     options: &mut RunOptions,
 ) -> Result<String, StepError> {
-    let file = format!("{dir}/.pocketdock-stdin-{:016x}", fastrand::u64(..));
-    let placed = match stdin {
-        Stdin::Text(text) => ctx.sandbox.write_file(&file, text.as_bytes()).await,
-        Stdin::File(path) => {
-            check_file(ctx, path)?;
-            ctx.sandbox.push(path, &file).await.map(drop)
+    let name = format!(".pocketdock-stdin-{:016x}", fastrand::u64(..));
+    if let Stdin::File(path) = stdin {
+        check_file(ctx, path)?;
+    }
+    // In the directory the sandbox shares with the host, the file is
+    // written on the host: no engine call.
+    let file = match ctx.sandbox.shared_dir().await {
+        Some((host, inside)) if place_on_host(stdin, &host.join(&name)).is_ok() => {
+            format!("{inside}/{name}")
+        }
+        _ => {
+            let file = format!("{dir}/{name}");
+            let placed = match stdin {
+                Stdin::Text(text) => ctx.sandbox.write_file(&file, text.as_bytes()).await,
+                Stdin::File(path) => ctx.sandbox.push(path, &file).await.map(drop),
+            };
+            placed.map_err(|e| ctx.error(e))?;
+            file
         }
     };
-    placed.map_err(|e| ctx.error(e))?;
     let wrapped = wrap(&options.lang.argv(cmd), &file);
     options.lang = Lang::Sh;
     Ok(wrapped)
+}
+
+/// Write `stdin` at `to`, readable by whatever user the command runs as.
+fn place_on_host(stdin: &Stdin, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match stdin {
+        Stdin::Text(text) => std::fs::write(to, text.as_bytes())?,
+        Stdin::File(path) => drop(std::fs::copy(path, to)?),
+    }
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o644))
 }
 
 /// A host file for stdin: inside the project, and a regular file.
