@@ -364,3 +364,28 @@ async fn two_applies_storing_the_same_keys_at_once_leave_a_working_cache() {
     assert_eq!(with_status(&apply(&dir, &[]), "cached").len(), 8);
     dir.assert_no_leaks().await;
 }
+
+#[tokio::test]
+async fn only_with_the_cache_serves_what_the_selection_needs() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "cache");
+    let _images = CacheImages::new(&engine, &dir);
+    boards(dir.path());
+    apply(&dir, &[]);
+    std::fs::write(dir.path().join("src/f4/main.c"), "int f4_v2;\n").unwrap();
+    // h7 did not change: what `get` of h7 needs is served.
+    let h7 = apply(&dir, &["--only", "get[board=h7]"]);
+    assert_eq!(
+        with_status(&h7, "cached"),
+        ["build@b[board=h7]", "get@b[board=h7]", "send@b[board=h7]"]
+    );
+    assert_eq!(with_status(&h7, "skipped").len(), 5, "{h7:?}");
+    // f4 did: its chain up to `get` runs, nothing else.
+    let f4 = apply(&dir, &["--only", "get[board=f4]"]);
+    assert_eq!(
+        with_status(&f4, "succeeded"),
+        ["build@b[board=f4]", "get@b[board=f4]", "send@b[board=f4]"]
+    );
+    assert_eq!(read(&dir.path().join("out/f4.bin")), b"int f4_v2;\n");
+    dir.assert_no_leaks().await;
+}
