@@ -15,6 +15,7 @@ mod limits;
 mod marker;
 mod oom;
 mod out;
+mod reset;
 mod run;
 mod server;
 mod sys;
