@@ -24,6 +24,7 @@ mod job;
 mod outcome;
 mod provision;
 mod record;
+mod recycle_bin;
 mod runtime;
 mod scheduler;
 mod secret_mask;
