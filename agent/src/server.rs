@@ -113,7 +113,11 @@ fn handle(mut stream: UnixStream, allow_local: bool) {
             }
         }
         wire::tag::PROCS => {
-            let _ = wire::write_frame(&mut stream, wire::tag::ACK, crate::reset::listing().as_bytes());
+            let _ = wire::write_frame(
+                &mut stream,
+                wire::tag::ACK,
+                crate::reset::listing().as_bytes(),
+            );
         }
         wire::tag::INFO => {
             let _ = wire::write_frame(&mut stream, wire::tag::ACK, info().as_bytes());
