@@ -62,6 +62,7 @@ list=$(IFS=,; echo "${students[*]}")
 cat > "$work/job.yaml" <<YAML
 version: 1
 name: bench-grading
+limits: { matrix: 10000, sandboxes: 10000, steps: 100000 }
 sandboxes:
   grader:
     image: $image
