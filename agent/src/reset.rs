@@ -26,11 +26,14 @@ struct Proc {
 
 /// `pid start` lines of every process (the [`wire::tag::PROCS`] answer).
 pub fn listing() -> String {
+    use std::fmt::Write as _;
     procs()
         .iter()
         .filter(|p| !p.zombie)
-        .map(|p| format!("{} {}\n", p.pid, p.start))
-        .collect()
+        .fold(String::new(), |mut out, p| {
+            let _ = writeln!(out, "{} {}", p.pid, p.start);
+            out
+        })
 }
 
 /// Do `req`; `Err` names what is left.
@@ -189,7 +192,7 @@ mod tests {
         std::fs::write(locked.join("f"), "x").unwrap();
         std::fs::write(root.join(".hidden"), "x").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("link")).unwrap();
-        std::fs::set_permissions(root.join("a"), std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(root.join("a"), std::fs::Permissions::from_mode(0o000)).unwrap();
         empty(&root).unwrap();
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
         assert!(Path::new("/etc").exists());

@@ -48,13 +48,10 @@ pub(crate) struct Pristine {
 impl Sandbox {
     /// Read what a reset needs, before any command runs in this sandbox.
     pub(crate) async fn pristine(&self) -> Result<Pristine> {
-        let mounts = match self.tmpfs.get() {
-            Some(m) => m.clone(),
-            None => {
-                self.inspect().await?;
-                self.tmpfs.get().cloned().unwrap_or_default()
-            }
-        };
+        if self.tmpfs.get().is_none() {
+            self.inspect().await?;
+        }
+        let mounts = self.tmpfs.get().cloned().unwrap_or_default();
         let mut baseline = Vec::with_capacity(mounts.len());
         for m in &mounts {
             baseline.push((m.clone(), self.baseline_of(m).await?));

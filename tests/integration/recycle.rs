@@ -57,10 +57,12 @@ echo planted
 
 fn manifest() -> String {
     let block = |s: &str| {
-        s.trim()
-            .lines()
-            .map(|l| format!("      {l}\n"))
-            .collect::<String>()
+        s.trim().lines().fold(String::new(), |mut out, l| {
+            out.push_str("      ");
+            out.push_str(l);
+            out.push('\n');
+            out
+        })
     };
     format!(
         "version: 1\nname: recycle\nsandboxes:\n  box:\n    profile: minimal\n    recycle: true\n    matrix:\n      n: [{}]\nsteps:\n  before:\n    sandbox: box\n    run: |\n{}  plant:\n    sandbox: box\n    needs: [before]\n    run: |\n{}  planted:\n    sandbox: box\n    needs: [plant]\n    run: |\n{}",
