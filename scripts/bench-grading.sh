@@ -9,7 +9,8 @@
 # Prints both times, the ratio (loop / pocketdock: above 1 means
 # pocketdock is faster), the runner's peak RSS and the engine processes
 # (conmon, containerd-shim) left after the job. LOOP=0 skips the loop
-# (for the 2,000-submission run).
+# (for the 2,000-submission run); RECYCLE=false times the same job without
+# recycling.
 set -euo pipefail
 
 engine=${1:?usage: bench-grading.sh podman|docker [N] [JOBS] [PD]}
@@ -67,7 +68,7 @@ sandboxes:
   grader:
     image: $image
     network: false
-    recycle: true
+    recycle: ${RECYCLE:-true}
     matrix:
       student: "{{ vars.students }}"
 steps:
