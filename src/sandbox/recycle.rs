@@ -221,13 +221,12 @@ fn not_clean(why: &str) -> Error {
 }
 
 /// Every live process but this shell's own, as `pid start`.
-const LIST_SCRIPT: &str = r#"set -f
-for d in /proc/[0-9]*; do
+const LIST_SCRIPT: &str = r#"for d in /proc/[0-9]*; do
   p=${d#/proc/}
   [ "$p" = $$ ] && continue
   read -r l < "$d/stat" 2>/dev/null || continue
   l=${l##*) }
-  set -- $l
+  set -f; set -- $l; set +f
   [ "$1" = Z ] && continue
   echo "$p ${20}"
 done"#;
@@ -236,18 +235,17 @@ done"#;
 /// between), then the directories. Prints `clean` last on success.
 const RESET_SCRIPT: &str = r#"keep=",$1,"; shift; me=$$
 targets() {
-  set -f; found=
+  found=
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$p" = 1 ] || [ "$p" = "$me" ] && continue
     read -r l < "$d/stat" 2>/dev/null || continue
     l=${l##*) }
-    set -- $l
+    set -f; set -- $l; set +f
     [ "$1" = Z ] || [ "$2" = "$me" ] && continue
     case $keep in *",$p ${20},"*) continue ;; esac
     found="$found $p"
   done
-  set +f
 }
 i=0
 while targets; [ -n "$found" ]; do
