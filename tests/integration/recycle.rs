@@ -75,10 +75,23 @@ fn manifest() -> String {
 
 #[tokio::test]
 async fn a_recycled_container_shows_nothing_of_the_previous_instance() {
+    isolated("auto").await;
+}
+
+/// The same through the engine's exec alone: no helper, so the reset is
+/// its shell fallback.
+#[tokio::test]
+async fn the_exec_fallback_resets_as_completely() {
+    isolated("exec").await;
+}
+
+async fn isolated(via: &str) {
     let engine = engine_or_skip!();
     let dir = TestProject::new(&engine, "recycle");
     std::fs::write(dir.path().join("job.yaml"), manifest()).unwrap();
-    let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--jobs", "1", "--output", "ndjson"]);
+    let o = Pd::at(dir.path())
+        .env("POCKETDOCK_EXEC_VIA", via)
+        .output(&["apply", "job.yaml", "--jobs", "1", "--output", "ndjson"]);
     let events: Vec<serde_json::Value> = stdout(&o)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
