@@ -117,6 +117,7 @@ fn job(dir: &std::path::Path, steps: usize) -> Duration {
             sandbox: format!("b{s}"),
             container: format!("pd-bench-b{s}"),
             kept: false,
+            recycled: false,
             left: None,
         });
     }

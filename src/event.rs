@@ -210,6 +210,10 @@ pub enum EventKind {
         container: String,
         /// Kept instead of removed.
         kept: bool,
+        /// `recycle: true`: its container was reset to pristine and kept
+        /// for a later instance (removed at the end of the job).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        recycled: bool,
         /// Why its container may still exist: set when the engine did not
         /// confirm the removal (the record then says `left`, never `removed`).
         #[serde(default, skip_serializing_if = "Option::is_none")]

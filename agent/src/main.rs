@@ -17,6 +17,7 @@ mod limits;
 mod marker;
 mod oom;
 mod out;
+mod reset;
 mod run;
 mod server;
 mod signals;

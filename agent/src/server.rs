@@ -104,6 +104,21 @@ fn handle(mut stream: UnixStream, allow_local: bool) {
                 let _ = wire::write_frame(&mut stream, wire::tag::ACK, n.to_string().as_bytes());
             }
         }
+        wire::tag::RESET => {
+            if let Ok(req) = wire::Reset::decode(&payload) {
+                let _ = match crate::reset::reset(&req) {
+                    Ok(()) => wire::write_frame(&mut stream, wire::tag::ACK, b""),
+                    Err(why) => wire::write_frame(&mut stream, wire::tag::FALLBACK, why.as_bytes()),
+                };
+            }
+        }
+        wire::tag::PROCS => {
+            let _ = wire::write_frame(
+                &mut stream,
+                wire::tag::ACK,
+                crate::reset::listing().as_bytes(),
+            );
+        }
         wire::tag::INFO => {
             let _ = wire::write_frame(&mut stream, wire::tag::ACK, info().as_bytes());
         }

@@ -38,6 +38,13 @@ pub mod tag {
     pub const SIGNAL: u8 = b'K';
     /// Request: describe the helper (answered with [`ACK`], `key=value` lines).
     pub const INFO: u8 = b'Q';
+    /// Request: reset the sandbox to pristine ([`super::Reset`]); answered
+    /// with [`ACK`] when it is proved clean, [`FALLBACK`] (the reason)
+    /// when it is not.
+    pub const RESET: u8 = b'W';
+    /// Request: list the sandbox's processes (answered with [`ACK`],
+    /// `pid start` lines: start in clock ticks since boot).
+    pub const PROCS: u8 = b'L';
     /// Client → helper during a run: stdin bytes.
     pub const STDIN: u8 = b'I';
     /// Client → helper during a run: close stdin.
@@ -113,6 +120,38 @@ pub struct Signal {
     /// Signal number. For `SIGKILL` the helper first stops every marked
     /// process, then kills them, twice, so forks made meanwhile die too.
     pub signal: i32,
+}
+
+/// Make the sandbox pristine: kill every process the helper may signal
+/// (never PID 1 nor the helper), empty `dirs`, and check that nothing is
+/// left (no process, no entry in `dirs`, no listening socket).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reset {
+    /// Directories (tmpfs mount points) whose content is removed.
+    pub dirs: Vec<String>,
+    /// Processes spared, as `pid start` ([`tag::PROCS`] lines): those the
+    /// image started before any command ran (its keeper under PID 1).
+    pub keep: Vec<String>,
+}
+
+impl Reset {
+    /// The request's payload.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_list(&mut out, &self.dirs);
+        put_list(&mut out, &self.keep);
+        out
+    }
+
+    /// Parse a request's payload.
+    pub fn decode(payload: &[u8]) -> Result<Reset, Malformed> {
+        let mut r = Reader(payload);
+        let dirs = r.list()?;
+        let keep = r.list()?;
+        r.end()?;
+        Ok(Reset { dirs, keep })
+    }
 }
 
 /// How a command ended.
@@ -445,6 +484,16 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reset_requests_round_trip() {
+        let reset = Reset {
+            dirs: vec!["/tmp".into(), "/home/sandbox".into(), "/dev/shm".into()],
+            keep: vec!["7 1234".into()],
+        };
+        assert_eq!(Reset::decode(&reset.encode()).unwrap(), reset);
+        assert!(Reset::decode(&[9, 0, 0, 0]).is_err());
+    }
 
     #[test]
     fn run_requests_round_trip() {

@@ -341,6 +341,11 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
         boolean,
     ),
     key(
+        "recycle",
+        "Let matrix instances reuse the container of an earlier instance, reset to pristine (processes killed; home, `/tmp` and `/dev/shm` wiped) instead of creating one. Implies `read_only: true`; refused with `read_only: false`, `volumes` or `persist`. Default: false. See docs/security.md.",
+        boolean,
+    ),
+    key(
         "disk",
         "Cap the container's writable layer, e.g. `1g`. Refused before anything is created when the engine's storage driver cannot (overlay needs xfs with pquota).",
         || json!({ "type": "string" }),

@@ -77,8 +77,11 @@ pub struct SandboxDecl {
     pub pids_limit: Option<u32>,
     /// `/tmp`: a tmpfs size (template), or `disk` for the writable layer.
     pub tmp: Option<Tpl>,
-    /// A read-only root filesystem.
+    /// A read-only root filesystem (always, with `recycle`).
     pub read_only: bool,
+    /// `recycle: true`: matrix instances may reuse a container of an
+    /// earlier instance, reset to pristine.
+    pub recycle: bool,
     /// A cap on the writable layer (size, template).
     pub disk: Option<Tpl>,
     /// Matrix axes in declared order; empty for a single container.

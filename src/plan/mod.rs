@@ -239,6 +239,7 @@ fn sandbox_instances(
                 sandbox: decl.id.clone(),
                 matrix: combo,
                 persist: decl.persist,
+                recycle: decl.recycle,
                 build: decl.build == crate::manifest::BuildPolicy::Auto,
                 spec,
             });

@@ -23,6 +23,9 @@ pub struct SandboxInstance {
     pub spec: SandboxSpec,
     /// Keep the container after the job (`persist: true`).
     pub persist: bool,
+    /// `recycle: true`: the container may serve later instances of the
+    /// same declared sandbox, reset to pristine between them.
+    pub recycle: bool,
     /// Build the profile image first when missing or stale (`build: auto`).
     pub build: bool,
 }

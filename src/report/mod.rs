@@ -371,6 +371,7 @@ pub(crate) fn released_line(
     sandbox: &str,
     container: &str,
     kept: bool,
+    recycled: bool,
     left: Option<&str>,
 ) -> (String, Option<String>) {
     match left {
@@ -379,7 +380,13 @@ pub(crate) fn released_line(
             Some(container.to_string()),
         ),
         _ => {
-            let what = if kept { "kept" } else { "removed" };
+            let what = if recycled {
+                "reset for the next instance"
+            } else if kept {
+                "kept"
+            } else {
+                "removed"
+            };
             (format!("- sandbox {sandbox}: {container} {what}"), None)
         }
     }

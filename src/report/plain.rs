@@ -225,10 +225,11 @@ impl<W: Write + Send> Consumer for Plain<W> {
                 sandbox,
                 container,
                 kept,
+                recycled,
                 left,
             } => {
                 let (line, remains) =
-                    super::released_line(sandbox, container, *kept, left.as_deref());
+                    super::released_line(sandbox, container, *kept, *recycled, left.as_deref());
                 if !self.style.quiet || remains.is_some() {
                     self.line(&line);
                 }
@@ -402,6 +403,7 @@ mod left_tests {
                     sandbox: c.trim_start_matches("pd-").into(),
                     container: c.into(),
                     kept: false,
+                    recycled: false,
                     left: left.map(str::to_string),
                 }));
             }

@@ -77,6 +77,7 @@ impl Consumer for Progress {
                 container,
                 kept: false,
                 left: Some(why),
+                ..
             } => {
                 self.left.push(container.clone());
                 self.println(&format!(

@@ -202,6 +202,7 @@ fn slow_skipped_and_the_end() -> Vec<EventKind> {
             sandbox: "box".into(),
             container: "pd-demo-box".into(),
             kept: false,
+            recycled: false,
             left: Some("lost the connection".into()),
         },
         EventKind::JobFinished {

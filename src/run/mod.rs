@@ -25,6 +25,7 @@ mod job;
 mod outcome;
 mod provision;
 mod record;
+mod recycle_bin;
 mod resume;
 mod runtime;
 mod scheduler;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 use super::dispatch::Emitter;
+use super::recycle_bin::{RecycleBin, Warm};
 use super::step_error::ProvisionError;
 use crate::engine::{BuildLine, Engine};
 use crate::error::Error;
@@ -21,7 +22,7 @@ use crate::event::{EventKind, ImageStatus};
 use crate::labels;
 use crate::plan::Plan;
 use crate::project::Project;
-use crate::sandbox::{pool, Sandbox, SandboxSpec};
+use crate::sandbox::{pool, Pristine, Sandbox, SandboxSpec};
 use crate::store::PersistentSandbox;
 
 /// How long a release waits for an engine that went away to come back
@@ -48,6 +49,11 @@ pub struct Provisioner {
     builds: Mutex<HashMap<String, ImageBuild>>,
     /// Warnings already given: a matrix's sandboxes share theirs.
     warned: Mutex<HashSet<String>>,
+    /// `recycle: true`: reset containers waiting for their next instance.
+    bin: RecycleBin,
+    /// What resetting each recycled instance's container needs (none for
+    /// one that may not be recycled: made from a cached image, say).
+    pristine: Mutex<HashMap<usize, Arc<Pristine>>>,
 }
 
 impl Provisioner {
@@ -63,7 +69,6 @@ impl Provisioner {
         Provisioner {
             engine: engine.clone(),
             sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
-            plan,
             project,
             job_id,
             tag: format!("{:06x}", fastrand::u32(..0x0100_0000)),
@@ -71,6 +76,9 @@ impl Provisioner {
             events,
             builds: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
+            bin: RecycleBin::of(&plan),
+            pristine: Mutex::new(HashMap::new()),
+            plan,
         }
     }
 
@@ -89,6 +97,14 @@ impl Provisioner {
 
     async fn create(&self, sb: usize, image: Option<String>) -> Result<Sandbox, ProvisionError> {
         let inst = &self.plan.sandboxes[sb];
+        // A recycled container is the spec's image reset: not for a step
+        // cache's image, nor one kept after the job.
+        let recycle = inst.recycle && image.is_none() && !self.keep;
+        if recycle {
+            if let Some(warm) = self.bin.take(&inst.sandbox).await {
+                return Ok(self.reuse(sb, warm));
+            }
+        }
         let mut spec = inst.spec.clone();
         if let Some(image) = image {
             spec.set_image(image);
@@ -121,6 +137,13 @@ impl Provisioner {
             // `--keep`: the container outlives the job.
             created.keep();
         }
+        if recycle {
+            // Read before any command: a container that cannot say what
+            // pristine is for it is used once and removed, as usual.
+            if let Ok(p) = created.pristine().await {
+                self.pristine_of().insert(sb, Arc::new(p));
+            }
+        }
         // The image is the one the spec named: the engine created the
         // container from it (an inspect to read it back cost a round trip).
         self.events.emit(EventKind::SandboxCreated {
@@ -139,6 +162,21 @@ impl Provisioner {
             }
         }
         Ok(created)
+    }
+
+    /// Sandbox instance `sb` takes over a reset container of its sandbox.
+    fn reuse(&self, sb: usize, (sandbox, pristine): Warm) -> Sandbox {
+        self.pristine_of().insert(sb, pristine);
+        self.events.emit(EventKind::SandboxCreated {
+            sandbox: self.plan.sandboxes[sb].id.clone(),
+            container: sandbox.name().to_string(),
+            image: self.plan.sandboxes[sb].spec.image.clone(),
+        });
+        sandbox
+    }
+
+    fn pristine_of(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Arc<Pristine>>> {
+        self.pristine.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Build sandbox `sb`'s `build: auto` image now, if it has one, so the
@@ -236,9 +274,21 @@ impl Provisioner {
     /// otherwise `left`, with the engine's answer: the record must not
     /// claim a container is gone while it may still exist.
     pub async fn release(&self, sb: usize) {
-        let Some(Ok(sandbox)) = self.sandboxes[sb].get() else {
+        let inst = &self.plan.sandboxes[sb];
+        let created = self.sandboxes[sb].get().and_then(|r| r.as_ref().ok());
+        let pristine = self.pristine_of().remove(&sb);
+        let (reset, drained) = self
+            .bin
+            .released(&inst.sandbox, created.is_some() && pristine.is_some());
+        for (warm, _) in drained {
+            self.discard(&warm).await;
+        }
+        let Some(sandbox) = created else {
             return;
         };
+        if let (true, Some(p)) = (reset, pristine) {
+            return self.recycle(sb, sandbox, p).await;
+        }
         let keep = self.keep || self.plan.sandboxes[sb].persist;
         let left = if keep {
             sandbox.stop_background().await;
@@ -258,8 +308,57 @@ impl Provisioner {
             sandbox: self.plan.sandboxes[sb].id.clone(),
             container: sandbox.name().to_string(),
             kept: keep,
+            recycled: false,
             left: left.map(|why| first_line(&why).to_string()),
         });
+    }
+
+    /// Reset instance `sb`'s container for a later instance; one that
+    /// cannot be reset (or is no longer wanted) is removed.
+    async fn recycle(&self, sb: usize, sandbox: &Sandbox, pristine: Arc<Pristine>) {
+        let inst = &self.plan.sandboxes[sb];
+        // The next user gets a handle of its own; this one no longer owns
+        // the container (the new one does, from now on).
+        let next = sandbox.recycled();
+        sandbox.keep();
+        let reset = sandbox.reset_to(&pristine).await;
+        if let Err(e) = &reset {
+            self.events.emit(EventKind::Warning {
+                message: format!(
+                    "sandbox {} is not reused: {}",
+                    sandbox.name(),
+                    first_line(&e.to_string())
+                ),
+            });
+        }
+        let warm = reset.is_ok().then(|| (next.clone(), pristine));
+        let back = self.bin.reset_done(&inst.sandbox, warm);
+        let recycled = back.is_none() && reset.is_ok();
+        let left = if recycled {
+            None
+        } else {
+            self.remove(&next).await.err()
+        };
+        if !recycled {
+            next.keep();
+        }
+        self.events.emit(EventKind::SandboxReleased {
+            sandbox: inst.id.clone(),
+            container: sandbox.name().to_string(),
+            kept: false,
+            recycled,
+            left: left.map(|why| first_line(&why).to_string()),
+        });
+    }
+
+    /// Remove a reset container nobody will use (the job is ending).
+    async fn discard(&self, sandbox: &Sandbox) {
+        if let Err(why) = self.remove(sandbox).await {
+            self.events.emit(EventKind::Warning {
+                message: format!("could not remove sandbox {}: {why}", sandbox.name()),
+            });
+        }
+        sandbox.keep();
     }
 
     /// Remove `sandbox`'s container; `Err` (why) unless the engine

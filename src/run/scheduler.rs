@@ -201,6 +201,8 @@ struct Loop<'g, R: StepRunner> {
     waiting: Vec<usize>,
     /// Steps not done yet, per sandbox.
     left: Vec<usize>,
+    /// Sandboxes with a step started.
+    started: Vec<bool>,
     ready: VecDeque<usize>,
     /// The tasks of running steps, and the step of each.
     running: JoinSet<Finished>,
@@ -224,6 +226,7 @@ impl<'g, R: StepRunner> Loop<'g, R> {
             runner,
             state: vec![State::Pending; n],
             waiting,
+            started: vec![false; graph.sandboxes],
             left,
             ready,
             running: JoinSet::new(),
@@ -239,7 +242,7 @@ impl<R: StepRunner> Loop<'_, R> {
     /// longer run.
     fn start_ready(&mut self, jobs: usize) {
         while self.running.len() < jobs {
-            let Some(i) = self.ready.pop_front() else {
+            let Some(i) = self.next_ready() else {
                 break;
             };
             if let Some(why) = self.skip_reason(i) {
@@ -258,6 +261,20 @@ impl<R: StepRunner> Loop<'_, R> {
             let task = self.running.spawn(async move { r.run(i).await });
             self.tasks.insert(task.id(), i);
         }
+    }
+
+    /// The first ready step of a sandbox already in use, else the first
+    /// ready step: a sandbox started is finished (and released) before
+    /// another is created, so a matrix holds few containers at once.
+    fn next_ready(&mut self) -> Option<usize> {
+        let at = self
+            .ready
+            .iter()
+            .position(|&i| self.started[self.graph.sandbox[i]])
+            .unwrap_or(0);
+        let i = self.ready.remove(at)?;
+        self.started[self.graph.sandbox[i]] = true;
+        Some(i)
     }
 
     /// A step's task ended, with its result or a panic.

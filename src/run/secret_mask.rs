@@ -203,8 +203,10 @@ impl SecretMask {
                 sandbox,
                 container,
                 kept,
+                recycled,
                 left,
             } => EventKind::SandboxReleased {
+                recycled,
                 sandbox,
                 container,
                 kept,

@@ -24,6 +24,7 @@ mod output;
 pub mod owner;
 pub mod pool;
 mod process;
+mod recycle;
 mod remote;
 mod requested;
 mod run;
@@ -49,6 +50,7 @@ pub use pool::SandboxPool;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };
+pub(crate) use recycle::Pristine;
 pub use requested::RequestedLimits;
 pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]

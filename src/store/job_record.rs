@@ -108,6 +108,9 @@ pub enum SandboxState {
     /// Its removal was asked for but the engine did not confirm it: the
     /// container may remain (`pocketdock doctor --fix` removes it).
     Left,
+    /// `recycle: true`: its container was reset to pristine for a later
+    /// instance of the same sandbox (the job removes it at its end).
+    Recycled,
 }
 
 impl SandboxState {
@@ -120,6 +123,7 @@ impl SandboxState {
             SandboxState::Removed => "removed",
             SandboxState::Kept => "kept",
             SandboxState::Left => "left",
+            SandboxState::Recycled => "recycled",
         }
     }
 }

@@ -356,6 +356,7 @@ pub fn note_removed(dir: &Path, record: &mut JobRecord, containers: &[String]) -
             sandbox,
             container,
             kept: false,
+            recycled: false,
             left: None,
         });
         history::append(

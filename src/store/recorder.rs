@@ -353,10 +353,12 @@ impl Recorder {
                 sandbox,
                 kept,
                 left,
+                recycled,
                 ..
             } => {
                 if let Some(s) = self.record.sandboxes.iter_mut().find(|s| &s.id == sandbox) {
                     s.state = match (kept, left) {
+                        _ if *recycled => SandboxState::Recycled,
                         (true, _) => SandboxState::Kept,
                         (false, Some(_)) => SandboxState::Left,
                         (false, None) => SandboxState::Removed,

@@ -134,6 +134,7 @@ fn a_job_whose_one_step_fails(r: &mut Recorder) {
         sandbox: "g[s=a]".into(),
         container: "pd-1".into(),
         kept: false,
+        recycled: false,
         left: None,
     }));
     r.handle(&ev(EventKind::JobFinished {
@@ -336,6 +337,7 @@ fn a_sandbox_the_engine_did_not_confirm_removed_is_recorded_left() {
         sandbox: "g[s=a]".into(),
         container: "pd-1".into(),
         kept: false,
+        recycled: false,
         left: Some("lost the connection to the engine".into()),
     }));
     finished(&mut r);

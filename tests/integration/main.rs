@@ -49,6 +49,7 @@ mod projects;
 mod protocol;
 mod recipes;
 mod records;
+mod recycle;
 mod release;
 mod remote;
 mod rootless;

@@ -66,10 +66,20 @@ impl Decoder<'_> {
         if let Some(t) = tmp.as_ref().filter(|t| t.value != TMP_ON_DISK) {
             self.check_size(t);
         }
-        let read_only = obj
-            .value("read_only")
+        let read_only_node = obj.value("read_only");
+        let mut read_only = read_only_node
             .and_then(|n| self.boolean(n, "read_only"))
             .unwrap_or(false);
+        let recycle = obj
+            .value("recycle")
+            .and_then(|n| self.boolean(n, "recycle").map(|b| (b, n.span)))
+            .filter(|(b, _)| *b)
+            .map(|(_, span)| span);
+        if let Some(span) = recycle {
+            self.recycle_conflicts(&obj, &what, span, persist, !volumes.is_empty());
+            // Recycling resets a container to its image: only tmpfs may change.
+            read_only = true;
+        }
         let disk = obj
             .value("disk")
             .and_then(|n| self.scalar_string(n, "disk"));
@@ -100,9 +110,48 @@ impl Decoder<'_> {
             pids_limit,
             tmp,
             read_only,
+            recycle: recycle.is_some(),
             disk,
             matrix,
         })
+    }
+
+    /// `recycle: true` refuses what would carry one instance's state to the
+    /// next: a writable root (`read_only: false`), host volumes, `persist`.
+    fn recycle_conflicts(
+        &mut self,
+        obj: &Obj<'_>,
+        what: &str,
+        recycle: crate::diag::Span,
+        persist: bool,
+        volumes: bool,
+    ) {
+        let explicit_rw = obj
+            .value("read_only")
+            .filter(|n| matches!(n.kind, NodeKind::Bool(false)));
+        if let Some(n) = explicit_rw {
+            self.error(
+                n.span,
+                format!("{what} sets `read_only: false` with `recycle: true`"),
+                Some("a recycled container is reset to its image, which needs a read-only root: drop `read_only` or `recycle`".into()),
+            );
+        }
+        if volumes {
+            let span = obj.value("volumes").map_or(recycle, |n| n.span);
+            self.error(
+                span,
+                format!("{what} sets `volumes` with `recycle: true`"),
+                Some("a host directory would carry one instance's files to the next: push files instead, or drop `recycle`".into()),
+            );
+        }
+        if persist {
+            let span = obj.value("persist").map_or(recycle, |n| n.span);
+            self.error(
+                span,
+                format!("{what} sets `persist: true` with `recycle: true`"),
+                Some("a recycled container is reset after each instance and removed after the job: keep one of the two".into()),
+            );
+        }
     }
 
     /// `network`: a boolean, or `dns-blocked` (on, with name lookups

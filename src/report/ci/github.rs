@@ -216,10 +216,16 @@ impl<W: Write + Send> Consumer for Github<W> {
                 sandbox,
                 container,
                 kept,
+                recycled,
                 left,
             } => {
-                let (line, remains) =
-                    crate::report::released_line(sandbox, container, *kept, left.as_deref());
+                let (line, remains) = crate::report::released_line(
+                    sandbox,
+                    container,
+                    *kept,
+                    *recycled,
+                    left.as_deref(),
+                );
                 self.left.extend(remains);
                 self.line(&line);
             }

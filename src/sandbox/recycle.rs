@@ -1,0 +1,287 @@
+//! Recycling: one container serves several users in turn, reset to
+//! pristine between them (`recycle: true` in a manifest).
+//!
+//! Pristine is what the container was before its first command: the root
+//! filesystem is read-only, so only its tmpfs mounts (home, `/tmp`) and
+//! `/dev/shm` can hold anything of a user; they are emptied and the image's
+//! own files there put back. Every process is killed but PID 1, the helper
+//! and the image's keeper (the processes that were there before the first
+//! command, named by pid and start time). Environment is per command, and
+//! kernels and sessions are processes, so nothing else carries over.
+//!
+//! The reset is one request to the in-sandbox helper, or, without one, one
+//! exec of a shell script. Either proves its work (no process, entry or
+//! listening socket left) or fails; a failed reset means the container is
+//! discarded, never reused.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use pocketdock_agent::wire;
+
+use super::agent::Conn;
+use super::Sandbox;
+use crate::error::{Error, Result};
+
+/// How long a reset may take before the container is given up.
+const RESET_TIMEOUT: Duration = Duration::from_secs(10);
+/// An image's files at a tmpfs mount point larger than this are not kept
+/// to put back: such a sandbox is not recycled.
+const BASELINE_MAX: usize = 16 << 20;
+/// Shared memory: not a mount of the spec, but writable by every user.
+const SHM: &str = "/dev/shm";
+
+/// What a reset of one container must spare and put back, read before
+/// its first command.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pristine {
+    /// Directories emptied: the tmpfs mounts and `/dev/shm`.
+    dirs: Vec<String>,
+    /// `pid start` of the processes there before any command.
+    keep: Vec<String>,
+    /// The image's files at each tmpfs mount point, as a tar of the mount
+    /// (`None`: nothing there).
+    baseline: Vec<(String, Option<Bytes>)>,
+}
+
+impl Sandbox {
+    /// Read what a reset needs, before any command runs in this sandbox.
+    pub(crate) async fn pristine(&self) -> Result<Pristine> {
+        if self.tmpfs.get().is_none() {
+            self.inspect().await?;
+        }
+        let mounts = self.tmpfs.get().cloned().unwrap_or_default();
+        let mut baseline = Vec::with_capacity(mounts.len());
+        for m in &mounts {
+            baseline.push((m.clone(), self.baseline_of(m).await?));
+        }
+        // A helper launched a moment ago is waited for: it is then one of
+        // the processes spared.
+        let _ = self.agent_info().await;
+        let keep = self.process_listing().await?;
+        let mut dirs = mounts;
+        dirs.push(SHM.to_string());
+        Ok(Pristine {
+            dirs,
+            keep: keep.lines().map(str::to_string).collect(),
+            baseline,
+        })
+    }
+
+    /// Reset to `p`: `Ok` only when the container was proved clean and
+    /// its image's files were put back.
+    pub(crate) async fn reset_to(&self, p: &Pristine) -> Result<()> {
+        self.stop_background().await;
+        let req = wire::Reset {
+            dirs: p.dirs.clone(),
+            keep: p.keep.clone(),
+        };
+        match self.reset_via_helper(&req).await {
+            Some(result) => result?,
+            None => self.reset_via_exec(&req).await?,
+        }
+        for (mount, tar) in &p.baseline {
+            if let Some(tar) = tar {
+                self.put_back(&parent_of(mount), tar).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Extract `tar` into `parent`: as one command (through the helper,
+    /// no engine exec) when nothing in it is root's, else as root.
+    async fn put_back(&self, parent: &str, tar: &Bytes) -> Result<()> {
+        if !owns_root_files(tar) {
+            use base64::Engine as _;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(tar);
+            let cmd = format!("printf %s '{b64}' | base64 -d | tar -x -f - -C '{parent}'");
+            let opts = super::RunOptions {
+                timeout: super::Timeout::After(RESET_TIMEOUT),
+                ..super::RunOptions::default()
+            };
+            if self.run(&cmd, &opts).await.is_ok_and(|r| r.ok) {
+                return Ok(());
+            }
+        }
+        self.put_via_exec(parent, crate::engine::transport::full(tar.clone()))
+            .await
+    }
+
+    /// A new handle on this container for its next user: none of this
+    /// handle's background work, callbacks or helper state. It owns the
+    /// container (removed when dropped), as this one did.
+    pub(crate) fn recycled(&self) -> Sandbox {
+        let next = Sandbox::owned(&self.backend, &self.name, &self.id, self.agent_dir_known())
+            .with_warnings(self.warnings.to_vec());
+        if let Some(t) = self.default_timeout.get() {
+            let _ = next.default_timeout.set(*t);
+        }
+        if let Some(m) = self.tmpfs.get() {
+            let _ = next.tmpfs.set(m.clone());
+        }
+        next
+    }
+
+    /// `None` when there is no helper to ask (or it does not know the
+    /// request): the engine's exec does it then.
+    async fn reset_via_helper(&self, req: &wire::Reset) -> Option<Result<()>> {
+        let dir = self.agent_dir().await?;
+        let socket = dir.join(wire::SOCKET_NAME);
+        let ask = async {
+            let mut conn = Conn::open(&socket).await?;
+            conn.send(wire::tag::RESET, &req.encode()).await?;
+            conn.next().await
+        };
+        match tokio::time::timeout(RESET_TIMEOUT, ask).await {
+            Ok(Ok(Some((wire::tag::ACK, _)))) => Some(Ok(())),
+            Ok(Ok(Some((wire::tag::FALLBACK, why)))) => {
+                Some(Err(not_clean(&String::from_utf8_lossy(&why))))
+            }
+            Err(_) => Some(Err(not_clean("the helper did not answer in time"))),
+            Ok(Ok(_) | Err(_)) => None,
+        }
+    }
+
+    async fn reset_via_exec(&self, req: &wire::Reset) -> Result<()> {
+        let mut argv = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            RESET_SCRIPT.to_string(),
+            "sh".to_string(),
+            req.keep.join(","),
+        ];
+        argv.extend(req.dirs.iter().cloned());
+        let out = self.housekeeping(argv, Some("0")).await?;
+        if out.lines().last() == Some("clean") {
+            Ok(())
+        } else {
+            Err(not_clean(out.trim()))
+        }
+    }
+
+    /// `pid start` lines of the container's processes.
+    async fn process_listing(&self) -> Result<String> {
+        if let Some(dir) = self.agent_dir().await {
+            let socket = dir.join(wire::SOCKET_NAME);
+            if let Ok(body) = Conn::ask(&socket, wire::tag::PROCS, &[], RESET_TIMEOUT).await {
+                return Ok(String::from_utf8_lossy(&body).into_owned());
+            }
+        }
+        let argv = ["sh", "-c", LIST_SCRIPT].map(str::to_string).to_vec();
+        self.housekeeping(argv, Some("0")).await
+    }
+
+    /// The tar of what `mount` holds now, `None` when it is empty.
+    async fn baseline_of(&self, mount: &str) -> Result<Option<Bytes>> {
+        let (_, body) = match self.backend.get_archive(&self.name, mount).await {
+            Ok(found) => found,
+            Err(Error::Api { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let limited = http_body_util::Limited::new(body, BASELINE_MAX);
+        let tar = limited
+            .collect()
+            .await
+            .map_err(|e| not_clean(&format!("the image's files at {mount}: {e}")))?
+            .to_bytes();
+        // The directory's own header, then zeros: nothing to put back.
+        let empty = tar.get(512..1024).is_none_or(|b| b.iter().all(|&x| x == 0));
+        Ok((!empty).then_some(tar))
+    }
+}
+
+/// Whether an entry of `tar` is root's (or the archive cannot be read).
+fn owns_root_files(tar: &[u8]) -> bool {
+    let mut archive = tar::Archive::new(tar);
+    let Ok(entries) = archive.entries() else {
+        return true;
+    };
+    for entry in entries {
+        match entry.ok().and_then(|e| e.header().uid().ok()) {
+            Some(uid) if uid != 0 => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+fn parent_of(path: &str) -> String {
+    match path.trim_end_matches('/').rsplit_once('/') {
+        Some(("", _)) | None => "/".to_string(),
+        Some((parent, _)) => parent.to_string(),
+    }
+}
+
+fn not_clean(why: &str) -> Error {
+    Error::Protocol {
+        op: "reset a sandbox to pristine",
+        detail: why.to_string(),
+    }
+}
+
+/// Every live process but this shell's own, as `pid start`.
+const LIST_SCRIPT: &str = r#"for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  [ "$p" = $$ ] && continue
+  read -r l < "$d/stat" 2>/dev/null || continue
+  l=${l##*) }
+  set -f; set -- $l; set +f
+  [ "$1" = Z ] && continue
+  echo "$p ${20}"
+done"#;
+
+/// The helper's reset, in shell: `$1` the spared `pid start` (commas
+/// between), then the directories. Prints `clean` last on success.
+const RESET_SCRIPT: &str = r#"keep=",$1,"; shift; me=$$
+targets() {
+  found=
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = 1 ] || [ "$p" = "$me" ] && continue
+    read -r l < "$d/stat" 2>/dev/null || continue
+    l=${l##*) }
+    set -f; set -- $l; set +f
+    [ "$1" = Z ] || [ "$2" = "$me" ] && continue
+    case $keep in *",$p ${20},"*) continue ;; esac
+    found="$found $p"
+  done
+}
+i=0
+while targets; [ -n "$found" ]; do
+  i=$((i + 1))
+  [ $i -gt 20 ] && { echo "processes left:$found"; exit 1; }
+  kill -STOP $found 2>/dev/null; kill -KILL $found 2>/dev/null
+  sleep 0.02 2>/dev/null
+done
+for m in "$@"; do
+  [ -d "$m" ] || continue
+  rm -rf -- "$m"/* "$m"/.[!.]* "$m"/..?* 2>/dev/null
+  for e in "$m"/* "$m"/.[!.]* "$m"/..?*; do
+    if [ -e "$e" ] || [ -L "$e" ]; then echo "cannot empty $m"; exit 1; fi
+  done
+done
+for f in /proc/net/tcp /proc/net/tcp6; do
+  [ -r $f ] || continue
+  while read -r a b c st rest; do
+    [ "$st" = 0A ] && { echo "listening sockets left"; exit 1; }
+  done < $f
+done
+for f in /proc/net/udp /proc/net/udp6; do
+  [ -r $f ] || continue
+  n=0; while read -r l; do n=$((n + 1)); done < $f
+  [ $n -gt 1 ] && { echo "bound sockets left"; exit 1; }
+done
+echo clean"#;
+
+#[cfg(test)]
+mod tests {
+    use super::parent_of;
+
+    #[test]
+    fn parents_of_mount_points() {
+        assert_eq!(parent_of("/tmp"), "/");
+        assert_eq!(parent_of("/home/sandbox"), "/home");
+        assert_eq!(parent_of("/home/sandbox/"), "/home");
+    }
+}
