@@ -186,19 +186,7 @@ impl Sandbox {
                 if let Some(p) = &prepared {
                     agent::discard(&p.dir);
                 }
-                return Err(match e {
-                    Error::Api { status: 404, .. } => Error::ImageMissing {
-                        image: spec.image.clone(),
-                        profile: spec.profile.clone(),
-                    },
-                    // Docker answers 409; Podman 500 with "already in use".
-                    Error::Api {
-                        status, message, ..
-                    } if status == 409 || message.contains("already in use") => {
-                        Error::NameInUse { name }
-                    }
-                    e => e,
-                });
+                return Err(create_error(e, spec, name));
             }
         };
         if let Err(e) = backend.start_container(&id).await {
@@ -580,6 +568,21 @@ impl Sandbox {
             },
             e => e,
         }
+    }
+}
+
+/// A failed create in the user's words: a missing image, a name in use.
+fn create_error(e: Error, spec: &SandboxSpec, name: String) -> Error {
+    match e {
+        Error::Api { status: 404, .. } => Error::ImageMissing {
+            image: spec.image.clone(),
+            profile: spec.profile.clone(),
+        },
+        // Docker answers 409; Podman 500 with "already in use".
+        Error::Api {
+            status, message, ..
+        } if status == 409 || message.contains("already in use") => Error::NameInUse { name },
+        e => e,
     }
 }
 
