@@ -61,10 +61,11 @@ impl OutputsFile {
         if let Some(host) = &self.host {
             match read_on_host(host) {
                 Ok(text) => return parse_outputs(&text),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return IndexMap::new(),
                 // A file the host may not read (a umask of 077 under another
                 // uid): through the sandbox, as without a shared directory.
-                Err(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+                // None written, or not a file the host reads.
+                Err(_) => return IndexMap::new(),
             }
         }
         let Ok(bytes) = ctx.sandbox.read_file(&self.inside).await else {
@@ -85,8 +86,11 @@ fn read_on_host(path: &std::path::Path) -> std::io::Result<String> {
         .read(true)
         .custom_flags(NO_FOLLOW | NON_BLOCK)
         .open(path);
-    // Whatever it is, it goes: a symlink or a FIFO left would outlive the step.
-    let _ = std::fs::remove_file(path);
+    // A file the host may not read stays for the sandbox to read; anything
+    // else goes: a symlink or a FIFO left would outlive the step.
+    if !matches!(&file, Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied) {
+        let _ = std::fs::remove_file(path);
+    }
     let file = file?;
     if !file.metadata()?.is_file() {
         return Ok(String::new());

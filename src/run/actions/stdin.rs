@@ -50,11 +50,16 @@ pub(super) async fn feed(
 /// Write `stdin` at `to`, readable by whatever user the command runs as.
 fn place_on_host(stdin: &Stdin, to: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    // A new file only: nothing the sandbox put there is followed.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
     match stdin {
-        Stdin::Text(text) => std::fs::write(to, text.as_bytes())?,
-        Stdin::File(path) => drop(std::fs::copy(path, to)?),
+        Stdin::Text(text) => std::io::Write::write_all(&mut file, text.as_bytes())?,
+        Stdin::File(path) => drop(std::io::copy(&mut std::fs::File::open(path)?, &mut file)?),
     }
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o644))
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
 }
 
 /// A host file for stdin: inside the project, and a regular file.
