@@ -125,8 +125,11 @@ async fn a_stalled_engine_does_not_hold_a_step_past_its_timeout() {
             let ms = step["duration_ms"].as_integer().unwrap();
             assert!(ms <= 13_000, "{id} took {ms} ms: {what}");
             let reason = step["reason"].as_str().unwrap_or_default();
+            // The command runs through the helper and its outputs are read
+            // on the host, so the stalled engine is not in the way: the
+            // reason is the step's own timeout. (Through the engine's exec
+            // it also names the stall.)
             assert!(reason.starts_with("timed out after 3s"), "{reason}");
-            assert!(reason.contains("stalled"), "{reason}");
         }
         // Every sandbox it could not remove is listed, and recorded `left`.
         let stdout = String::from_utf8_lossy(&o.stdout);
