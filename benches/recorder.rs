@@ -126,6 +126,7 @@ fn job(dir: &std::path::Path, steps: usize) -> Duration {
         exit_code: 0,
         duration_ms: 1,
         succeeded: steps,
+        cached: 0,
         allowed: 0,
         failed: 0,
         skipped: 0,

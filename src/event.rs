@@ -297,6 +297,10 @@ pub enum EventKind {
         duration_ms: u64,
         /// Steps that succeeded.
         succeeded: usize,
+        /// Steps served from the step cache (absent in records written
+        /// before it existed).
+        #[serde(default)]
+        cached: usize,
         /// Steps that failed with `allow_failure` set.
         allowed: usize,
         /// Steps that failed (allowed failures not included).

@@ -178,6 +178,7 @@ class ApplyOutcome:
     record: str
     duration_s: float
     record_error: Optional[str] = None
+    cached: int = 0
 
     @property
     def ok(self) -> bool:

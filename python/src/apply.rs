@@ -150,6 +150,7 @@ fn outcome_json(o: &ApplyOutcome) -> String {
     serde_json::json!({
         "status": o.status.as_str(),
         "succeeded": o.counts.succeeded,
+        "cached": o.counts.cached,
         "allowed": o.counts.allowed,
         "failed": o.counts.failed,
         "skipped": o.counts.skipped,

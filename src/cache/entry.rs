@@ -30,6 +30,13 @@ pub struct Entry {
     pub outputs: IndexMap<String, String>,
     /// The start of its stdout, at most [`STDOUT_KEPT`] bytes (secrets masked).
     pub stdout: String,
+    /// The start of its stderr, as much.
+    #[serde(default)]
+    pub stderr: String,
+    /// What a `python` step left (its variables' summaries, its result),
+    /// secrets masked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<crate::template::PythonResult>,
     /// For a pull: the files it brought back, relative to its destination.
     pub files: Vec<EntryFile>,
     /// Bytes its image adds to the one it was committed on (its own

@@ -29,7 +29,7 @@ enum CacheCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show one entry: its image, exit code, outputs and stdout.
+    /// Show one entry: its image, exit code, outputs, stdout and stderr.
     Show {
         /// The key, or enough of its start to name one entry.
         #[arg(value_name = "KEY")]

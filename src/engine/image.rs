@@ -281,9 +281,22 @@ impl Engine {
         Ok(reply.id)
     }
 
-    /// True when the engine has an image by this reference.
+    /// True when the engine has an image by this reference. Podman answers
+    /// its own `exists` in about 1 ms, its inspect in 10 to 25.
     pub async fn image_exists(&self, reference: &str) -> Result<bool> {
-        Ok(self.image_labels(reference).await?.is_some())
+        if self.info().kind != super::EngineKind::Podman {
+            return Ok(self.inspect_image(reference).await?.is_some());
+        }
+        let path = format!("/libpod/images/{}/exists", encode_ref(reference));
+        let resp = self
+            .transport()
+            .send("inspect image", Method::GET, &path, None, &[])
+            .await?;
+        match resp.status() {
+            hyper::StatusCode::NOT_FOUND => Ok(false),
+            s if s.is_success() => Ok(true),
+            _ => Ok(self.inspect_image(reference).await?.is_some()),
+        }
     }
 
     /// The labels of image `reference` (`GET /images/{name}/json`), or `None`

@@ -46,6 +46,9 @@ fn string_or_list() -> Value {
 fn boolean() -> Value {
     json!({ "type": "boolean" })
 }
+fn cache_choice() -> Value {
+    json!({ "oneOf": [{ "type": "boolean" }, { "const": "force" }] })
+}
 fn size() -> Value {
     json!({ "oneOf": [
         { "type": "string", "pattern": "^\\s*[0-9]+\\s*([kKmMgG][iI]?[bB]?|[bB])?\\s*$|\\{\\{" },
@@ -110,8 +113,8 @@ pub(crate) const MANIFEST_KEYS: &[KeyDoc] = &[
     ),
     key(
         "cache",
-        "Cache every step's result, keyed on its inputs, and reuse it when they have not changed (`apply --cache` does the same, `--no-cache` turns it off). Steps that cannot be cached are run as usual and the plan says why. See docs/cache.md.",
-        boolean,
+        "Cache every step's result, keyed on its inputs, and reuse it when they have not changed (`apply --cache` does the same, `--no-cache` turns it off). Steps that cannot be cached are run as usual and the plan says why; `force` caches those with network on, host volumes or process state too. See docs/cache.md.",
+        cache_choice,
     ),
     key(
         "limits",
@@ -322,8 +325,8 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
     ),
     key(
         "cache",
-        "Cache the results of this sandbox's steps (see the manifest's `cache`). Not for a sandbox with network on or host volumes. See docs/cache.md.",
-        boolean,
+        "Cache the results of this sandbox's steps (see the manifest's `cache`). Not for a sandbox with network on or host volumes unless `force`. See docs/cache.md.",
+        cache_choice,
     ),
     key(
         "pids_limit",
@@ -455,8 +458,8 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     ),
     key(
         "cache",
-        "Cache this step's result (see the manifest's `cache`); `false` runs it and every later step of its sandbox. See docs/cache.md.",
-        boolean,
+        "Cache this step's result (see the manifest's `cache`); `false` runs it and every later step of its sandbox; `force` caches it even with network on, host volumes, or as a `session` or `python` step. See docs/cache.md.",
+        cache_choice,
     ),
     key(
         "cache_key",

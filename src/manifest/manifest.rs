@@ -35,7 +35,7 @@ pub struct Manifest {
     /// Steps in file order.
     pub steps: IndexMap<String, StepDecl>,
     /// `cache:` at the top: cache every step's result.
-    pub cache: Option<Spanned<bool>>,
+    pub cache: Option<Spanned<super::CacheChoice>>,
     /// Declared secrets by name (where their values come from; never the values).
     pub secrets: IndexMap<String, super::SecretDecl>,
     /// The limits in effect: defaults, raised by the manifest's

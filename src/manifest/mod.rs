@@ -56,9 +56,9 @@ pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
 pub(crate) use step_decl::SESSION_NAME_FORM;
 pub use step_decl::{
-    is_session_name, Action, CacheInput, Interpreter, Protocol, PythonAction, RunAction,
-    SessionAction, SnapshotAction, StdinDecl, StepDecl, StepLimits, Transfer, UsesAction,
-    WithValue, DEFAULT_SESSION,
+    is_session_name, Action, CacheChoice, CacheInput, Interpreter, Protocol, PythonAction,
+    RunAction, SessionAction, SnapshotAction, StdinDecl, StepDecl, StepLimits, Transfer,
+    UsesAction, WithValue, DEFAULT_SESSION,
 };
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 

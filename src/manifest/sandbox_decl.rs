@@ -87,5 +87,5 @@ pub struct SandboxDecl {
     /// Matrix axes in declared order; empty for a single container.
     pub matrix: IndexMap<String, Spanned<AxisValues>>,
     /// `cache:`: cache the results of this sandbox's steps.
-    pub cache: Option<Spanned<bool>>,
+    pub cache: Option<Spanned<super::CacheChoice>>,
 }

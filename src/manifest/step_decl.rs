@@ -37,11 +37,23 @@ pub struct StepDecl {
     /// Secrets the step receives as environment variables (`run` only).
     pub secrets: Vec<Spanned<String>>,
     /// `cache:`: cache this step's result (or, `false`, stop the chain).
-    pub cache: Option<Spanned<bool>>,
+    pub cache: Option<Spanned<CacheChoice>>,
     /// `cache_key:`: more inputs the step's cache key counts.
     pub cache_key: Vec<CacheInput>,
     /// What its command may use (`run` only).
     pub limits: Option<StepLimits>,
+}
+
+/// `cache:` on the job, a sandbox or a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheChoice {
+    /// `false`: not cached.
+    Off,
+    /// `true`: cached where a commit captures the step's effect.
+    On,
+    /// `force`: cached even where the plan would refuse it for network,
+    /// host volumes or process state; the user vouches for the inputs.
+    Force,
 }
 
 /// One `cache_key:` item.

@@ -13,7 +13,7 @@ use petgraph::algo::has_path_connecting;
 use petgraph::graph::NodeIndex;
 
 use super::Plan;
-use crate::manifest::{Action, CacheInput};
+use crate::manifest::{Action, CacheChoice, CacheInput};
 
 /// What `apply --cache` / `--no-cache` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,6 +81,19 @@ impl fmt::Display for Refusal {
     }
 }
 
+impl Refusal {
+    /// Whether `cache: force` passes it: the user can vouch for a step's
+    /// inputs (what it fetched, what a volume held, a process's state),
+    /// not for steps that overlap, outlive the job or make an image.
+    #[must_use]
+    pub fn forceable(&self) -> bool {
+        matches!(
+            self,
+            Refusal::Network | Refusal::Volumes | Refusal::Process(_)
+        )
+    }
+}
+
 impl StepCache {
     /// Whether the step is looked up and stored.
     #[must_use]
@@ -99,16 +112,23 @@ impl Plan {
         }
         for (s, order) in self.steps_by_sandbox.iter().enumerate() {
             let refused = self.sandbox_refusal(s, order);
-            let mut broken: Option<Refusal> = refused;
+            let mut broken: Option<Refusal> = None;
             for &i in order {
                 let wanted = self.wants_cache(i, switch);
-                out[i] = match (&broken, wanted) {
-                    (_, false) => StepCache::Off,
-                    (Some(r), true) => StepCache::Refused(r.clone()),
-                    (None, true) => match self.step_refusal(i) {
+                // `force` passes what the user can vouch for, never a
+                // state the chain cannot hold.
+                let passes = |r: &Refusal| wanted == CacheChoice::Force && r.forceable();
+                out[i] = if wanted == CacheChoice::Off {
+                    StepCache::Off
+                } else if let Some(r) = refused.as_ref().filter(|r| !passes(r)) {
+                    StepCache::Refused(r.clone())
+                } else if let Some(r) = &broken {
+                    StepCache::Refused(r.clone())
+                } else {
+                    match self.step_refusal(i).filter(|r| !passes(r)) {
                         Some(r) => StepCache::Refused(r),
                         None => StepCache::Cached,
-                    },
+                    }
                 };
                 if broken.is_none() && !out[i].is_cached() {
                     broken = Some(match &out[i] {
@@ -124,7 +144,7 @@ impl Plan {
     }
 
     /// `cache:` of the step, else its sandbox, else the job, else `--cache`.
-    fn wants_cache(&self, i: usize, switch: CacheSwitch) -> bool {
+    fn wants_cache(&self, i: usize, switch: CacheSwitch) -> CacheChoice {
         let step = &self.steps[i];
         let sandbox = self
             .manifest
@@ -135,7 +155,14 @@ impl Plan {
             .as_ref()
             .or(sandbox.and_then(|d| d.cache.as_ref()))
             .or(self.manifest.cache.as_ref())
-            .map_or(switch == CacheSwitch::On, |c| c.value)
+            .map_or(
+                if switch == CacheSwitch::On {
+                    CacheChoice::On
+                } else {
+                    CacheChoice::Off
+                },
+                |c| c.value,
+            )
     }
 
     fn sandbox_refusal(&self, s: usize, order: &[usize]) -> Option<Refusal> {

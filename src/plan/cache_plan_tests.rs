@@ -114,3 +114,66 @@ steps:
         .iter()
         .all(|s| s.ends_with("refused, its sandbox may run two steps at once")));
 }
+
+#[test]
+fn force_passes_network_volumes_and_process_state() {
+    let net = CHAIN.replace("network: false", "network: true, cache: force");
+    assert!(states(&net, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+    let vol = CHAIN.replace(
+        "network: false",
+        "network: false, volumes: ['./data:/data'], cache: force",
+    );
+    assert!(states(&vol, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+    let python = CHAIN.replace(
+        "build: { run: make }",
+        "build: { python: 'x = 1', cache: force }",
+    );
+    assert!(states(&python, CacheSwitch::On)
+        .iter()
+        .all(|s| s.ends_with("cached")));
+}
+
+#[test]
+fn force_on_one_step_passes_that_step_only() {
+    let net = CHAIN
+        .replace("network: false", "network: true")
+        .replace("build: { run: make }", "build: { run: make, cache: force }");
+    assert_eq!(
+        states(&net, CacheSwitch::On),
+        [
+            "fetch@b: refused, its sandbox has network on",
+            "build@b: refused, it comes after `fetch@b`, which is not cached",
+            "test@b: refused, its sandbox has network on",
+        ]
+    );
+    let python = CHAIN.replace("build: { run: make }", "build: { python: 'x = 1' }");
+    let python = python.replace("test: { run: make test }", "test: { run: t, cache: force }");
+    assert!(states(&python, CacheSwitch::On)[2].ends_with(
+        "refused, it comes after `build@b`, a `python` step, whose state lives in processes"
+    ));
+}
+
+#[test]
+fn force_never_passes_overlap_persist_or_snapshot() {
+    let text = "
+version: 1
+sandboxes: { b: { network: false, cache: force } }
+steps:
+  one: { run: a }
+  two: { run: b, needs: [] }
+";
+    assert!(states(text, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("refused, its sandbox may run two steps at once")));
+    let persist = CHAIN.replace(
+        "network: false",
+        "network: false, persist: true, cache: force",
+    );
+    assert!(states(&persist, CacheSwitch::Manifest)
+        .iter()
+        .all(|s| s.ends_with("refused, its sandbox is persistent")));
+}

@@ -11,7 +11,7 @@
 //! - `env.X`: `X` is listed under `env:` or passed explicitly;
 //! - `steps.X`: `X` is a step this one waits for (through `needs` or script
 //!   order, directly or not), and `steps.X.F` is a field of what the step
-//!   will see: `status`, `exit_code`, `stdout`, `outputs` (and `vars`,
+//!   will see: `status`, `exit_code`, `stdout`, `stderr`, `outputs` (and `vars`,
 //!   `result`, `error` when `X` is a `python` step), or `instances` for a
 //!   fanned-out step on another sandbox (the same rule as
 //!   [`super::Plan::context_with_results`]);
@@ -46,12 +46,13 @@ const RECIPE_ROOTS_HINT: &str = "a recipe's templates read `inputs`, the caller'
 /// What `job` has.
 const JOB_KEYS: [&str; 2] = ["name", "id"];
 /// What a step result has (see [`crate::template::StepResult`]).
-const RESULT_KEYS: [&str; 4] = ["status", "exit_code", "stdout", "outputs"];
+const RESULT_KEYS: [&str; 5] = ["status", "exit_code", "stdout", "stderr", "outputs"];
 /// What a `python` step's result has (see [`crate::template::PythonResult`]).
-const PYTHON_RESULT_KEYS: [&str; 7] = [
+const PYTHON_RESULT_KEYS: [&str; 8] = [
     "status",
     "exit_code",
     "stdout",
+    "stderr",
     "outputs",
     "vars",
     "result",
@@ -63,12 +64,12 @@ fn result_keys(decl: &StepDecl) -> (&'static [&'static str], &'static str) {
     if matches!(decl.action, Action::Python(_)) {
         (
             &PYTHON_RESULT_KEYS,
-            "`status`, `exit_code`, `stdout`, `outputs`, `vars`, `result` and `error`",
+            "`status`, `exit_code`, `stdout`, `stderr`, `outputs`, `vars`, `result` and `error`",
         )
     } else {
         (
             &RESULT_KEYS,
-            "`status`, `exit_code`, `stdout` and `outputs`",
+            "`status`, `exit_code`, `stdout`, `stderr` and `outputs`",
         )
     }
 }

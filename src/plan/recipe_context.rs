@@ -142,6 +142,7 @@ impl Plan {
             status,
             exit_code: last.exit_code,
             stdout: last.stdout.clone(),
+            stderr: last.stderr.clone(),
             outputs,
             python: None,
         })

@@ -931,9 +931,9 @@ steps:
         text,
         &[
             ("11:46", "undefined variable `steps.grade.exitcode`", Some("did you mean `steps.grade.exit_code`?")),
-            ("11:73", "undefined variable `steps.grade.instances`", Some("step `grade` runs on the same sandbox as `record`, so `steps.grade` is the result of the same matrix combination, with `status`, `exit_code`, `stdout` and `outputs`")),
-            ("16:55", "undefined variable `steps.grade.exit_code`", Some("step `grade` runs on each of the 2 instances of sandbox `grader`, so step `report` reads `steps.grade.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `outputs`, `sandbox` and `matrix`")),
-            ("16:110", "undefined variable `steps.solo.instances`", Some("step `solo` runs on one sandbox instance, so `steps.solo` is its result, with `status`, `exit_code`, `stdout` and `outputs`")),
+            ("11:73", "undefined variable `steps.grade.instances`", Some("step `grade` runs on the same sandbox as `record`, so `steps.grade` is the result of the same matrix combination, with `status`, `exit_code`, `stdout`, `stderr` and `outputs`")),
+            ("16:55", "undefined variable `steps.grade.exit_code`", Some("step `grade` runs on each of the 2 instances of sandbox `grader`, so step `report` reads `steps.grade.instances`: a list with one result per instance, each with `status`, `exit_code`, `stdout`, `stderr`, `outputs`, `sandbox` and `matrix`")),
+            ("16:110", "undefined variable `steps.solo.instances`", Some("step `solo` runs on one sandbox instance, so `steps.solo` is its result, with `status`, `exit_code`, `stdout`, `stderr` and `outputs`")),
         ],
     );
 }
@@ -1172,9 +1172,9 @@ steps:
         &[
             ("4:26", "undefined variable `vars.nope`", Some("define `nope` under `vars:`, or pass `--var nope=VALUE`")),
             ("9:17", "undefined variable `vars.n`", Some("define `n` under `vars:`, or pass `--var n=VALUE`")),
-            ("10:92", "undefined variable `steps.sh.vars`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+            ("10:92", "undefined variable `steps.sh.vars`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout`, `stderr` and `outputs`")),
             ("10:114", "undefined variable `steps.calc.varz`", Some("did you mean `steps.calc.vars`?")),
-            ("10:136", "undefined variable `steps.sh.error`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout` and `outputs`")),
+            ("10:136", "undefined variable `steps.sh.error`", Some("only `python` steps have `vars`, `result` and `error`; step `sh` is a `run` step, whose result has `status`, `exit_code`, `stdout`, `stderr` and `outputs`")),
         ],
     );
 }

@@ -297,6 +297,7 @@ pub(crate) fn job_line(event: &EventKind, record: &str, color: bool) -> Option<S
         status,
         duration_ms,
         succeeded,
+        cached,
         allowed,
         failed,
         skipped,
@@ -317,13 +318,18 @@ pub(crate) fn job_line(event: &EventKind, record: &str, color: bool) -> Option<S
     } else {
         format!("{failed} failed")
     };
+    let cached = if *cached > 0 {
+        format!(", {cached} cached")
+    } else {
+        String::new()
+    };
     let allowed = if *allowed > 0 {
         format!(", {allowed} failed (allowed)")
     } else {
         String::new()
     };
     Some(format!(
-        "job {word} in {:.1}s: {succeeded} succeeded{allowed}, {failed}, {skipped} skipped; record: {record}",
+        "job {word} in {:.1}s: {succeeded} succeeded{cached}{allowed}, {failed}, {skipped} skipped; record: {record}",
         *duration_ms as f64 / 1000.0
     ))
 }

@@ -210,6 +210,7 @@ fn slow_skipped_and_the_end() -> Vec<EventKind> {
             exit_code: 1,
             duration_ms: 15_000,
             succeeded: 1,
+            cached: 0,
             allowed: 1,
             failed: 2,
             skipped: 1,

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::event::{Artifact, EventKind, StepStatus};
 use crate::plan::{Plan, RenderedAction, RenderedStep};
 use crate::sandbox::Sandbox;
-use crate::template::{Context, ResultStatus, StepResult};
+use crate::template::{Context, PythonResult, ResultStatus, StepResult};
 
 /// Look step `i` up, rendered as `rendered`.
 pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Lookup {
@@ -48,7 +48,7 @@ pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> L
 /// What of `entry` is gone (its image, or a blob), if anything.
 pub(super) async fn gone(engine: &Engine, dir: &CacheDir, entry: &Entry) -> Option<&'static str> {
     if let Some(image) = &entry.image {
-        if !matches!(engine.inspect_image(image).await, Ok(Some(_))) {
+        if !matches!(engine.image_exists(image).await, Ok(true)) {
             return Some("its cached image is gone");
         }
     }
@@ -72,9 +72,11 @@ async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> 
     } else {
         let spec = &rt.plan.sandboxes[step.sandbox].spec;
         rt.provision.image_ready(step.sandbox).await.ok()?;
-        let engine = rt.provision.engine();
-        let info = engine.inspect_image(spec.image()).await.ok()??;
-        let k = base_key(spec, &info.id);
+        let id = rt
+            .cache
+            .image_id(rt.provision.engine(), spec.image())
+            .await?;
+        let k = base_key(spec, &id);
         rt.cache.set_base(step.sandbox, k);
         k
     };
@@ -194,8 +196,9 @@ pub(super) fn hit_result(entry: &Entry) -> StepResult {
         status: ResultStatus::Success,
         exit_code: entry.exit_code,
         stdout: entry.stdout.clone(),
+        stderr: entry.stderr.clone(),
         outputs: entry.outputs.clone(),
-        python: None,
+        python: entry.python.clone(),
     }
 }
 
@@ -274,14 +277,16 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
             .values()
             .fold(s.to_string(), |s, v| s.replace(v, "***"))
     };
-    let mut stdout = mask(&result.stdout);
-    if stdout.len() > STDOUT_KEPT {
-        let mut cut = STDOUT_KEPT;
-        while !stdout.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        stdout.truncate(cut);
-    }
+    let kept = |s: &str| {
+        let mut s = mask(s);
+        s.truncate(s.floor_char_boundary(STDOUT_KEPT));
+        s
+    };
+    let python = result.python.as_ref().map(|p| PythonResult {
+        vars: p.vars.iter().map(|(k, v)| (k.clone(), mask(v))).collect(),
+        result: p.result.as_deref().map(mask),
+        error: p.error.as_deref().map(mask),
+    });
     let mut files = Vec::new();
     if let RenderedAction::Pull { src, dst } = &rendered.action {
         let step = &rt.plan.steps[i];
@@ -308,7 +313,9 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
             .iter()
             .map(|(k, v)| (k.clone(), mask(v)))
             .collect(),
-        stdout,
+        stdout: kept(&result.stdout),
+        stderr: kept(&result.stderr),
+        python,
         files,
         size: 0,
         created: std::time::SystemTime::now()

@@ -51,6 +51,8 @@ pub(super) struct CacheRun {
     chains: Mutex<Vec<Chain>>,
     /// What each pull brought back, kept for its entry.
     pulled: Mutex<Vec<Vec<Artifact>>>,
+    /// Engine image ids by the reference sandboxes name (one inspect each).
+    image_ids: Mutex<BTreeMap<String, String>>,
 }
 
 impl CacheRun {
@@ -65,6 +67,7 @@ impl CacheRun {
             secret_key,
             chains: Mutex::new(vec![Chain::default(); plan.sandboxes.len()]),
             pulled: Mutex::new(vec![Vec::new(); plan.steps.len()]),
+            image_ids: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -128,6 +131,29 @@ impl CacheRun {
 
     pub fn set_parent(&self, sb: usize, image: String) {
         self.chains()[sb].parent = Some(image);
+    }
+
+    /// The engine id of image `reference`, asked once per job.
+    pub async fn image_id(
+        &self,
+        engine: &crate::engine::Engine,
+        reference: &str,
+    ) -> Option<String> {
+        let known = self
+            .image_ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(reference)
+            .cloned();
+        if known.is_some() {
+            return known;
+        }
+        let id = engine.image_id(reference).await.ok()??;
+        self.image_ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(reference.to_string(), id.clone());
+        Some(id)
     }
 
     pub fn keep_pulled(&self, i: usize, artifacts: &[Artifact]) {

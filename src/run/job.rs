@@ -290,6 +290,7 @@ impl Job {
             exit_code: recorded_exit_code(status),
             duration_ms: duration.as_millis() as u64,
             succeeded: counts.succeeded,
+            cached: counts.cached,
             allowed: counts.allowed,
             failed: counts.failed,
             skipped: counts.skipped,

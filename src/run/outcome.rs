@@ -15,6 +15,8 @@ use crate::store::RecordFailure;
 pub struct StepCounts {
     /// Succeeded.
     pub succeeded: usize,
+    /// Served from the step cache (a success, kept).
+    pub cached: usize,
     /// Failed with `allow_failure` set.
     pub allowed: usize,
     /// Failed or timed out (allowed failures not included).
@@ -30,8 +32,8 @@ impl StepCounts {
         let mut c = StepCounts::default();
         for s in statuses {
             match s {
-                // A cached step's result is a success's, kept.
-                StepStatus::Succeeded | StepStatus::Cached => c.succeeded += 1,
+                StepStatus::Succeeded => c.succeeded += 1,
+                StepStatus::Cached => c.cached += 1,
                 StepStatus::FailedAllowed => c.allowed += 1,
                 StepStatus::Failed | StepStatus::TimedOut => c.failed += 1,
                 StepStatus::Skipped | StepStatus::Cancelled => c.skipped += 1,
@@ -64,13 +66,14 @@ pub struct ApplyOutcome {
 mod tests {
     use super::StepCounts;
     use crate::event::StepStatus::{
-        Cancelled, Failed, FailedAllowed, Skipped, Succeeded, TimedOut,
+        Cached, Cancelled, Failed, FailedAllowed, Skipped, Succeeded, TimedOut,
     };
 
     #[test]
     fn a_timeout_counts_as_a_failure_and_a_cancellation_as_not_run() {
         let c = StepCounts::of(&[
             Succeeded,
+            Cached,
             Failed,
             TimedOut,
             FailedAllowed,
@@ -81,6 +84,7 @@ mod tests {
             c,
             StepCounts {
                 succeeded: 1,
+                cached: 1,
                 allowed: 1,
                 failed: 2,
                 skipped: 2

@@ -153,6 +153,7 @@ fn finish_attempt(
         status: status.into(),
         exit_code: outcome.exit_code,
         stdout: outcome.stdout,
+        stderr: outcome.stderr,
         outputs: outcome.outputs,
         python: outcome.python,
     };

@@ -266,6 +266,7 @@ mod tests {
             exit_code: 1,
             duration_ms: 5,
             succeeded: 1,
+            cached: 0,
             allowed: 0,
             failed: 1,
             skipped: 0,

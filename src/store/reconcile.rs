@@ -299,6 +299,7 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
             exit_code: d.exit_code,
             duration_ms: u64::try_from((now - record.started).whole_milliseconds()).unwrap_or(0),
             succeeded: count(&|s| s == StepStatus::Succeeded),
+            cached: count(&|s| s == StepStatus::Cached),
             allowed: count(&|s| s == StepStatus::FailedAllowed),
             failed: count(&|s| matches!(s, StepStatus::Failed | StepStatus::TimedOut)),
             skipped: count(&|s| matches!(s, StepStatus::Skipped | StepStatus::Cancelled)),

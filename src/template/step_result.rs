@@ -84,6 +84,8 @@ pub struct StepResult {
     pub exit_code: Option<i64>,
     /// Captured standard output of a `run` (as capped).
     pub stdout: String,
+    /// Captured standard error, as capped.
+    pub stderr: String,
     /// Named outputs the step produced.
     pub outputs: IndexMap<String, String>,
     /// What a `python` step adds (`vars`, `result`, `error`), flattened
@@ -98,7 +100,7 @@ pub struct StepResult {
 /// `result` and `error` are serialized as null when absent (not left out),
 /// so `{% if steps.x.error %}` works without `is defined` even though
 /// templates treat undefined names as errors.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PythonResult {
     /// Variables the call created or changed: name → short summary
     /// (type and a truncated repr), in the order the kernel reports them.

@@ -98,7 +98,7 @@ fn python_fields_appear_only_for_python_steps() {
     };
     assert_eq!(
         serde_json::to_value(&run).unwrap(),
-        json!({"status": "success", "exit_code": 0, "stdout": "", "outputs": {}})
+        json!({"status": "success", "exit_code": 0, "stdout": "", "stderr": "", "outputs": {}})
     );
     let python = StepResult {
         python: Some(PythonResult {
@@ -110,7 +110,7 @@ fn python_fields_appear_only_for_python_steps() {
     };
     assert_eq!(
         serde_json::to_value(&python).unwrap(),
-        json!({"status": "success", "exit_code": 0, "stdout": "", "outputs": {},
+        json!({"status": "success", "exit_code": 0, "stdout": "", "stderr": "", "outputs": {},
                "vars": {"x": "int: 41"}, "result": "41", "error": null})
     );
     let mut c = ctx();

@@ -18,6 +18,7 @@ mod bench_job;
 mod blocking;
 mod cache;
 mod cache_housekeeping;
+mod cache_results;
 mod cache_resume;
 mod cli;
 mod containment;

@@ -3,13 +3,22 @@
 
 use super::{Decoder, Node, NodeKind, Obj, Spanned};
 use crate::manifest::keys::CACHE_FILE_KEYS;
-use crate::manifest::step_decl::CacheInput;
+use crate::manifest::step_decl::{CacheChoice, CacheInput};
 
 impl Decoder<'_> {
-    /// `cache:`, a boolean, with where it is written.
-    pub(super) fn cache_flag(&mut self, obj: &Obj<'_>) -> Option<Spanned<bool>> {
+    /// `cache:`, `true`, `false` or `force`, with where it is written.
+    pub(super) fn cache_flag(&mut self, obj: &Obj<'_>) -> Option<Spanned<CacheChoice>> {
         let n = obj.value("cache")?;
-        self.boolean(n, "cache").map(|b| Spanned::new(b, n.span))
+        let choice = match &n.kind {
+            NodeKind::Bool(true) => CacheChoice::On,
+            NodeKind::Bool(false) => CacheChoice::Off,
+            NodeKind::Str(s) if s == "force" => CacheChoice::Force,
+            _ => {
+                self.type_error(n, "cache", "a boolean or `force`");
+                return None;
+            }
+        };
+        Some(Spanned::new(choice, n.span))
     }
 
     /// `cache_key:`: a string, or a list of strings and `{file: PATH}` maps.

@@ -52,7 +52,7 @@ pub(crate) struct Decoded {
     pub sandboxes: IndexMap<String, SandboxDecl>,
     pub steps: IndexMap<String, StepDecl>,
     pub secrets: IndexMap<String, crate::manifest::SecretDecl>,
-    pub cache: Option<Spanned<bool>>,
+    pub cache: Option<Spanned<crate::manifest::CacheChoice>>,
 }
 
 /// Decode a parsed manifest; `kdl` accepts kebab-case spellings of keys.

@@ -70,9 +70,13 @@ fn push_heading(md: &mut String, tally: &Tally) {
         code(&tally.instance),
         tally.duration_ms as f64 / 1000.0
     );
+    let cached = match tally.count(StepStatus::Cached) {
+        0 => String::new(),
+        n => format!(", {n} cached"),
+    };
     let _ = writeln!(
         md,
-        "{} succeeded, {} failed (allowed: {}), {} timed out, {} skipped, {} cancelled · record: `{}`\n",
+        "{} succeeded{cached}, {} failed (allowed: {}), {} timed out, {} skipped, {} cancelled · record: `{}`\n",
         tally.count(StepStatus::Succeeded),
         tally.count(StepStatus::Failed),
         tally.count(StepStatus::FailedAllowed),

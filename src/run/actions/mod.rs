@@ -85,6 +85,8 @@ pub struct Attempt {
     pub exit_code: Option<i64>,
     /// Its stdout, up to [`STDOUT_IN_CONTEXT`], for templates.
     pub stdout: String,
+    /// Its stderr, as much.
+    pub stderr: String,
     /// `key=value` outputs a `run` wrote.
     pub outputs: IndexMap<String, String>,
     /// Files a `pull` brought back.
@@ -122,6 +124,7 @@ impl Default for Attempt {
             result: Ok(()),
             exit_code: None,
             stdout: String::new(),
+            stderr: String::new(),
             outputs: IndexMap::new(),
             artifacts: Vec::new(),
             python: None,

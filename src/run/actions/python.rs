@@ -94,10 +94,12 @@ impl Kernels {
         };
         let mut stdout = r.output;
         stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+        stderr.truncate(stderr.floor_char_boundary(STDOUT_IN_CONTEXT));
         Attempt {
             result,
             exit_code: Some(exit_code),
             stdout,
+            stderr,
             python: Some(PythonResult {
                 vars,
                 result: r.result,

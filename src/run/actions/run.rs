@@ -61,16 +61,20 @@ pub(super) async fn run(
     };
     let mut heard = protocol.map(|Protocol::Ndjson| Heard::default());
     let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
     let mut cap = CappedOutput::new(options.max_output.bytes());
     let mut sink = |k: StreamKind, d: &[u8]| {
         printed += d.len() as u64;
         if printed >= output_limit {
             stop.cancel();
         }
-        if k == StreamKind::Stdout && stdout.len() < STDOUT_IN_CONTEXT {
-            let room = STDOUT_IN_CONTEXT - stdout.len();
-            stdout.extend_from_slice(&d[..d.len().min(room)]);
-        }
+        let kept = if k == StreamKind::Stdout {
+            &mut stdout
+        } else {
+            &mut stderr
+        };
+        let room = STDOUT_IN_CONTEXT.saturating_sub(kept.len());
+        kept.extend_from_slice(&d[..d.len().min(room)]);
         match (&mut heard, k) {
             (Some(h), StreamKind::Stdout) => h.stdout(ctx, &String::from_utf8_lossy(d)),
             _ => ctx.output(k, &String::from_utf8_lossy(d)),
@@ -89,6 +93,7 @@ pub(super) async fn run(
         ctx.output(StreamKind::Stderr, &cap.notice());
     }
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
     let output_full = limits.output.is_some() && printed >= output_limit;
     let o = match outcome {
         Ok(o) => o,
@@ -100,12 +105,14 @@ pub(super) async fn run(
             let passed = limits::passed(limits, &ending);
             return Attempt {
                 stdout,
+                stderr,
                 ..Attempt::failed(passed.map_or(StepError::Cancelled, StepError::Limit))
             };
         }
         Err(e) => {
             return Attempt {
                 stdout,
+                stderr,
                 ..Attempt::failed(ctx.error(e))
             }
         }
@@ -145,6 +152,7 @@ pub(super) async fn run(
         result,
         exit_code: Some(o.exit_code),
         stdout,
+        stderr,
         outputs,
         usage: o.usage.map(|u| Usage {
             cpu_user_ms: u.cpu_user_ms,

@@ -88,10 +88,13 @@ impl Sessions {
         };
         let mut stdout = r.output;
         stdout.truncate(stdout.floor_char_boundary(STDOUT_IN_CONTEXT));
+        let mut stderr = r.stderr;
+        stderr.truncate(stderr.floor_char_boundary(STDOUT_IN_CONTEXT));
         Attempt {
             result,
             exit_code: Some(r.exit_code),
             stdout,
+            stderr,
             ..Attempt::default()
         }
     }
