@@ -2,8 +2,10 @@
 # The step cache's figures, both engines interleaved in one run:
 #
 #   1. examples/stm32: a run without the cache, the first `--cache` run
-#      (commits and entries), and a second one with nothing changed (every
-#      step `cached`, the artifacts byte-identical to the first run's);
+#      (commits and entries), a second one with nothing changed (every
+#      step `cached`, the artifacts byte-identical to the first run's), and
+#      one after a change to one board's source (only its chain reruns,
+#      checked from NDJSON);
 #   2. `--resume last` after a failure injected at the last step of a
 #      six-step chain (five steps of 2 s each), against a full rerun of the
 #      fixed job without the cache.
@@ -76,6 +78,15 @@ for ((r = 0; r < rounds; r++)); do
     ((steps == cached)) || { echo "bench-cache: $engine: $cached of $steps steps cached" >&2; exit 1; }
     diff -r "$d/out.plain" "$d/out" >/dev/null \
       || { echo "bench-cache: $engine: the cached artifacts differ" >&2; exit 1; }
+    # One source file of one board changed: only that board's chain reruns.
+    printf '\n/* changed */\n' >>"$d/boards/blinky/main.c"
+    fig[$engine.one]+=" $(cd "$d" && timed 0 "$pd" apply job.yaml --cache --output ndjson)"
+    # `timed` leaves the command's output in $work/out.
+    hits=$(grep '"event":"step_finished"' "$work/out" | grep '"status":"cached"' | grep -c 'board=hello' || true)
+    runs=$(grep '"event":"step_finished"' "$work/out" | grep '"status":"succeeded"' | grep -c 'board=blinky' || true)
+    others=$(grep '"event":"step_finished"' "$work/out" | grep -c 'board=' || true)
+    ((hits + runs == others && hits > 0 && runs > 0)) \
+      || { echo "bench-cache: $engine: a changed blinky source: $hits hello hits, $runs blinky runs of $others" >&2; exit 1; }
     (cd "$d" && "$pd" cache prune -q >/dev/null 2>&1 || true)
 
     # 2. resume after a failure at the chain's last step.
@@ -100,10 +111,11 @@ for engine in "${engines[@]}"; do
   {
     plain=$(median ${fig[$engine.plain]}) cold=$(median ${fig[$engine.cold]})
     warm=$(median ${fig[$engine.warm]}) resume=$(median ${fig[$engine.resume]})
-    full=$(median ${fig[$engine.full]})
+    full=$(median ${fig[$engine.full]}) one=$(median ${fig[$engine.one]})
   }
-  printf '%s: stm32 without the cache %.2f s, first --cache %.2f s (+%s%%), second %.2f s (%s%%)\n' \
-    "$engine" "$plain" "$cold" "$(share "$(echo "$cold - $plain" | bc)" "$plain")" "$warm" "$(share "$warm" "$plain")"
+  printf '%s: stm32 without the cache %.2f s, first --cache %.2f s (+%s%%), second %.2f s (%s%%), one board changed %.2f s (%s%%)\n' \
+    "$engine" "$plain" "$cold" "$(share "$(echo "$cold - $plain" | bc)" "$plain")" "$warm" "$(share "$warm" "$plain")" \
+    "$one" "$(share "$one" "$plain")"
   printf '%s: chain full rerun %.2f s, --resume last %.2f s (%s%%)\n' \
     "$engine" "$full" "$resume" "$(share "$resume" "$full")"
 done
