@@ -96,7 +96,8 @@ impl Conn {
                     }
                 }
             }
-            wr.write_all(&wire::frame(wire::tag::STDIN_CLOSE, &[])).await
+            wr.write_all(&wire::frame(wire::tag::STDIN_CLOSE, &[]))
+                .await
         };
         let read = async {
             loop {
@@ -120,7 +121,11 @@ impl Conn {
             sent = &mut send => {
                 // The exit may be on its way even when the send failed.
                 let got = read.await;
-                if got.is_ok() { Ok(()) } else { sent.and(got) }
+                if got.is_ok() {
+                    got
+                } else {
+                    sent.and(got)
+                }
             }
         }
     }

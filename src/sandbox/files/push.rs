@@ -219,7 +219,11 @@ pub(super) fn relative(target: &str, anchor: &str) -> PathBuf {
 }
 
 /// Build the tar; returns the report and the archive's top-level names.
-pub(super) fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, Vec<String>)> {
+pub(super) fn pack(
+    source: Source,
+    rel: &Path,
+    out: ChannelWriter,
+) -> Result<(CopyReport, Vec<String>)> {
     let io = |e| Error::io("pack files for the sandbox", e);
     let mut b = tar::Builder::new(out);
     b.follow_symlinks(false);
