@@ -118,13 +118,13 @@ impl Conn {
         tokio::pin!(read);
         tokio::select! {
             r = &mut read => r,
-            sent = &mut send => {
+            written = &mut send => {
                 // The exit may be on its way even when the send failed.
                 let got = read.await;
                 if got.is_ok() {
                     got
                 } else {
-                    sent.and(got)
+                    written.and(got)
                 }
             }
         }

@@ -50,9 +50,9 @@ impl Sandbox {
             .map(String::from)
             .to_vec();
         let fed = self.agent_feed(argv, body).await?;
-        let packed = packer.await.map_err(|e| join_error(&e))?;
+        let pack_result = packer.await.map_err(|e| join_error(&e))?;
         match fed {
-            Some(f) if f.code == 0 => Ok(Some(packed?.0)),
+            Some(f) if f.code == 0 => Ok(Some(pack_result?.0)),
             _ => Ok(None),
         }
     }
