@@ -333,6 +333,65 @@ mod tests {
     use super::super::extract::{extract, First};
     use super::*;
 
+    fn stat_in<'a>(
+        dirs: &'a [&str],
+        files: &'a [&str],
+    ) -> impl Fn(String) -> BoxFuture<'a, Result<Option<crate::engine::PathStat>>> {
+        move |p: String| {
+            let mode = if dirs.contains(&p.as_str()) {
+                Some(0o755 | (1 << 31))
+            } else if files.contains(&p.as_str()) {
+                Some(0o644)
+            } else {
+                None
+            };
+            let stat = mode.map(|mode| crate::engine::PathStat {
+                mode,
+                ..crate::engine::PathStat::default()
+            });
+            std::future::ready(Ok(stat)).boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn destinations_resolve_to_a_target_and_the_deepest_existing_dir() {
+        let dirs = ["/", "/home", "/home/sandbox", "/home/sandbox/d"];
+        let files = ["/home/sandbox/f"];
+        let dest = |path, trailing_slash, is_dir| Dest {
+            path,
+            trailing_slash,
+            name: "src",
+            is_dir,
+        };
+        let resolve = async |d: Dest<'_>| d.resolve(stat_in(&dirs, &files)).await;
+        let pair = |t: &str, a: &str| Some((t.to_string(), a.to_string()));
+        // A tree into an existing directory: its contents land there.
+        let got = resolve(dest("/home/sandbox/d", false, true)).await.unwrap();
+        assert_eq!(got, pair("/home/sandbox/d", "/home/sandbox/d"));
+        // Into missing directories: the archive makes them.
+        let got = resolve(dest("/home/sandbox/a/b", true, true))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/a/b", "/home/sandbox"));
+        // A file into a directory, or under a new one named with a slash.
+        let got = resolve(dest("/home/sandbox/d", false, false))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/d/src", "/home/sandbox/d"));
+        let got = resolve(dest("/home/sandbox/n", true, false)).await.unwrap();
+        assert_eq!(got, pair("/home/sandbox/n/src", "/home/sandbox"));
+        let got = resolve(dest("/home/sandbox/n", false, false))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/n", "/home/sandbox"));
+        // A tree cannot replace a file.
+        let err = resolve(dest("/home/sandbox/f", false, true)).await;
+        assert!(matches!(err, Err(Error::PathConflict { .. })));
+        // Nothing exists, not even `/`: the sandbox is gone.
+        let none = dest("/x", false, true).resolve(stat_in(&[], &[])).await;
+        assert_eq!(none.unwrap(), None);
+    }
+
     #[test]
     fn extracts_a_tree_with_modes_links_and_empty_dirs() {
         let src = tempfile::tempdir().unwrap();
