@@ -1,6 +1,6 @@
 //! Push through the sandbox's helper: one request stats the destination and
-//! its parents, a second extracts the tar with the image's `tar`, as the
-//! sandbox's user. Each is a round trip on the helper's socket instead of
+//! its parents (one `stat`), a second extracts the tar with the image's
+//! `tar`, as the sandbox's user. Each is a round trip on the helper's socket instead of
 //! several engine execs as root (about 100 ms a push before), and the
 //! files are the user's without a `chown`.
 //!
@@ -19,11 +19,10 @@ use super::{join_error, via_exec::parse_stat, CopyReport};
 use crate::engine::transport::{channel_body, full};
 use crate::engine::PathStat;
 use crate::error::Result;
-use crate::sandbox::run::sh;
 use crate::sandbox::Sandbox;
 
-/// One `%f %s` line per path, `-` for one that cannot be stat'ed.
-const STATS: &str = r#"for p; do stat -c '%f %s' -- "$p" 2>/dev/null || echo -; done"#;
+/// `stat`'s line for each path that exists: raw mode in hex, size, path.
+const STAT_FORMAT: &str = "%f %s %n";
 
 impl Sandbox {
     /// Push `source` to `to` through the helper; `Ok(None)` when the
@@ -59,31 +58,42 @@ impl Sandbox {
     }
 
     /// What `stat` says of every path [`Dest::resolve`] may ask about: the
-    /// destination, the name inside it, and each parent up to `/`.
+    /// destination, the name inside it, and each parent up to `/`, in one
+    /// `stat` (it exits 1 when some are missing: those print no line).
     async fn stats_via_agent(&self, to: &Dest<'_>) -> Option<HashMap<String, Option<PathStat>>> {
+        if to.path.contains('\n') || to.name.contains('\n') {
+            return None;
+        }
         let mut paths = vec![to.path.to_string(), super::join(to.path, to.name)];
         let mut p = to.path;
         while p != "/" {
             p = super::split(p).0;
             paths.push(p.to_string());
         }
-        let mut argv = sh(STATS);
-        argv.push("sh".into());
+        let mut argv = ["stat", "-c", STAT_FORMAT, "--"].map(String::from).to_vec();
         argv.extend(paths.iter().cloned());
         let Ok(Some(fed)) = self.agent_feed(argv, full(Vec::new())).await else {
             return None;
         };
         let text = String::from_utf8_lossy(&fed.stdout);
-        let lines: Vec<&str> = text.lines().collect();
-        if fed.code != 0 || lines.len() != paths.len() {
-            return None;
+        let mut found: HashMap<&str, &str> = HashMap::new();
+        for line in text.lines() {
+            let mut f = line.splitn(3, ' ');
+            if let (Some(mode), Some(size), Some(path)) = (f.next(), f.next(), f.next()) {
+                found.insert(path, &line[..mode.len() + 1 + size.len()]);
+            }
         }
-        Some(
-            paths
-                .iter()
-                .zip(lines)
-                .map(|(p, l)| (p.clone(), parse_stat(l, p)))
-                .collect(),
-        )
+        // `/` always exists: without it, `stat` did not run as expected.
+        found.get("/")?;
+        let stats = paths
+            .iter()
+            .map(|p| {
+                (
+                    p.clone(),
+                    found.get(p.as_str()).and_then(|l| parse_stat(l, p)),
+                )
+            })
+            .collect();
+        Some(stats)
     }
 }
