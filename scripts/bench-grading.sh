@@ -94,6 +94,14 @@ after=$(strays)
 echo "engine=$engine submissions=$n jobs=$jobs"
 echo "pocketdock: ${pd_s}s, verdicts: $verdicts, containers: $created, peak RSS: $(( $(cat "$work/rss") / 1024 )) MiB"
 echo "engine processes: before=$before after=$after"
+# Where the time goes: each part of the recipe's median and slowest step.
+grep '"event":"step_finished"' "$work/events" \
+  | sed -E 's/.*"step":"([^@"]*)@[^"]*".*"duration_ms":([0-9]+).*/\1 \2/' \
+  | sort -k1,1 -k2,2n \
+  | awk '{ d[$1] = d[$1] " " $2; n[$1]++ }
+         END { for (s in d) { split(substr(d[s], 2), v, " ");
+               printf "  %-18s n=%d median=%d ms max=%d ms\n", s, n[s], v[int((n[s] + 1) / 2)], v[n[s]] } }' \
+  | sort
 
 if [ "${LOOP:-1}" = 1 ]; then
   start=$(date +%s.%N)

@@ -355,6 +355,9 @@ impl<R: StepRunner> Loop<'_, R> {
         let sb = self.graph.sandbox[i];
         self.left[sb] -= 1;
         if self.left[sb] == 0 {
+            // A finished release is kept until joined: reap those, so a
+            // long matrix does not hold one per sandbox instance.
+            while self.releases.try_join_next().is_some() {}
             let r = Arc::clone(&self.runner);
             self.releases.spawn(async move { r.release(sb).await });
         }

@@ -416,6 +416,11 @@ impl Recorder {
             }
         }
         self.note_cuts();
+        // A finished step's log is whole: close it, so a long job keeps no
+        // buffer or open file per step it ran.
+        if let EventKind::StepFinished { step, .. } = &event.kind {
+            self.logs.remove(step);
+        }
         let path = self.dir.join(HISTORY_FILE);
         self.retried(&path, |r| r.append_history(&HistoryEntry::Job(event)));
         self.save_now();

@@ -75,6 +75,61 @@ impl Conn {
         }
     }
 
+    /// Send `input` as stdin frames, then close stdin, while handing each
+    /// frame from the helper to `each` until it returns true. Both at once,
+    /// so that a command writing much while it reads cannot stall either
+    /// side. A send that fails once the command has ended is no error.
+    pub(crate) async fn feed(
+        &mut self,
+        mut input: crate::engine::transport::Body,
+        each: &mut (dyn FnMut(u8, Bytes) -> bool + Send),
+    ) -> io::Result<()> {
+        use http_body_util::BodyExt;
+        let Conn { stream, buf } = self;
+        let (mut rd, mut wr) = stream.split();
+        let send = async {
+            while let Some(frame) = input.frame().await {
+                let frame = frame.map_err(io::Error::other)?;
+                if let Ok(data) = frame.into_data() {
+                    for part in data.chunks(wire::CHUNK) {
+                        wr.write_all(&wire::frame(wire::tag::STDIN, part)).await?;
+                    }
+                }
+            }
+            wr.write_all(&wire::frame(wire::tag::STDIN_CLOSE, &[]))
+                .await
+        };
+        let read = async {
+            loop {
+                if let Some((tag, range)) = wire::split_frame(buf)? {
+                    let whole = buf.split_to(range.end).freeze();
+                    if each(tag, whole.slice(range)) {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                buf.reserve(wire::CHUNK);
+                if rd.read_buf(buf).await? == 0 {
+                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+                }
+            }
+        };
+        tokio::pin!(send);
+        tokio::pin!(read);
+        tokio::select! {
+            r = &mut read => r,
+            written = &mut send => {
+                // The exit may be on its way even when the send failed.
+                let got = read.await;
+                if got.is_ok() {
+                    got
+                } else {
+                    written.and(got)
+                }
+            }
+        }
+    }
+
     /// One request answered by one [`wire::tag::ACK`] frame, within `limit`.
     pub(crate) async fn ask(
         socket: &Path,

@@ -224,6 +224,34 @@ impl AgentRun {
     }
 }
 
+/// Output kept of a command run for pocketdock's own use.
+const KEPT: usize = 4096;
+
+fn keep(buf: &mut Vec<u8>, data: &[u8]) {
+    let room = KEPT.saturating_sub(buf.len());
+    buf.extend_from_slice(&data[..data.len().min(room)]);
+}
+
+/// How a command run by [`Sandbox::agent_feed`] ended.
+#[derive(Debug)]
+pub(crate) struct Fed {
+    /// Exit code.
+    pub code: i64,
+    /// The start of its stdout.
+    pub stdout: Vec<u8>,
+}
+
+fn finished(
+    exit: Option<std::result::Result<i64, wire::Malformed>>,
+    stdout: Vec<u8>,
+) -> Result<Option<Fed>> {
+    match exit {
+        Some(Ok(code)) => Ok(Some(Fed { code, stdout })),
+        Some(Err(m)) => Err(lost(m.into())),
+        None => Err(lost(std::io::ErrorKind::UnexpectedEof.into())),
+    }
+}
+
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(lost)`
 fn lost(e: std::io::Error) -> Error {
     Error::Protocol {
@@ -303,6 +331,46 @@ impl Sandbox {
             Ok(None) => Err(unavailable(&self.name, "it closed the connection")),
             Err(e) => Err(unavailable(&self.name, &e.to_string())),
         }
+    }
+
+    /// Run `argv` as the sandbox's user through the helper with `input` as
+    /// its stdin: its exit code and the start of its stdout.
+    /// `Ok(None)`: no helper took it; use the engine's exec.
+    pub(crate) async fn agent_feed(
+        &self,
+        argv: Vec<String>,
+        input: crate::engine::transport::Body,
+    ) -> Result<Option<Fed>> {
+        let marker = super::run::new_marker();
+        let request = wire::Run {
+            argv,
+            env: vec![super::run::marker::marker_env(&marker)],
+            marker,
+            stdin: true,
+            ..wire::Run::default()
+        };
+        let Some(mut run) = self.agent_run(&request).await? else {
+            return Ok(None);
+        };
+        let (mut out, mut exit) = (Vec::new(), None);
+        let mut each = |tag: u8, data: Bytes| {
+            match tag {
+                wire::tag::STDOUT => keep(&mut out, &data),
+                wire::tag::EXIT => {
+                    exit = Some(wire::Exit::decode(&data).map(|e| e.code));
+                    return true;
+                }
+                _ => {}
+            }
+            false
+        };
+        if let Some((tag, data)) = run.first.take() {
+            if each(tag, data) {
+                return finished(exit, out);
+            }
+        }
+        run.conn.feed(input, &mut each).await.map_err(lost)?;
+        finished(exit, out)
     }
 
     /// Connect, waiting for a helper launched a moment ago to listen. A

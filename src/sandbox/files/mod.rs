@@ -23,6 +23,7 @@ mod extract;
 mod list;
 mod pull;
 mod push;
+mod via_agent;
 mod via_exec;
 
 /// What a copy moved.

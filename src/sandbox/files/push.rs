@@ -2,6 +2,8 @@
 //! thread, streamed into the engine's archive upload.
 
 use std::io::Write;
+
+use futures_util::future::{BoxFuture, FutureExt};
 use std::path::{Path, PathBuf};
 
 use super::{container_path, join, join_error, split, CopyReport};
@@ -12,7 +14,8 @@ use crate::sandbox::run::sh;
 use crate::sandbox::Sandbox;
 
 /// What goes into the sandbox.
-enum Source {
+#[derive(Clone)]
+pub(super) enum Source {
     Path { path: PathBuf, is_dir: bool },
     Bytes(Vec<u8>),
 }
@@ -59,58 +62,28 @@ impl Sandbox {
         self.mark_active().await;
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
+        let to = Dest {
+            path: &dst,
+            trailing_slash: dst_trailing_slash,
+            name,
+            is_dir: matches!(source, Source::Path { is_dir: true, .. }),
+        };
+        if let Some(report) = self.upload_via_agent(&source, &to).await? {
+            return Ok(report);
+        }
         let via_exec = self.files_via_exec(&dst).await?;
-        let dst_stat = self.stat_on(&dst, via_exec).await?;
-        let is_dir_source = matches!(source, Source::Path { is_dir: true, .. });
-        // The path the source itself becomes.
-        let target = match (&dst_stat, is_dir_source) {
-            (Some(s), true) if !s.is_dir() => {
-                return Err(Error::PathConflict {
-                    what: name.to_string(),
-                    path: dst,
-                    reason: "it is a file, and a directory cannot replace it",
-                })
-            }
-            (Some(s), false) if s.is_dir() => join(&dst, name),
-            (None, false) if dst_trailing_slash => join(&dst, name),
-            _ => dst.clone(),
+        let stat = |p: String| self.stat_on_owned(p, via_exec).boxed();
+        let Some((target, anchor)) = to.resolve(stat).await? else {
+            // Even `/` is missing: the container is gone or stopped.
+            return Err(self
+                .explain(self.inspect().await.err().unwrap_or(Error::Api {
+                    op: "stat a container path",
+                    status: 409,
+                    message: "the sandbox is not running".into(),
+                }))
+                .await);
         };
-        if !is_dir_source && target != dst {
-            if let Some(s) = self.stat_on(&target, via_exec).await? {
-                if s.is_dir() {
-                    return Err(Error::PathConflict {
-                        what: name.to_string(),
-                        path: target,
-                        reason: "it is a directory, and a file cannot replace it",
-                    });
-                }
-            }
-        }
-        // Extract into the deepest directory that exists; the archive creates the rest.
-        let mut anchor = if is_dir_source && dst_stat.is_some() {
-            target.clone()
-        } else {
-            split(&target).0.to_string()
-        };
-        while self.stat_on(&anchor, via_exec).await?.is_none() {
-            if anchor == "/" {
-                // Even `/` is missing: the container is gone or stopped.
-                return Err(self
-                    .explain(self.inspect().await.err().unwrap_or(Error::Api {
-                        op: "stat a container path",
-                        status: 409,
-                        message: "the sandbox is not running".into(),
-                    }))
-                    .await);
-            }
-            anchor = split(&anchor).0.to_string();
-        }
-        let rel = PathBuf::from(
-            target
-                .strip_prefix(&anchor)
-                .unwrap_or("")
-                .trim_start_matches('/'),
-        );
+        let rel = relative(&target, &anchor);
 
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
@@ -131,6 +104,14 @@ impl Sandbox {
             self.chown_to_user(&anchor, &top).await?;
         }
         Ok(report)
+    }
+
+    async fn stat_on_owned(
+        &self,
+        path: String,
+        via_exec: bool,
+    ) -> Result<Option<crate::engine::PathStat>> {
+        self.stat_on(&path, via_exec).await
     }
 
     /// The archive API's stat of `path`, or through an exec.
@@ -167,8 +148,82 @@ impl Sandbox {
     }
 }
 
+/// Where a push goes, before anything in the sandbox is looked at.
+pub(super) struct Dest<'a> {
+    /// The normalized destination.
+    pub path: &'a str,
+    /// The destination was written with a trailing `/`.
+    pub trailing_slash: bool,
+    /// The source's base name.
+    pub name: &'a str,
+    /// The source is a directory.
+    pub is_dir: bool,
+}
+
+impl Dest<'_> {
+    /// The path the source itself becomes and the deepest directory on
+    /// the way that exists (the archive creates the rest), by `stat`;
+    /// `None` when even `/` is missing.
+    pub(super) async fn resolve<'s>(
+        &self,
+        stat: impl Fn(String) -> BoxFuture<'s, Result<Option<crate::engine::PathStat>>>,
+    ) -> Result<Option<(String, String)>> {
+        let dst = self.path;
+        let dst_stat = stat(dst.to_string()).await?;
+        let target = match (&dst_stat, self.is_dir) {
+            (Some(s), true) if !s.is_dir() => {
+                return Err(Error::PathConflict {
+                    what: self.name.to_string(),
+                    path: dst.to_string(),
+                    reason: "it is a file, and a directory cannot replace it",
+                })
+            }
+            (Some(s), false) if s.is_dir() => join(dst, self.name),
+            (None, false) if self.trailing_slash => join(dst, self.name),
+            _ => dst.to_string(),
+        };
+        if !self.is_dir && target != dst {
+            if let Some(s) = stat(target.clone()).await? {
+                if s.is_dir() {
+                    return Err(Error::PathConflict {
+                        what: self.name.to_string(),
+                        path: target,
+                        reason: "it is a directory, and a file cannot replace it",
+                    });
+                }
+            }
+        }
+        let mut anchor = if self.is_dir && dst_stat.is_some() {
+            target.clone()
+        } else {
+            split(&target).0.to_string()
+        };
+        while stat(anchor.clone()).await?.is_none() {
+            if anchor == "/" {
+                return Ok(None);
+            }
+            anchor = split(&anchor).0.to_string();
+        }
+        Ok(Some((target, anchor)))
+    }
+}
+
+/// `target` below `anchor`, as the archive names it.
+pub(super) fn relative(target: &str, anchor: &str) -> PathBuf {
+    PathBuf::from(
+        target
+            .strip_prefix(anchor)
+            .unwrap_or("")
+            .trim_start_matches('/'),
+    )
+}
+
 /// Build the tar; returns the report and the archive's top-level names.
-fn pack(source: Source, rel: &Path, out: ChannelWriter) -> Result<(CopyReport, Vec<String>)> {
+pub(super) fn pack(
+    source: Source,
+    rel: &Path,
+    out: ChannelWriter,
+) -> Result<(CopyReport, Vec<String>)> {
     let io = |e| Error::io("pack files for the sandbox", e);
     let mut b = tar::Builder::new(out);
     b.follow_symlinks(false);
@@ -277,6 +332,65 @@ mod tests {
 
     use super::super::extract::{extract, First};
     use super::*;
+
+    fn stat_in<'a>(
+        dirs: &'a [&str],
+        files: &'a [&str],
+    ) -> impl Fn(String) -> BoxFuture<'a, Result<Option<crate::engine::PathStat>>> {
+        move |p: String| {
+            let mode = if dirs.contains(&p.as_str()) {
+                Some(0o755 | (1 << 31))
+            } else if files.contains(&p.as_str()) {
+                Some(0o644)
+            } else {
+                None
+            };
+            let stat = mode.map(|mode| crate::engine::PathStat {
+                mode,
+                ..crate::engine::PathStat::default()
+            });
+            std::future::ready(Ok(stat)).boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn destinations_resolve_to_a_target_and_the_deepest_existing_dir() {
+        let dirs = ["/", "/home", "/home/sandbox", "/home/sandbox/d"];
+        let files = ["/home/sandbox/f"];
+        let dest = |path, trailing_slash, is_dir| Dest {
+            path,
+            trailing_slash,
+            name: "src",
+            is_dir,
+        };
+        let resolve = async |d: Dest<'_>| d.resolve(stat_in(&dirs, &files)).await;
+        let pair = |t: &str, a: &str| Some((t.to_string(), a.to_string()));
+        // A tree into an existing directory: its contents land there.
+        let got = resolve(dest("/home/sandbox/d", false, true)).await.unwrap();
+        assert_eq!(got, pair("/home/sandbox/d", "/home/sandbox/d"));
+        // Into missing directories: the archive makes them.
+        let got = resolve(dest("/home/sandbox/a/b", true, true))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/a/b", "/home/sandbox"));
+        // A file into a directory, or under a new one named with a slash.
+        let got = resolve(dest("/home/sandbox/d", false, false))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/d/src", "/home/sandbox/d"));
+        let got = resolve(dest("/home/sandbox/n", true, false)).await.unwrap();
+        assert_eq!(got, pair("/home/sandbox/n/src", "/home/sandbox"));
+        let got = resolve(dest("/home/sandbox/n", false, false))
+            .await
+            .unwrap();
+        assert_eq!(got, pair("/home/sandbox/n", "/home/sandbox"));
+        // A tree cannot replace a file.
+        let err = resolve(dest("/home/sandbox/f", false, true)).await;
+        assert!(matches!(err, Err(Error::PathConflict { .. })));
+        // Nothing exists, not even `/`: the sandbox is gone.
+        let none = dest("/x", false, true).resolve(stat_in(&[], &[])).await;
+        assert_eq!(none.unwrap(), None);
+    }
 
     #[test]
     fn extracts_a_tree_with_modes_links_and_empty_dirs() {

@@ -169,7 +169,7 @@ fn keep(buf: &mut Vec<u8>, data: &[u8]) {
 }
 
 /// `stat -c '%f %s'` (raw mode in hex, size) as the archive API's stat.
-fn parse_stat(line: &str, path: &str) -> Option<PathStat> {
+pub(super) fn parse_stat(line: &str, path: &str) -> Option<PathStat> {
     let (mode, size) = line.split_once(' ')?;
     let raw = u32::from_str_radix(mode, 16).ok()?;
     let kind = match raw & 0o170_000 {
