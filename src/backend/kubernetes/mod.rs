@@ -63,6 +63,27 @@ impl Kubernetes {
         Kubernetes::with_config(config, namespace)
     }
 
+    /// The cluster of the kubeconfig file at `path` (its current context),
+    /// in `namespace` or the context's.
+    pub async fn from_kubeconfig(
+        path: &std::path::Path,
+        namespace: Option<&str>,
+    ) -> Result<Kubernetes> {
+        let bad = |e: &dyn std::fmt::Display| Error::Kubernetes {
+            op: "read the kubeconfig",
+            detail: format!(
+                "{}: {e}\nhint: check the file's clusters and contexts",
+                path.display()
+            ),
+        };
+        let file = kube::config::Kubeconfig::read_from(path).map_err(|e| bad(&e))?;
+        let config =
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| bad(&e))?;
+        Kubernetes::with_config(config, namespace)
+    }
+
     /// The cluster `config` describes, in `namespace` or its default one.
     pub fn with_config(mut config: kube::Config, namespace: Option<&str>) -> Result<Kubernetes> {
         if let Some(ns) = namespace {
