@@ -41,13 +41,13 @@ pub enum Backend {
     Engine(Engine),
     /// A namespace of a Kubernetes cluster: a pod per sandbox.
     #[cfg(feature = "kubernetes")]
-    Kubernetes(Kubernetes),
+    Kubernetes(Box<Kubernetes>),
 }
 
 #[cfg(feature = "kubernetes")]
 impl From<Kubernetes> for Backend {
     fn from(k: Kubernetes) -> Backend {
-        Backend::Kubernetes(k)
+        Backend::Kubernetes(Box::new(k))
     }
 }
 
@@ -95,7 +95,7 @@ impl Backend {
         match self {
             Backend::Engine(e) => Backend::Engine(e.detached()),
             #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => Backend::Kubernetes(k.detached()),
+            Backend::Kubernetes(k) => Backend::Kubernetes(Box::new(k.detached())),
         }
     }
 

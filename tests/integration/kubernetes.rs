@@ -29,11 +29,11 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
         return;
     };
     let (api, backend, _cleanup) = cluster(&engine).await;
-    let mut s = spec("k8s");
-    s.set_image(image);
-    s.mem = ByteSize(96 << 20);
-    s.cpu_percent = 50;
-    let sb = Sandbox::create_on(&backend, &s)
+    let mut wanted = spec("k8s");
+    wanted.set_image(image);
+    wanted.mem = ByteSize(96 << 20);
+    wanted.cpu_percent = 50;
+    let sb = Sandbox::create_on(&backend, &wanted)
         .await
         .expect("create on Kubernetes");
     let name = sb.name().to_string();
@@ -45,14 +45,14 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
         .as_str()
         .unwrap()
         .contains("pocketdock.test"));
-    let c = &pod["spec"]["containers"][0];
-    assert_eq!(c["image"], image);
+    let ctr = &pod["spec"]["containers"][0];
+    assert_eq!(ctr["image"], image);
     assert_eq!(
-        c["resources"]["limits"]["memory"],
+        ctr["resources"]["limits"]["memory"],
         (96u64 << 20).to_string()
     );
-    assert_eq!(c["resources"]["limits"]["cpu"], "500m");
-    assert_eq!(c["resources"]["requests"], c["resources"]["limits"]);
+    assert_eq!(ctr["resources"]["limits"]["cpu"], "500m");
+    assert_eq!(ctr["resources"]["requests"], ctr["resources"]["limits"]);
 
     // Commands: output, exit code, environment and directory.
     let r = sb
@@ -63,12 +63,12 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
         (r.stdout.as_str(), r.stderr.as_str(), r.exit_code),
         ("out\n", "err\n", 3)
     );
-    let o = RunOptions {
+    let in_tmp = RunOptions {
         env: vec![("GREETING".into(), "hi".into())],
         workdir: Some("/tmp".into()),
         ..RunOptions::default()
     };
-    let r = sb.run("echo $GREETING; pwd", &o).await.unwrap();
+    let r = sb.run("echo $GREETING; pwd", &in_tmp).await.unwrap();
     assert_eq!((r.stdout.as_str(), r.exit_code), ("hi\n/tmp\n", 0));
 
     // Files: tar over exec, in and out (stdin closed on the v5 channel).
@@ -98,9 +98,9 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
     }
 
     // Inspect reads the pod's status.
-    let i = backend.inspect_container(&name, false).await.unwrap();
-    assert!(i.state.running);
-    assert_eq!(i.host_config.memory, 96 << 20);
+    let seen = backend.inspect_container(&name, false).await.unwrap();
+    assert!(seen.state.running);
+    assert_eq!(seen.host_config.memory, 96 << 20);
 
     // Removal deletes the pod, and the container behind it.
     let container = api.container_of("pdtest", &name).unwrap();
@@ -112,9 +112,9 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
 
 #[tokio::test]
 async fn a_session_writes_to_stdin_over_the_exec_stream() {
-    let engine = engine_or_skip!();
     // Sessions run bash: not in the busybox image.
     const IMAGE: &str = "debian:bookworm-slim";
+    let engine = engine_or_skip!();
     if !engine.image_exists(IMAGE).await.unwrap() {
         crate::common::skip(&format!("no {IMAGE} image"));
         return;

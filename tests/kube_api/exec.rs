@@ -170,11 +170,7 @@ async fn run(
                 continue;
             };
             match data.first() {
-                Some(0) => {
-                    if input.write(&data[1..]).await.is_err() {
-                        break;
-                    }
-                }
+                Some(0) if input.write(&data[1..]).await.is_err() => break,
                 Some(255) if v5 && data.get(1) == Some(&0) => break,
                 _ => {}
             }

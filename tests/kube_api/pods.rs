@@ -117,8 +117,7 @@ fn with_meta(mut pod: Value, ns: &str) -> Value {
 fn time_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_secs());
     // Days since the epoch to a civil date (Howard Hinnant's algorithm).
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let z = days as i64 + 719_468;

@@ -178,7 +178,7 @@ impl Kubernetes {
                 Some(s) => s.await,
                 None => None,
             };
-            let code = status.as_ref().and_then(|s| exit_code(s));
+            let code = status.as_ref().and_then(exit_code);
             execs.finish(&id, code);
             if code.is_none() {
                 let why = status.and_then(|s| s.message).unwrap_or_else(|| {

@@ -115,7 +115,7 @@ impl Kubernetes {
             input.close().await
         };
         let mut stderr = Vec::new();
-        let read = async {
+        let drain = async {
             while output
                 .next(&mut |kind, data| {
                     if kind == StreamKind::Stderr && stderr.len() < STDERR_KEPT {
@@ -126,13 +126,13 @@ impl Kubernetes {
             {}
             Ok::<_, Error>(())
         };
-        let (fed, read) = tokio::join!(feed, read);
-        read?;
+        let (sent, drained) = tokio::join!(feed, drain);
+        drained?;
         let code = self.exec_state(&id)?.exit_code;
         if code != Some(0) {
             return Err(failed(OP, code, &stderr));
         }
-        fed
+        sent
     }
 
     /// `path` in `pod` as a tar stream, its entries named from its base name.

@@ -1,5 +1,6 @@
 //! Pods as containers: create, wait until running, delete, inspect, list.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -12,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// How long a pod may take to run (scheduling and pulling included);
 /// `POCKETDOCK_KUBERNETES_START_TIMEOUT` (seconds) changes it.
-const START_TIMEOUT: Duration = Duration::from_secs(300);
+const START_TIMEOUT: Duration = Duration::from_mins(5);
 
 /// How often a starting pod is asked again.
 const POLL: Duration = Duration::from_millis(200);
@@ -136,7 +137,7 @@ impl Kubernetes {
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .map(status::summary)
-            .filter(|s| labels::matches(s.labels.as_ref().unwrap_or(&Default::default()), filters))
+            .filter(|s| labels::matches(s.labels.as_ref().unwrap_or(&BTreeMap::default()), filters))
             .filter(|s| all || s.state == "running")
             .collect())
     }

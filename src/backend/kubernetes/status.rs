@@ -113,8 +113,7 @@ pub(super) fn inspect(pod: &Pod) -> ContainerInspect {
     let memory = limits
         .and_then(|l| l.get("memory"))
         .and_then(|q| q.0.parse::<crate::size::ByteSize>().ok())
-        .map(crate::size::ByteSize::bytes)
-        .unwrap_or(0) as i64;
+        .map_or(0, crate::size::ByteSize::bytes) as i64;
     let nano_cpus = limits
         .and_then(|l| l.get("cpu"))
         .and_then(|q| cpu_nanos(&q.0))
