@@ -207,12 +207,20 @@ async fn run(
         }
     }
     feed.abort();
-    let code = engine
+    // A command whose container went away (the pod deleted under it) has
+    // no exit code: the kubelet's error instead.
+    let status = match engine
         .exec_inspect(&id)
         .await
         .ok()
         .and_then(|i| i.exit_code)
-        .unwrap_or(-1);
-    let _ = tx.send(frame(3, &exit_status(code))).await;
+    {
+        Some(code) => exit_status(code),
+        None => serde_json::to_vec(&json!({"metadata": {}, "status": "Failure",
+            "message": "error executing command in container: container not found",
+            "reason": "InternalError"}))
+        .unwrap_or_default(),
+    };
+    let _ = tx.send(frame(3, &status)).await;
     let _ = tx.close().await;
 }

@@ -55,32 +55,52 @@ pub struct KubeApi {
     state: Arc<State>,
     port: u16,
     dir: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
+    /// The caller's engine, for calls from the test's runtime.
+    engine: Engine,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl KubeApi {
     /// Serve on a random port, pods as containers on `engine`.
+    #[allow(clippy::unused_async)]
     pub async fn start(engine: &Engine) -> KubeApi {
+        // The server runs on a runtime of its own, so that a test thread
+        // blocked in a drop guard (which calls the server) cannot stall it.
         let state = Arc::new(State {
-            engine: engine.clone(),
+            engine: engine.detached(),
             id: format!("{:08x}", fastrand::u32(..)),
             pods: Mutex::default(),
             fail_create: AtomicBool::new(false),
             drop_exec: AtomicBool::new(false),
             v4_only: AtomicBool::new(false),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let app = router(state.clone());
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let serve = axum::serve(listener, app);
+                tokio::select! {
+                    _ = serve => {}
+                    _ = stopped => {}
+                }
+            });
         });
         let dir = tempfile::tempdir().unwrap();
         let api = KubeApi {
             state,
             port,
             dir,
-            task,
+            engine: engine.clone(),
+            stop: Some(stop),
         };
         std::fs::write(api.kubeconfig(), api.kubeconfig_text()).unwrap();
         api
@@ -126,6 +146,17 @@ impl KubeApi {
             .map(|p| p.container.clone())
     }
 
+    /// Fault: delete a pod behind the client's back (its container goes).
+    pub async fn delete_pod(&self, namespace: &str, name: &str) {
+        let entry = self
+            .state
+            .pods()
+            .remove(&(namespace.to_string(), name.to_string()));
+        if let Some(e) = entry.filter(|e| !e.container.is_empty()) {
+            let _ = self.engine.remove_container(&e.container, true).await;
+        }
+    }
+
     /// Fault: the next pod create answers 500.
     pub fn fail_next_create(&self) {
         self.state.fail_create.store(true, Ordering::SeqCst);
@@ -144,7 +175,9 @@ impl KubeApi {
 
 impl Drop for KubeApi {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 
