@@ -82,10 +82,10 @@ bash scripts/provision.sh "${provision_args[@]}" || { echo "provisioning failed"
 step "format and lints"
 cargo fmt --check || failed+=("cargo fmt --check")
 cargo clippy --locked --all-targets -- -D warnings || failed+=("cargo clippy")
-# The library alone (default-features = false): no command line, server or
-# spinners, and none of their crates.
+# The library alone (default-features = false): no command line, server,
+# spinners or Kubernetes client, and none of their crates.
 cargo clippy --locked --no-default-features --lib -- -D warnings || failed+=("clippy --no-default-features")
-heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif) ' | sort -u)
+heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif|kube|k8s-openapi) ' | sort -u)
 [ -z "$heavy" ] || failed+=("the library without default features still pulls: $heavy")
 
 step "build"

@@ -29,6 +29,16 @@ pub enum Error {
         attempts: Vec<SocketAttempt>,
     },
 
+    /// The Kubernetes backend could not do what was asked (no kubeconfig,
+    /// a pod that never ran, an operation pods do not have).
+    #[error("failed to {op} on Kubernetes: {detail}")]
+    Kubernetes {
+        /// What pocketdock was doing.
+        op: &'static str,
+        /// What went wrong, with the next step.
+        detail: String,
+    },
+
     /// The engine answered a request with a non-2xx status.
     #[error("failed to {op}: the engine answered {status}: {message}")]
     Api {

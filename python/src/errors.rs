@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 fn class_of(err: &Error) -> &'static str {
     match err {
         Error::EngineUnreachable { .. } => "EngineUnreachable",
-        Error::Api { .. } => "EngineError",
+        Error::Api { .. } | Error::Kubernetes { .. } => "EngineError",
         Error::Transport { .. } => "TransportError",
         Error::EngineStalled { .. } => "EngineStalled",
         Error::Protocol { .. } => "ProtocolError",

@@ -87,6 +87,10 @@ impl Capabilities {
     .without(Capability::Persist)
     .without(Capability::HelperMount);
 
+    /// A Kubernetes cluster: pods are not committed, mount nothing of this
+    /// machine, do not outlive their job and are not built here.
+    pub const KUBERNETES: Capabilities = Capabilities::none("Kubernetes");
+
     /// A backend named `backend` that can do nothing of [`Capability::ALL`]
     /// (add what it can with [`Capabilities::with`]).
     #[must_use]
@@ -133,6 +137,13 @@ mod tests {
     fn the_engine_can_do_everything() {
         for c in Capability::ALL {
             assert!(Capabilities::ENGINE.has(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn kubernetes_lacks_what_pods_cannot_do() {
+        for c in Capability::ALL {
+            assert!(!Capabilities::KUBERNETES.has(c), "{c:?}");
         }
     }
 

@@ -4,21 +4,25 @@
 //! A [`Backend`] is an enum, not a trait object: dispatch is one `match`,
 //! the futures stay `Send` without boxing, and a backend that lacks an
 //! operation says so in its [`Capabilities`], which planning checks before
-//! anything is created (`plan::check_capabilities`). The engine client
-//! over a Unix socket is the one backend today; docs/architecture.md,
-//! "Backends", lists the contract a second one (Kubernetes) must meet.
+//! anything is created (`plan::check_capabilities`). Two backends: the
+//! engine client (Unix socket, TCP, SSH) and, with the `kubernetes`
+//! feature, a pod per sandbox (docs/architecture.md, "Backends").
 //!
-//! The seam still speaks the engine's types (`ExecSpec`, `ContainerInspect`,
-//! the exec stream halves, the archive body): they are the contract's
-//! vocabulary until a second backend needs its own.
+//! The seam speaks the engine's types (`ExecSpec`, `ContainerInspect`, the
+//! exec stream halves, a boxed archive body); the Kubernetes backend
+//! produces them from pods and exec WebSockets.
 
 mod capabilities;
+#[cfg(feature = "kubernetes")]
+mod kubernetes;
 
 use std::collections::BTreeMap;
 
-use hyper::body::Incoming;
+use http_body_util::BodyExt;
 
 pub use capabilities::{Capabilities, Capability};
+#[cfg(feature = "kubernetes")]
+pub use kubernetes::Kubernetes;
 
 use crate::engine::transport::Body;
 use crate::engine::{
@@ -27,11 +31,24 @@ use crate::engine::{
 };
 use crate::error::Result;
 
+/// A tar stream out of a sandbox, as either backend produces it.
+pub type ArchiveBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::io::Error>;
+
 /// What runs sandboxes' containers.
 #[derive(Debug, Clone)]
 pub enum Backend {
     /// A Docker-compatible engine (Podman or Docker) over its Unix socket.
     Engine(Engine),
+    /// A namespace of a Kubernetes cluster: a pod per sandbox.
+    #[cfg(feature = "kubernetes")]
+    Kubernetes(Box<Kubernetes>),
+}
+
+#[cfg(feature = "kubernetes")]
+impl From<Kubernetes> for Backend {
+    fn from(k: Kubernetes) -> Backend {
+        Backend::Kubernetes(Box::new(k))
+    }
 }
 
 impl From<Engine> for Backend {
@@ -53,15 +70,21 @@ impl Backend {
         match self {
             Backend::Engine(e) if e.info().endpoint.is_remote() => Capabilities::REMOTE_ENGINE,
             Backend::Engine(_) => Capabilities::ENGINE,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Capabilities::KUBERNETES,
         }
     }
 
     /// The engine behind this backend, for what is engine-specific (the
-    /// helper's bind mounts, the engine's host facts, its kind).
+    /// helper's bind mounts, the engine's host facts, its kind). On
+    /// Kubernetes, an engine that answers nothing: those calls fail at
+    /// once and the sandbox layer does without them.
     #[must_use]
     pub fn engine(&self) -> &Engine {
         match self {
             Backend::Engine(e) => e,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.stand_in(),
         }
     }
 
@@ -71,6 +94,8 @@ impl Backend {
     pub fn detached(&self) -> Backend {
         match self {
             Backend::Engine(e) => Backend::Engine(e.detached()),
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => Backend::Kubernetes(Box::new(k.detached())),
         }
     }
 
@@ -80,6 +105,8 @@ impl Backend {
     pub async fn create_container(&self, name: &str, body: &CreateContainer) -> Result<String> {
         match self {
             Backend::Engine(e) => e.create_container(name, body).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.create(name, body).await,
         }
     }
 
@@ -91,6 +118,8 @@ impl Backend {
     ) -> Result<String> {
         match self {
             Backend::Engine(e) => e.create_container_raw(name, body).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("recreate a container")),
         }
     }
 
@@ -98,6 +127,8 @@ impl Backend {
     pub async fn start_container(&self, id: &str) -> Result<()> {
         match self {
             Backend::Engine(e) => e.start_container(id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.start(id).await,
         }
     }
 
@@ -105,6 +136,8 @@ impl Backend {
     pub async fn stop_container(&self, id: &str, grace_secs: u32) -> Result<()> {
         match self {
             Backend::Engine(e) => e.stop_container(id, grace_secs).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("stop a container")),
         }
     }
 
@@ -112,6 +145,8 @@ impl Backend {
     pub async fn kill_container(&self, id: &str, signal: &str) -> Result<()> {
         match self {
             Backend::Engine(e) => e.kill_container(id, signal).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("signal a container")),
         }
     }
 
@@ -119,6 +154,8 @@ impl Backend {
     pub async fn restart_container(&self, id: &str, grace_secs: u32) -> Result<()> {
         match self {
             Backend::Engine(e) => e.restart_container(id, grace_secs).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("restart a container")),
         }
     }
 
@@ -126,6 +163,8 @@ impl Backend {
     pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
         match self {
             Backend::Engine(e) => e.remove_container(id, force).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.remove(id).await,
         }
     }
 
@@ -133,6 +172,8 @@ impl Backend {
     pub async fn rename_container(&self, id: &str, name: &str) -> Result<()> {
         match self {
             Backend::Engine(e) => e.rename_container(id, name).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("rename a container")),
         }
     }
 
@@ -140,6 +181,8 @@ impl Backend {
     pub async fn inspect_container(&self, id: &str, size: bool) -> Result<ContainerInspect> {
         match self {
             Backend::Engine(e) => e.inspect_container(id, size).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.inspect(id).await,
         }
     }
 
@@ -147,6 +190,10 @@ impl Backend {
     pub async fn inspect_container_raw(&self, id: &str) -> Result<serde_json::Value> {
         match self {
             Backend::Engine(e) => e.inspect_container_raw(id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => {
+                Err(kubernetes::unsupported("inspect a container's raw config"))
+            }
         }
     }
 
@@ -159,6 +206,8 @@ impl Backend {
     ) -> Result<Vec<ContainerSummary>> {
         match self {
             Backend::Engine(e) => e.list_containers(all, labels).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.list(all, labels).await,
         }
     }
 
@@ -166,6 +215,10 @@ impl Backend {
     pub async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
         match self {
             Backend::Engine(e) => e.stats_once(id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported(
+                "read a container's resource figures",
+            )),
         }
     }
 
@@ -173,6 +226,8 @@ impl Backend {
     pub async fn top(&self, id: &str) -> Result<Top> {
         match self {
             Backend::Engine(e) => e.top(id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Err(kubernetes::unsupported("list a container's processes")),
         }
     }
 
@@ -182,6 +237,8 @@ impl Backend {
     pub async fn exec_create(&self, container: &str, spec: &ExecSpec) -> Result<String> {
         match self {
             Backend::Engine(e) => e.exec_create(container, spec).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => Ok(k.exec_create(container, spec)),
         }
     }
 
@@ -189,6 +246,8 @@ impl Backend {
     pub async fn exec_start(&self, exec_id: &str, tty: bool) -> Result<ExecOutput> {
         match self {
             Backend::Engine(e) => e.exec_start(exec_id, tty).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.exec_run(exec_id, tty, false).await.map(|(out, _)| out),
         }
     }
 
@@ -200,6 +259,8 @@ impl Backend {
     ) -> Result<(ExecOutput, ExecInput)> {
         match self {
             Backend::Engine(e) => e.exec_start_attached(exec_id, tty).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => kubernetes::attached(k.exec_run(exec_id, tty, true).await?),
         }
     }
 
@@ -207,6 +268,8 @@ impl Backend {
     pub async fn exec_start_detached(&self, exec_id: &str) -> Result<()> {
         match self {
             Backend::Engine(e) => e.exec_start_detached(exec_id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.exec_run_detached(exec_id).await,
         }
     }
 
@@ -214,6 +277,8 @@ impl Backend {
     pub async fn exec_resize(&self, exec_id: &str, height: u16, width: u16) -> Result<()> {
         match self {
             Backend::Engine(e) => e.exec_resize(exec_id, height, width).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Ok(()),
         }
     }
 
@@ -221,6 +286,8 @@ impl Backend {
     pub async fn exec_inspect(&self, exec_id: &str) -> Result<ExecInspect> {
         match self {
             Backend::Engine(e) => e.exec_inspect(exec_id).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.exec_state(exec_id),
         }
     }
 
@@ -230,6 +297,8 @@ impl Backend {
     pub async fn stat_path(&self, container: &str, path: &str) -> Result<Option<PathStat>> {
         match self {
             Backend::Engine(e) => e.stat_path(container, path).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.stat(container, path).await,
         }
     }
 
@@ -243,13 +312,24 @@ impl Backend {
     ) -> Result<()> {
         match self {
             Backend::Engine(e) => e.put_archive(container, dir, tar, copy_uid_gid).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.put(container, dir, tar).await,
         }
     }
 
     /// `path` in a container as a tar stream.
-    pub async fn get_archive(&self, container: &str, path: &str) -> Result<(PathStat, Incoming)> {
+    pub async fn get_archive(
+        &self,
+        container: &str,
+        path: &str,
+    ) -> Result<(PathStat, ArchiveBody)> {
         match self {
-            Backend::Engine(e) => e.get_archive(container, path).await,
+            Backend::Engine(e) => {
+                let (stat, body) = e.get_archive(container, path).await?;
+                Ok((stat, body.map_err(std::io::Error::other).boxed()))
+            }
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.get(container, path).await,
         }
     }
 
@@ -268,6 +348,10 @@ impl Backend {
     ) -> Result<String> {
         match self {
             Backend::Engine(e) => e.commit(container, repo, tag, labels, changes, pause).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => {
+                Err(kubernetes::unsupported("commit a container to an image"))
+            }
         }
     }
 
@@ -275,6 +359,8 @@ impl Backend {
     pub async fn list_images(&self, labels: &[String]) -> Result<Vec<ImageInfo>> {
         match self {
             Backend::Engine(e) => e.list_images(labels).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Ok(Vec::new()),
         }
     }
 
@@ -282,6 +368,8 @@ impl Backend {
     pub async fn remove_image(&self, reference: &str, force: bool) -> Result<bool> {
         match self {
             Backend::Engine(e) => e.remove_image(reference, force).await,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => Ok(false),
         }
     }
 }

@@ -52,44 +52,101 @@ enum Source {
     Body(Incoming),
     /// The read half of a hijacked connection (stdin attached).
     Raw(tokio::io::ReadHalf<Upgraded>, Box<[u8]>),
+    /// Frames already split by stream (another backend's exec).
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    Frames(tokio::sync::mpsc::Receiver<Result<(StreamKind, Bytes)>>),
 }
 
 /// The stdin of an attached exec: the write half of the hijacked connection.
 #[derive(Debug)]
 pub struct ExecInput {
-    inner: tokio::io::WriteHalf<Upgraded>,
+    inner: Sink,
+}
+
+#[derive(Debug)]
+enum Sink {
+    /// The write half of a hijacked connection.
+    Raw(tokio::io::WriteHalf<Upgraded>),
+    /// Another backend's stdin: a dropped sender closes it.
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    Channel(Option<tokio::sync::mpsc::Sender<Bytes>>),
 }
 
 impl ExecInput {
+    /// Stdin fed through `tx`: the receiver sees the end when it is closed.
+    #[must_use]
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    pub(crate) fn from_channel(tx: tokio::sync::mpsc::Sender<Bytes>) -> ExecInput {
+        ExecInput {
+            inner: Sink::Channel(Some(tx)),
+        }
+    }
+
     /// Write all of `data` to the process's stdin.
     pub async fn write(&mut self, data: &[u8]) -> Result<()> {
         use tokio::io::AsyncWriteExt;
-        self.inner
-            .write_all(data)
-            .await
-            .and(self.inner.flush().await)
-            .map_err(|e| Error::Protocol {
-                op: "write to exec stdin",
-                detail: e.to_string(),
-            })
+        let gone = |detail: &str| Error::Protocol {
+            op: "write to exec stdin",
+            detail: detail.to_string(),
+        };
+        match &mut self.inner {
+            Sink::Raw(w) => w
+                .write_all(data)
+                .await
+                .and(w.flush().await)
+                .map_err(|e| gone(&e.to_string())),
+            Sink::Channel(Some(tx)) => tx
+                .send(Bytes::copy_from_slice(data))
+                .await
+                .map_err(|_| gone("the command's stdin is closed")),
+            Sink::Channel(None) => Err(gone("stdin was closed already")),
+        }
     }
 
     /// Close stdin (the process reads end of file).
     pub async fn close(&mut self) -> Result<()> {
         use tokio::io::AsyncWriteExt;
-        self.inner.shutdown().await.map_err(|e| Error::Protocol {
-            op: "close exec stdin",
-            detail: e.to_string(),
-        })
+        match &mut self.inner {
+            Sink::Raw(w) => w.shutdown().await.map_err(|e| Error::Protocol {
+                op: "close exec stdin",
+                detail: e.to_string(),
+            }),
+            Sink::Channel(tx) => {
+                tx.take();
+                Ok(())
+            }
+        }
     }
 }
 
 impl ExecOutput {
+    /// Output already split by stream, as another backend reads it.
+    #[must_use]
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    pub(crate) fn from_frames(
+        rx: tokio::sync::mpsc::Receiver<Result<(StreamKind, Bytes)>>,
+    ) -> ExecOutput {
+        ExecOutput {
+            source: Source::Frames(rx),
+            demux: Demuxer::raw(),
+        }
+    }
+
     /// Read the next piece of the stream and hand its payload to `sink`.
     /// Returns `false` once the stream has ended.
     pub async fn next(&mut self, sink: &mut impl FnMut(StreamKind, &[u8])) -> Result<bool> {
         let body = match &mut self.source {
             Source::Body(body) => body,
+            Source::Frames(rx) => {
+                return match rx.recv().await {
+                    None => Ok(false),
+                    Some(Ok((kind, data))) => {
+                        sink(kind, &data);
+                        Ok(true)
+                    }
+                    Some(Err(e)) => Err(e),
+                }
+            }
             Source::Raw(reader, buf) => {
                 use tokio::io::AsyncReadExt;
                 let n = reader.read(buf).await.map_err(|e| Error::Protocol {
@@ -213,7 +270,9 @@ impl Engine {
                 source: Source::Raw(reader, vec![0u8; 64 * 1024].into_boxed_slice()),
                 demux: demuxer(tty),
             },
-            ExecInput { inner: writer },
+            ExecInput {
+                inner: Sink::Raw(writer),
+            },
         ))
     }
 

@@ -7,6 +7,9 @@
 
 #[macro_use]
 mod common;
+#[cfg(feature = "kubernetes")]
+#[path = "../kube_api/mod.rs"]
+mod kube_api;
 mod pd;
 
 mod agent;
@@ -35,6 +38,8 @@ mod glossary;
 mod idle;
 mod images;
 mod kernel;
+#[cfg(feature = "kubernetes")]
+mod kubernetes;
 mod layers;
 mod library;
 mod library_traps;

@@ -68,7 +68,9 @@ impl Sandbox {
             }
             let rest = body.into_data_stream();
             let chained = futures_util::StreamExt::chain(
-                futures_util::stream::once(async move { Ok::<_, hyper::Error>(Bytes::from(head)) }),
+                futures_util::stream::once(
+                    async move { Ok::<_, std::io::Error>(Bytes::from(head)) },
+                ),
                 rest,
             );
             let tar: Body = StreamBody::new(futures_util::StreamExt::map(chained, |r| {

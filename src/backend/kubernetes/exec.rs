@@ -1,0 +1,284 @@
+//! Commands over the exec WebSocket, fitted to the engine's three calls:
+//! create records the spec under a generated id, start runs it, inspect
+//! reads the exit status it ended with.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use kube::api::{AttachParams, AttachedProcess};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::error::from_kube;
+use super::pod::CONTAINER;
+use super::Kubernetes;
+use crate::engine::{ExecInput, ExecInspect, ExecOutput, ExecSpec};
+use crate::error::{Error, Result};
+use crate::event::StreamKind;
+
+/// Finished commands kept for their status before the oldest are dropped.
+const KEPT: usize = 1024;
+
+/// The commands of one backend, by id.
+#[derive(Debug, Clone, Default)]
+pub(in crate::backend) struct Execs(Arc<Mutex<HashMap<String, Entry>>>);
+
+#[derive(Debug)]
+struct Entry {
+    pod: String,
+    spec: ExecSpec,
+    started: bool,
+    running: bool,
+    exit_code: Option<i64>,
+}
+
+impl Execs {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Entry>) -> T) -> T {
+        // A poisoned lock only means a panic elsewhere; the map is still whole.
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut map)
+    }
+
+    fn finish(&self, id: &str, exit_code: Option<i64>) {
+        self.with(|m| {
+            if let Some(e) = m.get_mut(id) {
+                e.running = false;
+                e.exit_code = exit_code;
+            }
+        });
+    }
+}
+
+fn unknown(id: &str) -> Error {
+    Error::Api {
+        op: "start exec",
+        status: 404,
+        message: format!("Kubernetes: no such exec instance {id}"),
+    }
+}
+
+/// The argv that gives `spec`'s command its environment and directory
+/// (the exec API has neither).
+fn argv(spec: &ExecSpec) -> Vec<String> {
+    let mut argv = Vec::new();
+    if let Some(dir) = &spec.working_dir {
+        argv.extend(["sh", "-c", r#"cd "$0" && exec "$@""#].map(String::from));
+        argv.push(dir.clone());
+    }
+    if !spec.env.is_empty() {
+        argv.push("env".into());
+        argv.extend(spec.env.iter().cloned());
+    }
+    argv.extend(spec.cmd.iter().cloned());
+    argv
+}
+
+/// The exit code a status channel's message carries.
+fn exit_code(status: &Status) -> Option<i64> {
+    if status.status.as_deref() == Some("Success") {
+        return Some(0);
+    }
+    status
+        .details
+        .as_ref()?
+        .causes
+        .as_ref()?
+        .iter()
+        .find(|c| c.reason.as_deref() == Some("ExitCode"))
+        .and_then(|c| c.message.as_deref()?.parse().ok())
+}
+
+impl Kubernetes {
+    /// Record a command to run in `pod`; its id.
+    pub(in crate::backend) fn exec_create(&self, pod: &str, spec: &ExecSpec) -> String {
+        let id = format!("k8s-exec-{:016x}", fastrand::u64(..));
+        self.execs.with(|m| {
+            if m.len() >= KEPT {
+                m.retain(|_, e| e.running || !e.started);
+            }
+            m.insert(
+                id.clone(),
+                Entry {
+                    pod: pod.to_string(),
+                    spec: spec.clone(),
+                    started: false,
+                    running: false,
+                    exit_code: None,
+                },
+            );
+        });
+        id
+    }
+
+    /// Run command `id`: its output, and its stdin with `stdin`.
+    pub(in crate::backend) async fn exec_run(
+        &self,
+        id: &str,
+        tty: bool,
+        stdin: bool,
+    ) -> Result<(ExecOutput, Option<ExecInput>)> {
+        let (pod, spec) = self
+            .execs
+            .with(|m| {
+                let e = m.get_mut(id)?;
+                e.started = true;
+                e.running = true;
+                Some((e.pod.clone(), e.spec.clone()))
+            })
+            .ok_or_else(|| unknown(id))?;
+        let tty = tty || spec.tty;
+        let params = AttachParams::default()
+            .container(CONTAINER)
+            .stdin(stdin)
+            .stdout(true)
+            .stderr(!tty)
+            .tty(tty);
+        let mut process = match self.pods().exec(&pod, argv(&spec), &params).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.execs.finish(id, None);
+                return Err(from_kube("start exec", e));
+            }
+        };
+        let input = process.stdin().map(|mut writer| {
+            let (tx, mut rx) = mpsc::channel::<Bytes>(16);
+            tokio::spawn(async move {
+                while let Some(data) = rx.recv().await {
+                    if writer.write_all(&data).await.is_err() {
+                        break;
+                    }
+                }
+                // Dropping the writer closes stdin (channel 255 on v5).
+                let _ = writer.shutdown().await;
+            });
+            ExecInput::from_channel(tx)
+        });
+        Ok((self.pump(id, process), input))
+    }
+
+    /// Read the output of `process` into frames, then record its status.
+    fn pump(&self, id: &str, mut process: AttachedProcess) -> ExecOutput {
+        let (tx, rx) = mpsc::channel(16);
+        let stdout = process.stdout();
+        let stderr = process.stderr();
+        let status = process.take_status();
+        let execs = self.execs.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            tokio::join!(
+                forward(stdout, StreamKind::Stdout, &tx),
+                forward(stderr, StreamKind::Stderr, &tx)
+            );
+            let status = match status {
+                Some(s) => s.await,
+                None => None,
+            };
+            let code = status.as_ref().and_then(exit_code);
+            execs.finish(&id, code);
+            if code.is_none() {
+                let why = status.and_then(|s| s.message).unwrap_or_else(|| {
+                    "the exec stream ended without an exit status (was the pod deleted?)".into()
+                });
+                let _ = tx
+                    .send(Err(Error::Kubernetes {
+                        op: "run a command",
+                        detail: format!("{why}\nhint: `kubectl get pod` shows the pod's state"),
+                    }))
+                    .await;
+            }
+            drop(process);
+        });
+        ExecOutput::from_frames(rx)
+    }
+
+    /// Run command `id` with nobody reading its output.
+    pub(in crate::backend) async fn exec_run_detached(&self, id: &str) -> Result<()> {
+        let (mut output, _) = self.exec_run(id, false, false).await?;
+        tokio::spawn(async move { while let Ok(true) = output.next(&mut |_, _| {}).await {} });
+        Ok(())
+    }
+
+    /// Command `id`'s state.
+    pub(in crate::backend) fn exec_state(&self, id: &str) -> Result<ExecInspect> {
+        self.execs
+            .with(|m| {
+                m.get(id).map(|e| ExecInspect {
+                    running: e.running,
+                    exit_code: e.exit_code,
+                    pid: 0,
+                })
+            })
+            .ok_or_else(|| unknown(id))
+    }
+}
+
+/// Copy `reader` into `tx` as frames of `kind`; once nobody reads, drain
+/// it anyway so the command is not held up.
+async fn forward(
+    reader: Option<impl AsyncRead + Unpin>,
+    kind: StreamKind,
+    tx: &mpsc::Sender<Result<(StreamKind, Bytes)>>,
+) {
+    let Some(mut reader) = reader else {
+        return;
+    };
+    let mut buf = vec![0u8; 32 * 1024];
+    let mut reading = true;
+    while let Ok(n) = reader.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        if reading
+            && tx
+                .send(Ok((kind, Bytes::copy_from_slice(&buf[..n]))))
+                .await
+                .is_err()
+        {
+            reading = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directory_and_environment_wrap_the_command() {
+        let spec = ExecSpec {
+            cmd: vec!["pwd".into()],
+            env: vec!["A=1".into()],
+            working_dir: Some("/tmp".into()),
+            ..ExecSpec::default()
+        };
+        assert_eq!(
+            argv(&spec),
+            [
+                "sh",
+                "-c",
+                r#"cd "$0" && exec "$@""#,
+                "/tmp",
+                "env",
+                "A=1",
+                "pwd"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_status_channel_gives_the_exit_code() {
+        let ok: Status = serde_json::from_value(serde_json::json!({"status": "Success"})).unwrap();
+        assert_eq!(exit_code(&ok), Some(0));
+        let failed: Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": "3"}]}
+        }))
+        .unwrap();
+        assert_eq!(exit_code(&failed), Some(3));
+    }
+}

@@ -1,0 +1,156 @@
+//! What a container create carries, as a pod: one container named
+//! [`CONTAINER`], never restarted, limits as limits and requests.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, SecurityContext,
+    Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::api::ObjectMeta;
+
+use super::labels;
+use crate::engine::CreateContainer;
+
+/// The name of the sandbox's container in its pod.
+pub(super) const CONTAINER: &str = "sandbox";
+
+/// The pod for a container create named `name`.
+pub(super) fn pod(name: &str, body: &CreateContainer) -> Pod {
+    let (fitted, original) = labels::to_pod(&body.labels);
+    let (volumes, mounts) = tmpfs_volumes(&body.host_config.tmpfs);
+    let security = body.host_config.readonly_rootfs.then(|| SecurityContext {
+        read_only_root_filesystem: Some(true),
+        ..SecurityContext::default()
+    });
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(fitted),
+            annotations: Some(BTreeMap::from([(labels::ORIGINAL.to_string(), original)])),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            restart_policy: Some("Never".into()),
+            termination_grace_period_seconds: Some(0),
+            automount_service_account_token: Some(false),
+            containers: vec![Container {
+                name: CONTAINER.into(),
+                image: Some(body.image.clone()),
+                image_pull_policy: Some("IfNotPresent".into()),
+                command: body.entrypoint.clone(),
+                args: body.cmd.clone(),
+                env: (!body.env.is_empty()).then(|| body.env.iter().map(|e| env_var(e)).collect()),
+                working_dir: body.working_dir.clone(),
+                stdin: Some(body.open_stdin),
+                resources: resources(body),
+                security_context: security,
+                volume_mounts: (!mounts.is_empty()).then_some(mounts),
+                ..Container::default()
+            }],
+            volumes: (!volumes.is_empty()).then_some(volumes),
+            ..PodSpec::default()
+        }),
+        status: None,
+    }
+}
+
+/// `KEY=VALUE` as an env var (no `=`: an empty value).
+fn env_var(entry: &str) -> EnvVar {
+    let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
+    EnvVar {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        value_from: None,
+    }
+}
+
+/// Memory and CPU as limits, and the same as requests: the scheduler
+/// places the pod where they fit.
+fn resources(body: &CreateContainer) -> Option<ResourceRequirements> {
+    let mut limits = BTreeMap::new();
+    if let Some(bytes) = body.host_config.memory.filter(|&m| m > 0) {
+        limits.insert("memory".to_string(), Quantity(bytes.to_string()));
+    }
+    if let Some(nano) = body.host_config.nano_cpus.filter(|&n| n > 0) {
+        let milli = (nano / 1_000_000).max(1);
+        limits.insert("cpu".to_string(), Quantity(format!("{milli}m")));
+    }
+    (!limits.is_empty()).then(|| ResourceRequirements {
+        requests: Some(limits.clone()),
+        limits: Some(limits),
+        ..ResourceRequirements::default()
+    })
+}
+
+/// Each tmpfs as a memory-backed `emptyDir` (its size as the limit).
+fn tmpfs_volumes(tmpfs: &BTreeMap<String, String>) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let mut volumes = Vec::new();
+    let mut mounts = Vec::new();
+    for (i, (path, options)) in tmpfs.iter().enumerate() {
+        let name = format!("tmpfs-{i}");
+        let size = options
+            .split(',')
+            .find_map(|o| o.strip_prefix("size="))
+            .and_then(quantity);
+        volumes.push(Volume {
+            name: name.clone(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".into()),
+                size_limit: size,
+            }),
+            ..Volume::default()
+        });
+        mounts.push(VolumeMount {
+            name,
+            mount_path: path.clone(),
+            ..VolumeMount::default()
+        });
+    }
+    (volumes, mounts)
+}
+
+/// A tmpfs size (`65536`, `64k`, `64m`, `1g`) as a quantity.
+fn quantity(size: &str) -> Option<Quantity> {
+    let digits = size.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let n: u64 = digits.parse().ok()?;
+    let unit = match size[digits.len()..].to_ascii_lowercase().as_str() {
+        "" | "b" => "",
+        "k" | "kb" => "Ki",
+        "m" | "mb" => "Mi",
+        "g" | "gb" => "Gi",
+        _ => return None,
+    };
+    Some(Quantity(format!("{n}{unit}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_labels_and_command_reach_the_pod() {
+        let mut body = CreateContainer {
+            image: "busybox".into(),
+            labels: BTreeMap::from([("pocketdock.job".into(), "a b".into())]),
+            env: vec!["A=1".into()],
+            cmd: Some(vec!["sleep".into(), "60".into()]),
+            open_stdin: true,
+            ..CreateContainer::default()
+        };
+        body.host_config.memory = Some(64 << 20);
+        body.host_config.nano_cpus = Some(500_000_000);
+        let pod = pod("pd-1", &body);
+        let c = &pod.spec.as_ref().unwrap().containers[0];
+        let limits = c.resources.as_ref().unwrap().limits.as_ref().unwrap();
+        assert_eq!(limits["memory"].0, "67108864");
+        assert_eq!(limits["cpu"].0, "500m");
+        assert_eq!(
+            c.args.as_deref(),
+            Some(&["sleep".to_string(), "60".to_string()][..])
+        );
+        assert_eq!(pod.metadata.labels.unwrap()["pocketdock.job"], "a-b");
+        assert_eq!(c.env.as_ref().unwrap()[0].name, "A");
+    }
+}

@@ -1,0 +1,156 @@
+//! Pods as containers: create, wait until running, delete, inspect, list.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kube::api::{DeleteParams, ListParams, PostParams};
+
+use super::error::{from_kube, pod_missing};
+use super::status::{self, Progress};
+use super::{labels, pod, Kubernetes};
+use crate::engine::{ContainerInspect, ContainerSummary, CreateContainer};
+use crate::error::{Error, Result};
+
+/// How long a pod may take to run (scheduling and pulling included);
+/// `POCKETDOCK_KUBERNETES_START_TIMEOUT` (seconds) changes it.
+const START_TIMEOUT: Duration = Duration::from_mins(5);
+
+/// How often a starting pod is asked again.
+const POLL: Duration = Duration::from_millis(200);
+
+fn start_timeout() -> Duration {
+    std::env::var("POCKETDOCK_KUBERNETES_START_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(START_TIMEOUT, Duration::from_secs)
+}
+
+/// Whether `name` can be a pod's name (a DNS subdomain).
+fn is_pod_name(name: &str) -> bool {
+    name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+impl Kubernetes {
+    /// Create the pod for `body`; its name is its id.
+    pub(in crate::backend) async fn create(
+        &self,
+        name: &str,
+        body: &CreateContainer,
+    ) -> Result<String> {
+        if !is_pod_name(name) {
+            return Err(Error::Invalid {
+                what: "pod name",
+                value: name.to_string(),
+                expected: "lowercase letters, digits, `-` and `.`, starting and ending with \
+                           a letter or digit",
+            });
+        }
+        let created = self
+            .pods()
+            .create(&PostParams::default(), &pod::pod(name, body))
+            .await
+            .map_err(|e| from_kube("create the pod", e))?;
+        Ok(created.metadata.name.unwrap_or_else(|| name.to_string()))
+    }
+
+    /// Wait until the pod runs; for a pod that never will (an image the
+    /// cluster cannot pull, a command that exits), why.
+    pub(in crate::backend) async fn start(&self, name: &str) -> Result<()> {
+        const OP: &str = "start the pod";
+        let deadline = tokio::time::Instant::now() + start_timeout();
+        loop {
+            let pod = self
+                .pods()
+                .get_opt(name)
+                .await
+                .map_err(|e| from_kube(OP, e))?
+                .ok_or_else(|| pod_missing(OP, name))?;
+            match status::progress(&pod) {
+                Progress::Running => return Ok(()),
+                Progress::Failed(why) => {
+                    return Err(Error::Kubernetes {
+                        op: OP,
+                        detail: format!("pod {name}: {why}"),
+                    })
+                }
+                Progress::Waiting(why) if tokio::time::Instant::now() >= deadline => {
+                    return Err(Error::Kubernetes {
+                        op: OP,
+                        detail: format!(
+                            "pod {name} did not run within {}s ({why})\nhint: \
+                         `kubectl describe pod {name}` says why; raise \
+                         POCKETDOCK_KUBERNETES_START_TIMEOUT if the cluster is slow",
+                            start_timeout().as_secs()
+                        ),
+                    })
+                }
+                Progress::Waiting(_) => {}
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Delete the pod at once (grace 0).
+    pub(in crate::backend) async fn remove(&self, name: &str) -> Result<()> {
+        self.pods()
+            .delete(name, &DeleteParams::default().grace_period(0))
+            .await
+            .map(drop)
+            .map_err(|e| match e {
+                kube::Error::Api(s) if s.code == 404 => pod_missing("remove the pod", name),
+                e => from_kube("remove the pod", e),
+            })
+    }
+
+    /// The pod as the engine's inspect.
+    pub(in crate::backend) async fn inspect(&self, name: &str) -> Result<ContainerInspect> {
+        const OP: &str = "inspect the pod";
+        let pod = self
+            .pods()
+            .get_opt(name)
+            .await
+            .map_err(|e| from_kube(OP, e))?
+            .ok_or_else(|| pod_missing(OP, name))?;
+        Ok(status::inspect(&pod))
+    }
+
+    /// Pods carrying every one of `filters` (`key` or `key=value`); with
+    /// `all`, those that are not running too.
+    pub(in crate::backend) async fn list(
+        &self,
+        all: bool,
+        filters: &[String],
+    ) -> Result<Vec<ContainerSummary>> {
+        let params = ListParams::default().labels(&labels::selector(filters));
+        let pods = self
+            .pods()
+            .list(&params)
+            .await
+            .map_err(|e| from_kube("list pods", e))?;
+        Ok(pods
+            .items
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .map(status::summary)
+            .filter(|s| labels::matches(s.labels.as_ref().unwrap_or(&BTreeMap::default()), filters))
+            .filter(|s| all || s.state == "running")
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_pod_name;
+
+    #[test]
+    fn pod_names_are_dns_subdomains() {
+        assert!(is_pod_name("pd-0a1b2c3d"));
+        assert!(!is_pod_name("My_Box"));
+        assert!(!is_pod_name("-a"));
+    }
+}
