@@ -37,7 +37,13 @@ async fn a_setuid_escalation_attempt_gives_no_root() {
         .await;
     assert!(!out.contains("ROOT"), "{out}");
     // The shipped images have no setuid or setgid file at all.
-    for refused in ["su=1", "setuid=1", "copy=1000", "uid=1000", "setuid_files=0"] {
+    for refused in [
+        "su=1",
+        "setuid=1",
+        "copy=1000",
+        "uid=1000",
+        "setuid_files=0",
+    ] {
         assert!(out.contains(refused), "{refused}: {out}");
     }
     assert!(!out.contains("mount=0"), "{out}");
