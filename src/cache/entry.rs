@@ -33,10 +33,9 @@ pub struct Entry {
     /// The start of its stderr, as much.
     #[serde(default)]
     pub stderr: String,
-    /// What a `python` step left (its variables' summaries, its result),
-    /// secrets masked.
+    /// What a `python` step left, secrets masked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub python: Option<crate::template::PythonResult>,
+    pub python: Option<EntryPython>,
     /// For a pull: the files it brought back, relative to its destination.
     pub files: Vec<EntryFile>,
     /// Bytes its image adds to the one it was committed on (its own
@@ -45,6 +44,17 @@ pub struct Entry {
     pub size: u64,
     /// Unix seconds when it was stored.
     pub created: u64,
+}
+
+/// What a `python` step left, as templates read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryPython {
+    /// The variables it created or changed: name → type and short repr.
+    pub vars: IndexMap<String, String>,
+    /// The `repr` of its last expression's value, if any.
+    pub result: Option<String>,
+    /// Its traceback, if it raised.
+    pub error: Option<String>,
 }
 
 /// One file a pull brought back.

@@ -20,7 +20,7 @@ mod listing;
 mod secret_key;
 
 pub use content::content_digest;
-pub use entry::{CacheDir, Entry, EntryFile, STDOUT_KEPT};
+pub use entry::{CacheDir, Entry, EntryFile, EntryPython, STDOUT_KEPT};
 pub use key::{BaseState, Key, StepKeyInput};
 pub use listing::Listed;
 pub use secret_key::SecretKey;

@@ -10,7 +10,7 @@ use super::cache_step::{base_key, commit, describe, Lookup};
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
 use super::secret_values::SecretValues;
-use crate::cache::{CacheDir, Entry, EntryFile, Key, SecretKey, STDOUT_KEPT};
+use crate::cache::{CacheDir, Entry, EntryFile, EntryPython, Key, SecretKey, STDOUT_KEPT};
 use crate::engine::Engine;
 use crate::event::{Artifact, EventKind, StepStatus};
 use crate::plan::{Plan, RenderedAction, RenderedStep};
@@ -198,7 +198,11 @@ pub(super) fn hit_result(entry: &Entry) -> StepResult {
         stdout: entry.stdout.clone(),
         stderr: entry.stderr.clone(),
         outputs: entry.outputs.clone(),
-        python: entry.python.clone(),
+        python: entry.python.clone().map(|p| PythonResult {
+            vars: p.vars,
+            result: p.result,
+            error: p.error,
+        }),
     }
 }
 
@@ -282,7 +286,7 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
         s.truncate(s.floor_char_boundary(STDOUT_KEPT));
         s
     };
-    let python = result.python.as_ref().map(|p| PythonResult {
+    let python = result.python.as_ref().map(|p| EntryPython {
         vars: p.vars.iter().map(|(k, v)| (k.clone(), mask(v))).collect(),
         result: p.result.as_deref().map(mask),
         error: p.error.as_deref().map(mask),

@@ -100,7 +100,7 @@ pub struct StepResult {
 /// `result` and `error` are serialized as null when absent (not left out),
 /// so `{% if steps.x.error %}` works without `is defined` even though
 /// templates treat undefined names as errors.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PythonResult {
     /// Variables the call created or changed: name → short summary
     /// (type and a truncated repr), in the order the kernel reports them.

@@ -33,13 +33,25 @@ fn outside_the_home(files: &[(String, String)]) -> Vec<String> {
         }
         for (n, line) in code_only(text).lines().enumerate() {
             for pattern in BUILDS_A_CONTEXT {
-                if line.contains(pattern) {
+                if has_whole(line, pattern) {
                     out.push(format!("{rel}:{}: `{pattern}`", n + 1));
                 }
             }
         }
     }
     out
+}
+
+/// Whether `pattern` is in `line` not as the tail of a longer name
+/// (`SecurityContext::default(` is not `Context::default(`).
+fn has_whole(line: &str, pattern: &str) -> bool {
+    line.match_indices(pattern).any(|(at, _)| {
+        pattern.starts_with('.')
+            || !line[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 #[test]
@@ -69,6 +81,10 @@ fn the_check_sees_a_context_built_elsewhere() {
             "src/run/z.rs".to_string(),
             "let c = Context::for_job(&l, &v, &e, n, id).for_instance(&m);".to_string(),
         ),
+        (
+            "src/backend/k.rs".to_string(),
+            "let s = SecurityContext::default();\nlet c = template::Context::default();".to_string(),
+        ),
     ];
     assert_eq!(
         outside_the_home(&files),
@@ -76,6 +92,7 @@ fn the_check_sees_a_context_built_elsewhere() {
             "src/plan/x.rs:3: `Context::new(`".to_string(),
             "src/plan/x.rs:4: `.with_vars(`".to_string(),
             "src/run/y.rs:1: `minijinja`".to_string(),
+            "src/backend/k.rs:2: `Context::default(`".to_string(),
         ]
     );
 }
