@@ -150,15 +150,11 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
 /// A warm sandbox of a matching pool, renamed to the name asked for; the
 /// pool is refilled by a detached `pool fill` so that nobody waits for it.
 async fn claim(engine: &Engine, spec: &SandboxSpec) -> Result<Option<Sandbox>, Error> {
-    let Some(key) = pool::spec_key(spec) else {
+    if pool::spec_key(spec).is_none() {
         return Ok(None);
-    };
-    let name = checked_name(spec)?;
-    let claimed = pool::warm::claim(engine, spec, &name).await?;
-    if claimed.is_some() {
-        pool::warm::refill(engine, &key);
     }
-    Ok(claimed)
+    let name = checked_name(spec)?;
+    pool::warm::claim(engine, spec, &name).await
 }
 
 /// The spec `create`'s flags describe (`pool start` takes the same flags).

@@ -72,6 +72,10 @@ pub struct FillArgs {
     /// The pool's spec key (label `pocketdock.pool`).
     #[arg(long, value_name = "KEY")]
     key: String,
+    /// Read the claimed sandbox's inspect (JSON) on stdin: the template
+    /// when no container of the pool is left.
+    #[arg(long)]
+    template_stdin: bool,
 }
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
@@ -80,7 +84,12 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
         PoolCommand::Status(a) => status(ctx, engine, &a).await,
         PoolCommand::Stop(a) => stop(ctx, engine, &a).await,
         PoolCommand::Fill(a) => {
-            let n = warm::fill(engine, &a.key).await?;
+            let template = if a.template_stdin {
+                read_template()
+            } else {
+                None
+            };
+            let n = warm::fill(engine, &a.key, template.as_ref()).await?;
             ctx.note(format_args!("created {n} warm sandboxes"));
             Ok(0)
         }
@@ -277,16 +286,38 @@ async fn stop(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8,
 
 /// Refill the pool of `key` from a detached child, so the caller does not
 /// wait: it outlives this process, with no terminal.
-pub(super) fn spawn_fill(engine: &Engine, key: &str) {
+pub(super) fn spawn_fill(engine: &Engine, key: &str, template: Option<&serde_json::Value>) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let _ = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .arg("--socket")
         .arg(&engine.info().socket)
         .args(["--quiet", "pool", "fill", "--key", key])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
+        .stderr(Stdio::null());
+    let Some(template) = template.and_then(|t| serde_json::to_vec(t).ok()) else {
+        let _ = command.spawn();
+        return;
+    };
+    command.arg("--template-stdin").stdin(Stdio::piped());
+    if let Ok(mut child) = command.spawn() {
+        // An inspect is a few KiB, well under a pipe's 64 KiB: this does
+        // not wait on the child. Dropping the handle closes its stdin.
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(&template);
+        }
+    }
+}
+
+/// The template `pool fill --template-stdin` was given (at most 1 MiB of
+/// JSON), if it reads as one.
+fn read_template() -> Option<serde_json::Value> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    std::io::stdin().take(1 << 20).read_to_end(&mut text).ok()?;
+    serde_json::from_slice(&text).ok()
 }

@@ -191,14 +191,12 @@ impl Provisioner {
 
     /// A warm sandbox of a matching pool, renamed to this sandbox's name
     /// (never for volumes, ports, devices or persist: see the spec key).
-    /// Any failure to claim means create as usual. The pool is refilled in
-    /// the background (`pool::warm::refill`): the job does not wait for it.
+    /// Any failure to claim means create as usual. The claim refills the
+    /// pool in the background (`pool::warm::refill`): the job does not wait.
     async fn claim(&self, spec: &SandboxSpec) -> Option<Sandbox> {
-        let key = pool::spec_key(spec)?;
+        pool::spec_key(spec)?;
         let name = spec.name.as_deref()?;
-        let claimed = pool::warm::claim(&self.engine, spec, name).await.ok()??;
-        pool::warm::refill(&self.engine, &key);
-        Some(claimed)
+        pool::warm::claim(&self.engine, spec, name).await.ok()?
     }
 
     /// `build: auto`: build `profile`'s image unless it is up to date, once

@@ -291,3 +291,42 @@ async fn two_concurrent_applies_never_claim_the_same_warm_sandbox() {
     assert_ne!(warm_ids(&engine, &project, 1).await, warm);
     pd.cmd(["pool", "stop", "-y"]).code(0);
 }
+
+/// A job that claims a warm sandbox may finish and remove it before the
+/// detached refill looks for a container to copy: the claimer hands the
+/// refill its template, so the pool is refilled all the same.
+#[tokio::test]
+async fn a_refill_is_made_like_the_claimed_sandbox_when_none_is_left() {
+    let engine = engine_or_skip!();
+    let pd = Pd::new();
+    let project = project_of(&pd);
+    let _cleanup = TestProject::at(&engine, pd.path());
+    pd.cmd(["pool", "start", "--profile", "minimal", "--size", "1"])
+        .code(0);
+    let warm = warm_ids(&engine, &project, 1).await;
+    let raw = engine.inspect_container_raw(&warm[0]).await.unwrap();
+    let key = raw["Config"]["Labels"][POOL_LABEL]
+        .as_str()
+        .unwrap()
+        .to_string();
+    engine.remove_container(&warm[0], true).await.unwrap();
+
+    // Without a template, nothing of the pool is left to copy.
+    pd.cmd(["pool", "fill", "--key", &key]).code(0);
+    assert!(pooled(&engine, &project).await.is_empty());
+
+    let mut fill = pd
+        .command(["pool", "fill", "--key", &key, "--template-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = fill.stdin.take().unwrap();
+        stdin.write_all(raw.to_string().as_bytes()).unwrap();
+    }
+    assert!(fill.wait().unwrap().success());
+    let refilled = warm_ids(&engine, &project, 1).await;
+    assert_ne!(refilled, warm);
+    pd.cmd(["pool", "stop", "-y"]).code(0);
+}

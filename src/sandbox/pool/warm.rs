@@ -17,7 +17,7 @@ use futures_util::future::join_all;
 use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
 use super::key::spec_key;
 use crate::backend::Backend;
-use crate::engine::api::ContainerSummary;
+use crate::engine::api::{ContainerInspect, ContainerSummary};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -43,6 +43,11 @@ pub(super) fn not_poolable() -> Error {
         value: "volumes, ports, devices or persist".into(),
         expected: "a spec without volumes, ports, devices or persist (those are never pooled)",
     }
+}
+
+/// Label `key` of a raw container inspect.
+fn raw_label<'a>(raw: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    raw.get("Config")?.get("Labels")?.get(key)?.as_str()
 }
 
 fn label<'a>(c: &'a ContainerSummary, key: &str) -> Option<&'a str> {
@@ -92,7 +97,8 @@ pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<Co
 /// Claim a running warm sandbox matching `spec` by renaming it to `name`
 /// (checked like a create's name). `Ok(None)`: none free (or the spec is
 /// never pooled), create as usual. The returned handle is an ordinary one:
-/// its drop guard removes the container.
+/// its drop guard removes the container. A claim starts the pool's refill
+/// ([`refill`]), handing it the claimed sandbox as its template.
 pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Option<Sandbox>> {
     let backend = Backend::from(engine);
     let Some(key) = spec_key(spec) else {
@@ -155,8 +161,23 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
         // Both engines resolve the old name before they lock the container:
         // a renamer that resolved it in that instant renames it again. The
         // name the engine holds now says who won.
-        match backend.inspect_container(&c.id, false).await {
+        let (inspected, raw) = match backend.inspect_container_raw(&c.id).await {
+            Ok(raw) => (
+                serde_json::from_value::<ContainerInspect>(raw.clone()).map_err(|e| {
+                    Error::Protocol {
+                        op: "inspect container",
+                        detail: e.to_string(),
+                    }
+                }),
+                Some(raw),
+            ),
+            Err(e) => (Err(e), None),
+        };
+        match inspected {
             Ok(i) if i.short_name() == name && i.state.running => {
+                // The refill is made like this one: handed over now, since
+                // the claimer's job may remove it before the refill looks.
+                refill(engine, &key, raw.as_ref());
                 let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
                 let warnings = engine
                     .host_facts()
@@ -179,33 +200,45 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
 }
 
 /// How this process refills a pool after a claim, when set: see [`set_refill`].
-static REFILL: OnceLock<fn(&Engine, &str)> = OnceLock::new();
+static REFILL: OnceLock<RefillFn> = OnceLock::new();
+
+/// How a refill is started: the engine, the pool's key, the claimed
+/// sandbox's raw inspect.
+pub type RefillFn = fn(&Engine, &str, Option<&serde_json::Value>);
 
 /// Set, once per process, how [`refill`] runs: a short-lived program (the
 /// CLI) hands it to a detached process, since a task of its own would die
 /// with it. Unset, a refill is a background task of this process.
-pub fn set_refill(f: fn(&Engine, &str)) {
+pub fn set_refill(f: RefillFn) {
     let _ = REFILL.set(f);
 }
 
-/// Start refilling the pool of `key` (after a claim) without waiting for it.
-pub fn refill(engine: &Engine, key: &str) {
+/// Start refilling the pool of `key` (after a claim) without waiting for
+/// it; `template`, the raw inspect of the sandbox just claimed, is what to
+/// make the new ones like when no container of the pool is left by then.
+pub fn refill(engine: &Engine, key: &str, template: Option<&serde_json::Value>) {
     if let Some(f) = REFILL.get() {
-        f(engine, key);
+        f(engine, key, template);
         return;
     }
     let engine = engine.clone();
     let key = key.to_string();
+    let template = template.cloned();
     tokio::spawn(async move {
-        let _ = fill(&engine, &key).await;
+        let _ = fill(&engine, &key, template.as_ref()).await;
     });
 }
 
 /// Bring the CLI pool of `key` back to its target size: create the missing
 /// warm sandboxes, each like the newest container made for that key (warm
-/// or claimed: labels and limits never change after create). Returns how
-/// many it created. With nothing of the key left, there is no pool to fill.
-pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
+/// or claimed: labels and limits never change after create), else like
+/// `template` (the claimed sandbox, as its claimer saw it). Returns how
+/// many it created. With neither, there is no pool to fill.
+pub async fn fill(
+    engine: &Engine,
+    key: &str,
+    template: Option<&serde_json::Value>,
+) -> Result<usize> {
     let backend = Backend::from(engine);
     let all = backend
         .list_containers(
@@ -216,12 +249,17 @@ pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
             ],
         )
         .await?;
-    let Some(template) = all.iter().max_by_key(|c| c.created) else {
+    let newest = all.iter().max_by_key(|c| c.created);
+    // A template of another pool is never used for this one.
+    let given = template.filter(|t| raw_label(t, labels::POOL) == Some(key));
+    if newest.is_none() && given.is_none() {
         return Ok(0);
-    };
+    }
     let target: usize = all
         .iter()
-        .filter_map(|c| label(c, labels::POOL_SIZE)?.parse().ok())
+        .filter_map(|c| label(c, labels::POOL_SIZE))
+        .chain(given.and_then(|t| raw_label(t, labels::POOL_SIZE)))
+        .filter_map(|s| s.parse().ok())
         .max()
         .unwrap_or(0);
     let warm = all
@@ -232,7 +270,15 @@ pub async fn fill(engine: &Engine, key: &str) -> Result<usize> {
     if missing == 0 {
         return Ok(0);
     }
-    let raw = backend.inspect_container_raw(&template.id).await?;
+    let raw = match (newest, given) {
+        (Some(c), _) => match backend.inspect_container_raw(&c.id).await {
+            Ok(raw) => raw,
+            // Gone since the listing: the claimer's copy will do.
+            Err(e) => given.cloned().ok_or(e)?,
+        },
+        (None, Some(t)) => t.clone(),
+        (None, None) => return Ok(0),
+    };
     let results = join_all((0..missing).map(|_| create_like(engine, &raw, key))).await;
     let mut created = 0;
     let mut first_error = None;
