@@ -50,10 +50,6 @@ SKIPS=(
   # a subordinate uid on the host: the host user cannot delete it.
   sandbox::shutdown_removes_or_keeps_persistent_sandboxes
   doctor::doctor_removes_stray_instance_dirs_only_when_data_is_empty
-  # Failed here three times in a row on 2026-11-26 (no warm sandbox seen
-  # within a minute of `pool start`), then passed alone, in both exec
-  # modes; cause not found yet. It runs on root Podman and on Docker.
-  pool::two_concurrent_applies_never_claim_the_same_warm_sandbox
 )
 
 sock=$(bash "$ROOT/scripts/rootless.sh" start) || die "scripts/rootless.sh start failed"

@@ -37,7 +37,20 @@ impl Helper {
 
     /// A connection past the greeting.
     fn connect(&self) -> UnixStream {
-        let mut s = UnixStream::connect(&self.socket).unwrap();
+        // The socket's file exists from its bind, a moment before it
+        // listens: a refused connect then is worth another try.
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut s = loop {
+            match UnixStream::connect(&self.socket) {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::ConnectionRefused
+                        && Instant::now() < until =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.unwrap(),
+            }
+        };
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut greeting = [0u8; 8];
         s.read_exact(&mut greeting).unwrap();
