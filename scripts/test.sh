@@ -60,6 +60,8 @@ tests() {
       tests/faults/main.rs) sel=(--test faults) ;;
       tests/hostile/main.rs) sel=(--test hostile) ;;
       tests/rehearsal/main.rs) sel=(--test rehearsal) ;;
+      tests/serve.rs) sel=(-p pocketdock-agent --test serve) ;;
+      tests/cgroup.rs) sel=(-p pocketdock-agent --test cgroup) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
     esac
