@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DeleteParams, ListParams, PostParams};
 
 use super::error::{from_kube, pod_missing};
@@ -64,12 +65,7 @@ impl Kubernetes {
         const OP: &str = "start the pod";
         let deadline = tokio::time::Instant::now() + start_timeout();
         loop {
-            let pod = self
-                .pods()
-                .get_opt(name)
-                .await
-                .map_err(|e| from_kube(OP, e))?
-                .ok_or_else(|| pod_missing(OP, name))?;
+            let pod = self.pod_named(OP, name).await?;
             match status::progress(&pod) {
                 Progress::Running => return Ok(()),
                 Progress::Failed(why) => {
@@ -109,14 +105,18 @@ impl Kubernetes {
 
     /// The pod as the engine's inspect.
     pub(in crate::backend) async fn inspect(&self, name: &str) -> Result<ContainerInspect> {
-        const OP: &str = "inspect the pod";
-        let pod = self
-            .pods()
+        Ok(status::inspect(
+            &self.pod_named("inspect the pod", name).await?,
+        ))
+    }
+
+    /// Pod `name`, or an error for `op` saying it is gone.
+    async fn pod_named(&self, op: &'static str, name: &str) -> Result<Pod> {
+        self.pods()
             .get_opt(name)
             .await
-            .map_err(|e| from_kube(OP, e))?
-            .ok_or_else(|| pod_missing(OP, name))?;
-        Ok(status::inspect(&pod))
+            .map_err(|e| from_kube(op, e))?
+            .ok_or_else(|| pod_missing(op, name))
     }
 
     /// Pods carrying every one of `filters` (`key` or `key=value`); with
