@@ -134,8 +134,9 @@ install_packages() {
   ((WANT_PODMAN)) && pkgs+=(podman runc conmon netavark iptables)
   ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
   # The remote-engine tests (scripts/remote-engine.sh): certificates, and
-  # an sshd of their own on loopback for ssh:// engines.
-  ((WANT_DOCKER)) && pkgs+=(openssl openssh-client openssh-server)
+  # an sshd of their own for ssh:// engines, and a TLS terminator
+  # (stunnel) in front of the remote Podman service.
+  ((WANT_DOCKER)) && pkgs+=(openssl openssh-client openssh-server stunnel4)
   local missing=() p
   for p in "${pkgs[@]}"; do
     pkg_installed "$p" || missing+=("$p")

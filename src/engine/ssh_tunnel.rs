@@ -50,6 +50,12 @@ impl Tunnel {
             "ExitOnForwardFailure=yes",
             "-o",
             "BatchMode=yes",
+            // A link that goes down ends the forward within 15 s (its
+            // socket then reads end of file) instead of TCP's hours.
+            "-o",
+            "ServerAliveInterval=5",
+            "-o",
+            "ServerAliveCountMax=3",
         ]);
         if let Some(p) = port {
             cmd.args(["-p", &p.to_string()]);

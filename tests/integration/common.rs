@@ -468,3 +468,15 @@ pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The one job record of the project at `dir`.
+pub fn only_record(dir: &std::path::Path) -> PathBuf {
+    let instances = dir.join(".pocketdock/instances");
+    let mut all: Vec<PathBuf> = std::fs::read_dir(&instances)
+        .unwrap_or_else(|e| panic!("{}: {e}", instances.display()))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(all.len(), 1, "one job record: {all:?}");
+    all.remove(0)
+}

@@ -25,6 +25,7 @@ mod cache_results;
 mod cache_resume;
 mod cli;
 mod containment;
+mod contract;
 mod dashboard;
 mod doctor;
 mod engine;

@@ -1,6 +1,8 @@
-//! A remote engine for real: a second dockerd on tcp://127.0.0.1 with
-//! TLS and certificates of its own (scripts/remote-engine.sh), reached
-//! through the shipped binary as `DOCKER_HOST` users reach one.
+//! Remote engines for real (scripts/remote-engine.sh): a second dockerd,
+//! and a Podman service behind a TLS terminator, in a network namespace of
+//! their own at 172.31.252.2, with TLS certificates of their own and an
+//! sshd, reached through the shipped binary as `DOCKER_HOST` users reach
+//! one.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,21 +15,25 @@ use crate::pd::Pd;
 mod link;
 
 const IMAGE: &str = "pocketdock-test/busybox:latest";
-/// The remote engine's own Unix socket, to look behind pocketdock's back.
-const BEHIND: &str = "unix:///run/pd-remote/docker.sock";
+/// The remote engines' own Unix sockets, to look behind pocketdock's back.
+pub const BEHIND_DOCKER: &str = "unix:///run/pd-remote/docker.sock";
+pub const BEHIND_PODMAN: &str = "unix:///run/pd-remote/podman.sock";
+/// The ssh client configuration the script writes.
+const SSH_CONFIG: &str = "/run/pd-remote/ssh/config";
 
-/// Held shared by every test here, alone by the link-down test: while
-/// the link is down no other test can reach the engine.
+/// Held shared by every test of a remote engine, alone by the link-down
+/// test: while the link is down no other test can reach the engines.
 static LINK: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-fn link_up() -> std::sync::RwLockReadGuard<'static, ()> {
+pub fn link_up() -> std::sync::RwLockReadGuard<'static, ()> {
     LINK.read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The client files' directory (and the port in it), started once per
-/// test process; `None`, with a skip, where the script cannot run.
-fn certs() -> Option<PathBuf> {
+/// The client files' directory (the address and ports are in it too),
+/// started once per test process; `None`, with a skip, where the script
+/// cannot run.
+pub fn certs() -> Option<PathBuf> {
     static STARTED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
         let out = Command::new("bash")
@@ -52,27 +58,68 @@ fn certs() -> Option<PathBuf> {
     }
 }
 
-/// `pocketdock` pointed at the remote engine with the client files of `dir`.
-fn remote(certs: &std::path::Path, dir: &str) -> Pd {
-    let port = std::fs::read_to_string(certs.join("port")).unwrap();
-    Pd::new()
-        .env_remove("DOCKER_HOST")
-        .env_remove("POCKETDOCK_EXEC_VIA")
-        .env(
-            "POCKETDOCK_SOCKET",
-            &format!("tcp://127.0.0.1:{}", port.trim()),
-        )
-        .env("DOCKER_TLS_VERIFY", "1")
-        .env("DOCKER_CERT_PATH", certs.join(dir).to_str().unwrap())
+fn setting(certs: &std::path::Path, name: &str) -> String {
+    std::fs::read_to_string(certs.join(name))
+        .unwrap_or_else(|e| panic!("{name} in {}: {e}", certs.display()))
+        .trim()
+        .to_string()
 }
 
-fn behind(args: &[&str]) -> String {
+/// The remote engines' address.
+pub fn host(certs: &std::path::Path) -> String {
+    setting(certs, "host")
+}
+
+/// `tcp://HOST:PORT` of the remote Docker, or of the remote Podman.
+pub fn tls_socket(certs: &std::path::Path, podman: bool) -> String {
+    let port = setting(certs, if podman { "podman-port" } else { "port" });
+    format!("tcp://{}:{port}", host(certs))
+}
+
+/// `ssh://root@HOST/SOCKET` of the remote Docker, or of the remote Podman.
+pub fn ssh_socket(certs: &std::path::Path, podman: bool) -> String {
+    let sock = if podman { BEHIND_PODMAN } else { BEHIND_DOCKER };
+    format!("ssh://root@{}{}", host(certs), sock.trim_start_matches("unix://"))
+}
+
+/// The ssh client configuration, or `None` (with a skip) without sshd.
+pub fn ssh_config() -> Option<&'static str> {
+    if std::path::Path::new(SSH_CONFIG).exists() {
+        Some(SSH_CONFIG)
+    } else {
+        skip("no sshd here (scripts/provision.sh installs openssh-server)");
+        None
+    }
+}
+
+/// `pd` with the client files of `certs/dir` and ssh's configuration,
+/// pointed at the remote Docker over TCP+TLS.
+pub fn client(pd: Pd, certs: &std::path::Path, dir: &str) -> Pd {
+    pd.env_remove("DOCKER_HOST")
+        .env_remove("POCKETDOCK_EXEC_VIA")
+        .env("POCKETDOCK_SOCKET", &tls_socket(certs, false))
+        .env("DOCKER_TLS_VERIFY", "1")
+        .env("DOCKER_CERT_PATH", certs.join(dir).to_str().unwrap())
+        .env("POCKETDOCK_SSH", &format!("ssh -F {SSH_CONFIG}"))
+}
+
+/// `pocketdock` pointed at the remote Docker with the client files of `dir`.
+fn remote(certs: &std::path::Path, dir: &str) -> Pd {
+    client(Pd::new(), certs, dir)
+}
+
+/// The docker CLI's output on the engine behind `socket`.
+pub fn behind_at(socket: &str, args: &[&str]) -> String {
     let out = Command::new("docker")
-        .args(["-H", BEHIND])
+        .args(["-H", socket])
         .args(args)
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn behind(args: &[&str]) -> String {
+    behind_at(BEHIND_DOCKER, args)
 }
 
 #[test]
@@ -171,20 +218,9 @@ fn plain_tcp_to_another_host_is_refused() {
 #[test]
 fn create_and_run_over_ssh() {
     let _link = link_up();
-    let Some(_certs) = certs() else { return };
-    let config = "/run/pd-remote/ssh/config";
-    if !std::path::Path::new(config).exists() {
-        skip("no sshd here (scripts/provision.sh installs openssh-server)");
-        return;
-    }
-    let pd = Pd::new()
-        .env_remove("DOCKER_HOST")
-        .env_remove("POCKETDOCK_EXEC_VIA")
-        .env("POCKETDOCK_SSH", &format!("ssh -F {config}"))
-        .env(
-            "POCKETDOCK_SOCKET",
-            "ssh://root@127.0.0.1:23722/run/pd-remote/docker.sock",
-        );
+    let Some(certs) = certs() else { return };
+    let Some(config) = ssh_config() else { return };
+    let pd = remote(&certs, "").env("POCKETDOCK_SOCKET", &ssh_socket(&certs, false));
     let name = unique("remote-ssh");
     pd.cmd(["create", "--image", IMAGE, "--name", &name])
         .code(0);

@@ -1,57 +1,68 @@
-//! The remote engine's link goes down mid-job (every packet to and from
-//! its port dropped): the step's failure is reported within 30 s, through
-//! TCP keepalive, not after the kernel's two hours.
+//! The remote engines' link goes down mid-job (the veth pair to their
+//! network namespace set down): the step's failure is reported within
+//! 30 s (TCP keepalive over TCP+TLS, ssh's own keepalive over SSH), not
+//! after the kernel's two hours, and nothing on the local engine is
+//! touched.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The DROP rules for the port, removed when dropped.
-struct LinkDown(String);
+use crate::common::{only_record, repo};
+use crate::pd::Pd;
+
+/// The link set down, set up again when dropped.
+struct LinkDown;
 
 impl LinkDown {
-    fn rules(port: &str) -> [[String; 8]; 2] {
-        let rule =
-            |dir: &str| ["INPUT", "-i", "lo", "-p", "tcp", dir, port, "-j"].map(str::to_string);
-        [rule("--dport"), rule("--sport")]
+    fn set(state: &str) -> bool {
+        Command::new("bash")
+            .arg(repo().join("scripts/remote-engine.sh"))
+            .args(["link", state])
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
-    fn iptables(op: &str, port: &str) -> bool {
-        Self::rules(port).iter().all(|r| {
-            Command::new("iptables")
-                .arg(op)
-                .args(r)
-                .arg("DROP")
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-    }
-
-    fn take(port: &str) -> Option<LinkDown> {
-        Self::iptables("-I", port).then(|| LinkDown(port.to_string()))
+    fn take() -> Option<LinkDown> {
+        Self::set("down").then_some(LinkDown)
     }
 }
 
 impl Drop for LinkDown {
     fn drop(&mut self) {
-        Self::iptables("-D", &self.0);
+        Self::set("up");
     }
 }
 
-#[test]
-fn a_link_down_mid_job_is_reported_within_30s() {
+/// Apply a job whose step sleeps through `socket`, take the link down once
+/// it has started, and check its failure line.
+fn link_down_mid_job(podman: bool, over_ssh: bool) {
     let _alone = super::LINK
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(certs) = super::certs() else { return };
-    let port = std::fs::read_to_string(certs.join("port")).unwrap();
-    let pd = super::remote(&certs, "").file(
-        "job.yaml",
-        format!(
-            "version: 1\nsandboxes:\n  s:\n    image: {}\nsteps:\n  a: {{run: \"echo started; sleep 120\"}}\n",
-            super::IMAGE
-        ),
-    );
+    if over_ssh && super::ssh_config().is_none() {
+        return;
+    }
+    let socket = if over_ssh {
+        super::ssh_socket(&certs, podman)
+    } else {
+        super::tls_socket(&certs, podman)
+    };
+    let behind = if podman {
+        super::BEHIND_PODMAN
+    } else {
+        super::BEHIND_DOCKER
+    };
+    let pd = super::remote(&certs, "")
+        .env("POCKETDOCK_SOCKET", &socket)
+        .file(
+            "job.yaml",
+            format!(
+                "version: 1\nsandboxes:\n  s:\n    image: {}\nsteps:\n  a: {{run: \"echo started; sleep 120\"}}\n",
+                super::IMAGE
+            ),
+        );
     let mut child = pd
         .command(["apply", "job.yaml"])
         .stdout(Stdio::piped())
@@ -64,10 +75,10 @@ fn a_link_down_mid_job_is_reported_within_30s() {
         .map_while(Result::ok)
         .any(|l| l.contains("started"));
     assert!(started, "the step never started");
-    let Some(down) = LinkDown::take(port.trim()) else {
+    let Some(down) = LinkDown::take() else {
         let _ = child.kill();
         let _ = child.wait();
-        crate::common::skip("iptables cannot drop the port here");
+        crate::common::skip("the link to the remote engines cannot be set down here");
         return;
     };
     let at = Instant::now();
@@ -76,19 +87,42 @@ fn a_link_down_mid_job_is_reported_within_30s() {
     drop(down);
     let _ = child.wait();
     // Its removal was not confirmed while the link was down; no other
-    // test of the remote engine runs meanwhile, so whatever is there is its.
-    for id in super::behind(&["ps", "-aq"]).lines() {
-        super::behind(&["rm", "-f", id]);
+    // test of the remote engines runs meanwhile, so whatever is there is its.
+    let left = super::behind_at(behind, &["ps", "-aq"]);
+    for id in left.lines() {
+        super::behind_at(behind, &["rm", "-f", id]);
     }
     let failed = failed.expect("no failure line for the step");
-    // TCP keepalive (about 20 s) and a request's own deadline (20 s for
-    // an exec's start) race; either names the engine as the cause.
+    // Keepalive (about 20 s) and a request's own deadline (20 s for an
+    // exec's start) race; either names the engine as the cause.
     assert!(
-        failed.contains("the engine went away") || failed.contains("did not answer within"),
+        failed.contains("the engine went away")
+            || failed.contains("did not answer within")
+            || failed.contains("lost the connection"),
         "{failed}"
     );
     assert!(
         took < Duration::from_secs(30),
         "reported after {took:?}: {failed}"
     );
+    // The local engine never saw the job: none of its containers is here.
+    let record = crate::common::instance_toml(&only_record(pd.path()));
+    for sb in record["sandboxes"].as_array().into_iter().flatten() {
+        let name = sb["container"].as_str().unwrap_or_default();
+        let on_local = Pd::new()
+            .cmd(["list", "--all", "--json"])
+            .code(0)
+            .stdout();
+        assert!(!on_local.contains(name), "{name} is on the local engine");
+    }
+}
+
+#[test]
+fn a_link_down_mid_job_is_reported_within_30s_over_tcp_with_tls() {
+    link_down_mid_job(false, false);
+}
+
+#[test]
+fn a_link_down_mid_job_is_reported_within_30s_over_ssh_to_podman() {
+    link_down_mid_job(true, true);
 }

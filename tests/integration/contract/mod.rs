@@ -1,0 +1,140 @@
+//! The contract suite: one job (contract/job.yaml) applied through the
+//! shipped binary on every backend gives the same record, once what must
+//! differ (times, container names, the engine, measured usage) is taken
+//! out (`record::normalized`), and leaves nothing behind.
+//!
+//! The backends: the engine under test (local, through the helper), and
+//! scripts/remote-engine.sh's second Docker and its Podman service in a
+//! network namespace of their own, each over TCP+TLS and over SSH
+//! (commands through the engine's exec, files through its archive API).
+
+mod record;
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::pd::Pd;
+use crate::remote;
+
+/// The job's project: its manifest and the directory it pushes.
+fn project() -> Pd {
+    Pd::new()
+        .repo_file("tests/integration/contract/job.yaml", "job.yaml")
+        .repo_file(
+            "tests/integration/contract/input/data.txt",
+            "input/data.txt",
+        )
+}
+
+/// Apply the job with `pd`; its normalized record, after checking that
+/// the backend holds none of its containers (`left` lists those of a
+/// name).
+fn apply(pd: &Pd, left: impl Fn(&str) -> String) -> Value {
+    pd.cmd(["apply", "job.yaml"])
+        .code(0)
+        .stdout_has("job succeeded");
+    let record = crate::common::only_record(pd.path());
+    let doc = crate::common::instance_toml(&record);
+    for sb in doc["sandboxes"].as_array().expect("sandboxes") {
+        let name = sb["container"].as_str().expect("a container name");
+        assert_eq!(left(name), "", "container {name} was left behind");
+    }
+    record::normalized(&record)
+}
+
+/// The record of the job on the engine under test, made once.
+fn local() -> &'static Value {
+    static LOCAL: OnceLock<Value> = OnceLock::new();
+    LOCAL.get_or_init(|| {
+        let pd = project();
+        apply(&pd, |name| {
+            let out = pd.cmd(["list", "--all", "--json"]).code(0).stdout();
+            if out.contains(name) {
+                name.to_string()
+            } else {
+                String::new()
+            }
+        })
+    })
+}
+
+#[track_caller]
+fn assert_same(target: &str, got: &Value) {
+    let want = local();
+    assert_eq!(
+        serde_json::to_string_pretty(got).unwrap(),
+        serde_json::to_string_pretty(want).unwrap(),
+        "the record on {target} differs from the local engine's"
+    );
+}
+
+/// The job on the remote Docker or Podman, over TCP+TLS or SSH.
+fn on_remote(target: &str, podman: bool, over_ssh: bool) {
+    let _link = remote::link_up();
+    let Some(certs) = remote::certs() else { return };
+    if over_ssh && remote::ssh_config().is_none() {
+        return;
+    }
+    let socket = if over_ssh {
+        remote::ssh_socket(&certs, podman)
+    } else {
+        remote::tls_socket(&certs, podman)
+    };
+    let behind = if podman {
+        remote::BEHIND_PODMAN
+    } else {
+        remote::BEHIND_DOCKER
+    };
+    let pd = remote::client(project(), &certs, "").env("POCKETDOCK_SOCKET", &socket);
+    let got = apply(&pd, |name| remote::behind_at(behind, &["ps", "-aq", "--filter", &format!("name={name}")]));
+    assert_same(target, &got);
+}
+
+#[test]
+fn the_local_record_is_what_the_job_says() {
+    let doc = local();
+    assert_eq!(doc["status"], "succeeded");
+    let step = |id: &str| {
+        doc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no step {id} in {doc:#}"))
+            .clone()
+    };
+    let compute = step("compute@box[word=one]");
+    assert_eq!(compute["log"][0]["stdout"][1], "hello one");
+    assert_eq!(compute["log"][0]["stderr"][0], "to stderr");
+    assert_eq!(
+        step("use@box[word=two]")["log"][0]["stdout"][0],
+        "got two in /tmp/input as 0"
+    );
+    assert_eq!(step("feed@quiet")["log"][0]["stdout"][0], "3");
+    let fails = step("fails@quiet");
+    assert_eq!((fails["attempts"].as_i64(), fails["exit_code"].as_i64()), (Some(2), Some(3)));
+    assert_eq!(step("slow@quiet")["status"], "failed_allowed");
+    assert_eq!(step("offline@quiet")["log"][0]["stdout"][0], "no network");
+    assert_eq!(doc["artifacts"]["fetch@box[word=one]/out/deep/result.txt"], "one\n");
+}
+
+#[test]
+fn docker_over_tcp_with_tls() {
+    on_remote("Docker over TCP+TLS", false, false);
+}
+
+#[test]
+fn docker_over_ssh() {
+    on_remote("Docker over SSH", false, true);
+}
+
+#[test]
+fn podman_over_tcp_with_tls() {
+    on_remote("Podman over TCP+TLS", true, false);
+}
+
+#[test]
+fn podman_over_ssh() {
+    on_remote("Podman over SSH", true, true);
+}
