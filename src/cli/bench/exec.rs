@@ -65,8 +65,17 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
             .find(|s| s.name.starts_with(prefix))
             .map(|s| s.p50_ms)
     };
-    if let Some(lib) = p50("pocketdock library run(\"true\") via") {
+    if let Some(lib) = p50("pocketdock library run(\"true\") via helper") {
         println!("library run(\"true\") through the helper: p50 {lib:.2} ms (target <= 2 ms)");
+    } else if let (Some(lib), Some(floor)) = (
+        p50("pocketdock library run(\"true\") via"),
+        p50("engine floor"),
+    ) {
+        // A remote engine, or exec forced: the helper's target does not apply.
+        println!(
+            "library run(\"true\") through the engine's exec: p50 {lib:.2} ms, {:.2}x the engine's floor",
+            lib / floor
+        );
     }
     if let (Some(ours), Some(theirs)) = (
         p50("pocketdock run NAME"),
@@ -86,7 +95,9 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
         ),
         None => println!("helper: none answered (POCKETDOCK_EXEC_VIA=exec, or it cannot run here)"),
     }
-    if let (Some(with), Some(without)) = (p50("create + helper"), p50("create, no helper")) {
+    if let (Some(with), Some(without), Some(_)) =
+        (p50("create + helper"), p50("create, no helper"), rss)
+    {
         println!(
             "helper start-up cost: {:.1} ms per sandbox (create p50 {with:.1} vs {without:.1} ms)",
             with - without
