@@ -79,7 +79,11 @@ pub fn tls_socket(certs: &std::path::Path, podman: bool) -> String {
 /// `ssh://root@HOST/SOCKET` of the remote Docker, or of the remote Podman.
 pub fn ssh_socket(certs: &std::path::Path, podman: bool) -> String {
     let sock = if podman { BEHIND_PODMAN } else { BEHIND_DOCKER };
-    format!("ssh://root@{}{}", host(certs), sock.trim_start_matches("unix://"))
+    format!(
+        "ssh://root@{}{}",
+        host(certs),
+        sock.trim_start_matches("unix://")
+    )
 }
 
 /// The ssh client configuration, or `None` (with a skip) without sshd.

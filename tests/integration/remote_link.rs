@@ -109,10 +109,7 @@ fn link_down_mid_job(podman: bool, over_ssh: bool) {
     let record = crate::common::instance_toml(&only_record(pd.path()));
     for sb in record["sandboxes"].as_array().into_iter().flatten() {
         let name = sb["container"].as_str().unwrap_or_default();
-        let on_local = Pd::new()
-            .cmd(["list", "--all", "--json"])
-            .code(0)
-            .stdout();
+        let on_local = Pd::new().cmd(["list", "--all", "--json"]).code(0).stdout();
         assert!(!on_local.contains(name), "{name} is on the local engine");
     }
 }

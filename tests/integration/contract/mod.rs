@@ -87,7 +87,9 @@ fn on_remote(target: &str, podman: bool, over_ssh: bool) {
         remote::BEHIND_DOCKER
     };
     let pd = remote::client(project(), &certs, "").env("POCKETDOCK_SOCKET", &socket);
-    let got = apply(&pd, |name| remote::behind_at(behind, &["ps", "-aq", "--filter", &format!("name={name}")]));
+    let got = apply(&pd, |name| {
+        remote::behind_at(behind, &["ps", "-aq", "--filter", &format!("name={name}")])
+    });
     assert_same(target, &got);
 }
 
@@ -113,10 +115,16 @@ fn the_local_record_is_what_the_job_says() {
     );
     assert_eq!(step("feed@quiet")["log"][0]["stdout"][0], "3");
     let fails = step("fails@quiet");
-    assert_eq!((fails["attempts"].as_i64(), fails["exit_code"].as_i64()), (Some(2), Some(3)));
+    assert_eq!(
+        (fails["attempts"].as_i64(), fails["exit_code"].as_i64()),
+        (Some(2), Some(3))
+    );
     assert_eq!(step("slow@quiet")["status"], "failed_allowed");
     assert_eq!(step("offline@quiet")["log"][0]["stdout"][0], "no network");
-    assert_eq!(doc["artifacts"]["fetch@box[word=one]/out/deep/result.txt"], "one\n");
+    assert_eq!(
+        doc["artifacts"]["fetch@box[word=one]/out/deep/result.txt"],
+        "one\n"
+    );
 }
 
 #[test]
