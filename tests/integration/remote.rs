@@ -86,6 +86,25 @@ pub fn ssh_socket(certs: &std::path::Path, podman: bool) -> String {
     )
 }
 
+/// The socket URL of the remote Podman or Docker, over SSH or TCP+TLS,
+/// and its own Unix socket to look behind pocketdock; `None` (with a skip)
+/// over SSH without sshd.
+pub fn endpoint(
+    certs: &std::path::Path,
+    podman: bool,
+    over_ssh: bool,
+) -> Option<(String, &'static str)> {
+    if over_ssh && ssh_config().is_none() {
+        return None;
+    }
+    let socket = if over_ssh {
+        ssh_socket(certs, podman)
+    } else {
+        tls_socket(certs, podman)
+    };
+    Some((socket, if podman { BEHIND_PODMAN } else { BEHIND_DOCKER }))
+}
+
 /// The ssh client configuration, or `None` (with a skip) without sshd.
 pub fn ssh_config() -> Option<&'static str> {
     if std::path::Path::new(SSH_CONFIG).exists() {

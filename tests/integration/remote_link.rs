@@ -41,18 +41,8 @@ fn link_down_mid_job(podman: bool, over_ssh: bool) {
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(certs) = super::certs() else { return };
-    if over_ssh && super::ssh_config().is_none() {
+    let Some((socket, behind)) = super::endpoint(&certs, podman, over_ssh) else {
         return;
-    }
-    let socket = if over_ssh {
-        super::ssh_socket(&certs, podman)
-    } else {
-        super::tls_socket(&certs, podman)
-    };
-    let behind = if podman {
-        super::BEHIND_PODMAN
-    } else {
-        super::BEHIND_DOCKER
     };
     let pd = super::remote(&certs, "")
         .env("POCKETDOCK_SOCKET", &socket)

@@ -73,18 +73,8 @@ fn assert_same(target: &str, got: &Value) {
 fn on_remote(target: &str, podman: bool, over_ssh: bool) {
     let _link = remote::link_up();
     let Some(certs) = remote::certs() else { return };
-    if over_ssh && remote::ssh_config().is_none() {
+    let Some((socket, behind)) = remote::endpoint(&certs, podman, over_ssh) else {
         return;
-    }
-    let socket = if over_ssh {
-        remote::ssh_socket(&certs, podman)
-    } else {
-        remote::tls_socket(&certs, podman)
-    };
-    let behind = if podman {
-        remote::BEHIND_PODMAN
-    } else {
-        remote::BEHIND_DOCKER
     };
     let pd = remote::client(project(), &certs, "").env("POCKETDOCK_SOCKET", &socket);
     let got = apply(&pd, |name| {
