@@ -70,7 +70,8 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
 
 pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let report = maintenance_doctor::check(engine, project, a.fix).await?;
+    let report =
+        maintenance_doctor::check(&crate::backend::Backend::from(engine), project, a.fix).await?;
     if a.json {
         println!(
             "{}",

@@ -1,4 +1,4 @@
-//! Doctor's checks of job records against the job containers on the engine:
+//! Doctor's checks of job records against the job containers on the backend:
 //! records left `running` by a dead runner, containers whose record is
 //! gone, and containers a closed record does not account for.
 //!
@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Finding;
+use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::labels;
@@ -23,12 +23,12 @@ use crate::store::{reconcile, JobRecord, SandboxState, Store};
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let store = Store::open(project);
-    let job_containers = engine
+    let job_containers = backend
         .list_containers(
             true,
             &[
@@ -47,7 +47,7 @@ pub(super) async fn check(
     // A job that claimed a warm sandbox has a container with the pool's
     // labels (fixed at create), not the job's: its record's container
     // name is what ties it to the job.
-    let claimed = claimed_containers(engine, project).await?;
+    let claimed = claimed_containers(backend, project).await?;
     let mut records = store.jobs();
     for entry in &records {
         let Some(rec) = &entry.record else { continue };
@@ -71,7 +71,7 @@ pub(super) async fn check(
         let job_id = entry.id;
         let containers = by_job.get(&job_id).map_or(&[][..], Vec::as_slice);
         if rec.status != JobStatus::Running {
-            findings.extend(leftovers(engine, fix, &dir, &mut rec, containers).await);
+            findings.extend(leftovers(backend, fix, &dir, &mut rec, containers).await);
             continue;
         }
         if !rec.is_abandoned() {
@@ -79,9 +79,9 @@ pub(super) async fn check(
         }
         let mut observed = Vec::new();
         for c in containers {
-            observed.push(observe(engine, c).await);
+            observed.push(observe(backend, c).await);
         }
-        findings.push(dead_runner(engine, fix, &dir, &mut rec, observed).await);
+        findings.push(dead_runner(backend, fix, &dir, &mut rec, observed).await);
     }
 
     for (job_id, containers) in &by_job {
@@ -93,7 +93,7 @@ pub(super) async fn check(
             let mut errors = Vec::new();
             let mut fixed = false;
             if fix && !persistent {
-                match engine.remove_container(c.name(), true).await {
+                match backend.remove_container(c.name(), true).await {
                     Ok(()) => fixed = true,
                     Err(e) => errors.push(format!("remove {}: {e}", c.name())),
                 }
@@ -112,9 +112,9 @@ pub(super) async fn check(
 }
 
 /// Containers of a closed record that the record does not account for:
-/// neither kept (`--keep`) nor persistent, yet still on the engine.
+/// neither kept (`--keep`) nor persistent, yet still on the backend.
 async fn leftovers(
-    engine: &Engine,
+    backend: &Backend,
     fix: bool,
     dir: &Path,
     rec: &mut JobRecord,
@@ -138,7 +138,7 @@ async fn leftovers(
         let mut errors = Vec::new();
         let mut fixed = false;
         if fix {
-            match engine.remove_container(c.name(), true).await {
+            match backend.remove_container(c.name(), true).await {
                 Ok(()) => {
                     fixed = true;
                     removed.push(c.name().to_string());
@@ -169,7 +169,7 @@ async fn leftovers(
 }
 
 async fn dead_runner(
-    engine: &Engine,
+    backend: &Backend,
     fix: bool,
     dir: &Path,
     rec: &mut JobRecord,
@@ -182,7 +182,7 @@ async fn dead_runner(
     if fix {
         let mut removed = Vec::new();
         for name in &d.remove {
-            match engine.remove_container(name, true).await {
+            match backend.remove_container(name, true).await {
                 Ok(()) => removed.push(name.clone()),
                 Err(e) => errors.push(format!("remove {name}: {e}")),
             }
@@ -206,9 +206,9 @@ async fn dead_runner(
     }
 }
 
-async fn observe(engine: &Engine, c: &ContainerSummary) -> reconcile::Observed {
+async fn observe(backend: &Backend, c: &ContainerSummary) -> reconcile::Observed {
     let exit_code = if c.state == "exited" {
-        engine
+        backend
             .inspect_container(c.name(), false)
             .await
             .ok()
@@ -226,10 +226,10 @@ async fn observe(engine: &Engine, c: &ContainerSummary) -> reconcile::Observed {
 
 /// This project's claimed pool sandboxes (warm ones are `pools`' business).
 async fn claimed_containers(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
 ) -> Result<Vec<ContainerSummary>, Error> {
-    Ok(engine
+    Ok(backend
         .list_containers(
             true,
             &[

@@ -16,7 +16,7 @@ mod sandboxes;
 
 use serde::Serialize;
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::project::Project;
@@ -278,10 +278,19 @@ impl Report {
     }
 }
 
-/// Run every check on `project` against `engine`; with `fix`, repair what
+/// Run every check on `project` against `backend`; with `fix`, repair what
 /// can be repaired (never `data/` contents or persistent containers).
-pub async fn check(engine: &Engine, project: &Project, fix: bool) -> Result<Report, Error> {
-    let mut findings = jobs::check(engine, project, fix).await?;
+/// The job checks run on any backend; the rest are of an engine's own
+/// sandboxes, pools and images.
+pub async fn check(backend: &Backend, project: &Project, fix: bool) -> Result<Report, Error> {
+    let mut findings = jobs::check(backend, project, fix).await?;
+    let Backend::Engine(engine) = backend else {
+        return Ok(Report {
+            project: project.name.clone(),
+            fix,
+            findings,
+        });
+    };
     findings.extend(sandboxes::check(engine, project, fix).await?);
     findings.extend(owners::check(engine, project, fix).await?);
     findings.extend(pools::check(engine, project, fix).await?);
