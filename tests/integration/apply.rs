@@ -33,11 +33,10 @@ async fn the_grading_example_grades_every_submission() {
     let dir = TestProject::new(&engine, "apply");
     copy_dir(&repo().join("examples/grading"), dir.path());
 
-    let started = Instant::now();
     let o = Pd::at(dir.path()).output(&["apply", "job.yaml", "--output", "plain"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
-    // dave loops forever and is stopped by the 10 s timeout, not waited for.
-    assert!(started.elapsed() < Duration::from_mins(1));
+    // dave loops forever: his verdict (below) says the recipe's 10 s limit
+    // stopped him, which is what ends the job.
     let result =
         |s: &str| std::fs::read_to_string(dir.path().join(format!("results/{s}.txt"))).unwrap();
     assert_eq!(result("alice"), "alice passed (0 of 5 failed)\n");
