@@ -36,6 +36,10 @@ pub fn check_capabilities(
             let what = format!("sandbox `{}` is kept after the job (`persist: true`)", s.id);
             refuse(s.id_span, what, Capability::Persist);
         }
+        if let (Some(d), false) = (&s.disk, caps.has(Capability::DiskCap)) {
+            let what = format!("sandbox `{}` caps its writable layer (`disk:`)", s.id);
+            refuse(d.span, what, Capability::DiskCap);
+        }
         if s.build == BuildPolicy::Auto && !caps.has(Capability::Build) {
             let what = format!("sandbox `{}` builds its image (`build: auto`)", s.id);
             refuse(s.id_span, what, Capability::Build);

@@ -23,6 +23,11 @@ pub struct Config {
     pub default_persist: bool,
     /// Engine socket (install level only); `--socket` and `POCKETDOCK_SOCKET` win.
     pub socket: Option<PathBuf>,
+    /// `backend`: what runs `apply`'s sandboxes (`engine`, `kubernetes`);
+    /// `--backend` wins. The engine when unset.
+    pub backend: Option<String>,
+    /// `namespace`: the Kubernetes namespace of the pods; `--namespace` wins.
+    pub namespace: Option<String>,
     /// Logs of persistent sandboxes.
     pub logging: Logging,
     /// `allow_host_paths` of every layer (install first): roots besides
