@@ -126,7 +126,19 @@ impl Provisioner {
         if let Some(image) = image {
             spec.set_image(image);
         }
-        spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
+        let name = container_name(&self.job_id, &inst.id, &self.tag);
+        spec.name = Some(match self.backend.as_engine() {
+            Some(_) => name,
+            // A pod's name is a DNS subdomain: lowercase, no `_`.
+            None => name.to_ascii_lowercase().replace('_', "-"),
+        });
+        if self.backend.as_engine().is_none() && spec.read_only && spec.workdir.is_none() {
+            // No engine to read the image's `WORKDIR` (its writable home).
+            spec.workdir = spec
+                .profile
+                .as_deref()
+                .and_then(|p| super::profile_home::profile_workdir(&self.project, p));
+        }
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
