@@ -19,13 +19,13 @@ pub(super) fn profile_workdir(project: &Project, name: &str) -> Option<String> {
 fn last_workdir(dockerfile: &str) -> Option<String> {
     dockerfile
         .lines()
+        .rev()
         .filter_map(|l| {
             let (word, rest) = l.trim().split_once(char::is_whitespace)?;
             word.eq_ignore_ascii_case("WORKDIR")
                 .then(|| rest.trim().trim_matches('"').to_string())
         })
-        .filter(|w| w.starts_with('/'))
-        .last()
+        .find(|w| w.starts_with('/'))
 }
 
 #[cfg(test)]
