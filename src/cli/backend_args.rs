@@ -30,12 +30,11 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The backend chosen: the flag, else the project's setting, else the engine.
     fn kind(&self, ctx: &super::Context) -> BackendKind {
-        self.backend.unwrap_or_else(|| {
-            match ctx.project_lenient().config.backend.as_deref() {
+        self.backend
+            .unwrap_or_else(|| match ctx.project_lenient().config.backend.as_deref() {
                 Some("kubernetes") => BackendKind::Kubernetes,
                 _ => BackendKind::Engine,
-            }
-        })
+            })
     }
 
     /// What the chosen backend can do, without connecting to it (for `plan`).

@@ -75,7 +75,10 @@ impl fmt::Display for Refusal {
             Refusal::Snapshot => f.write_str("a `snapshot` step's result is the image it makes"),
             Refusal::After(step) => write!(f, "it comes after `{step}`, which is not cached"),
             Refusal::Backend(backend) => {
-                write!(f, "{backend} cannot commit a sandbox, which the cache stores")
+                write!(
+                    f,
+                    "{backend} cannot commit a sandbox, which the cache stores"
+                )
             }
             Refusal::AfterProcess(step, kind) => {
                 write!(

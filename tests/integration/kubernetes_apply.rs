@@ -186,8 +186,12 @@ async fn the_grading_example_records_the_same_on_kubernetes_as_on_the_engine() {
     assert_eq!(ran["namespace"].as_str(), Some("pdtest"));
     assert!(on_engine["engine"].get("namespace").is_none());
     // Recycling is done without, said once.
-    let said = stderr(&o).matches("each instance gets a fresh sandbox").count()
-        + stdout(&o).matches("each instance gets a fresh sandbox").count();
+    let said = stderr(&o)
+        .matches("each instance gets a fresh sandbox")
+        .count()
+        + stdout(&o)
+            .matches("each instance gets a fresh sandbox")
+            .count();
     assert_eq!(said, 1, "{}\n{}", stdout(&o), stderr(&o));
 
     assert_nothing_left(&engine, &api).await;
@@ -252,9 +256,10 @@ async fn what_pods_cannot_do_is_refused_before_any_pod_exists() {
         );
         assert_nothing_left(&engine, &api).await;
         // `plan` shows the same, without connecting to anything.
-        let o = Pd::at(p.path())
-            .no_engine()
-            .output(&["plan", "job.yaml", "--backend", "kubernetes"]);
+        let o =
+            Pd::at(p.path())
+                .no_engine()
+                .output(&["plan", "job.yaml", "--backend", "kubernetes"]);
         assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
         assert!(stderr(&o).contains(at), "{what}: {}", stderr(&o));
         // On the engine it plans.
@@ -278,7 +283,11 @@ async fn the_cache_steps_aside_on_kubernetes_and_the_job_runs() {
         ),
     )
     .unwrap();
-    let o = apply_on(&api, p.path(), &["job.yaml", "--cache", "--output", "plain"]);
+    let o = apply_on(
+        &api,
+        p.path(),
+        &["job.yaml", "--cache", "--output", "plain"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let all = format!("{}{}", stdout(&o), stderr(&o));
     for step in ["make@box", "show@box"] {
@@ -296,8 +305,10 @@ async fn the_cache_steps_aside_on_kubernetes_and_the_job_runs() {
         .iter()
         .all(|s| s["status"].as_str() == Some("succeeded")));
     // Nothing was stored.
-    assert!(!p.path().join(".pocketdock/cache").exists()
-        || crate::common::files_under(&p.path().join(".pocketdock/cache")).is_empty());
+    assert!(
+        !p.path().join(".pocketdock/cache").exists()
+            || crate::common::files_under(&p.path().join(".pocketdock/cache")).is_empty()
+    );
     // `plan --cache` gives the same reason.
     let o = Pd::at(p.path()).no_engine().output(&[
         "plan",
@@ -332,5 +343,70 @@ async fn a_missing_kubeconfig_is_a_connection_error_with_a_next_step() {
         .output(&["apply", "--backend", "kubernetes", "job.yaml"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("kubeconfig"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("hint: set KUBECONFIG"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hint: set KUBECONFIG"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[tokio::test]
+async fn the_project_settings_choose_the_backend_and_namespace_and_flags_win() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let p = TestProject::new(&engine, "k8s-settings");
+    std::fs::write(
+        p.path().join("pocketdock.yaml"),
+        "version: 1\nproject:\n  backend: kubernetes\n  namespace: fromsettings\n",
+    )
+    .unwrap();
+    let job = |extra: &str| {
+        format!("version: 1\nsandboxes:\n  box: {{image: {image}{extra}}}\nsteps:\n  s:\n    run: echo hi\n")
+    };
+    // `plan` refuses for the project's backend; `--backend engine` wins.
+    std::fs::write(p.path().join("job.yaml"), job(", persist: true")).unwrap();
+    let plan = |args: &[&str]| Pd::at(p.path()).no_engine().output(args);
+    let o = plan(&["plan", "job.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("which Kubernetes cannot do (`persist`)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = plan(&["plan", "job.yaml", "--backend", "engine"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // `apply` runs in the settings' namespace, or the flag's.
+    std::fs::write(p.path().join("job.yaml"), job("")).unwrap();
+    for (args, namespace) in [
+        (vec!["apply", "job.yaml"], "fromsettings"),
+        (
+            vec!["apply", "job.yaml", "--namespace", "fromflag"],
+            "fromflag",
+        ),
+    ] {
+        let o = Pd::at(p.path())
+            .no_engine()
+            .env("KUBECONFIG", api.kubeconfig().to_str().unwrap())
+            .output(&args);
+        assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("(namespace {namespace})")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let mut namespaces: Vec<String> = std::fs::read_dir(p.path().join(".pocketdock/instances"))
+        .unwrap()
+        .map(|e| {
+            let rec = instance_toml(&e.unwrap().path());
+            rec["engine"]["namespace"].as_str().unwrap().to_string()
+        })
+        .collect();
+    namespaces.sort();
+    assert_eq!(namespaces, ["fromflag", "fromsettings"]);
+    assert_nothing_left(&engine, &api).await;
 }
