@@ -163,6 +163,23 @@ steps:
     }
 
     #[test]
+    fn a_disk_cap_is_refused_at_its_value() {
+        let text = "version: 1\nsandboxes:\n  box: {image: alpine:3, disk: 1g}\n";
+        let d = lacking(text, Capabilities::KUBERNETES);
+        let shown: Vec<String> = d.iter().map(ToString::to_string).collect();
+        assert_eq!(shown.len(), 1, "{shown:#?}");
+        assert!(
+            shown[0].starts_with(
+                "/w/job.yaml:3:32: error: sandbox `box` caps its writable layer (`disk:`), \
+                 which Kubernetes cannot do (`disk`)"
+            ),
+            "{}",
+            shown[0]
+        );
+        assert!(lacking(text, Capabilities::ENGINE).is_empty());
+    }
+
+    #[test]
     fn a_snapshot_inside_a_recipe_is_refused_at_the_using_step() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("r")).unwrap();
