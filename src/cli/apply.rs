@@ -59,6 +59,11 @@ pub struct Args {
     /// After a failure, still run every step that does not depend on it.
     #[arg(long)]
     keep_going: bool,
+    /// Keep at most N sandboxes alive at once (at least 1): the steps of
+    /// the others, a matrix's instances, wait. A job whose sandbox waits
+    /// on another's step goes over N rather than deadlock.
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    max_sandboxes: Option<usize>,
     /// Keep every sandbox after the job (they are removed by default, unless `persist`).
     #[arg(long)]
     keep: bool,
@@ -133,7 +138,11 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
             println!("{line}");
         }
     }
-    let job = match job.with_secrets(secrets).only(&a.only) {
+    let job = match job
+        .with_secrets(secrets)
+        .max_sandboxes(a.max_sandboxes)
+        .only(&a.only)
+    {
         Ok(job) => job,
         Err(e) => {
             eprintln!("error: {e}");

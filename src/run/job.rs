@@ -123,6 +123,8 @@ pub struct Job {
     only: Vec<String>,
     /// What the backend can do: the plan was made for it.
     caps: Capabilities,
+    /// Sandboxes alive at once (`--max-sandboxes`); `None`: no cap.
+    max_sandboxes: Option<usize>,
 }
 
 /// Load, plan, record and run `req` on `engine`; see [`Job`].
@@ -161,6 +163,7 @@ impl Job {
             selected: None,
             only: Vec::new(),
             caps: Capabilities::ENGINE,
+            max_sandboxes: None,
         })
     }
 
@@ -200,6 +203,15 @@ impl Job {
             self.caps = caps;
         }
         Ok(self)
+    }
+
+    /// Keep at most `n` sandboxes alive at once (`None`: no cap); the
+    /// steps of the others wait (see `scheduler`, which never lets the
+    /// cap deadlock a job).
+    #[must_use]
+    pub fn max_sandboxes(mut self, n: Option<usize>) -> Job {
+        self.max_sandboxes = n;
+        self
     }
 
     /// The plan (its `job_id` is the id the job expects to get).
@@ -291,6 +303,7 @@ impl Job {
             jobs: req.jobs,
             keep_going: req.keep_going,
             cancel: cancel.clone(),
+            max_sandboxes: self.max_sandboxes,
         };
         let statuses = schedule(&Graph::of(&plan), runtime, &policy).await;
 
