@@ -410,3 +410,92 @@ async fn the_project_settings_choose_the_backend_and_namespace_and_flags_win() {
     assert_eq!(namespaces, ["fromflag", "fromsettings"]);
     assert_nothing_left(&engine, &api).await;
 }
+
+/// Run `apply --backend kubernetes ARGS` in `dir` in the background; each
+/// poll samples the pods alive. Its output and the most pods seen at once.
+/// A job that does not end within two minutes is killed and fails.
+async fn apply_counting_pods(api: &KubeApi, dir: &Path, args: &[&str]) -> (Output, usize) {
+    let mut all = vec!["apply", "--backend", "kubernetes", "--output", "plain"];
+    all.extend_from_slice(args);
+    let mut child = Pd::at(dir)
+        .no_engine()
+        .env("KUBECONFIG", api.kubeconfig().to_str().unwrap())
+        .command(&all)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut most = 0;
+    for _ in 0..2400 {
+        most = most.max(pods(api).await.len());
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    (child.wait_with_output().unwrap(), most)
+}
+
+#[tokio::test]
+async fn max_sandboxes_one_runs_a_job_whose_sandboxes_wait_on_each_other() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let p = TestProject::new(&engine, "k8s-cap-cross");
+    // `a` stays alive until `b`'s step is done: `b` must start anyway.
+    std::fs::write(
+        p.path().join("job.yaml"),
+        format!(
+            "version: 1\nsandboxes:\n  a: {{image: {image}}}\n  b: {{image: {image}}}\nsteps:\n  \
+             a1: {{sandbox: a, run: echo a1}}\n  \
+             b1: {{sandbox: b, needs: [a1], run: echo b1}}\n  \
+             a2: {{sandbox: a, needs: [b1], run: echo a2}}\n"
+        ),
+    )
+    .unwrap();
+    let (o, most) =
+        apply_counting_pods(&api, p.path(), &["job.yaml", "--max-sandboxes", "1"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("[a2@a] a2"), "{}", stdout(&o));
+    assert!((1..=2).contains(&most), "{most} pods at once");
+    assert_nothing_left(&engine, &api).await;
+}
+
+#[tokio::test]
+async fn max_sandboxes_caps_the_pods_of_a_matrix() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let p = TestProject::new(&engine, "k8s-cap-matrix");
+    std::fs::write(
+        p.path().join("job.yaml"),
+        format!(
+            "version: 1\nvars:\n  n: [1, 2, 3, 4, 5]\nsandboxes:\n  w:\n    image: {image}\n    \
+             matrix: {{i: \"{{{{ vars.n }}}}\"}}\nsteps:\n  work:\n    sandbox: w\n    run: sleep 1\n"
+        ),
+    )
+    .unwrap();
+    let (o, most) =
+        apply_counting_pods(&api, p.path(), &["job.yaml", "--max-sandboxes", "2"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let rec = instance_toml(&only_record(p.path()));
+    let steps = rec["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 5);
+    assert!(steps
+        .iter()
+        .all(|s| s["status"].as_str() == Some("succeeded")));
+    assert!((1..=2).contains(&most), "{most} pods at once");
+    assert_nothing_left(&engine, &api).await;
+    // Without the cap they run side by side (the sampling can see it).
+    let (o, most) = apply_counting_pods(&api, p.path(), &["job.yaml"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(most > 2, "{most} pods at once without a cap");
+    assert_nothing_left(&engine, &api).await;
+}
