@@ -126,19 +126,8 @@ impl Provisioner {
         if let Some(image) = image {
             spec.set_image(image);
         }
-        let name = container_name(&self.job_id, &inst.id, &self.tag);
-        spec.name = Some(match self.backend.as_engine() {
-            Some(_) => name,
-            // A pod's name is a DNS subdomain: lowercase, no `_`.
-            None => name.to_ascii_lowercase().replace('_', "-"),
-        });
-        if self.backend.as_engine().is_none() && spec.read_only && spec.workdir.is_none() {
-            // No engine to read the image's `WORKDIR` (its writable home).
-            spec.workdir = spec
-                .profile
-                .as_deref()
-                .and_then(|p| super::profile_home::profile_workdir(&self.project, p));
-        }
+        spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
+        self.fit_to_backend(&mut spec);
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
@@ -191,6 +180,26 @@ impl Provisioner {
             }
         }
         Ok(created)
+    }
+
+    /// What a backend that is not an engine needs of a spec: a pod's name
+    /// is a DNS name (lowercase, no `_`), and with no engine to read the
+    /// image's `WORKDIR`, a profile's Dockerfile says where its writable
+    /// home goes.
+    fn fit_to_backend(&self, spec: &mut SandboxSpec) {
+        if self.backend.as_engine().is_some() {
+            return;
+        }
+        spec.name = spec
+            .name
+            .as_ref()
+            .map(|n| n.to_ascii_lowercase().replace('_', "-"));
+        if spec.read_only && spec.workdir.is_none() {
+            spec.workdir = spec
+                .profile
+                .as_deref()
+                .and_then(|p| super::profile_home::profile_workdir(&self.project, p));
+        }
     }
 
     /// Sandbox instance `sb` takes over a reset container of its sandbox.
