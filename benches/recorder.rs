@@ -33,6 +33,7 @@ fn record(steps: usize) -> JobRecord {
             kind: "docker".into(),
             version: "20.10".into(),
             socket: "/var/run/docker.sock".into(),
+            namespace: None,
         },
         sandboxes: (0..SANDBOXES)
             .map(|s| JobSandbox {

@@ -14,16 +14,26 @@ pub enum Capability {
     Build,
     /// Bind-mount the in-sandbox helper and its socket directory.
     HelperMount,
+    /// Cap a sandbox's writable layer (`disk:`).
+    DiskCap,
+    /// Reset a container for the next instance (`recycle: true`); without
+    /// it each instance gets a fresh sandbox, nothing is refused.
+    Recycle,
+    /// Claim a sandbox of a warm pool instead of creating one.
+    WarmPool,
 }
 
 impl Capability {
     /// Every capability, in the order diagnostics list them.
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 8] = [
         Capability::Snapshot,
         Capability::HostVolumes,
         Capability::Persist,
         Capability::Build,
         Capability::HelperMount,
+        Capability::DiskCap,
+        Capability::Recycle,
+        Capability::WarmPool,
     ];
 
     /// The manifest key that asks for it.
@@ -35,6 +45,9 @@ impl Capability {
             Capability::Persist => "persist",
             Capability::Build => "build: auto",
             Capability::HelperMount => "the in-sandbox helper",
+            Capability::DiskCap => "disk",
+            Capability::Recycle => "recycle: true",
+            Capability::WarmPool => "warm pools",
         }
     }
 
@@ -57,6 +70,12 @@ impl Capability {
                  `build: auto`"
             }
             Capability::HelperMount => "set POCKETDOCK_EXEC_VIA=exec",
+            Capability::DiskCap => {
+                "remove `disk:` (each file is still capped by the fsize limit), \
+                 or run the job on a Podman or Docker engine"
+            }
+            Capability::Recycle => "nothing: each instance gets a fresh sandbox",
+            Capability::WarmPool => "nothing: the sandbox is created",
         }
     }
 }
@@ -67,7 +86,7 @@ pub struct Capabilities {
     /// The backend's name in messages ("the engine", "Kubernetes").
     pub backend: &'static str,
     /// One bit per [`Capability`], by its position in [`Capability::ALL`].
-    bits: u8,
+    bits: u16,
 }
 
 impl Capabilities {
@@ -88,7 +107,8 @@ impl Capabilities {
     .without(Capability::HelperMount);
 
     /// A Kubernetes cluster: pods are not committed, mount nothing of this
-    /// machine, do not outlive their job and are not built here.
+    /// machine, do not outlive their job, are not built here, have no
+    /// helper (so no recycling) and no warm pools.
     pub const KUBERNETES: Capabilities = Capabilities::none("Kubernetes");
 
     /// A backend named `backend` that can do nothing of [`Capability::ALL`]
@@ -102,7 +122,7 @@ impl Capabilities {
     #[must_use]
     pub const fn with(self, c: Capability) -> Capabilities {
         Capabilities {
-            bits: self.bits | (1 << c as u8),
+            bits: self.bits | (1 << c as u16),
             ..self
         }
     }
@@ -111,7 +131,7 @@ impl Capabilities {
     #[must_use]
     pub const fn without(self, c: Capability) -> Capabilities {
         Capabilities {
-            bits: self.bits & !(1 << c as u8),
+            bits: self.bits & !(1 << c as u16),
             ..self
         }
     }
@@ -119,7 +139,7 @@ impl Capabilities {
     /// Whether the backend can do `c`.
     #[must_use]
     pub const fn has(self, c: Capability) -> bool {
-        self.bits & (1 << c as u8) != 0
+        self.bits & (1 << c as u16) != 0
     }
 }
 

@@ -57,13 +57,65 @@ impl From<Engine> for Backend {
     }
 }
 
+impl From<&Backend> for Backend {
+    fn from(backend: &Backend) -> Backend {
+        backend.clone()
+    }
+}
+
 impl From<&Engine> for Backend {
     fn from(engine: &Engine) -> Backend {
         Backend::Engine(engine.clone())
     }
 }
 
+/// What ran a job, for its record: the kind, its version when known, where
+/// it was reached and, on Kubernetes, the namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendInfo {
+    /// `podman`, `docker` or `kubernetes`.
+    pub kind: String,
+    /// The engine's version (empty when the backend does not say).
+    pub version: String,
+    /// The engine's socket, or the API server's URL.
+    pub endpoint: String,
+    /// The namespace pods live in (Kubernetes only).
+    pub namespace: Option<String>,
+}
+
 impl Backend {
+    /// What this backend is, as a job record says it.
+    #[must_use]
+    pub fn info(&self) -> BackendInfo {
+        match self {
+            Backend::Engine(e) => BackendInfo {
+                kind: e.info().kind.cli().to_string(),
+                version: e.info().version.clone(),
+                endpoint: e.info().socket.display().to_string(),
+                namespace: None,
+            },
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => BackendInfo {
+                kind: "kubernetes".into(),
+                version: String::new(),
+                endpoint: k.server(),
+                namespace: Some(k.namespace().to_string()),
+            },
+        }
+    }
+
+    /// The engine client, when this backend is one (`None` on Kubernetes):
+    /// for what only an engine does (its storage driver, its connection
+    /// watch, its images).
+    #[must_use]
+    pub fn as_engine(&self) -> Option<&Engine> {
+        match self {
+            Backend::Engine(e) => Some(e),
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(_) => None,
+        }
+    }
+
     /// What this backend can do.
     #[must_use]
     pub fn capabilities(&self) -> Capabilities {

@@ -33,7 +33,8 @@ use crate::store::Store;
     pocketdock apply job.yaml --var students='[alice, bob]' --parallel 4 --keep-going\n  \
     pocketdock apply job.yaml --output ndjson | jq .\n  \
     pocketdock apply --resume last\n  \
-    pocketdock apply job.yaml --junit results.xml"
+    pocketdock apply job.yaml --junit results.xml\n  \
+    pocketdock apply job.yaml --backend kubernetes --namespace ci"
 )]
 pub struct Args {
     /// Manifest file (YAML, or KDL when it ends in .kdl); with `--resume`,
@@ -58,11 +59,18 @@ pub struct Args {
     /// After a failure, still run every step that does not depend on it.
     #[arg(long)]
     keep_going: bool,
+    /// Keep at most N sandboxes alive at once (at least 1): the steps of
+    /// the others, a matrix's instances, wait. A job whose sandbox waits
+    /// on another's step goes over N rather than deadlock.
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    max_sandboxes: Option<usize>,
     /// Keep every sandbox after the job (they are removed by default, unless `persist`).
     #[arg(long)]
     keep: bool,
     #[command(flatten)]
     cache: super::cache_args::CacheArgs,
+    #[command(flatten)]
+    backend: super::backend_args::BackendArgs,
     /// Run only these steps (and what they need), e.g. `build` or
     /// `build[board=f4]`; comma-separated or repeated.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
@@ -130,14 +138,24 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
             println!("{line}");
         }
     }
-    let job = match job.with_secrets(secrets).only(&a.only) {
+    let job = match job
+        .with_secrets(secrets)
+        .max_sandboxes(a.max_sandboxes)
+        .only(&a.only)
+    {
         Ok(job) => job,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(super::EXIT_USAGE);
         }
     };
-    let engine = ctx.engine_announced().await?;
+    let backend = a.backend.connect(ctx).await?;
+    // What the backend lacks is refused at its key, before anything exists.
+    let job = match job.check_backend(&backend) {
+        Ok(job) => job,
+        Err(ApplyError::Manifest(e)) => return Ok(manifest_error(ctx, &e)),
+        Err(ApplyError::Record(e)) => return Err(e),
+    };
 
     let cancel = CancellationToken::new();
     let signals = tokio::spawn(watch_signals(cancel.clone()));
@@ -163,7 +181,7 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
     if !targets.is_empty() {
         consumers.push(Box::new(CiFiles::new(info, targets)));
     }
-    let outcome = job.run(&engine, consumers, cancel).await;
+    let outcome = job.run(&backend, consumers, cancel).await;
     signals.abort();
     match outcome {
         Ok(o) => {

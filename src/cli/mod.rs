@@ -8,6 +8,7 @@
 
 mod airgap;
 mod apply;
+mod backend_args;
 mod bench;
 mod broken_pipe;
 mod build;

@@ -2,15 +2,18 @@
 
 use std::path::PathBuf;
 
-use super::validate::{load_and_plan, GuardArgs, VarArgs};
-use crate::plan::{CacheSwitch, Plan};
+use super::validate::{manifest_error, plan_options, GuardArgs, VarArgs};
+use crate::backend::Capability;
+use crate::manifest;
+use crate::plan::{self as planner, CacheSwitch, Plan};
 use crate::run::CachePreview;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     pocketdock plan job.yaml\n  \
     pocketdock plan job.yaml --json | jq '.steps[].id'\n  \
-    pocketdock plan job.yaml --dot | dot -Tsvg > plan.svg")]
+    pocketdock plan job.yaml --dot | dot -Tsvg > plan.svg\n  \
+    pocketdock plan job.yaml --backend kubernetes")]
 pub struct Args {
     /// Manifest file (YAML, or KDL when it ends in .kdl).
     #[arg(value_name = "FILE")]
@@ -27,10 +30,14 @@ pub struct Args {
     dot: bool,
     #[command(flatten)]
     cache: super::cache_args::CacheArgs,
+    /// Plan for this backend: what it cannot do is refused, as `apply`
+    /// would (nothing connects to it).
+    #[command(flatten)]
+    backend: super::backend_args::BackendArgs,
 }
 
 pub async fn run(ctx: &super::Context, args: &Args) -> u8 {
-    let plan = match load_and_plan(ctx, &args.file, &args.vars, &args.guard) {
+    let plan = match plan_for(ctx, args) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -52,6 +59,21 @@ pub async fn run(ctx: &super::Context, args: &Args) -> u8 {
     0
 }
 
+/// Load and plan the file for the chosen backend; on failure print the
+/// diagnostics and give the exit code.
+fn plan_for(ctx: &super::Context, args: &Args) -> Result<Plan, u8> {
+    let project = ctx.project_lenient();
+    let mut load = args.vars.options();
+    args.guard.apply(&mut load, ctx, project, &args.file);
+    let opts = planner::PlanOptions {
+        capabilities: args.backend.capabilities(ctx),
+        ..plan_options(project, None)
+    };
+    manifest::load(&args.file, &load)
+        .and_then(|m| planner::plan(m, &opts))
+        .map_err(|e| manifest_error(ctx, &e))
+}
+
 /// With `--cache`, what the cache holds for each step (read, never
 /// written); otherwise only what may be cached, with no engine.
 async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> Vec<CachePreview> {
@@ -59,6 +81,10 @@ async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> 
     let (CacheSwitch::On, Ok(project)) = (switch, ctx.project()) else {
         return crate::run::cache_unread(&cache);
     };
+    // A backend that cannot commit caches nothing: the plan says why.
+    if !plan.capabilities().has(Capability::Snapshot) {
+        return crate::run::cache_unread(&cache);
+    }
     let engine = match ctx.engine().await {
         Ok(e) => e,
         Err(e) => {

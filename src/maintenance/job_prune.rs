@@ -123,6 +123,7 @@ mod tests {
                 kind: "podman".into(),
                 version: "5".into(),
                 socket: "/s".into(),
+                namespace: None,
             },
             sandboxes: vec![],
             steps: vec![],

@@ -142,6 +142,16 @@ fn count() -> Value {
 }
 
 // Keys the project section and the install-level file share.
+const BACKEND: KeyDoc = key(
+    "backend",
+    "What runs `pocketdock apply`'s sandboxes: `engine` (Podman or Docker) or `kubernetes` (a pod per sandbox, from the kubeconfig; docs/kubernetes.md). `--backend` wins. Default: `engine`.",
+    || json!({ "enum": ["engine", "kubernetes"] }),
+);
+const NAMESPACE: KeyDoc = key(
+    "namespace",
+    "Kubernetes namespace of the pods with `backend: kubernetes`; `--namespace` wins. Default: the kubeconfig context's.",
+    || json!({ "type": "string" }),
+);
 const DEFAULT_PROFILE: KeyDoc = key(
     "default_profile",
     "Profile of `pocketdock create` without `--profile` or `--image`; manifest sandboxes name their own. Default: `minimal`.",
@@ -186,6 +196,8 @@ pub(crate) const PROJECT_KEYS: &[KeyDoc] = &[
     LOGGING,
     CONTAINERS,
     LOG_LEVEL,
+    BACKEND,
+    NAMESPACE,
 ];
 
 /// Keys of a seed-style `.pocketdock/pocketdock.yaml`: the project's, at
@@ -217,6 +229,8 @@ pub(crate) const INSTALL_KEYS: &[KeyDoc] = &[
     LOGGING,
     CONTAINERS,
     LOG_LEVEL,
+    BACKEND,
+    NAMESPACE,
 ];
 
 /// Keys of `containers:`.

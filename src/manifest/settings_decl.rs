@@ -15,6 +15,10 @@ pub struct SettingsDecl {
     pub default_persist: Option<bool>,
     /// `socket` (install file only).
     pub socket: Option<String>,
+    /// `backend`: `engine` or `kubernetes`.
+    pub backend: Option<String>,
+    /// `namespace`: the Kubernetes namespace.
+    pub namespace: Option<String>,
     /// `allow_host_paths`, as written.
     pub allow_host_paths: Option<Vec<String>>,
     /// `logging.auto_log`.

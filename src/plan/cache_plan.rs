@@ -13,6 +13,7 @@ use petgraph::algo::has_path_connecting;
 use petgraph::graph::NodeIndex;
 
 use super::Plan;
+use crate::backend::Capability;
 use crate::manifest::{Action, CacheChoice, CacheInput};
 
 /// What `apply --cache` / `--no-cache` asked for.
@@ -57,6 +58,8 @@ pub enum Refusal {
     After(String),
     /// It comes after a `session` or `python` step (by id, and its kind).
     AfterProcess(String, &'static str),
+    /// The backend cannot commit a sandbox to an image (its name).
+    Backend(&'static str),
 }
 
 impl fmt::Display for Refusal {
@@ -71,6 +74,12 @@ impl fmt::Display for Refusal {
             Refusal::Process(kind) => write!(f, "a `{kind}` step keeps its state in processes"),
             Refusal::Snapshot => f.write_str("a `snapshot` step's result is the image it makes"),
             Refusal::After(step) => write!(f, "it comes after `{step}`, which is not cached"),
+            Refusal::Backend(backend) => {
+                write!(
+                    f,
+                    "{backend} cannot commit a sandbox, which the cache stores"
+                )
+            }
             Refusal::AfterProcess(step, kind) => {
                 write!(
                     f,
@@ -167,6 +176,9 @@ impl Plan {
 
     fn sandbox_refusal(&self, s: usize, order: &[usize]) -> Option<Refusal> {
         let inst = &self.sandboxes[s];
+        if !self.capabilities.has(Capability::Snapshot) {
+            return Some(Refusal::Backend(self.capabilities.backend));
+        }
         if inst.spec.network {
             return Some(Refusal::Network);
         }

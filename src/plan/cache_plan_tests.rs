@@ -177,3 +177,33 @@ steps:
         .iter()
         .all(|s| s.ends_with("refused, its sandbox is persistent")));
 }
+
+#[test]
+fn a_backend_that_cannot_commit_refuses_every_step_with_the_reason() {
+    let m = parse(
+        Path::new("/w/job.yaml"),
+        CHAIN,
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let opts = PlanOptions {
+        capabilities: crate::backend::Capabilities::KUBERNETES,
+        ..PlanOptions::default()
+    };
+    let p = plan(m, &opts).unwrap();
+    let c = p.cache_plan(CacheSwitch::On);
+    assert_eq!(c.len(), 3);
+    for s in &c {
+        assert_eq!(s, &StepCache::Refused(Refusal::Backend("Kubernetes")));
+    }
+    assert_eq!(
+        Refusal::Backend("Kubernetes").to_string(),
+        "Kubernetes cannot commit a sandbox, which the cache stores"
+    );
+    // `--no-cache` still means off, not refused.
+    assert!(p
+        .cache_plan(CacheSwitch::Off)
+        .iter()
+        .all(|s| *s == StepCache::Off));
+}

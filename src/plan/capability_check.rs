@@ -36,6 +36,10 @@ pub fn check_capabilities(
             let what = format!("sandbox `{}` is kept after the job (`persist: true`)", s.id);
             refuse(s.id_span, what, Capability::Persist);
         }
+        if let (Some(d), false) = (&s.disk, caps.has(Capability::DiskCap)) {
+            let what = format!("sandbox `{}` caps its writable layer (`disk:`)", s.id);
+            refuse(d.span, what, Capability::DiskCap);
+        }
         if s.build == BuildPolicy::Auto && !caps.has(Capability::Build) {
             let what = format!("sandbox `{}` builds its image (`build: auto`)", s.id);
             refuse(s.id_span, what, Capability::Build);
@@ -156,6 +160,23 @@ steps:
             .all(|s| s.starts_with("/w/job.yaml:3:3: error: sandbox `db`")));
         assert!(shown.iter().any(|s| s.contains("(`persist`)")));
         assert!(shown.iter().any(|s| s.contains("(`build: auto`)")));
+    }
+
+    #[test]
+    fn a_disk_cap_is_refused_at_its_value() {
+        let text = "version: 1\nsandboxes:\n  box: {image: alpine:3, disk: 1g}\n";
+        let d = lacking(text, Capabilities::KUBERNETES);
+        let shown: Vec<String> = d.iter().map(ToString::to_string).collect();
+        assert_eq!(shown.len(), 1, "{shown:#?}");
+        assert!(
+            shown[0].starts_with(
+                "/w/job.yaml:3:32: error: sandbox `box` caps its writable layer (`disk:`), \
+                 which Kubernetes cannot do (`disk`)"
+            ),
+            "{}",
+            shown[0]
+        );
+        assert!(lacking(text, Capabilities::ENGINE).is_empty());
     }
 
     #[test]

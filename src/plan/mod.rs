@@ -113,6 +113,9 @@ pub struct Plan {
     wave_of: Vec<usize>,
     /// Instances of each declared step, by the step's position in the manifest.
     instances_of_step: Vec<Range<usize>>,
+    /// What the backend it was planned for can do (the step cache needs
+    /// commits).
+    capabilities: Capabilities,
 }
 
 /// Why one declared step waits for another.
@@ -169,6 +172,7 @@ pub fn plan(manifest: impl Into<Arc<Manifest>>, opts: &PlanOptions) -> Result<Pl
         topo,
         wave_of,
         instances_of_step,
+        capabilities: opts.capabilities,
     })
 }
 
@@ -467,6 +471,14 @@ fn topological_waves(
     }
     debug_assert_eq!(order.len(), steps.len(), "cycles are rejected before");
     (order, wave)
+}
+
+impl Plan {
+    /// What the backend it was planned for can do.
+    #[must_use]
+    pub fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
 }
 
 impl Plan {

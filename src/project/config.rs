@@ -23,6 +23,11 @@ pub struct Config {
     pub default_persist: bool,
     /// Engine socket (install level only); `--socket` and `POCKETDOCK_SOCKET` win.
     pub socket: Option<PathBuf>,
+    /// `backend`: what runs `apply`'s sandboxes (`engine`, `kubernetes`);
+    /// `--backend` wins. The engine when unset.
+    pub backend: Option<String>,
+    /// `namespace`: the Kubernetes namespace of the pods; `--namespace` wins.
+    pub namespace: Option<String>,
     /// Logs of persistent sandboxes.
     pub logging: Logging,
     /// `allow_host_paths` of every layer (install first): roots besides
@@ -89,6 +94,10 @@ pub struct ConfigLayer {
     pub default_persist: Option<bool>,
     /// `socket` (install file only).
     pub socket: Option<String>,
+    /// `backend`.
+    pub backend: Option<String>,
+    /// `namespace`.
+    pub namespace: Option<String>,
     /// `allow_host_paths`, made absolute (see [`read_layer`]).
     pub allow_host_paths: Vec<AllowedHostPath>,
     /// `logging.auto_log`.
@@ -118,6 +127,8 @@ impl From<SettingsDecl> for ConfigLayer {
             default_profile: d.default_profile,
             default_persist: d.default_persist,
             socket: d.socket,
+            backend: d.backend,
+            namespace: d.namespace,
             allow_host_paths: Vec::new(),
             auto_log: d.auto_log,
             max_log_size: d.max_log_size,
@@ -152,6 +163,12 @@ impl Config {
         }
         if let Some(s) = layer.socket {
             self.socket = Some(PathBuf::from(s.strip_prefix("unix://").unwrap_or(&s)));
+        }
+        if layer.backend.is_some() {
+            self.backend = layer.backend;
+        }
+        if layer.namespace.is_some() {
+            self.namespace = layer.namespace;
         }
         self.allow_host_paths.extend(layer.allow_host_paths);
         let l = &mut self.logging;
@@ -300,6 +317,31 @@ mod tests {
             .collect();
         assert_eq!(paths, [Path::new("/srv/data"), &root.join("../shared")]);
         assert_eq!(c.allow_host_paths[1].file, root.join("pocketdock.yaml"));
+    }
+
+    #[test]
+    fn the_backend_and_namespace_layer_and_a_wrong_backend_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let install = tmp.path().join("install.yaml");
+        std::fs::write(&install, "backend: kubernetes\nnamespace: ci\n").unwrap();
+        let root = tmp.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        assert_eq!(
+            (c.backend.as_deref(), c.namespace.as_deref()),
+            (Some("kubernetes"), Some("ci"))
+        );
+        let project = root.join("pocketdock.yaml");
+        std::fs::write(&project, "version: 1\nproject:\n  backend: engine\n").unwrap();
+        let c = load_with(&root, Some(&install)).unwrap();
+        assert_eq!(
+            (c.backend.as_deref(), c.namespace.as_deref()),
+            (Some("engine"), Some("ci"))
+        );
+        std::fs::write(&project, "version: 1\nproject:\n  backend: k8s\n").unwrap();
+        let e = load_with(&root, Some(&install)).unwrap_err().to_string();
+        assert!(e.contains("unknown backend `k8s`"), "{e}");
+        assert!(e.contains("engine, kubernetes"), "{e}");
     }
 
     #[test]

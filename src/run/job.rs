@@ -28,7 +28,7 @@ use super::runtime::Runtime;
 use super::scheduler::{schedule, Graph, Policy};
 use super::secret_mask::SecretMask;
 use super::secret_values::SecretValues;
-use crate::backend::Capabilities;
+use crate::backend::{Backend, Capabilities};
 use crate::cache::CacheDir;
 use crate::diag::ManifestError;
 use crate::engine::Engine;
@@ -121,6 +121,10 @@ pub struct Job {
     selected: Option<Vec<bool>>,
     /// `--only` as given, for the record.
     only: Vec<String>,
+    /// What the backend can do: the plan was made for it.
+    caps: Capabilities,
+    /// Sandboxes alive at once (`--max-sandboxes`); `None`: no cap.
+    max_sandboxes: Option<usize>,
 }
 
 /// Load, plan, record and run `req` on `engine`; see [`Job`].
@@ -158,6 +162,8 @@ impl Job {
             plan,
             selected: None,
             only: Vec::new(),
+            caps: Capabilities::ENGINE,
+            max_sandboxes: None,
         })
     }
 
@@ -179,21 +185,33 @@ impl Job {
         self
     }
 
-    /// The job was planned before any engine was chosen, for an engine that
-    /// can do everything: plan again for one that cannot (a remote one),
-    /// so what it lacks is refused at its key before anything is created.
-    fn check_backend(&self, engine: &Engine) -> Result<(), ApplyError> {
-        let caps = crate::backend::Backend::from(engine).capabilities();
-        if caps != Capabilities::ENGINE {
-            plan_as(
+    /// The job was planned before any backend was chosen, for an engine
+    /// that can do everything: plan again for one that cannot (a remote
+    /// engine, Kubernetes), so what it lacks is refused at its key before
+    /// anything is created, and the step cache knows what it can store.
+    /// The plan's steps stay where they were: `--only`'s selection holds.
+    pub fn check_backend(mut self, backend: &Backend) -> Result<Job, ApplyError> {
+        let caps = backend.capabilities();
+        if caps != self.caps {
+            self.plan = plan_as(
                 &self.manifest,
                 &self.id,
                 &self.profiles,
                 &self.recipes,
                 caps,
             )?;
+            self.caps = caps;
         }
-        Ok(())
+        Ok(self)
+    }
+
+    /// Keep at most `n` sandboxes alive at once (`None`: no cap); the
+    /// steps of the others wait (see `scheduler`, which never lets the
+    /// cap deadlock a job).
+    #[must_use]
+    pub fn max_sandboxes(mut self, n: Option<usize>) -> Job {
+        self.max_sandboxes = n;
+        self
     }
 
     /// The plan (its `job_id` is the id the job expects to get).
@@ -202,24 +220,36 @@ impl Job {
         &self.plan
     }
 
-    /// Record and run the job on `engine`. Events go to the recorder first,
-    /// then to `consumers`, in order. `cancel` stops running steps, skips
-    /// the rest and still releases every sandbox; the job then ends
-    /// [`JobStatus::Cancelled`].
+    /// Record and run the job on `backend` (an [`Engine`], a
+    /// [`Backend`]). Events go to the recorder first, then to `consumers`,
+    /// in order. `cancel` stops running steps, skips the rest and still
+    /// releases every sandbox; the job then ends [`JobStatus::Cancelled`].
     pub async fn run(
         self,
-        engine: &Engine,
+        backend: impl Into<Backend>,
         consumers: Vec<Box<dyn Consumer>>,
         cancel: CancellationToken,
     ) -> Result<ApplyOutcome, ApplyError> {
-        self.check_backend(engine)?;
-        super::disk_check::check_disk(&self.manifest, engine).await?;
+        let backend = backend.into();
+        let this = self.check_backend(&backend)?;
+        if let Some(engine) = backend.as_engine() {
+            super::disk_check::check_disk(&this.manifest, engine).await?;
+        }
+        this.record_and_run(&backend, consumers, cancel).await
+    }
+
+    async fn record_and_run(
+        self,
+        backend: &Backend,
+        consumers: Vec<Box<dyn Consumer>>,
+        cancel: CancellationToken,
+    ) -> Result<ApplyOutcome, ApplyError> {
         let (reserved, job_id, plan) = self.claim()?;
         let req = self.req;
         let manifest_path =
             std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
         let cache = plan.cache_plan(req.cache);
-        let mut initial = record::initial(&plan, &job_id, engine, &manifest_path);
+        let mut initial = record::initial(&plan, &job_id, backend, &manifest_path);
         initial.applied = record::applied(&req, &self.only, &cache);
         initial.resumed = req.resumes.clone();
         let recorder = reserved.start(initial)?;
@@ -246,7 +276,7 @@ impl Job {
             }
         }
         let provision = Provisioner::new(
-            engine,
+            backend,
             Arc::clone(&plan),
             req.project.clone(),
             job_id.clone(),
@@ -273,6 +303,7 @@ impl Job {
             jobs: req.jobs,
             keep_going: req.keep_going,
             cancel: cancel.clone(),
+            max_sandboxes: self.max_sandboxes,
         };
         let statuses = schedule(&Graph::of(&plan), runtime, &policy).await;
 
@@ -322,7 +353,7 @@ impl Job {
                 &job_id,
                 &self.profiles,
                 &self.recipes,
-                Capabilities::ENGINE,
+                self.caps,
             )?;
         }
     }

@@ -23,6 +23,7 @@ mod disk_check;
 mod dispatch;
 mod job;
 mod outcome;
+mod profile_home;
 mod provision;
 mod record;
 mod recycle_bin;

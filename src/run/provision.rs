@@ -6,6 +6,11 @@
 //! `build: auto` profile image is built at most once per job, and every
 //! sandbox that needs it waits for that one build. A sandbox whose spec
 //! matches a warm pool's claims one of its sandboxes instead of creating.
+//!
+//! Everything goes through the job's [`Backend`]; what only an engine does
+//! (warm pools, recycling, builds, persistent sandboxes) is used only when
+//! the backend's [`Capabilities`] say it can, and planning has refused
+//! what the job cannot do without.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,7 +21,8 @@ use tokio::sync::OnceCell;
 use super::dispatch::Emitter;
 use super::recycle_bin::{RecycleBin, Warm};
 use super::step_error::ProvisionError;
-use crate::engine::{BuildLine, Engine};
+use crate::backend::{Backend, Capabilities, Capability};
+use crate::engine::BuildLine;
 use crate::error::Error;
 use crate::event::{EventKind, ImageStatus};
 use crate::labels;
@@ -34,7 +40,8 @@ type ImageBuild = Arc<OnceCell<Result<(), ProvisionError>>>;
 
 /// Creates and releases a job's sandboxes.
 pub struct Provisioner {
-    engine: Engine,
+    backend: Backend,
+    caps: Capabilities,
     plan: Arc<Plan>,
     project: Project,
     /// The job id, in labels and container names.
@@ -59,15 +66,25 @@ pub struct Provisioner {
 impl Provisioner {
     /// Sandboxes for `plan`, run as job `job_id` of `project`.
     pub fn new(
-        engine: &Engine,
+        backend: &Backend,
         plan: Arc<Plan>,
         project: Project,
         job_id: String,
         keep: bool,
         events: Emitter,
     ) -> Provisioner {
+        let caps = backend.capabilities();
+        if !caps.has(Capability::Recycle) && plan.sandboxes.iter().any(|s| s.recycle) {
+            events.emit(EventKind::Warning {
+                message: format!(
+                    "`recycle: true` is not used on {}: each instance gets a fresh sandbox",
+                    caps.backend
+                ),
+            });
+        }
         Provisioner {
-            engine: engine.clone(),
+            backend: backend.clone(),
+            caps,
             sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
             project,
             job_id,
@@ -76,7 +93,7 @@ impl Provisioner {
             events,
             builds: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
-            bin: RecycleBin::of(&plan),
+            bin: RecycleBin::of(&plan, caps.has(Capability::Recycle)),
             pristine: Mutex::new(HashMap::new()),
             plan,
         }
@@ -99,7 +116,7 @@ impl Provisioner {
         let inst = &self.plan.sandboxes[sb];
         // A recycled container is the spec's image reset: not for a step
         // cache's image, nor one kept after the job.
-        let recycle = inst.recycle && image.is_none() && !self.keep;
+        let recycle = inst.recycle && image.is_none() && !self.keep && self.recycles();
         if recycle {
             if let Some(warm) = self.bin.take(&inst.sandbox).await {
                 return Ok(self.reuse(sb, warm));
@@ -110,6 +127,7 @@ impl Provisioner {
             spec.set_image(image);
         }
         spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
+        self.fit_to_backend(&mut spec);
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
@@ -123,13 +141,13 @@ impl Provisioner {
         }
         // A persistent sandbox gets its record directory in the project.
         let created = if spec.persist {
-            PersistentSandbox::create(&self.engine, &spec, &self.project)
+            PersistentSandbox::create(self.backend.engine(), &spec, &self.project)
                 .await
                 .map(PersistentSandbox::into_sandbox)
         } else {
             match self.claim(&spec).await {
                 Some(warm) => Ok(warm),
-                None => Sandbox::create(&self.engine, &spec).await,
+                None => Sandbox::create_on(&self.backend, &spec).await,
             }
         }
         .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
@@ -164,6 +182,26 @@ impl Provisioner {
         Ok(created)
     }
 
+    /// What a backend that is not an engine needs of a spec: a pod's name
+    /// is a DNS name (lowercase, no `_`), and with no engine to read the
+    /// image's `WORKDIR`, a profile's Dockerfile says where its writable
+    /// home goes.
+    fn fit_to_backend(&self, spec: &mut SandboxSpec) {
+        if self.backend.as_engine().is_some() {
+            return;
+        }
+        spec.name = spec
+            .name
+            .as_ref()
+            .map(|n| n.to_ascii_lowercase().replace('_', "-"));
+        if spec.read_only && spec.workdir.is_none() {
+            spec.workdir = spec
+                .profile
+                .as_deref()
+                .and_then(|p| super::profile_home::profile_workdir(&self.project, p));
+        }
+    }
+
     /// Sandbox instance `sb` takes over a reset container of its sandbox.
     fn reuse(&self, sb: usize, (sandbox, pristine): Warm) -> Sandbox {
         self.pristine_of().insert(sb, pristine);
@@ -194,9 +232,19 @@ impl Provisioner {
     /// Any failure to claim means create as usual. The claim refills the
     /// pool in the background (`pool::warm::refill`): the job does not wait.
     async fn claim(&self, spec: &SandboxSpec) -> Option<Sandbox> {
+        if !self.caps.has(Capability::WarmPool) {
+            return None;
+        }
+        let engine = self.backend.as_engine()?;
         pool::spec_key(spec)?;
         let name = spec.name.as_deref()?;
-        pool::warm::claim(&self.engine, spec, name).await.ok()?
+        pool::warm::claim(engine, spec, name).await.ok()?
+    }
+
+    /// Whether `recycle: true` is honoured: the backend can reset a
+    /// container; otherwise each instance is created afresh (said once).
+    fn recycles(&self) -> bool {
+        self.caps.has(Capability::Recycle)
     }
 
     /// `build: auto`: build `profile`'s image unless it is up to date, once
@@ -222,7 +270,8 @@ impl Provisioner {
         let started = Instant::now();
         let mut announced = false;
         let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
-        let result = crate::images::build(&self.engine, &profile, false, |line| {
+        // Planning refused `build: auto` on a backend that cannot build.
+        let result = crate::images::build(self.backend.engine(), &profile, false, |line| {
             if !announced {
                 announced = true;
                 self.events.emit(EventKind::ImageBuildStarted {
@@ -379,14 +428,17 @@ impl Provisioner {
     /// sandbox is not persistent, so the inspect a generic shutdown makes
     /// first (to find out) is not needed.
     async fn force_remove(&self, sandbox: &Sandbox) -> Result<(), Error> {
-        self.engine.remove_container(sandbox.name(), true).await
+        self.backend.remove_container(sandbox.name(), true).await
     }
 
     /// Wait up to [`ENGINE_RETURN`] for the engine to answer again.
     async fn engine_returns(&self) -> bool {
+        let Some(engine) = self.backend.as_engine() else {
+            return false;
+        };
         let until = Instant::now() + ENGINE_RETURN;
         while Instant::now() < until {
-            if self.engine.answers_anew().await {
+            if engine.answers_anew().await {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -399,9 +451,16 @@ impl Provisioner {
         &self.project
     }
 
-    /// The engine this job runs on.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// The backend this job runs on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The engine behind the backend, for the step cache's images: the
+    /// cache runs only where the backend can commit (planning refuses
+    /// every step's caching elsewhere, `plan::Refusal::Backend`).
+    pub fn engine(&self) -> &crate::engine::Engine {
+        self.backend.engine()
     }
 }
 

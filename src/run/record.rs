@@ -1,5 +1,5 @@
 //! The job record as it stands before the first step: what will run, where,
-//! on which engine.
+//! on which backend.
 //!
 //! The store writes and updates records; what a job's first record says is
 //! the runner's knowledge (the plan, the engine, the manifest), so it is
@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::ApplyRequest;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::event::JobStatus;
 use crate::plan::{CacheSwitch, Plan, StepCache};
 use crate::store::{
@@ -19,10 +19,10 @@ use crate::store::{
     FORMAT_VERSION,
 };
 
-/// The record of job `job_id` of `plan`, about to run on `engine`:
+/// The record of job `job_id` of `plan`, about to run on `backend`:
 /// status `running`, every sandbox `planned`, every step `pending`.
-pub(super) fn initial(plan: &Plan, job_id: &str, engine: &Engine, manifest: &Path) -> JobRecord {
-    let info = engine.info();
+pub(super) fn initial(plan: &Plan, job_id: &str, backend: &Backend, manifest: &Path) -> JobRecord {
+    let info = backend.info();
     JobRecord {
         format_version: FORMAT_VERSION,
         job: plan.job_name.clone(),
@@ -35,9 +35,10 @@ pub(super) fn initial(plan: &Plan, job_id: &str, engine: &Engine, manifest: &Pat
         finished: None,
         runner_pid: std::process::id(),
         engine: JobEngine {
-            kind: info.kind.cli().to_string(),
-            version: info.version.clone(),
-            socket: info.socket.display().to_string(),
+            kind: info.kind,
+            version: info.version,
+            socket: info.endpoint,
+            namespace: info.namespace,
         },
         sandboxes: plan
             .sandboxes

@@ -36,10 +36,11 @@ pub(super) struct RecycleBin {
 }
 
 impl RecycleBin {
-    /// A group per declared sandbox with `recycle: true`.
-    pub(super) fn of(plan: &Plan) -> RecycleBin {
+    /// A group per declared sandbox with `recycle: true`; none when the
+    /// backend cannot reset containers (`recycles` false).
+    pub(super) fn of(plan: &Plan, recycles: bool) -> RecycleBin {
         let mut groups: HashMap<String, Group> = HashMap::new();
-        for inst in plan.sandboxes.iter().filter(|i| i.recycle) {
+        for inst in plan.sandboxes.iter().filter(|i| i.recycle && recycles) {
             groups.entry(inst.sandbox.clone()).or_default().left += 1;
         }
         RecycleBin {

@@ -36,7 +36,8 @@ pub(super) struct Runtime {
     /// The job record's `artifacts/`.
     pub artifacts: PathBuf,
     /// Tells when the engine went away, so a step it broke says so.
-    pub watch: Watch,
+    /// `None` on a backend that is not an engine (nothing to watch).
+    pub watch: Option<Watch>,
     /// What each finished step leaves for templates.
     results: Mutex<Vec<Option<StepResult>>>,
     /// Secret values, for the `run` steps that list them.
@@ -89,7 +90,7 @@ impl Runtime {
             selected: None,
             artifacts,
             actions: Actions::new(plan.sandboxes.len()),
-            watch: Watch::start(provision.engine()),
+            watch: provision.backend().as_engine().map(Watch::start),
             host_paths: HostPaths::new(
                 &provision.project().root,
                 &plan.manifest.base_dir,

@@ -10,6 +10,11 @@
 //! - After a failure no new step starts unless `keep_going`; running steps
 //!   finish; steps that can no longer run are skipped, with the reason.
 //! - A sandbox is released as soon as its last step is done or skipped.
+//! - With `max_sandboxes`, a step of a sandbox not yet started waits while
+//!   that many are alive (started, not yet released); a step of a started
+//!   one never waits for room. When nothing runs and no release is under
+//!   way, the first waiting step starts anyway: a sandbox's later step may
+//!   need another sandbox's, and the cap must not deadlock the job.
 //! - Cancellation lets the runner stop what runs (it watches the same
 //!   token), skips the rest, and still releases every sandbox.
 
@@ -141,6 +146,8 @@ pub struct Policy {
     pub keep_going: bool,
     /// Cancels the job.
     pub cancel: CancellationToken,
+    /// Sandboxes alive at once; `None`: no cap.
+    pub max_sandboxes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -165,15 +172,23 @@ pub async fn schedule<R: StepRunner>(
         if policy.cancel.is_cancelled() {
             loop_.stopping = Some(Stop::Cancelled);
         }
-        loop_.start_ready(jobs);
+        loop_.start_ready(jobs, policy.max_sandboxes);
         if loop_.running.is_empty() && loop_.ready.is_empty() {
             break;
         }
+        if loop_.running.is_empty() && loop_.releases.is_empty() {
+            // Waiting for room that nothing will make: one step goes
+            // over the cap.
+            loop_.start_ready(1, None);
+            continue;
+        }
         tokio::select! {
-            done = loop_.running.join_next_with_id() => {
+            done = loop_.running.join_next_with_id(), if !loop_.running.is_empty() => {
                 let Some(done) = done else { continue };
                 loop_.joined(done, policy.keep_going);
             }
+            // A release that ends makes room under the cap.
+            _ = loop_.releases.join_next(), if !loop_.releases.is_empty() => {}
             () = policy.cancel.cancelled(), if loop_.stopping != Some(Stop::Cancelled) => {
                 loop_.stopping = Some(Stop::Cancelled);
             }
@@ -203,6 +218,9 @@ struct Loop<'g, R: StepRunner> {
     left: Vec<usize>,
     /// Sandboxes with a step started.
     started: Vec<bool>,
+    /// Sandboxes started whose last step is not done yet (those whose
+    /// release is under way are `releases`).
+    open: usize,
     ready: VecDeque<usize>,
     /// The tasks of running steps, and the step of each.
     running: JoinSet<Finished>,
@@ -227,6 +245,7 @@ impl<'g, R: StepRunner> Loop<'g, R> {
             state: vec![State::Pending; n],
             waiting,
             started: vec![false; graph.sandboxes],
+            open: 0,
             left,
             ready,
             running: JoinSet::new(),
@@ -238,11 +257,11 @@ impl<'g, R: StepRunner> Loop<'g, R> {
 }
 
 impl<R: StepRunner> Loop<'_, R> {
-    /// Start ready steps up to `jobs` running, skipping those that may no
-    /// longer run.
-    fn start_ready(&mut self, jobs: usize) {
+    /// Start ready steps up to `jobs` running and `cap` sandboxes alive,
+    /// skipping those that may no longer run.
+    fn start_ready(&mut self, jobs: usize, cap: Option<usize>) {
         while self.running.len() < jobs {
-            let Some(i) = self.next_ready() else {
+            let Some(i) = self.next_ready(cap) else {
                 break;
             };
             if let Some(why) = self.skip_reason(i) {
@@ -264,17 +283,36 @@ impl<R: StepRunner> Loop<'_, R> {
     }
 
     /// The first ready step of a sandbox already in use, else the first
-    /// ready step: a sandbox started is finished (and released) before
-    /// another is created, so a matrix holds few containers at once.
-    fn next_ready(&mut self) -> Option<usize> {
-        let at = self
+    /// ready step if there is room for one more sandbox under `cap` (or
+    /// the job is stopping: nothing more is created): a sandbox started is
+    /// finished (and released) before another is created, so a matrix
+    /// holds few containers at once.
+    fn next_ready(&mut self, cap: Option<usize>) -> Option<usize> {
+        let in_use = self
             .ready
             .iter()
-            .position(|&i| self.started[self.graph.sandbox[i]])
-            .unwrap_or(0);
+            .position(|&i| self.started[self.graph.sandbox[i]]);
+        let at = match in_use {
+            Some(at) => at,
+            None if self.stopping.is_some() || self.room(cap) => 0,
+            None => return None,
+        };
         let i = self.ready.remove(at)?;
-        self.started[self.graph.sandbox[i]] = true;
+        let sb = self.graph.sandbox[i];
+        if !self.started[sb] {
+            self.started[sb] = true;
+            self.open += 1;
+        }
         Some(i)
+    }
+
+    /// Whether one more sandbox may start under `cap`.
+    fn room(&mut self, cap: Option<usize>) -> bool {
+        let Some(cap) = cap else {
+            return true;
+        };
+        while self.releases.try_join_next().is_some() {}
+        self.open + self.releases.len() < cap
     }
 
     /// A step's task ended, with its result or a panic.
@@ -355,6 +393,9 @@ impl<R: StepRunner> Loop<'_, R> {
         let sb = self.graph.sandbox[i];
         self.left[sb] -= 1;
         if self.left[sb] == 0 {
+            if self.started[sb] {
+                self.open -= 1;
+            }
             // A finished release is kept until joined: reap those, so a
             // long matrix does not hold one per sandbox instance.
             while self.releases.try_join_next().is_some() {}

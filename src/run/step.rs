@@ -255,12 +255,12 @@ async fn engine_loss(
         lost_connection |= refused(e);
     }
     if !lost_connection {
-        return rt.watch.went_away_since(started);
+        return rt.watch.as_ref()?.went_away_since(started);
     }
     // The watch hears of it about when the step did: let it catch up.
     let until = Instant::now() + WATCH_SETTLE;
     loop {
-        if let Some(why) = rt.watch.went_away_since(started) {
+        if let Some(why) = rt.watch.as_ref()?.went_away_since(started) {
             return Some(why);
         }
         if Instant::now() >= until {

@@ -64,15 +64,19 @@ pub struct JobRecord {
     pub resumed: Option<String>,
 }
 
-/// The engine a job ran on.
+/// The backend a job ran on: an engine, or a Kubernetes namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobEngine {
-    /// `podman` or `docker`.
+    /// `podman`, `docker` or `kubernetes`.
     pub kind: String,
-    /// Engine version.
+    /// Engine version (empty on Kubernetes).
     pub version: String,
-    /// Socket path.
+    /// Socket path, or the Kubernetes API server's URL.
     pub socket: String,
+    /// The Kubernetes namespace its pods ran in (absent for an engine, and
+    /// in records written before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// One sandbox instance of a job.

@@ -446,6 +446,7 @@ mod tests {
                 kind: "podman".into(),
                 version: "5".into(),
                 socket: "/run/podman/podman.sock".into(),
+                namespace: None,
             },
             sandboxes: vec![JobSandbox {
                 id: "box".into(),

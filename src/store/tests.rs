@@ -19,6 +19,7 @@ fn record() -> JobRecord {
             kind: "podman".into(),
             version: "4.3.1".into(),
             socket: "/run/podman/podman.sock".into(),
+            namespace: None,
         },
         sandboxes: vec![JobSandbox {
             id: "g[s=a]".into(),

@@ -41,6 +41,8 @@ mod images;
 mod kernel;
 #[cfg(feature = "kubernetes")]
 mod kubernetes;
+#[cfg(feature = "kubernetes")]
+mod kubernetes_apply;
 mod layers;
 mod library;
 mod library_traps;

@@ -163,7 +163,19 @@ pub async fn create(
     let container = format!("kube-{}-{ns}-{name}", state.id);
     let started = async {
         state.engine.create_container(&container, &body).await?;
-        state.engine.start_container(&container).await
+        state.engine.start_container(&container).await?;
+        // A cluster's emptyDir is world-writable whatever the image has
+        // at its path; an engine's tmpfs takes the image directory's mode.
+        for path in body.host_config.tmpfs.keys() {
+            let spec = pocketdock::engine::ExecSpec {
+                cmd: vec!["chmod".into(), "1777".into(), path.clone()],
+                user: Some("0".into()),
+                ..pocketdock::engine::ExecSpec::default()
+            };
+            let id = state.engine.exec_create(&container, &spec).await?;
+            state.engine.exec_start(&id, false).await?;
+        }
+        Ok::<(), pocketdock::Error>(())
     };
     let pod = with_meta(pod, &ns);
     if let Err(e) = started.await {

@@ -10,6 +10,8 @@ use crate::size::{ByteSize, SIZE_FORMS};
 
 /// The words `log_level` takes (the store's operational log reads them).
 const LOG_LEVELS: &[&str] = &["debug", "info", "warning", "error"];
+/// The words `backend` takes (`--backend` takes the same).
+const BACKENDS: &[&str] = &["engine", "kubernetes"];
 
 impl Decoder<'_> {
     pub(super) fn settings(
@@ -40,6 +42,8 @@ impl Decoder<'_> {
                     layer.default_profile = self.string(value, "default_profile").map(|s| s.value);
                 }
                 "socket" => layer.socket = self.string(value, "socket").map(|s| s.value),
+                "backend" => layer.backend = self.backend(value),
+                "namespace" => layer.namespace = self.string(value, "namespace").map(|s| s.value),
                 "default_persist" => layer.default_persist = self.boolean(value, "default_persist"),
                 "allow_host_paths" => {
                     layer.allow_host_paths = self
@@ -53,6 +57,19 @@ impl Decoder<'_> {
             }
         }
         Some(layer)
+    }
+
+    fn backend(&mut self, node: &Node) -> Option<String> {
+        let s = self.string(node, "backend")?;
+        if BACKENDS.contains(&s.value.as_str()) {
+            return Some(s.value);
+        }
+        self.error(
+            s.span,
+            format!("unknown backend `{}`", s.value),
+            Some(format!("use one of: {}", BACKENDS.join(", "))),
+        );
+        None
     }
 
     fn log_level(&mut self, node: &Node) -> Option<String> {

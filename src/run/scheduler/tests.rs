@@ -116,6 +116,7 @@ fn policy(jobs: usize, keep_going: bool, cancel: &CancellationToken) -> Policy {
         jobs,
         keep_going,
         cancel: cancel.clone(),
+        max_sandboxes: None,
     }
 }
 
@@ -264,4 +265,66 @@ async fn a_panicking_step_stops_the_job_and_still_releases_its_sandbox() {
         "{seen:?}"
     );
     assert!(seen.contains(&Seen::Release(0)), "{seen:?}");
+}
+
+/// Sandboxes alive at once, as the fake sees them: started (a step of it
+/// started) and not yet released.
+fn most_alive(seen: &[Seen], sandbox_of: &[usize]) -> usize {
+    let mut alive = std::collections::HashSet::new();
+    let mut most = 0;
+    for s in seen {
+        match s {
+            Seen::Start(i) => {
+                alive.insert(sandbox_of[*i]);
+            }
+            Seen::Release(sb) => {
+                alive.remove(sb);
+            }
+            _ => {}
+        }
+        most = most.max(alive.len());
+    }
+    most
+}
+
+#[tokio::test]
+async fn max_sandboxes_caps_the_sandboxes_alive_and_the_rest_queue() {
+    let cancel = CancellationToken::new();
+    let slow = Act::Ends(5, StepStatus::Succeeded, true);
+    // Six sandboxes of two steps each, all ready at once.
+    let sandbox_of: Vec<usize> = (0..12).map(|i| i / 2).collect();
+    let needs = (0..12)
+        .map(|i| if i % 2 == 1 { vec![i - 1] } else { vec![] })
+        .collect();
+    let fake = Fake::new(&(0..12).map(|i| (i, slow)).collect::<Vec<_>>(), &cancel);
+    let graph = Graph::from_needs(needs, sandbox_of.clone());
+    let mut p = policy(8, false, &cancel);
+    p.max_sandboxes = Some(2);
+    let statuses = schedule(&graph, fake.clone(), &p).await;
+    assert!(statuses.iter().all(|s| *s == Succeeded), "{statuses:?}");
+    assert_eq!(
+        most_alive(&fake.seen(), &sandbox_of),
+        2,
+        "{:?}",
+        fake.seen()
+    );
+    // Without the cap they all start at once.
+    let fake = Fake::new(&(0..12).map(|i| (i, slow)).collect::<Vec<_>>(), &cancel);
+    schedule(&graph, fake.clone(), &policy(8, false, &cancel)).await;
+    assert_eq!(most_alive(&fake.seen(), &sandbox_of), 6);
+}
+
+#[tokio::test]
+async fn max_sandboxes_one_does_not_deadlock_on_a_cross_dependency() {
+    let cancel = CancellationToken::new();
+    let fake = Fake::new(&[], &cancel);
+    // a1(0) on A; b1(1) on B needs a1; a2(2) on A needs b1: A stays alive
+    // until B's step is done, so B must start over the cap.
+    let graph = Graph::from_needs(vec![vec![], vec![0], vec![1]], vec![0, 1, 0]);
+    let mut p = policy(4, false, &cancel);
+    p.max_sandboxes = Some(1);
+    let statuses = tokio::time::timeout(Duration::from_secs(5), schedule(&graph, fake.clone(), &p))
+        .await
+        .expect("the cap does not deadlock the job");
+    assert_eq!(statuses, [Succeeded, Succeeded, Succeeded]);
 }
