@@ -1,5 +1,5 @@
-//! `--backend` / `--namespace`, shared by `apply` and `plan`: what runs a
-//! job's sandboxes. The flags win over the project's `backend:` and
+//! `--backend` / `--namespace`, shared by `apply`, `plan` and `doctor`:
+//! what runs a job's sandboxes. The flags win over the project's `backend:` and
 //! `namespace:` settings; the engine is the default.
 
 use crate::backend::{Backend, Capabilities};
@@ -42,6 +42,14 @@ impl BackendArgs {
         match self.kind(ctx) {
             BackendKind::Engine => Capabilities::ENGINE,
             BackendKind::Kubernetes => Capabilities::KUBERNETES,
+        }
+    }
+
+    /// Connect to the chosen backend, the engine without announcing it.
+    pub async fn connect_quietly(&self, ctx: &super::Context) -> Result<Backend, Error> {
+        match self.kind(ctx) {
+            BackendKind::Engine => ctx.engine().await.map(Backend::from),
+            BackendKind::Kubernetes => self.kubernetes(ctx).await,
         }
     }
 

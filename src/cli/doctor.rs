@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::maintenance::doctor::{self as maintenance_doctor, Finding};
 
@@ -16,6 +15,10 @@ pub struct Args {
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
+    /// Where the jobs' sandboxes run: on Kubernetes only the job checks
+    /// apply (records against pods).
+    #[command(flatten)]
+    backend: super::backend_args::BackendArgs,
 }
 
 /// Heading of the group a finding is listed under, and its next step.
@@ -68,10 +71,10 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
         }
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let report =
-        maintenance_doctor::check(&crate::backend::Backend::from(engine), project, a.fix).await?;
+    let backend = a.backend.connect_quietly(ctx).await?;
+    let report = maintenance_doctor::check(&backend, project, a.fix).await?;
     if a.json {
         println!(
             "{}",

@@ -317,7 +317,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
             logs::list_jobs(ctx, a.json());
             Ok(0)
         }
-        Command::Doctor(a) => doctor::run(ctx, &engine().await?, &a).await,
+        Command::Doctor(a) => doctor::run(ctx, &a).await,
         Command::Create(a) => create::run(ctx, &ctx.engine_announced().await?, a).await,
         Command::Pool(a) => pool::run(ctx, &engine().await?, a).await,
         Command::Run(a) => {

@@ -11,8 +11,8 @@ use std::process::Output;
 use pocketdock::backend::{Backend, Kubernetes};
 
 use crate::common::{
-    busybox_image, containers_with, copy_dir, instance_toml, repo, stderr, stdout, LabelCleanup,
-    TestProject,
+    busybox_image, containers_with, copy_dir, instance_toml, only_record, repo, stderr, stdout,
+    LabelCleanup, TestProject,
 };
 use crate::kube_api::KubeApi;
 use crate::pd::Pd;
@@ -57,15 +57,6 @@ async fn assert_nothing_left(engine: &pocketdock::Engine, api: &KubeApi) {
         Vec::<String>::new(),
         "containers of pods left"
     );
-}
-
-fn only_record(dir: &Path) -> std::path::PathBuf {
-    let records: Vec<_> = std::fs::read_dir(dir.join(".pocketdock/instances"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(records.len(), 1, "{records:?}");
-    records[0].clone()
 }
 
 /// A job record without what must differ between two runs in two project
@@ -498,4 +489,72 @@ async fn max_sandboxes_caps_the_pods_of_a_matrix() {
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     assert!(most > 2, "{most} pods at once without a cap");
     assert_nothing_left(&engine, &api).await;
+}
+
+/// A runner killed mid-job leaves its pod and a `running` record: `doctor
+/// --backend kubernetes` finds them, and `--fix` deletes the pod and
+/// closes the record, as on an engine.
+#[tokio::test]
+async fn doctor_finds_and_removes_the_pods_of_a_killed_runner() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let dir = TestProject::new(&engine, "k8s-doctor");
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        format!(
+            "version: 1\nname: lost\nsandboxes:\n  s:\n    image: {image}\nsteps:\n  wait:\n    run: sleep 300\n    timeout: 600\n"
+        ),
+    )
+    .unwrap();
+    let kubeconfig = api.kubeconfig();
+    let on_cluster = |pd: Pd| {
+        pd.no_engine()
+            .env("KUBECONFIG", kubeconfig.to_str().unwrap())
+    };
+    let mut child = on_cluster(Pd::at(dir.path()))
+        .command(["apply", "--backend", "kubernetes", "job.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut started = false;
+    for _ in 0..600 {
+        let history = std::fs::read_dir(dir.path().join(".pocketdock/instances"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("history.jsonl")).ok())
+            .collect::<String>();
+        if history.contains(r#""event":"step_started""#) {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(started, "the step never started");
+    assert_eq!(pods(&api).await.len(), 1, "the killed runner's pod");
+
+    let found = on_cluster(Pd::at(dir.path()))
+        .cmd(["doctor", "--backend", "kubernetes", "--json"])
+        .code(1)
+        .json();
+    let findings = found["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f.to_string().contains("lost-0001")),
+        "{found:#}"
+    );
+    on_cluster(Pd::at(dir.path()))
+        .cmd(["doctor", "--backend", "kubernetes", "--fix"])
+        .code(0);
+    assert_nothing_left(&engine, &api).await;
+    let rec = instance_toml(&only_record(dir.path()));
+    assert_ne!(rec["status"].as_str(), Some("running"), "{rec:#?}");
+    on_cluster(Pd::at(dir.path()))
+        .cmd(["doctor", "--backend", "kubernetes"])
+        .code(0);
 }

@@ -6,7 +6,10 @@
 //! The backends: the engine under test (local, through the helper), and
 //! scripts/remote-engine.sh's second Docker and its Podman service in a
 //! network namespace of their own, each over TCP+TLS and over SSH
-//! (commands through the engine's exec, files through its archive API).
+//! (commands through the engine's exec, files through its archive API);
+//! and Kubernetes: the in-tree API test server (tests/kube_api/, each pod a
+//! container of the engine under test), and a real cluster when
+//! `POCKETDOCK_TEST_KUBECONFIG` names one (opt-in, docs/kubernetes.md).
 
 mod record;
 
@@ -30,10 +33,10 @@ fn project() -> Pd {
 /// Apply the job with `pd`; its normalized record, after checking that
 /// the backend holds none of its containers (`left` lists those of a
 /// name).
-fn apply(pd: &Pd, left: impl Fn(&str) -> String) -> Value {
-    pd.cmd(["apply", "job.yaml"])
-        .code(0)
-        .stdout_has("job succeeded");
+fn apply(pd: &Pd, flags: &[&str], left: impl Fn(&str) -> String) -> Value {
+    let mut args = vec!["apply", "job.yaml"];
+    args.extend_from_slice(flags);
+    pd.cmd(args).code(0).stdout_has("job succeeded");
     let record = crate::common::only_record(pd.path());
     let doc = crate::common::instance_toml(&record);
     for sb in doc["sandboxes"].as_array().expect("sandboxes") {
@@ -48,7 +51,7 @@ fn local() -> &'static Value {
     static LOCAL: OnceLock<Value> = OnceLock::new();
     LOCAL.get_or_init(|| {
         let pd = project();
-        apply(&pd, |name| {
+        apply(&pd, &[], |name| {
             let out = pd.cmd(["list", "--all", "--json"]).code(0).stdout();
             if out.contains(name) {
                 name.to_string()
@@ -77,7 +80,7 @@ fn on_remote(target: &str, podman: bool, over_ssh: bool) {
         return;
     };
     let pd = remote::client(project(), &certs, "").env("POCKETDOCK_SOCKET", &socket);
-    let got = apply(&pd, |name| {
+    let got = apply(&pd, &[], |name| {
         remote::behind_at(behind, &["ps", "-aq", "--filter", &format!("name={name}")])
     });
     assert_same(target, &got);
@@ -135,4 +138,50 @@ fn podman_over_tcp_with_tls() {
 #[test]
 fn podman_over_ssh() {
     on_remote("Podman over SSH", true, true);
+}
+
+/// The job on the Kubernetes backend, against the cluster of `kubeconfig`:
+/// pods (its records named) must be gone after it (`pods_left` lists those
+/// of a name still there).
+#[cfg(feature = "kubernetes")]
+fn on_kubernetes(target: &str, kubeconfig: &std::path::Path, pods_left: impl Fn(&str) -> String) {
+    let pd = project()
+        .no_engine()
+        .env("KUBECONFIG", kubeconfig.to_str().unwrap());
+    let got = apply(&pd, &["--backend", "kubernetes"], pods_left);
+    assert_same(target, &got);
+}
+
+/// The in-tree Kubernetes API test server (tests/kube_api/): each pod is a
+/// container of the engine under test. No real cluster is involved.
+#[cfg(feature = "kubernetes")]
+#[test]
+fn kubernetes_test_server() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(engine) = rt.block_on(crate::common::engine()) else {
+        return;
+    };
+    let api = rt.block_on(crate::kube_api::KubeApi::start(&engine));
+    let _cleanup = crate::common::LabelCleanup::new(&engine, api.label());
+    on_kubernetes("the Kubernetes test server", &api.kubeconfig(), |name| {
+        api.pod("pdtest", name)
+            .map(|_| name.to_string())
+            .unwrap_or_default()
+    });
+}
+
+/// Opt-in: a real cluster, when `POCKETDOCK_TEST_KUBECONFIG` names its
+/// kubeconfig (docs/kubernetes.md); the cluster must be able to pull the
+/// job's image.
+#[cfg(feature = "kubernetes")]
+#[test]
+fn kubernetes_real_cluster_when_asked() {
+    let Some(kubeconfig) = std::env::var_os("POCKETDOCK_TEST_KUBECONFIG") else {
+        return;
+    };
+    on_kubernetes(
+        "the cluster of POCKETDOCK_TEST_KUBECONFIG",
+        std::path::Path::new(&kubeconfig),
+        |_| String::new(),
+    );
 }
