@@ -468,3 +468,47 @@ async fn a_bad_pull_policy_is_refused_and_a_networked_pod_has_no_policy() {
     assert!(api.network_policy("pdtest", sb.name()).is_none());
     sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_session_on_an_image_without_bash_is_shell_missing() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (_api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-nobash");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let opened = tokio::time::timeout(HANG, sb.session(SessionOptions::default()))
+        .await
+        .expect("the session fails instead of hanging");
+    match opened {
+        Err(Error::ShellMissing { .. }) => {}
+        other => panic!("expected ShellMissing, got {:?}", other.map(|_| ())),
+    }
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_command_as_another_user_is_refused_not_run_as_the_wrong_one() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (_api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-user");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let as_nobody = RunOptions {
+        user: Some("nobody".into()),
+        ..RunOptions::default()
+    };
+    let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
+    assert!(
+        err.contains("Kubernetes")
+            && err.contains("cannot choose a user")
+            && err.contains("nobody"),
+        "{err}"
+    );
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+}

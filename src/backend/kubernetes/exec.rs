@@ -62,6 +62,13 @@ fn unknown(id: &str) -> Error {
     }
 }
 
+/// Whether `user` names root, which pocketdock's own housekeeping asks
+/// for: it runs as the pod's user (root in most images) rather than fail.
+fn is_root(user: &str) -> bool {
+    let name = user.split_once(':').map_or(user, |(u, _)| u);
+    matches!(name, "" | "0" | "root")
+}
+
 /// The argv that gives `spec`'s command its environment and directory
 /// (the exec API has neither).
 fn argv(spec: &ExecSpec) -> Vec<String> {
@@ -142,6 +149,17 @@ impl Kubernetes {
                 Some((e.pod.clone(), e.spec.clone()))
             })
             .ok_or_else(|| unknown(id))?;
+        if let Some(user) = spec.user.as_deref().filter(|u| !is_root(u)) {
+            self.execs.finish(id, None);
+            return Err(Error::Kubernetes {
+                op: "run a command as another user",
+                detail: format!(
+                    "the exec API cannot choose a user: the command would run as the pod's \
+                     user, not `{user}`\nhint: drop `user` from the command, or run it on a \
+                     Podman or Docker engine"
+                ),
+            });
+        }
         let tty = tty || spec.tty;
         let params = AttachParams::default()
             .container(CONTAINER)
@@ -290,6 +308,12 @@ mod tests {
                 "pwd"
             ]
         );
+    }
+
+    #[test]
+    fn only_root_passes_as_a_user() {
+        assert!(is_root("0") && is_root("root:root") && is_root(""));
+        assert!(!is_root("sandbox") && !is_root("1000:1000"));
     }
 
     #[test]
