@@ -70,7 +70,7 @@ impl Kubernetes {
                 "{e}\nhint: set KUBECONFIG to a kubeconfig file, or run inside a cluster"
             ),
         })?;
-        Kubernetes::with_config(config, namespace)?.with_env()
+        Kubernetes::with_config(config, namespace)?.pull_from_env()
     }
 
     /// The cluster of the kubeconfig file at `path` (its current context),
@@ -91,7 +91,7 @@ impl Kubernetes {
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await
                 .map_err(|e| bad(&e))?;
-        Kubernetes::with_config(config, namespace)?.with_env()
+        Kubernetes::with_config(config, namespace)?.pull_from_env()
     }
 
     /// The cluster `config` describes, in `namespace` or its default one.
@@ -119,7 +119,7 @@ impl Kubernetes {
 
     /// The pull settings `POCKETDOCK_K8S_PULL_POLICY` and
     /// `POCKETDOCK_K8S_PULL_SECRETS` (comma-separated) give, where set.
-    fn with_env(mut self) -> Result<Kubernetes> {
+    fn pull_from_env(mut self) -> Result<Kubernetes> {
         let env = pull::Pull::from_env().map_err(|e| Error::Kubernetes {
             op: "read the environment",
             detail: format!("{}: {e}", pull::POLICY_VAR),

@@ -13,7 +13,27 @@ use kube::api::ObjectMeta;
 use super::labels;
 use super::pull::Pull;
 use crate::engine::CreateContainer;
-use crate::sandbox::spec::{self, SandboxSpec};
+
+/// The capabilities Docker and Podman grant by default, together: a create
+/// body names what it drops against this set (the list
+/// `sandbox::spec::cap_drop` works from; the layers keep the backend from
+/// importing it).
+const ENGINE_DEFAULTS: [&str; 14] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
 
 /// The name of the sandbox's container in its pod.
 pub(super) const CONTAINER: &str = "sandbox";
@@ -83,13 +103,9 @@ fn security(body: &CreateContainer) -> SecurityContext {
 /// The capabilities a create keeps: the engines' defaults it does not drop,
 /// and those it adds.
 fn kept_capabilities(dropped: &[String], added: &[String]) -> Vec<String> {
-    // A spec keeping none drops every engine default: that list.
-    let keeping_none = SandboxSpec {
-        capabilities: Some(Vec::new()),
-        ..SandboxSpec::default()
-    };
-    let mut kept: Vec<String> = spec::cap_drop(&keeping_none)
-        .into_iter()
+    let mut kept: Vec<String> = ENGINE_DEFAULTS
+        .iter()
+        .map(|c| (*c).to_string())
         .filter(|c| !dropped.contains(c))
         .chain(
             added
