@@ -18,6 +18,9 @@ use crate::engine::{ExecInput, ExecInspect, ExecOutput, ExecSpec};
 use crate::error::{Error, Result};
 use crate::event::StreamKind;
 
+/// How long a command runs before its pod is watched.
+const WATCH_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Finished commands kept for their status before the oldest are dropped.
 const KEPT: usize = 1024;
 
@@ -213,7 +216,12 @@ impl Kubernetes {
             };
             let status = tokio::select! {
                 status = finished => status,
-                why = backend.lost(&pod) => {
+                why = async {
+                    // Most commands end sooner: no watch for them. The watch
+                    // reads the pod first, so an earlier loss is still seen.
+                    tokio::time::sleep(WATCH_AFTER).await;
+                    backend.lost(&pod).await
+                } => {
                     execs.finish(&id, None);
                     let _ = tx.send(Err(lost::lost(&pod, why))).await;
                     return;
