@@ -39,6 +39,20 @@ pub enum Error {
         detail: String,
     },
 
+    /// A sandbox's pod went away under it: deleted, evicted, or never
+    /// scheduled. What ran there is lost; a fresh sandbox is the way on.
+    #[error(
+        "sandbox lost: {why} (sandbox {name})\n\
+         hint: `kubectl describe pod {name}` and the namespace's events say more; \
+         run the step again on a fresh sandbox"
+    )]
+    SandboxLost {
+        /// Sandbox (pod) name.
+        name: String,
+        /// What happened to the pod.
+        why: String,
+    },
+
     /// The engine answered a request with a non-2xx status.
     #[error("failed to {op}: the engine answered {status}: {message}")]
     Api {

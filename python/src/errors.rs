@@ -16,7 +16,7 @@ fn class_of(err: &Error) -> &'static str {
         Error::EngineStalled { .. } => "EngineStalled",
         Error::Protocol { .. } => "ProtocolError",
         Error::ContainerNotRunning { .. } => "ContainerNotRunning",
-        Error::ContainerGone { .. } => "ContainerGone",
+        Error::ContainerGone { .. } | Error::SandboxLost { .. } => "ContainerGone",
         Error::NameInUse { .. } => "NameInUse",
         Error::ImageMissing { .. } => "ImageMissing",
         Error::UnknownProfile { .. } => "UnknownProfile",

@@ -13,13 +13,65 @@ use crate::kube_api::KubeApi;
 /// The server, a backend on it (namespace `pdtest`) and a cleanup of its
 /// containers that runs however the test ends.
 async fn cluster(engine: &pocketdock::Engine) -> (KubeApi, Backend, LabelCleanup) {
+    cluster_with(engine, |k| k).await
+}
+
+/// [`cluster`], the backend set up by `setup`.
+async fn cluster_with(
+    engine: &pocketdock::Engine,
+    setup: impl FnOnce(Kubernetes) -> Kubernetes,
+) -> (KubeApi, Backend, LabelCleanup) {
     let api = KubeApi::start(engine).await;
     let cleanup = LabelCleanup::new(engine, api.label());
     let k = Kubernetes::from_kubeconfig(&api.kubeconfig(), None)
         .await
         .expect("the test server's kubeconfig");
     assert_eq!(k.namespace(), "pdtest");
-    (api, Backend::from(k), cleanup)
+    (api, Backend::from(setup(k)), cleanup)
+}
+
+/// A generous bound: what it guards would otherwise hang.
+const HANG: Duration = Duration::from_secs(30);
+
+/// Run a command that marks `/tmp/started` and then sleeps, in the
+/// background; return once it has started.
+async fn started_sleep(
+    sb: &Sandbox,
+) -> tokio::task::JoinHandle<pocketdock::Result<pocketdock::ExecResult>> {
+    let running = sb.clone();
+    let task = tokio::spawn(async move {
+        running
+            .run("touch /tmp/started; sleep 60", &RunOptions::default())
+            .await
+    });
+    let check = async {
+        while sb
+            .run("test -f /tmp/started", &RunOptions::default())
+            .await
+            .map_or(1, |r| r.exit_code)
+            != 0
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(HANG, check)
+        .await
+        .expect("the command starts");
+    task
+}
+
+/// What a lost sandbox's command ended with: why.
+async fn lost_why(
+    task: tokio::task::JoinHandle<pocketdock::Result<pocketdock::ExecResult>>,
+) -> String {
+    let ended = tokio::time::timeout(HANG, task)
+        .await
+        .expect("the command ends instead of hanging")
+        .unwrap();
+    match ended {
+        Err(Error::SandboxLost { why, .. }) => why,
+        other => panic!("expected a lost sandbox, got {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -225,4 +277,238 @@ async fn planning_refuses_what_pods_cannot_do() {
 
 fn pocketdock_kube_config(url: &str) -> kube::Config {
     kube::Config::new(url.parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_pod_deleted_under_a_command_is_a_lost_sandbox() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-del");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let task = started_sleep(&sb).await;
+    api.delete_pod("pdtest", sb.name()).await;
+    assert_eq!(lost_why(task).await, "the pod was deleted");
+    let shown = Error::SandboxLost {
+        name: sb.name().into(),
+        why: "the pod was deleted".into(),
+    }
+    .to_string();
+    assert!(
+        shown.starts_with("sandbox lost: the pod was deleted"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn an_evicted_pod_is_a_lost_sandbox() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-evict");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let task = started_sleep(&sb).await;
+    api.evict_pod("pdtest", sb.name(), "The node was low on resource: memory.")
+        .await;
+    assert_eq!(
+        lost_why(task).await,
+        "evicted: The node was low on resource: memory."
+    );
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+    assert!(api.pod("pdtest", sb.name()).is_none());
+}
+
+#[tokio::test]
+async fn a_pod_never_scheduled_is_a_lost_sandbox_at_the_start_limit() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) =
+        cluster_with(&engine, |k| k.with_start_timeout(Duration::from_secs(2))).await;
+    api.keep_pending(None);
+    let mut s = spec("k8s-unsched");
+    s.set_image(image);
+    let err = tokio::time::timeout(HANG, Sandbox::create_on(&backend, &s))
+        .await
+        .expect("the start gives up at its limit")
+        .unwrap_err();
+    match &err {
+        Error::SandboxLost { why, .. } => assert!(
+            why.starts_with("never scheduled: 0/1 nodes are available: 1 Insufficient cpu"),
+            "{why}"
+        ),
+        other => panic!("expected a lost sandbox, got {other:?}"),
+    }
+    assert!(
+        api.pod("pdtest", s.name.as_deref().unwrap()).is_none(),
+        "the pod is removed"
+    );
+}
+
+#[tokio::test]
+async fn a_pod_pending_a_while_then_scheduled_starts() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) = cluster(&engine).await;
+    api.keep_pending(Some(Duration::from_secs(10)));
+    let mut s = spec("k8s-late");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let r = sb.run("echo placed", &RunOptions::default()).await.unwrap();
+    assert_eq!((r.stdout.as_str(), r.exit_code), ("placed\n", 0));
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_pod_carries_containment_pulling_and_a_deny_all_policy() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) = cluster_with(&engine, |k| {
+        k.with_image_pull_policy(Some("IfNotPresent".into()))
+            .unwrap()
+            .with_image_pull_secrets(vec!["registry-login".into()])
+    })
+    .await;
+    let mut s = spec("k8s-iso");
+    s.set_image(image);
+    s.network = false;
+    s.no_new_privileges = true;
+    s.tmp = Some(ByteSize(32 << 20));
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let name = sb.name().to_string();
+    let pod = api.pod("pdtest", &name).expect("the pod");
+
+    let ctr = &pod["spec"]["containers"][0];
+    let security = &ctr["securityContext"];
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["capabilities"]["drop"], serde_json::json!(["ALL"]));
+    let added: Vec<&str> = security["capabilities"]["add"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert_eq!(added, pocketdock::sandbox::spec::DEFAULT_CAPABILITIES);
+    let tmp = pod["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["emptyDir"]["medium"] == "Memory")
+        .expect("a memory emptyDir");
+    assert_eq!(tmp["emptyDir"]["sizeLimit"], (32u64 << 20).to_string());
+    assert_eq!(ctr["volumeMounts"][0]["mountPath"], "/tmp");
+    assert_eq!(ctr["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(pod["spec"]["imagePullSecrets"][0]["name"], "registry-login");
+
+    // The policy: this pod's labels, both directions, no rules, owned by it.
+    let policy = api
+        .network_policy("pdtest", &name)
+        .expect("a NetworkPolicy");
+    assert_eq!(
+        policy["spec"]["podSelector"]["matchLabels"],
+        pod["metadata"]["labels"]
+    );
+    assert_eq!(
+        policy["spec"]["policyTypes"],
+        serde_json::json!(["Ingress", "Egress"])
+    );
+    assert!(policy["spec"].get("ingress").is_none() && policy["spec"].get("egress").is_none());
+    let owner = &policy["metadata"]["ownerReferences"][0];
+    assert_eq!(
+        (&owner["kind"], &owner["name"]),
+        (&"Pod".into(), &name.clone().into())
+    );
+    assert_eq!(owner["uid"], pod["metadata"]["uid"]);
+
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+    assert!(
+        api.network_policy("pdtest", &name).is_none(),
+        "removed with the pod"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_pull_policy_is_refused_and_a_networked_pod_has_no_policy() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, backend, _cleanup) = cluster(&engine).await;
+    let k = Kubernetes::from_kubeconfig(&api.kubeconfig(), None)
+        .await
+        .unwrap();
+    let err = k
+        .with_image_pull_policy(Some("Sometimes".into()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`Sometimes`") && err.contains("Always, IfNotPresent or Never"),
+        "{err}"
+    );
+    let mut s = spec("k8s-net");
+    s.set_image(image);
+    s.network = true;
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let pod = api.pod("pdtest", sb.name()).unwrap();
+    assert_eq!(
+        pod["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+    assert!(api.network_policy("pdtest", sb.name()).is_none());
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_session_on_an_image_without_bash_is_shell_missing() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (_api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-nobash");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let opened = tokio::time::timeout(HANG, sb.session(SessionOptions::default()))
+        .await
+        .expect("the session fails instead of hanging");
+    match opened {
+        Err(Error::ShellMissing { .. }) => {}
+        other => panic!("expected ShellMissing, got {:?}", other.map(|_| ())),
+    }
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_command_as_another_user_is_refused_not_run_as_the_wrong_one() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (_api, backend, _cleanup) = cluster(&engine).await;
+    let mut s = spec("k8s-user");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let as_nobody = RunOptions {
+        user: Some("nobody".into()),
+        ..RunOptions::default()
+    };
+    let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
+    assert!(
+        err.contains("Kubernetes")
+            && err.contains("cannot choose a user")
+            && err.contains("nobody"),
+        "{err}"
+    );
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
 }

@@ -1,5 +1,5 @@
-//! A Kubernetes API test server: the pod and exec endpoints the Kubernetes
-//! backend uses, with real Kubernetes JSON shapes, over plain HTTP on
+//! A Kubernetes API test server: the pod (with watches), exec and
+//! NetworkPolicy endpoints the Kubernetes backend uses, with real Kubernetes JSON shapes, over plain HTTP on
 //! 127.0.0.1. Each pod is a real engine container, each exec a real engine
 //! exec. No real cluster runs here: this is what the backend is tested
 //! against (docs/kubernetes.md). Shared by test targets through `#[path]`.
@@ -7,12 +7,15 @@
 #![allow(dead_code)]
 
 mod exec;
+mod network;
 mod pods;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use pocketdock::Engine;
 use serde_json::Value;
@@ -25,6 +28,21 @@ pub const LABEL: &str = "pocketdock.kube-api";
 struct PodEntry {
     pod: Value,
     container: String,
+    /// A status set by a fault (an eviction), over the container's.
+    forced: Option<Value>,
+    /// Reported unschedulable until then (a fault).
+    unscheduled_until: Option<Instant>,
+}
+
+impl PodEntry {
+    fn new(pod: Value, container: String) -> PodEntry {
+        PodEntry {
+            pod,
+            container,
+            forced: None,
+            unscheduled_until: None,
+        }
+    }
 }
 
 /// What the handlers share.
@@ -33,6 +51,16 @@ struct State {
     engine: Engine,
     id: String,
     pods: Mutex<BTreeMap<(String, String), PodEntry>>,
+    /// NetworkPolicies as created.
+    policies: Mutex<BTreeMap<(String, String), Value>>,
+    /// The last resource version handed out.
+    version: AtomicU64,
+    /// Every pod event so far, for watches that start from a version.
+    events: Mutex<Vec<watch::Event>>,
+    /// New pod events, for running watches.
+    bus: tokio::sync::broadcast::Sender<watch::Event>,
+    /// Fault: new pods stay unschedulable this long (`None`: no fault).
+    pending: Mutex<Option<Duration>>,
     /// Fault: the next pod create answers 500.
     fail_create: AtomicBool,
     /// Fault: exec streams close before their status.
@@ -70,6 +98,11 @@ impl KubeApi {
             engine: engine.detached(),
             id: format!("{:08x}", fastrand::u32(..)),
             pods: Mutex::default(),
+            policies: Mutex::default(),
+            version: AtomicU64::new(1),
+            events: Mutex::default(),
+            bus: tokio::sync::broadcast::channel(256).0,
+            pending: Mutex::default(),
             fail_create: AtomicBool::new(false),
             drop_exec: AtomicBool::new(false),
             v4_only: AtomicBool::new(false),
@@ -146,15 +179,60 @@ impl KubeApi {
             .map(|p| p.container.clone())
     }
 
-    /// Fault: delete a pod behind the client's back (its container goes).
+    /// A NetworkPolicy as the server holds it, `None` if none.
+    pub fn network_policy(&self, namespace: &str, name: &str) -> Option<Value> {
+        lock(&self.state.policies)
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// Fault: delete a pod behind the client's back (watchers see it
+    /// DELETED, then its container goes).
     pub async fn delete_pod(&self, namespace: &str, name: &str) {
         let entry = self
             .state
             .pods()
             .remove(&(namespace.to_string(), name.to_string()));
-        if let Some(e) = entry.filter(|e| !e.container.is_empty()) {
-            let _ = self.engine.remove_container(&e.container, true).await;
+        if let Some(e) = entry {
+            watch::publish(&self.state, "DELETED", namespace, e.pod.clone());
+            if !e.container.is_empty() {
+                let _ = self.engine.remove_container(&e.container, true).await;
+            }
         }
+    }
+
+    /// Fault: evict a pod as a kubelet under pressure does: phase Failed,
+    /// reason Evicted (watchers see it), then its container is killed.
+    pub async fn evict_pod(&self, namespace: &str, name: &str, message: &str) {
+        let status =
+            serde_json::json!({"phase": "Failed", "reason": "Evicted", "message": message});
+        let evicted = {
+            let mut pods = self.state.pods();
+            let Some(e) = pods.get_mut(&(namespace.to_string(), name.to_string())) else {
+                return;
+            };
+            e.forced = Some(status.clone());
+            let mut pod = e.pod.clone();
+            pod["status"] = status;
+            (pod, e.container.clone())
+        };
+        let (pod, container) = evicted;
+        watch::publish(&self.state, "MODIFIED", namespace, pod);
+        if !container.is_empty() {
+            let _ = self.engine.kill_container(&container, "KILL").await;
+        }
+    }
+
+    /// Fault: pods created from now on are unschedulable for `how_long`
+    /// (`None`: for good), then run.
+    pub fn keep_pending(&self, how_long: Option<Duration>) {
+        // A day is for good, as far as a test is concerned.
+        *lock(&self.state.pending) = Some(how_long.unwrap_or(Duration::from_hours(24)));
+    }
+
+    /// Pods created from now on are scheduled at once again.
+    pub fn schedule_at_once(&self) {
+        *lock(&self.state.pending) = None;
     }
 
     /// Fault: the next pod create answers 500.
@@ -181,9 +259,20 @@ impl Drop for KubeApi {
     }
 }
 
+/// A lock, its data whole even after a panic elsewhere.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn router(state: Arc<State>) -> axum::Router {
     use axum::routing::get;
+    const POLICIES: &str = "/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies";
     axum::Router::new()
+        .route(POLICIES, get(network::list).post(network::create))
+        .route(
+            &format!("{POLICIES}/{{name}}"),
+            get(network::get).delete(network::delete),
+        )
         .route(
             "/api/v1/namespaces/{ns}/pods",
             get(pods::list).post(pods::create),

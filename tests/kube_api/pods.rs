@@ -11,7 +11,7 @@ use axum::Json;
 use pocketdock::engine::CreateContainer;
 use serde_json::{json, Value};
 
-use super::{status, PodEntry, State, LABEL};
+use super::{lock, status, watch, PodEntry, State, LABEL};
 
 fn strings(v: &Value) -> Option<Vec<String>> {
     v.as_array().map(|a| {
@@ -95,7 +95,13 @@ fn container_body(state: &State, pod: &Value) -> Result<CreateContainer, String>
             body.host_config.tmpfs.insert(path, "mode=1777".into());
         }
     }
-    body.host_config.readonly_rootfs = c["securityContext"]["readOnlyRootFilesystem"] == true;
+    let security = &c["securityContext"];
+    body.host_config.readonly_rootfs = security["readOnlyRootFilesystem"] == true;
+    body.host_config.cap_drop = strings(&security["capabilities"]["drop"]).unwrap_or_default();
+    body.host_config.cap_add = strings(&security["capabilities"]["add"]).unwrap_or_default();
+    if security["allowPrivilegeEscalation"] == false {
+        body.host_config.security_opt = vec!["no-new-privileges".into()];
+    }
     Ok(body)
 }
 
@@ -107,14 +113,13 @@ fn with_meta(mut pod: Value, ns: &str) -> Value {
         fastrand::u32(..),
         fastrand::u64(..) >> 16
     ));
-    meta["resourceVersion"] = json!("1");
     meta["creationTimestamp"] = json!(time_now());
     pod["kind"] = json!("Pod");
     pod["apiVersion"] = json!("v1");
     pod
 }
 
-fn time_now() -> String {
+pub fn time_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -177,7 +182,9 @@ pub async fn create(
         }
         Ok::<(), pocketdock::Error>(())
     };
-    let pod = with_meta(pod, &ns);
+    let mut pod = with_meta(pod, &ns);
+    let version = watch::publish(&state, "ADDED", &ns, pod.clone());
+    pod["metadata"]["resourceVersion"] = json!(version.to_string());
     if let Err(e) = started.await {
         // A pod whose container cannot be made stays Pending, as an
         // image that cannot be pulled does.
@@ -186,30 +193,41 @@ pub async fn create(
         pending["status"] = json!({"phase": "Pending", "containerStatuses": [{
             "name": "sandbox", "image": body.image, "imageID": "", "ready": false, "restartCount": 0,
             "state": {"waiting": {"reason": "ErrImagePull", "message": e.to_string()}}}]});
-        state.pods().insert(
-            (ns, name),
-            PodEntry {
-                pod: pending.clone(),
-                container: String::new(),
-            },
-        );
+        state
+            .pods()
+            .insert((ns, name), PodEntry::new(pending.clone(), String::new()));
         return (axum::http::StatusCode::CREATED, Json(pending)).into_response();
     }
-    state.pods().insert(
-        (ns, name),
-        PodEntry {
-            pod: pod.clone(),
-            container,
-        },
-    );
+    let mut entry = PodEntry::new(pod.clone(), container);
+    entry.unscheduled_until = lock(&state.pending).map(|d| std::time::Instant::now() + d);
+    state.pods().insert((ns, name), entry);
     let mut reply = pod;
     reply["status"] = json!({"phase": "Pending"});
     (axum::http::StatusCode::CREATED, Json(reply)).into_response()
 }
 
-/// The pod with its status read from its container.
+/// The status of a pod the scheduler finds no node for.
+fn unschedulable() -> Value {
+    json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable", "lastTransitionTime": time_now(),
+        "message": "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes \
+                    are available: 1 No preemption victims found for incoming pod."}]})
+}
+
+/// The pod with its status: a fault's, or read from its container.
 async fn with_status(state: &State, entry: PodEntry) -> Value {
     let mut pod = entry.pod;
+    if let Some(forced) = entry.forced {
+        pod["status"] = forced;
+        return pod;
+    }
+    if entry
+        .unscheduled_until
+        .is_some_and(|t| std::time::Instant::now() < t)
+    {
+        pod["status"] = unschedulable();
+        return pod;
+    }
     if entry.container.is_empty() {
         return pod;
     }
@@ -260,7 +278,7 @@ pub async fn get(
 }
 
 /// Whether `labels` satisfy a selector of `k=v`, `k==v`, `k!=v` and `k`.
-fn selects(selector: &str, labels: &Value) -> bool {
+pub fn selects(selector: &str, labels: &Value) -> bool {
     selector.split(',').filter(|s| !s.is_empty()).all(|term| {
         if let Some((k, v)) = term.split_once("!=") {
             labels[k].as_str() != Some(v)
@@ -272,12 +290,15 @@ fn selects(selector: &str, labels: &Value) -> bool {
     })
 }
 
-/// `GET /api/v1/namespaces/{ns}/pods?labelSelector=`.
+/// `GET /api/v1/namespaces/{ns}/pods?labelSelector=`, or a watch.
 pub async fn list(
     Extract(state): Extract<Arc<State>>,
     Path(ns): Path<String>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
+    if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+        return watch::watch(&state, ns, &q);
+    }
     let selector = q.get("labelSelector").cloned().unwrap_or_default();
     let entries: Vec<PodEntry> = state
         .pods()
@@ -289,7 +310,11 @@ pub async fn list(
     for e in entries {
         items.push(with_status(&state, e).await);
     }
-    Json(json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}))
+    let version = state
+        .version
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .to_string();
+    Json(json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": version}, "items": items}))
         .into_response()
 }
 
@@ -298,9 +323,10 @@ pub async fn delete(
     Extract(state): Extract<Arc<State>>,
     Path((ns, name)): Path<(String, String)>,
 ) -> Response {
-    let entry = state.pods().remove(&(ns, name.clone()));
+    let entry = state.pods().remove(&(ns.clone(), name.clone()));
     match entry {
         Some(e) => {
+            watch::publish(&state, "DELETED", &ns, e.pod.clone());
             if !e.container.is_empty() {
                 let _ = state.engine.remove_container(&e.container, true).await;
             }

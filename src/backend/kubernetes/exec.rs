@@ -13,10 +13,13 @@ use tokio::sync::mpsc;
 
 use super::error::from_kube;
 use super::pod::CONTAINER;
-use super::Kubernetes;
+use super::{lost, Kubernetes};
 use crate::engine::{ExecInput, ExecInspect, ExecOutput, ExecSpec};
 use crate::error::{Error, Result};
 use crate::event::StreamKind;
+
+/// How long a command runs before its pod is watched.
+const WATCH_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Finished commands kept for their status before the oldest are dropped.
 const KEPT: usize = 1024;
@@ -62,6 +65,13 @@ fn unknown(id: &str) -> Error {
     }
 }
 
+/// Whether `user` names root, which pocketdock's own housekeeping asks
+/// for: it runs as the pod's user (root in most images) rather than fail.
+fn is_root(user: &str) -> bool {
+    let name = user.split_once(':').map_or(user, |(u, _)| u);
+    matches!(name, "" | "0" | "root")
+}
+
 /// The argv that gives `spec`'s command its environment and directory
 /// (the exec API has neither).
 fn argv(spec: &ExecSpec) -> Vec<String> {
@@ -76,6 +86,17 @@ fn argv(spec: &ExecSpec) -> Vec<String> {
     }
     argv.extend(spec.cmd.iter().cloned());
     argv
+}
+
+/// A stream that ended without an exit code, with what its status said.
+fn no_status(status: Option<Status>) -> Error {
+    let why = status.and_then(|s| s.message).unwrap_or_else(|| {
+        "the exec stream ended without an exit status (the connection dropped)".into()
+    });
+    Error::Kubernetes {
+        op: "run a command",
+        detail: format!("{why}\nhint: `kubectl get pod` shows the pod's state"),
+    }
 }
 
 /// The exit code a status channel's message carries.
@@ -131,6 +152,17 @@ impl Kubernetes {
                 Some((e.pod.clone(), e.spec.clone()))
             })
             .ok_or_else(|| unknown(id))?;
+        if let Some(user) = spec.user.as_deref().filter(|u| !is_root(u)) {
+            self.execs.finish(id, None);
+            return Err(Error::Kubernetes {
+                op: "run a command as another user",
+                detail: format!(
+                    "the exec API cannot choose a user: the command would run as the pod's \
+                     user, not `{user}`\nhint: drop `user` from the command, or run it on a \
+                     Podman or Docker engine"
+                ),
+            });
+        }
         let tty = tty || spec.tty;
         let params = AttachParams::default()
             .container(CONTAINER)
@@ -158,38 +190,54 @@ impl Kubernetes {
             });
             ExecInput::from_channel(tx)
         });
-        Ok((self.pump(id, process), input))
+        Ok((self.pump(id, pod, process), input))
     }
 
     /// Read the output of `process` into frames, then record its status.
-    fn pump(&self, id: &str, mut process: AttachedProcess) -> ExecOutput {
+    /// A pod lost meanwhile ends it with why (the stream may never close).
+    fn pump(&self, id: &str, pod: String, mut process: AttachedProcess) -> ExecOutput {
         let (tx, rx) = mpsc::channel(16);
         let stdout = process.stdout();
         let stderr = process.stderr();
         let status = process.take_status();
         let execs = self.execs.clone();
+        let backend = self.clone();
         let id = id.to_string();
         tokio::spawn(async move {
-            tokio::join!(
-                forward(stdout, StreamKind::Stdout, &tx),
-                forward(stderr, StreamKind::Stderr, &tx)
-            );
-            let status = match status {
-                Some(s) => s.await,
-                None => None,
+            let finished = async {
+                tokio::join!(
+                    forward(stdout, StreamKind::Stdout, &tx),
+                    forward(stderr, StreamKind::Stderr, &tx)
+                );
+                match status {
+                    Some(s) => s.await,
+                    None => None,
+                }
+            };
+            let status = tokio::select! {
+                status = finished => status,
+                why = async {
+                    // Most commands end sooner: no watch for them. The watch
+                    // reads the pod first, so an earlier loss is still seen.
+                    tokio::time::sleep(WATCH_AFTER).await;
+                    backend.lost(&pod).await
+                } => {
+                    execs.finish(&id, None);
+                    let _ = tx.send(Err(lost::lost(&pod, why))).await;
+                    return;
+                }
             };
             let code = status.as_ref().and_then(exit_code);
-            execs.finish(&id, code);
-            if code.is_none() {
-                let why = status.and_then(|s| s.message).unwrap_or_else(|| {
-                    "the exec stream ended without an exit status (was the pod deleted?)".into()
-                });
-                let _ = tx
-                    .send(Err(Error::Kubernetes {
-                        op: "run a command",
-                        detail: format!("{why}\nhint: `kubectl get pod` shows the pod's state"),
-                    }))
-                    .await;
+            // No status, or a kill: the pod may have gone first.
+            let gone = match code {
+                Some(c) if c < 128 => None,
+                _ => backend.loss_now(&pod).await,
+            };
+            execs.finish(&id, code.filter(|_| gone.is_none()));
+            if let Some(why) = gone {
+                let _ = tx.send(Err(lost::lost(&pod, why))).await;
+            } else if code.is_none() {
+                let _ = tx.send(Err(no_status(status))).await;
             }
             drop(process);
         });
@@ -268,6 +316,12 @@ mod tests {
                 "pwd"
             ]
         );
+    }
+
+    #[test]
+    fn only_root_passes_as_a_user() {
+        assert!(is_root("0") && is_root("root:root") && is_root(""));
+        assert!(!is_root("sandbox") && !is_root("1000:1000"));
     }
 
     #[test]

@@ -7,9 +7,14 @@ mod error;
 mod exec;
 mod files;
 mod labels;
+mod lost;
+mod network;
 mod pod;
 mod pods;
+mod pull;
 mod status;
+
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -35,9 +40,14 @@ pub(super) fn attached(
 pub struct Kubernetes {
     config: kube::Config,
     client: kube::Client,
+    /// The client of the runtime this copy runs on, made on first use (a
+    /// client's connections and worker belong to the runtime that made it).
+    local: Arc<OnceLock<kube::Client>>,
     namespace: String,
     execs: exec::Execs,
     stand_in: Engine,
+    start_timeout: std::time::Duration,
+    pull: pull::Pull,
 }
 
 impl std::fmt::Debug for Kubernetes {
@@ -60,7 +70,7 @@ impl Kubernetes {
                 "{e}\nhint: set KUBECONFIG to a kubeconfig file, or run inside a cluster"
             ),
         })?;
-        Kubernetes::with_config(config, namespace)
+        Kubernetes::with_config(config, namespace)?.pull_from_env()
     }
 
     /// The cluster of the kubeconfig file at `path` (its current context),
@@ -81,7 +91,7 @@ impl Kubernetes {
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await
                 .map_err(|e| bad(&e))?;
-        Kubernetes::with_config(config, namespace)
+        Kubernetes::with_config(config, namespace)?.pull_from_env()
     }
 
     /// The cluster `config` describes, in `namespace` or its default one.
@@ -97,11 +107,54 @@ impl Kubernetes {
             })?;
         Ok(Kubernetes {
             namespace: config.default_namespace.clone(),
+            local: Arc::new(OnceLock::from(client.clone())),
             client,
             config,
             execs: exec::Execs::default(),
             stand_in,
+            start_timeout: pods::start_timeout(),
+            pull: pull::Pull::default(),
         })
+    }
+
+    /// The pull settings `POCKETDOCK_K8S_PULL_POLICY` and
+    /// `POCKETDOCK_K8S_PULL_SECRETS` (comma-separated) give, where set.
+    fn pull_from_env(mut self) -> Result<Kubernetes> {
+        let env = pull::Pull::from_env().map_err(|e| Error::Kubernetes {
+            op: "read the environment",
+            detail: format!("{}: {e}", pull::POLICY_VAR),
+        })?;
+        if env.policy.is_some() {
+            self.pull.policy = env.policy;
+        }
+        if !env.secrets.is_empty() {
+            self.pull.secrets = env.secrets;
+        }
+        Ok(self)
+    }
+
+    /// Pods pulled with `policy` (`Always`, `IfNotPresent` or `Never`);
+    /// `None` for `IfNotPresent`.
+    pub fn with_image_pull_policy(mut self, policy: Option<String>) -> Result<Kubernetes> {
+        self.pull.policy = pull::policy(policy)?;
+        Ok(self)
+    }
+
+    /// Pods pulled with these secrets of the namespace
+    /// (`kubernetes.io/dockerconfigjson`).
+    #[must_use]
+    pub fn with_image_pull_secrets(mut self, secrets: Vec<String>) -> Kubernetes {
+        self.pull.secrets = secrets;
+        self
+    }
+
+    /// How long a start waits for its pod to run, scheduling and pulling
+    /// included (120 s, or `POCKETDOCK_KUBERNETES_START_TIMEOUT` seconds).
+    /// A pod still not scheduled then is a lost sandbox.
+    #[must_use]
+    pub fn with_start_timeout(mut self, limit: std::time::Duration) -> Kubernetes {
+        self.start_timeout = limit;
+        self
     }
 
     /// The API server's URL.
@@ -122,19 +175,25 @@ impl Kubernetes {
         &self.stand_in
     }
 
-    /// The same backend on connections of its own (a client's connections
-    /// belong to the runtime that opened them).
+    /// The same backend on connections of its own, made on the runtime
+    /// that first uses it (a drop guard detaches on one thread and removes
+    /// on another's runtime).
     #[must_use]
     pub fn detached(&self) -> Kubernetes {
         let mut copy = self.clone();
-        if let Ok(client) = client(&self.config) {
-            copy.client = client;
-        }
+        copy.local = Arc::new(OnceLock::new());
         copy
     }
 
+    /// The client for this copy's runtime.
+    fn client(&self) -> kube::Client {
+        self.local
+            .get_or_init(|| client(&self.config).unwrap_or_else(|_| self.client.clone()))
+            .clone()
+    }
+
     fn pods(&self) -> Api<Pod> {
-        Api::namespaced(self.client.clone(), &self.namespace)
+        Api::namespaced(self.client(), &self.namespace)
     }
 }
 

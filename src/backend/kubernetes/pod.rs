@@ -4,26 +4,49 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, SecurityContext,
-    Volume, VolumeMount,
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, LocalObjectReference, Pod, PodSpec,
+    ResourceRequirements, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ObjectMeta;
 
 use super::labels;
+use super::pull::Pull;
 use crate::engine::CreateContainer;
+
+/// The capabilities Docker and Podman grant by default, together: a create
+/// body names what it drops against this set (the list
+/// `sandbox::spec::cap_drop` works from; the layers keep the backend from
+/// importing it).
+const ENGINE_DEFAULTS: [&str; 14] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
 
 /// The name of the sandbox's container in its pod.
 pub(super) const CONTAINER: &str = "sandbox";
 
-/// The pod for a container create named `name`.
-pub(super) fn pod(name: &str, body: &CreateContainer) -> Pod {
+/// The pod for a container create named `name`, pulled as `pull` says.
+pub(super) fn pod(name: &str, body: &CreateContainer, pull: &Pull) -> Pod {
     let (fitted, original) = labels::to_pod(&body.labels);
     let (volumes, mounts) = tmpfs_volumes(&body.host_config.tmpfs);
-    let security = body.host_config.readonly_rootfs.then(|| SecurityContext {
-        read_only_root_filesystem: Some(true),
-        ..SecurityContext::default()
-    });
+    let secrets: Vec<LocalObjectReference> = pull
+        .secrets
+        .iter()
+        .map(|s| LocalObjectReference { name: s.clone() })
+        .collect();
     Pod {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
@@ -38,22 +61,61 @@ pub(super) fn pod(name: &str, body: &CreateContainer) -> Pod {
             containers: vec![Container {
                 name: CONTAINER.into(),
                 image: Some(body.image.clone()),
-                image_pull_policy: Some("IfNotPresent".into()),
+                image_pull_policy: Some(
+                    pull.policy.clone().unwrap_or_else(|| "IfNotPresent".into()),
+                ),
                 command: body.entrypoint.clone(),
                 args: body.cmd.clone(),
                 env: (!body.env.is_empty()).then(|| body.env.iter().map(|e| env_var(e)).collect()),
                 working_dir: body.working_dir.clone(),
                 stdin: Some(body.open_stdin),
                 resources: resources(body),
-                security_context: security,
+                security_context: Some(security(body)),
                 volume_mounts: (!mounts.is_empty()).then_some(mounts),
                 ..Container::default()
             }],
             volumes: (!volumes.is_empty()).then_some(volumes),
+            image_pull_secrets: (!secrets.is_empty()).then_some(secrets),
             ..PodSpec::default()
         }),
         status: None,
     }
+}
+
+/// What the engine create contains the container with, where a pod can say
+/// it: no privilege gain with `no-new-privileges`, every capability dropped
+/// but those the create keeps, a read-only root. Pids and ulimits have no
+/// per-pod field (the kubelet's `podPidsLimit` is the node's).
+fn security(body: &CreateContainer) -> SecurityContext {
+    let host = &body.host_config;
+    let no_new_privileges = host.security_opt.iter().any(|o| o == "no-new-privileges");
+    SecurityContext {
+        allow_privilege_escalation: no_new_privileges.then_some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            add: Some(kept_capabilities(&host.cap_drop, &host.cap_add)),
+        }),
+        read_only_root_filesystem: host.readonly_rootfs.then_some(true),
+        ..SecurityContext::default()
+    }
+}
+
+/// The capabilities a create keeps: the engines' defaults it does not drop,
+/// and those it adds.
+fn kept_capabilities(dropped: &[String], added: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = ENGINE_DEFAULTS
+        .iter()
+        .map(|c| (*c).to_string())
+        .filter(|c| !dropped.contains(c))
+        .chain(
+            added
+                .iter()
+                .map(|c| c.trim_start_matches("CAP_").to_string()),
+        )
+        .collect();
+    kept.sort();
+    kept.dedup();
+    kept
 }
 
 /// `KEY=VALUE` as an env var (no `=`: an empty value).
@@ -141,7 +203,7 @@ mod tests {
         };
         body.host_config.memory = Some(64 << 20);
         body.host_config.nano_cpus = Some(500_000_000);
-        let pod = pod("pd-1", &body);
+        let pod = pod("pd-1", &body, &Pull::default());
         let c = &pod.spec.as_ref().unwrap().containers[0];
         let limits = c.resources.as_ref().unwrap().limits.as_ref().unwrap();
         assert_eq!(limits["memory"].0, "67108864");
@@ -152,5 +214,35 @@ mod tests {
         );
         assert_eq!(pod.metadata.labels.unwrap()["pocketdock.job"], "a-b");
         assert_eq!(c.env.as_ref().unwrap()[0].name, "A");
+    }
+
+    #[test]
+    fn containment_and_pulling_reach_the_pod() {
+        let mut body = CreateContainer {
+            image: "busybox".into(),
+            ..CreateContainer::default()
+        };
+        body.host_config.cap_drop = vec!["NET_RAW".into(), "MKNOD".into()];
+        body.host_config.cap_add = vec!["SYS_PTRACE".into()];
+        body.host_config.security_opt = vec!["no-new-privileges".into()];
+        let pull = Pull {
+            policy: Some("Always".into()),
+            secrets: vec!["registry".into()],
+        };
+        let pod = pod("pd-1", &body, &pull);
+        let spec = pod.spec.as_ref().unwrap();
+        let c = &spec.containers[0];
+        let sc = c.security_context.as_ref().unwrap();
+        assert_eq!(sc.allow_privilege_escalation, Some(false));
+        let caps = sc.capabilities.as_ref().unwrap();
+        assert_eq!(caps.drop.as_deref(), Some(&["ALL".to_string()][..]));
+        let add = caps.add.as_ref().unwrap();
+        assert!(add.contains(&"SYS_PTRACE".to_string()) && add.contains(&"CHOWN".to_string()));
+        assert!(!add.contains(&"NET_RAW".to_string()), "{add:?}");
+        assert_eq!(c.image_pull_policy.as_deref(), Some("Always"));
+        assert_eq!(
+            spec.image_pull_secrets.as_ref().unwrap()[0].name,
+            "registry"
+        );
     }
 }

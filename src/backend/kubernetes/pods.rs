@@ -7,19 +7,21 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DeleteParams, ListParams, PostParams};
 
 use super::error::{from_kube, pod_missing};
+use super::lost::{self, DELETED};
 use super::status::{self, Progress};
-use super::{labels, pod, Kubernetes};
+use super::{labels, network, pod, Kubernetes};
 use crate::engine::{ContainerInspect, ContainerSummary, CreateContainer};
 use crate::error::{Error, Result};
 
 /// How long a pod may take to run (scheduling and pulling included);
-/// `POCKETDOCK_KUBERNETES_START_TIMEOUT` (seconds) changes it.
-const START_TIMEOUT: Duration = Duration::from_mins(5);
+/// `POCKETDOCK_KUBERNETES_START_TIMEOUT` (seconds) or
+/// [`Kubernetes::with_start_timeout`] changes it.
+const START_TIMEOUT: Duration = Duration::from_mins(2);
 
 /// How often a starting pod is asked again.
 const POLL: Duration = Duration::from_millis(200);
 
-fn start_timeout() -> Duration {
+pub(super) fn start_timeout() -> Duration {
     std::env::var("POCKETDOCK_KUBERNETES_START_TIMEOUT")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -53,37 +55,46 @@ impl Kubernetes {
         }
         let created = self
             .pods()
-            .create(&PostParams::default(), &pod::pod(name, body))
+            .create(&PostParams::default(), &pod::pod(name, body, &self.pull))
             .await
             .map_err(|e| from_kube("create the pod", e))?;
+        if network::cut(body) {
+            if let Err(e) = self.isolate(&created).await {
+                let _ = self.remove(name).await;
+                return Err(e);
+            }
+        }
         Ok(created.metadata.name.unwrap_or_else(|| name.to_string()))
     }
 
     /// Wait until the pod runs; for a pod that never will (an image the
-    /// cluster cannot pull, a command that exits), why.
+    /// cluster cannot pull, a command that exits, deleted or evicted), why.
+    /// One still not scheduled at the start limit is a lost sandbox.
     pub(in crate::backend) async fn start(&self, name: &str) -> Result<()> {
         const OP: &str = "start the pod";
-        let deadline = tokio::time::Instant::now() + start_timeout();
+        let deadline = tokio::time::Instant::now() + self.start_timeout;
         loop {
-            let pod = self.pod_named(OP, name).await?;
+            let Some(pod) = self
+                .pods()
+                .get_opt(name)
+                .await
+                .map_err(|e| from_kube(OP, e))?
+            else {
+                return Err(lost::lost(name, DELETED.into()));
+            };
             match status::progress(&pod) {
                 Progress::Running => return Ok(()),
                 Progress::Failed(why) => {
-                    return Err(Error::Kubernetes {
-                        op: OP,
-                        detail: format!("pod {name}: {why}"),
+                    return Err(match lost::loss(&pod) {
+                        Some(lost) if lost.starts_with("evicted") => lost::lost(name, lost),
+                        _ => Error::Kubernetes {
+                            op: OP,
+                            detail: format!("pod {name}: {why}"),
+                        },
                     })
                 }
                 Progress::Waiting(why) if tokio::time::Instant::now() >= deadline => {
-                    return Err(Error::Kubernetes {
-                        op: OP,
-                        detail: format!(
-                            "pod {name} did not run within {}s ({why})\nhint: \
-                         `kubectl describe pod {name}` says why; raise \
-                         POCKETDOCK_KUBERNETES_START_TIMEOUT if the cluster is slow",
-                            start_timeout().as_secs()
-                        ),
-                    })
+                    return Err(self.too_slow(name, &pod, &why));
                 }
                 Progress::Waiting(_) => {}
             }
@@ -91,16 +102,35 @@ impl Kubernetes {
         }
     }
 
-    /// Delete the pod at once (grace 0).
+    /// The error for pod `name`, not running at the start limit.
+    fn too_slow(&self, name: &str, pod: &Pod, why: &str) -> Error {
+        if let Some(message) = status::unscheduled(pod) {
+            return lost::lost(name, format!("never scheduled: {message}"));
+        }
+        Error::Kubernetes {
+            op: "start the pod",
+            detail: format!(
+                "pod {name} did not run within {}s ({why})\nhint: `kubectl describe pod \
+                 {name}` says why; raise POCKETDOCK_KUBERNETES_START_TIMEOUT if the cluster \
+                 is slow",
+                self.start_timeout.as_secs()
+            ),
+        }
+    }
+
+    /// Delete the pod at once (grace 0), and its NetworkPolicy.
     pub(in crate::backend) async fn remove(&self, name: &str) -> Result<()> {
-        self.pods()
+        let deleted = self
+            .pods()
             .delete(name, &DeleteParams::default().grace_period(0))
             .await
             .map(drop)
             .map_err(|e| match e {
                 kube::Error::Api(s) if s.code == 404 => pod_missing("remove the pod", name),
                 e => from_kube("remove the pod", e),
-            })
+            });
+        self.unisolate(name).await?;
+        deleted
     }
 
     /// The pod as the engine's inspect.

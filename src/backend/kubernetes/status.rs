@@ -70,12 +70,14 @@ pub(super) fn progress(pod: &Pod) -> Progress {
                 .and_then(|s| s.message.as_deref())
                 .unwrap_or("no message")
         )),
-        _ => Progress::Waiting(unscheduled(pod).unwrap_or_else(|| phase.to_string())),
+        _ => Progress::Waiting(
+            unscheduled(pod).map_or_else(|| phase.to_string(), |m| format!("not scheduled: {m}")),
+        ),
     }
 }
 
 /// The scheduler's reason a pod is not placed yet.
-fn unscheduled(pod: &Pod) -> Option<String> {
+pub(super) fn unscheduled(pod: &Pod) -> Option<String> {
     let c = pod
         .status
         .as_ref()?
@@ -83,10 +85,13 @@ fn unscheduled(pod: &Pod) -> Option<String> {
         .as_ref()?
         .iter()
         .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
-    Some(format!(
-        "not scheduled: {}",
-        c.message.as_deref().or(c.reason.as_deref()).unwrap_or("")
-    ))
+    Some(
+        c.message
+            .as_deref()
+            .or(c.reason.as_deref())
+            .unwrap_or("no reason given")
+            .to_string(),
+    )
 }
 
 fn timestamp(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> String {
