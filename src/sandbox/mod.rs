@@ -148,7 +148,7 @@ impl Sandbox {
             _ => None,
         };
         let podman = engine.info().kind == crate::engine::EngineKind::Podman;
-        let image = image_of(engine, spec, prepared.is_some()).await;
+        let image = image_of(engine, spec, prepared.is_some(), podman).await;
         let home = home_of(spec, image.as_ref());
         let layout = Layout {
             home: home.as_deref(),
@@ -156,6 +156,9 @@ impl Sandbox {
             image: image.as_ref(),
         };
         let body = create_body(spec, &name, prepared.as_ref(), &layout);
+        let nnp_off = spec.no_new_privileges
+            && !create_body::no_new_privileges_holds(prepared.is_some(), &layout);
+        let image_user = body.labels.get(labels::USER).cloned();
         let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
         let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
         // A port the engine may not bind is refused before anything exists;
@@ -179,6 +182,7 @@ impl Sandbox {
             .ok()
             .and_then(|f| limits::unenforced(spec, &f))
             .into_iter()
+            .chain(nnp_off.then(|| create_body::no_new_privileges_warning(spec)))
             .collect();
         let id = match created {
             Ok(id) => id,
@@ -206,7 +210,7 @@ impl Sandbox {
             id,
             shared,
             guard,
-            agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
+            agent: std::sync::Arc::new(agent::Slot::known(dir.clone(), Some(image_user))),
             observer: None,
             warnings: std::sync::Arc::new(warnings),
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),

@@ -129,13 +129,11 @@ impl Sandbox {
         anchor: &str,
         top: &[String],
     ) -> Result<()> {
-        let user = self.inspect().await?.config.user;
-        if user.is_empty()
-            || user == "root"
-            || user == "0"
-            || user.starts_with("0:")
-            || top.is_empty()
-        {
+        let user = match self.image_user().await {
+            Some(u) => u,
+            None => self.inspect().await?.config.user,
+        };
+        if super::super::agent::is_root_user(&user) || top.is_empty() {
             return Ok(());
         }
         let mut argv = sh(
