@@ -94,7 +94,9 @@ pub fn run(socket: &str, user: Option<&str>, command: &[String]) -> i32 {
 fn image_command(prog: &str, args: &[String], user: Option<&str>) -> Result<Command, String> {
     let mut cmd = Command::new(prog);
     cmd.args(args);
-    if let Some(spec) = user {
+    // Not root (an engine that ignored the container's user): it already
+    // is the image's user.
+    if let Some(spec) = user.filter(|_| sys::is_root()) {
         let u = user::resolve(spec)?;
         cmd.env("HOME", &u.home);
         sys::run_as(&mut cmd, u.uid, u.gid, u.groups);

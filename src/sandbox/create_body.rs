@@ -208,7 +208,9 @@ pub(super) fn create_body(
             body.labels.insert(labels::USER.into(), u.to_string());
         }
     }
-    body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman);
+    // Podman's `U` gives a tmpfs home to the container's user: only when
+    // that is the image's (else the create gives it, see `Sandbox::create`).
+    body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman && body.user.is_none());
     body.host_config.readonly_rootfs = spec.read_only;
     body.host_config.storage_opt = mounts::storage_opt(spec);
     if spec.network && spec.dns_blocked {

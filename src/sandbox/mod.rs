@@ -161,6 +161,8 @@ impl Sandbox {
         let image_user = body.labels.get(labels::USER).cloned();
         let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
         let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
+        let home_on_tmpfs = home.clone().filter(|h| tmpfs.contains(h));
+        let image_user_set = image_user.is_some();
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
         let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
@@ -216,14 +218,21 @@ impl Sandbox {
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),
             tmpfs: std::sync::Arc::new(std::sync::OnceLock::from(tmpfs)),
         };
-        if !podman {
-            if let Err(e) = sandbox
+        let setup = if podman {
+            // Podman gives a tmpfs home to the container's user itself, but
+            // that is root when the helper runs as root.
+            match home_on_tmpfs.filter(|_| image_user_set) {
+                Some(h) => sandbox.give_mount_to_user(&h).await,
+                None => Ok(()),
+            }
+        } else {
+            sandbox
                 .docker_tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
                 .await
-            {
-                let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
-                return Err(e);
-            }
+        };
+        if let Err(e) = setup {
+            let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
+            return Err(e);
         }
         if helper_is_init {
             sandbox.agent_started();
@@ -449,8 +458,11 @@ impl Sandbox {
     }
 
     /// On Docker, a restart mounts every tmpfs afresh: empty, and root's.
-    async fn give_homes_again(&self) -> Result<()> {
-        if self.engine().info().kind == crate::engine::EngineKind::Podman {
+    /// Podman copies the image's files in itself, but gives a home to the
+    /// container's user, root when the helper runs as root.
+    pub(super) async fn give_homes_again(&self) -> Result<()> {
+        let podman = self.engine().info().kind == crate::engine::EngineKind::Podman;
+        if podman && self.image_user().await.is_none() {
             return Ok(());
         }
         let inspect = self.inspect().await?;
@@ -460,7 +472,7 @@ impl Sandbox {
             .unwrap_or_default()
             .into_keys()
             .collect();
-        if !mounts.is_empty() {
+        if !mounts.is_empty() && !podman {
             self.copy_up(&mounts, &inspect.image).await?;
         }
         if inspect.host_config.readonly_rootfs {
