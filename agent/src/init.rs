@@ -49,9 +49,9 @@ pub fn run(socket: &str, user: Option<&str>, command: &[String]) -> i32 {
     if let Some((prog, args)) = command.split_first() {
         // The image's command, as the engine would have run it; the sandbox
         // stays up when it ends or cannot start.
-        if let Err(e) = image_command(prog, args, user).and_then(|mut c| {
-            c.spawn().map(drop).map_err(|e| e.to_string())
-        }) {
+        if let Err(e) = image_command(prog, args, user)
+            .and_then(|mut c| c.spawn().map(drop).map_err(|e| e.to_string()))
+        {
             eprintln!("pocketdock-agent: init: cannot start {prog:?}: {e}");
         }
     }

@@ -77,7 +77,7 @@ fn main() {
 
 /// `serve`, running requests that name no user as `user`.
 fn serve(socket: &str, user: Option<&str>) -> i32 {
-    match server::serve(std::path::Path::new(socket), user.map(str::to_string)) {
+    match server::serve(std::path::Path::new(socket), user) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("pocketdock-agent: cannot serve on {socket}: {e}");

@@ -28,7 +28,7 @@ const REQUEST_WAIT: Duration = Duration::from_secs(30);
 /// Listen on `socket` (replacing a stale one) and serve until killed.
 /// A request that names no user runs as `user` (the image's, when the
 /// helper runs as root in a sandbox whose image names another).
-pub fn serve(socket: &Path, user: Option<String>) -> io::Result<()> {
+pub fn serve(socket: &Path, user: Option<&str>) -> io::Result<()> {
     crate::sys::one_malloc_arena();
     match std::fs::remove_file(socket) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -40,7 +40,7 @@ pub fn serve(socket: &Path, user: Option<String>) -> io::Result<()> {
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
-                let user = user.clone();
+                let user = user.map(str::to_string);
                 // No thread: the connection is dropped, the client retries
                 // or falls back.
                 let _ = crate::spawn_thread(move || {

@@ -180,7 +180,11 @@ pub(super) fn create_body(
         cmd: None,
         entrypoint: None,
         exposed_ports: BTreeMap::new(),
-        host_config: host_config(spec, agent, no_new_privileges_holds(agent.is_some(), layout)),
+        host_config: host_config(
+            spec,
+            agent,
+            no_new_privileges_holds(agent.is_some(), layout),
+        ),
     };
     for p in &spec.ports {
         let key = format!("{}/{}", p.container, p.proto);

@@ -212,7 +212,10 @@ impl Sandbox {
             id,
             shared,
             guard,
-            agent: std::sync::Arc::new(agent::Slot::known(dir.clone(), Some(image_user))),
+            agent: std::sync::Arc::new(agent::Slot::known(
+                dir.clone(),
+                agent::ImageUser::of(image_user),
+            )),
             observer: None,
             warnings: std::sync::Arc::new(warnings),
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),

@@ -196,7 +196,10 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
         user: Some("root".into()),
         ..RunOptions::default()
     };
-    let killed = by_exec.run(&format!("kill -9 {helper}"), &root).await.unwrap();
+    let killed = by_exec
+        .run(&format!("kill -9 {helper}"), &root)
+        .await
+        .unwrap();
     assert_eq!(killed.exit_code, 0, "{killed:?}");
     // Bounded wait: the command itself would run 97 s.
     let ended = tokio::time::timeout(Duration::from_mins(1), long)

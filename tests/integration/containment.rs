@@ -202,11 +202,17 @@ async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
     let me = who(&sb, None).await;
     assert_eq!(me[..2], ["sandbox", "/home/sandbox"], "{me:?}");
     assert!(me.contains(&default_nnp(&engine).to_string()), "{me:?}");
-    assert!(me.contains(&"CapEff: 0000000000000000".to_string()), "{me:?}");
+    assert!(
+        me.contains(&"CapEff: 0000000000000000".to_string()),
+        "{me:?}"
+    );
     // A root step has the kept capabilities: it can give a file away.
     let root = who(&sb, Some("root")).await;
     assert_eq!(root[..2], ["root", "/root"], "{root:?}");
-    assert!(root.contains(&"CapEff: 00000000000000eb".to_string()), "{root:?}");
+    assert!(
+        root.contains(&"CapEff: 00000000000000eb".to_string()),
+        "{root:?}"
+    );
     let r = sb
         .run(
             "touch /tmp/given && chown nobody /tmp/given && stat -c %U /tmp/given",
@@ -220,7 +226,9 @@ async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
     assert_eq!((r.exit_code, r.stdout.trim()), (0, "nobody"), "{r:?}");
     // Pushed files are the sandbox's user's, and so are the image's own
     // processes (the helper, root, is the only other).
-    sb.write_file("/home/sandbox/pushed.txt", "x").await.unwrap();
+    sb.write_file("/home/sandbox/pushed.txt", "x")
+        .await
+        .unwrap();
     let owner = sh(&sb, "stat -c %U /home/sandbox/pushed.txt").await;
     assert_eq!(owner.trim(), "sandbox");
     // And the engine's exec, which pocketdock uses for a shell or a
@@ -241,10 +249,15 @@ async fn a_sandbox_without_the_helper_says_when_it_cannot_hold() {
     let me = who(&sb, None).await;
     assert_eq!(me[0], "sandbox", "{me:?}");
     // Pushed files still go to the sandbox's user (a root exec).
-    sb.write_file("/home/sandbox/pushed.txt", "x").await.unwrap();
+    sb.write_file("/home/sandbox/pushed.txt", "x")
+        .await
+        .unwrap();
     let owner = sh(&sb, "stat -c %U /home/sandbox/pushed.txt").await;
     assert_eq!(owner.trim(), "sandbox");
-    let warned = sb.warnings().iter().any(|w| w.contains("no-new-privileges"));
+    let warned = sb
+        .warnings()
+        .iter()
+        .any(|w| w.contains("no-new-privileges"));
     if engine.info().kind == pocketdock::EngineKind::Docker {
         // A root exec there would have no capabilities: off, and said.
         assert!(me.contains(&"NoNewPrivs: 0".to_string()), "{me:?}");

@@ -99,19 +99,28 @@ fn installed(root: &Path) -> io::Result<PathBuf> {
         install(root)?;
         done.push(root.to_path_buf());
     }
-    Ok(root.join("bin").join(BINARY_ID))
+    Ok(root.join("bin").join(binary_id()))
 }
 
 /// This build's helper, by content: its directory under `<dir>/bin`. A
 /// sandbox runs its helper from there for its whole life (the helper is
 /// its first process), so another pocketdock version on the same host
-/// must not replace it.
-const BINARY_ID: &str = env!("POCKETDOCK_AGENT_ID");
+/// must not replace it. Hashed here rather than taken from the build: a
+/// build whose id went stale would share a directory with another binary, and each would
+/// replace the other's file under running sandboxes.
+fn binary_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hasher::write(&mut hasher, BINARY);
+        format!("{:016x}", std::hash::Hasher::finish(&hasher))
+    })
+}
 
 fn install(root: &Path) -> io::Result<()> {
     std::fs::create_dir_all(root)?;
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
-    let bin = root.join("bin").join(BINARY_ID);
+    let bin = root.join("bin").join(binary_id());
     std::fs::create_dir_all(&bin)?;
     for dir in [root.join("bin"), bin.clone()] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
@@ -141,7 +150,7 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode(&root), 0o700);
         assert_eq!(mode(&p.dir), 0o777);
-        let bin = root.join("bin").join(BINARY_ID).join("pocketdock-agent");
+        let bin = root.join("bin").join(binary_id()).join("pocketdock-agent");
         assert_eq!(std::fs::read(&bin).unwrap(), BINARY);
         assert_eq!(mode(&bin), 0o755);
         assert!(

@@ -77,6 +77,25 @@ impl Known {
     }
 }
 
+/// Who commands naming no user run as, as far as a handle knows.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum ImageUser {
+    /// Not looked up yet.
+    #[default]
+    Unknown,
+    /// The container's own user (no [`labels::USER`]).
+    Container,
+    /// The image's user, named by the label: the container runs as root.
+    Named(String),
+}
+
+impl ImageUser {
+    /// From a label's value.
+    pub(crate) fn of(label: Option<String>) -> ImageUser {
+        label.map_or(ImageUser::Container, ImageUser::Named)
+    }
+}
+
 /// What a handle knows about its sandbox's helper (shared by clones).
 #[derive(Debug, Default)]
 pub(crate) struct Slot(Mutex<State>);
@@ -89,15 +108,13 @@ struct State {
     init: bool,
     launched: Option<Instant>,
     relaunched: Option<Instant>,
-    /// The image's user when the container runs as root for its helper
-    /// ([`labels::USER`]); `None` until looked up.
-    user: Option<Option<String>>,
+    /// Who commands naming no user run as.
+    user: ImageUser,
 }
 
 impl Slot {
-    /// A slot for a sandbox just created with (or without) a helper; `user`
-    /// as in [`State::user`] when known.
-    pub(crate) fn known(dir: Option<PathBuf>, user: Option<Option<String>>) -> Slot {
+    /// A slot for a sandbox just created with (or without) a helper.
+    pub(crate) fn known(dir: Option<PathBuf>, user: ImageUser) -> Slot {
         Slot(Mutex::new(State {
             dir: Known::from(dir),
             user,
@@ -121,7 +138,7 @@ impl Slot {
             inspect.config.entrypoint.as_deref(),
             inspect.config.cmd.as_deref(),
         );
-        state.user = Some(inspect.label(labels::USER).map(str::to_string));
+        state.user = ImageUser::of(inspect.label(labels::USER).map(str::to_string));
     }
 }
 
@@ -146,7 +163,9 @@ pub(crate) fn init_command(
 ) -> (Option<Vec<String>>, Vec<String>) {
     let init = || {
         let head = INIT[..3].iter().map(|s| (*s).to_string());
-        let user = user.into_iter().flat_map(|u| ["--user".to_string(), u.to_string()]);
+        let user = user
+            .into_iter()
+            .flat_map(|u| ["--user".to_string(), u.to_string()]);
         head.chain(user).chain(std::iter::once("--".to_string()))
     };
     if image_entrypoint.is_empty() {
@@ -202,8 +221,8 @@ pub(crate) fn image_command_changes(
         .into_iter()
         .flatten()
         .collect()
-    } else if let Some((u, at)) = parse_init(Some(cmd))
-        .filter(|_| entrypoint.is_none_or(<[String]>::is_empty))
+    } else if let Some((u, at)) =
+        parse_init(Some(cmd)).filter(|_| entrypoint.is_none_or(<[String]>::is_empty))
     {
         [Some(format!("CMD {}", json(&cmd[at..]))), user(u)]
             .into_iter()
@@ -541,11 +560,13 @@ impl Sandbox {
     /// The image's user when the container runs as root for its helper
     /// (one inspect per handle that did not create the sandbox).
     pub(crate) async fn image_user(&self) -> Option<String> {
-        if let Some(known) = self.agent.state().user.clone() {
-            return known;
+        if matches!(self.agent.state().user, ImageUser::Unknown) {
+            let _ = self.inspect().await;
         }
-        let _ = self.inspect().await;
-        self.agent.state().user.clone().flatten()
+        match self.agent.state().user.clone() {
+            ImageUser::Named(u) => Some(u),
+            ImageUser::Unknown | ImageUser::Container => None,
+        }
     }
 
     /// `exec_create` as the sandbox's user when `spec` names none: the
@@ -706,7 +727,14 @@ mod init_tests {
         let (e, c) = init_command(&[], &v(&["bash"]), Some("sandbox"));
         assert_eq!(
             c[1..],
-            v(&["init", "/.pocketdock/run/agent.sock", "--user", "sandbox", "--", "bash"])[..]
+            v(&[
+                "init",
+                "/.pocketdock/run/agent.sock",
+                "--user",
+                "sandbox",
+                "--",
+                "bash"
+            ])[..]
         );
         assert!(is_init(e.as_deref(), Some(&c)));
         assert_eq!(
@@ -716,7 +744,11 @@ mod init_tests {
         let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["-x"]), Some("1000:1000"));
         assert_eq!(
             image_command_changes(e.as_deref(), Some(&c)),
-            ["ENTRYPOINT [\"/entry.sh\"]", "CMD [\"-x\"]", "USER 1000:1000"]
+            [
+                "ENTRYPOINT [\"/entry.sh\"]",
+                "CMD [\"-x\"]",
+                "USER 1000:1000"
+            ]
         );
         // A flag the helper does not know is not its init command.
         let mut odd = c.clone();
