@@ -138,15 +138,20 @@ pub(super) struct Layout<'a> {
     pub(super) image: Option<&'a ImageInfo>,
 }
 
-/// Whether `no-new-privileges` leaves pocketdock's root execs (ownership of
-/// pushed files, tmpfs setup, reset, cgroup reading) their capabilities.
-/// On Docker a root exec into a container whose own user is not root gets
+/// Whether the spec's `no-new-privileges` (when asked for) leaves
+/// pocketdock's root execs (ownership of pushed files, tmpfs setup, reset,
+/// cgroup reading) their capabilities. On Docker a root exec into a container whose own user is not root gets
 /// them only through root's execve gain, which the flag forbids. So: on
 /// Podman, which keeps them; with the helper as init, which lets the
 /// container run as root and drops to the image's user itself; or with an
 /// image whose user is root.
-pub(super) fn no_new_privileges_holds(agent: bool, layout: &Layout<'_>) -> bool {
-    layout.podman
+pub(super) fn no_new_privileges_holds(
+    spec: &SandboxSpec,
+    agent: bool,
+    layout: &Layout<'_>,
+) -> bool {
+    !spec.no_new_privileges
+        || layout.podman
         || layout
             .image
             .is_some_and(|i| agent || agent::is_root_user(&i.user))
@@ -183,7 +188,7 @@ pub(super) fn create_body(
         host_config: host_config(
             spec,
             agent,
-            no_new_privileges_holds(agent.is_some(), layout),
+            no_new_privileges_holds(spec, agent.is_some(), layout),
         ),
     };
     for p in &spec.ports {

@@ -156,13 +156,10 @@ impl Sandbox {
             image: image.as_ref(),
         };
         let body = create_body(spec, &name, prepared.as_ref(), &layout);
-        let nnp_off = spec.no_new_privileges
-            && !create_body::no_new_privileges_holds(prepared.is_some(), &layout);
+        let nnp_off = !create_body::no_new_privileges_holds(spec, prepared.is_some(), &layout);
         let image_user = body.labels.get(labels::USER).cloned();
         let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
         let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
-        let home_on_tmpfs = home.clone().filter(|h| tmpfs.contains(h));
-        let image_user_set = image_user.is_some();
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
         let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
@@ -221,19 +218,10 @@ impl Sandbox {
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),
             tmpfs: std::sync::Arc::new(std::sync::OnceLock::from(tmpfs)),
         };
-        let setup = if podman {
-            // Podman gives a tmpfs home to the container's user itself, but
-            // that is root when the helper runs as root.
-            match home_on_tmpfs.filter(|_| image_user_set) {
-                Some(h) => sandbox.give_mount_to_user(&h).await,
-                None => Ok(()),
-            }
-        } else {
-            sandbox
-                .docker_tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
-                .await
-        };
-        if let Err(e) = setup {
+        if let Err(e) = sandbox
+            .tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
+            .await
+        {
             let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
             return Err(e);
         }
@@ -274,6 +262,25 @@ impl Sandbox {
             self.give_mount_to_user(home).await?;
         }
         Ok(())
+    }
+
+    /// A new sandbox's tmpfs home: on Docker, the image's files copied in
+    /// and given to the user; Podman does both itself, but gives it to the
+    /// container's user, root when the helper runs as root.
+    async fn tmpfs_setup(
+        &self,
+        image: &str,
+        known: Option<&crate::engine::ImageInfo>,
+        home: Option<&str>,
+    ) -> Result<()> {
+        if self.engine().info().kind != crate::engine::EngineKind::Podman {
+            return self.docker_tmpfs_setup(image, known, home).await;
+        }
+        let mounts = self.tmpfs.get().cloned().unwrap_or_default();
+        match home.filter(|h| mounts.iter().any(|m| m == h)) {
+            Some(h) if self.image_user().await.is_some() => self.give_mount_to_user(h).await,
+            _ => Ok(()),
+        }
     }
 
     /// Give the mount at `path` (not what is under it) to the sandbox's user.

@@ -224,13 +224,19 @@ async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
         .await
         .unwrap();
     assert_eq!((r.exit_code, r.stdout.trim()), (0, "nobody"), "{r:?}");
-    // Pushed files are the sandbox's user's, and so are the image's own
-    // processes (the helper, root, is the only other).
+    // Pushed files are the sandbox's user's, a new directory included.
     sb.write_file("/home/sandbox/pushed.txt", "x")
         .await
         .unwrap();
-    let owner = sh(&sb, "stat -c %U /home/sandbox/pushed.txt").await;
-    assert_eq!(owner.trim(), "sandbox");
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("f"), "x").unwrap();
+    sb.push(src.path(), "/work").await.unwrap();
+    let owners = sh(
+        &sb,
+        "stat -c %U /home/sandbox/pushed.txt /work /work/f; mkdir /work/out",
+    )
+    .await;
+    assert_eq!(owners, "sandbox\nsandbox\nsandbox\n");
     // And the engine's exec, which pocketdock uses for a shell or a
     // session, runs as the image's user too.
     let exec = engine.with_exec_via(pocketdock::ExecVia::Exec);
