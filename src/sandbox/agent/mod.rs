@@ -751,9 +751,9 @@ mod init_tests {
             ]
         );
         // A flag the helper does not know is not its init command.
-        let mut odd = c.clone();
+        let mut odd = e.clone().unwrap_or_default();
         odd[3] = "--other".into();
-        assert!(!is_init(None, Some(&odd)));
+        assert!(!is_init(Some(&odd), Some(&c)));
         assert!(is_root_user("") && is_root_user("0:0") && is_root_user("root"));
         assert!(!is_root_user("sandbox") && !is_root_user("1000"));
     }
