@@ -175,6 +175,14 @@ async fn the_clis_sandboxes_are_contained_too() {
     let raw = engine.inspect_container_raw(&name).await.unwrap();
     assert_eq!(raw["HostConfig"]["PidsLimit"], 512);
     dir.pd().args(["shutdown", "-y", &name]).code(0);
+    // The relaxation, by name.
+    let relaxed = crate::common::unique("relaxed-cli");
+    dir.pd()
+        .args(["create", "--name", &relaxed, "--no-new-privileges=false"])
+        .code(0);
+    let (nnp, _, _) = contained(&Sandbox::attach(&engine, &relaxed)).await;
+    assert_eq!(nnp, "NoNewPrivs: 0");
+    dir.pd().args(["shutdown", "-y", &relaxed]).code(0);
     dir.assert_no_leaks().await;
 }
 
