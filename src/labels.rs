@@ -26,6 +26,9 @@ pub const SANDBOX: &str = "pocketdock.sandbox";
 /// On a sandbox with the in-sandbox helper: the host directory holding its
 /// socket (mounted at `/.pocketdock/run`).
 pub const AGENT: &str = "pocketdock.agent";
+/// On a sandbox whose helper is its first process and runs as root: the
+/// image's own user, which commands naming no user run as.
+pub const USER: &str = "pocketdock.user";
 /// Default command timeout of a sandbox in seconds (`SandboxSpec::timeout`,
 /// `create --timeout`), used by runs given none; `0` is no limit; absent
 /// is the 30 s default.

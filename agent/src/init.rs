@@ -1,5 +1,12 @@
-//! `pocketdock-agent init SOCKET [-- CMD...]`: the helper as a sandbox's
-//! first process, so that no exec is needed to start it.
+//! `pocketdock-agent init SOCKET [--user USER] [-- CMD...]`: the helper as
+//! a sandbox's first process, so that no exec is needed to start it.
+//!
+//! With `--user`, the container runs as root and USER is the image's own
+//! user: the image's command runs as USER, and so does every request that
+//! names no user, while the helper keeps root's capabilities for the
+//! host's housekeeping. That is what lets `no-new-privileges` be on: a root
+//! exec into a container whose own user is not root gets no capabilities
+//! on Docker under it.
 //!
 //! It starts the image's own command (when there is one) first, then the
 //! helper proper (`serve`, started again if it dies), and reaps every
@@ -16,7 +23,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{signals, sys};
+use crate::{signals, sys, user};
 
 /// The signals that stop a sandbox from outside: `SIGHUP`, `SIGINT`,
 /// `SIGQUIT`, `SIGTERM`.
@@ -27,7 +34,7 @@ const STOP_SIGNALS: [c_int; 4] = [1, 2, 3, 15];
 const RESTART_PAUSE: Duration = Duration::from_secs(1);
 
 /// Run as init until stopped from outside; the exit code.
-pub fn run(socket: &str, command: &[String]) -> i32 {
+pub fn run(socket: &str, user: Option<&str>, command: &[String]) -> i32 {
     let (mut signals, sender) = match UnixStream::pair() {
         Ok(pair) => pair,
         Err(e) => {
@@ -42,7 +49,9 @@ pub fn run(socket: &str, command: &[String]) -> i32 {
     if let Some((prog, args)) = command.split_first() {
         // The image's command, as the engine would have run it; the sandbox
         // stays up when it ends or cannot start.
-        if let Err(e) = Command::new(prog).args(args).spawn() {
+        if let Err(e) = image_command(prog, args, user)
+            .and_then(|mut c| c.spawn().map(drop).map_err(|e| e.to_string()))
+        {
             eprintln!("pocketdock-agent: init: cannot start {prog:?}: {e}");
         }
     }
@@ -56,7 +65,7 @@ pub fn run(socket: &str, command: &[String]) -> i32 {
             let _ = sys::send_signal(-1, sig);
         });
     }
-    let mut helper = start_helper(socket);
+    let mut helper = start_helper(socket, user);
     loop {
         match sys::reap_any() {
             Ok(pid) => {
@@ -68,29 +77,44 @@ pub fn run(socket: &str, command: &[String]) -> i32 {
                     {
                         std::thread::sleep(RESTART_PAUSE);
                     }
-                    helper = start_helper(socket);
+                    helper = start_helper(socket, user);
                 }
             }
             // No child left: once stopping, that is the end.
             Err(_) if stopping.load(std::sync::atomic::Ordering::SeqCst) => return 0,
             Err(_) => {
                 std::thread::sleep(RESTART_PAUSE);
-                helper = start_helper(socket);
+                helper = start_helper(socket, user);
             }
         }
     }
 }
 
+/// The image's command, as `user` (with that user's HOME) when given.
+fn image_command(prog: &str, args: &[String], user: Option<&str>) -> Result<Command, String> {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    // Not root (an engine that ignored the container's user): it already
+    // is the image's user.
+    if let Some(spec) = user.filter(|_| sys::is_root()) {
+        let u = user::resolve(spec)?;
+        cmd.env("HOME", &u.home);
+        sys::run_as(&mut cmd, u.uid, u.gid, u.groups);
+    }
+    Ok(cmd)
+}
+
 /// Start `serve` on `socket`, from this same binary: by the path it was
 /// started by, since the host may replace the file while it runs (then
 /// `/proc/self/exe` names a deleted file).
-fn start_helper(socket: &str) -> Option<(Child, Instant)> {
+fn start_helper(socket: &str, user: Option<&str>) -> Option<(Child, Instant)> {
     let exe = std::env::args_os().next()?;
-    match Command::new(exe)
-        .args(["serve", socket])
-        .stdin(Stdio::null())
-        .spawn()
-    {
+    let mut cmd = Command::new(exe);
+    cmd.args(["serve", socket]);
+    if let Some(u) = user {
+        cmd.args(["--user", u]);
+    }
+    match cmd.stdin(Stdio::null()).spawn() {
         Ok(child) => Some((child, Instant::now())),
         Err(e) => {
             eprintln!("pocketdock-agent: init: cannot start the helper: {e}");

@@ -1,4 +1,4 @@
-//! `pocketdock-agent serve SOCKET`: the helper pocketdock starts in each
+//! `pocketdock-agent serve SOCKET [--user USER]`: the helper pocketdock starts in each
 //! sandbox, so that a command costs one Unix-socket round trip instead of
 //! the engine's exec create + start + inspect. `init` runs it as the
 //! sandbox's first process (see `init`).
@@ -41,21 +41,23 @@ fn main() {
             println!("pocketdock-agent {VERSION}");
             0
         }
-        ["serve", socket] => match server::serve(std::path::Path::new(socket)) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("pocketdock-agent: cannot serve on {socket}: {e}");
-                1
+        ["serve", socket] => serve(socket, None),
+        ["serve", socket, "--user", user] => serve(socket, Some(user)),
+        ["init", socket, ref rest @ ..] => {
+            let (user, rest) = match rest {
+                ["--user", user, rest @ ..] => (Some(*user), rest),
+                rest => (None, rest),
+            };
+            match rest {
+                [] => init::run(socket, user, &[]),
+                ["--", command @ ..] => init::run(
+                    socket,
+                    user,
+                    &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+                ),
+                _ => 2,
             }
-        },
-        ["init", socket, ref rest @ ..] => match rest {
-            [] => init::run(socket, &[]),
-            ["--", command @ ..] => init::run(
-                socket,
-                &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
-            ),
-            _ => 2,
-        },
+        }
         // The helper's own delegate (see `marker`): signals what it sees,
         // never delegates further, prints the count.
         ["signal", marker, signal] => match signal.parse() {
@@ -66,11 +68,22 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET | init SOCKET [-- COMMAND...] | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | signal MARKER SIGNAL | --version");
             2
         }
     };
     std::process::exit(code);
+}
+
+/// `serve`, running requests that name no user as `user`.
+fn serve(socket: &str, user: Option<&str>) -> i32 {
+    match server::serve(std::path::Path::new(socket), user) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pocketdock-agent: cannot serve on {socket}: {e}");
+            1
+        }
+    }
 }
 
 /// Run `f` on a new small-stack thread; `None` when no thread can be had.

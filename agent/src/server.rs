@@ -26,7 +26,9 @@ pub const ALLOW_LOCAL: &str = "POCKETDOCK_AGENT_ALLOW_LOCAL";
 const REQUEST_WAIT: Duration = Duration::from_secs(30);
 
 /// Listen on `socket` (replacing a stale one) and serve until killed.
-pub fn serve(socket: &Path) -> io::Result<()> {
+/// A request that names no user runs as `user` (the image's, when the
+/// helper runs as root in a sandbox whose image names another).
+pub fn serve(socket: &Path, user: Option<&str>) -> io::Result<()> {
     crate::sys::one_malloc_arena();
     match std::fs::remove_file(socket) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -38,11 +40,12 @@ pub fn serve(socket: &Path) -> io::Result<()> {
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
+                let user = user.map(str::to_string);
                 // No thread: the connection is dropped, the client retries
                 // or falls back.
                 let _ = crate::spawn_thread(move || {
                     let _busy = Busy::enter();
-                    handle(stream, allow_local);
+                    handle(stream, allow_local, user);
                 });
             }
             // Out of descriptors and the like: wait rather than spin.
@@ -75,7 +78,7 @@ impl Drop for Busy {
 
 /// One connection: peer check, greeting, one request. Any error closes
 /// this connection only.
-fn handle(mut stream: UnixStream, allow_local: bool) {
+fn handle(mut stream: UnixStream, allow_local: bool, user: Option<String>) {
     match crate::sys::peer_pid(&stream) {
         Ok(0) => {}
         Ok(_) if allow_local => {}
@@ -94,7 +97,8 @@ fn handle(mut stream: UnixStream, allow_local: bool) {
     }
     match tag {
         wire::tag::RUN => {
-            if let Ok(req) = wire::Run::decode(&payload) {
+            if let Ok(mut req) = wire::Run::decode(&payload) {
+                req.user = req.user.or(user);
                 run::serve(&stream, &req);
             }
         }

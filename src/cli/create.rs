@@ -48,6 +48,12 @@ pub struct Args {
     /// A read-only root filesystem; the working directory and /tmp become tmpfs.
     #[arg(long)]
     read_only: bool,
+    /// Processes cannot gain privileges through setuid binaries or file
+    /// capabilities [default: true]; `--no-new-privileges=false` relaxes it
+    /// (Docker's `--security-opt no-new-privileges`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    no_new_privileges: Option<bool>,
     /// Cap the writable layer (refused when the engine's storage driver cannot).
     #[arg(long, value_name = "SIZE", value_parser = super::parse_size)]
     disk: Option<ByteSize>,
@@ -211,6 +217,7 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             .map_or(base.pids_limit, |n| (n > 0).then_some(n)),
         tmp: a.tmp.map_or(base.tmp, |t| t.0),
         read_only: a.read_only,
+        no_new_privileges: a.no_new_privileges.unwrap_or(base.no_new_privileges),
         disk: a.disk,
         network,
         dns_blocked,

@@ -48,6 +48,9 @@ pub struct CreateContainer {
     /// Keep stdin open with nothing attached, so that an image whose command
     /// is a shell or REPL waits instead of exiting (`docker run -i`).
     pub open_stdin: bool,
+    /// Override of the image's user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Override of the image's command.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmd: Option<Vec<String>>,

@@ -89,6 +89,8 @@ pub struct ImageInfo {
     pub entrypoint: Vec<String>,
     /// Its command (empty from a list, or when it sets none).
     pub cmd: Vec<String>,
+    /// The user its containers run as (empty from a list, or for root).
+    pub user: String,
 }
 
 impl From<ImageInspect> for ImageInfo {
@@ -111,6 +113,11 @@ impl From<ImageInspect> for ImageInfo {
                 .config
                 .as_ref()
                 .and_then(|c| c.cmd.clone())
+                .unwrap_or_default(),
+            user: i
+                .config
+                .as_ref()
+                .and_then(|c| c.user.clone())
                 .unwrap_or_default(),
             labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
             created: 0,
@@ -142,6 +149,8 @@ struct ImageConfig {
     entrypoint: Option<Vec<String>>,
     #[serde(rename = "Cmd", default)]
     cmd: Option<Vec<String>>,
+    #[serde(rename = "User", default)]
+    user: Option<String>,
 }
 
 #[derive(serde::Deserialize)]

@@ -358,6 +358,11 @@ pub(crate) const SANDBOX_KEYS: &[KeyDoc] = &[
         boolean,
     ),
     key(
+        "no_new_privileges",
+        "Processes cannot gain privileges through setuid binaries or file capabilities. `false` relaxes it (say, for `sudo` in an image of your own). Default: true. See docs/security.md.",
+        boolean,
+    ),
+    key(
         "recycle",
         "Let matrix instances reuse the container of an earlier instance, reset to pristine (processes killed; home, `/tmp` and `/dev/shm` wiped) instead of creating one. Implies `read_only: true`; refused with `read_only: false`, `volumes` or `persist`. Default: false. See docs/security.md.",
         boolean,

@@ -79,6 +79,8 @@ pub struct SandboxDecl {
     pub tmp: Option<Tpl>,
     /// A read-only root filesystem (always, with `recycle`).
     pub read_only: bool,
+    /// `no_new_privileges`: on unless set to `false`.
+    pub no_new_privileges: bool,
     /// `recycle: true`: matrix instances may reuse a container of an
     /// earlier instance, reset to pristine.
     pub recycle: bool,

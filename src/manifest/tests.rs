@@ -1169,3 +1169,14 @@ fn network_takes_dns_blocked_in_yaml_and_kdl() {
     assert_eq!(m.sandboxes["s"].network, Some(true));
     assert!(m.sandboxes["s"].dns_blocked);
 }
+
+#[test]
+fn no_new_privileges_is_on_unless_a_sandbox_says_false() {
+    let m = yaml("version: 1\nsandboxes:\n  s: {}\n").unwrap();
+    assert!(m.sandboxes["s"].no_new_privileges);
+    let m = yaml("version: 1\nsandboxes:\n  s:\n    no_new_privileges: false\n").unwrap();
+    assert!(!m.sandboxes["s"].no_new_privileges);
+    let m = kdl("version 1\nsandbox \"s\" no_new_privileges=#false\n").unwrap();
+    assert!(!m.sandboxes["s"].no_new_privileges);
+    assert!(yaml("version: 1\nsandboxes:\n  s:\n    no_new_privileges: maybe\n").is_err());
+}

@@ -132,6 +132,7 @@ pub(crate) fn render_spec(
         None => {}
     }
     spec.read_only = decl.read_only;
+    spec.no_new_privileges = decl.no_new_privileges;
     if let Some(d) = &decl.disk {
         spec.disk = r.parse::<ByteSize>(d, "size", Some(SIZE_FORMS));
     }

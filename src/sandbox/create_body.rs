@@ -97,15 +97,18 @@ pub(super) fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> 
 }
 
 /// What a create needs of the image: its working directory (a read-only
-/// sandbox's home) and its own command (run by the helper as init). One
-/// inspect, only when one of them is needed; `None` for an image the
-/// engine does not have (the create then says so).
+/// sandbox's home), its own command (run by the helper as init) and its
+/// user (see [`no_new_privileges_holds`]). One inspect, only when one of
+/// them is needed; `None` for an image the engine does not have (the
+/// create then says so).
 pub(super) async fn image_of(
     engine: &Engine,
     spec: &SandboxSpec,
     with_helper: bool,
+    podman: bool,
 ) -> Option<ImageInfo> {
-    if !(with_helper || spec.read_only) {
+    let user_matters = spec.no_new_privileges && !podman;
+    if !(with_helper || spec.read_only || user_matters) {
         return None;
     }
     engine.inspect_image(&spec.image).await.ok()?
@@ -135,6 +138,37 @@ pub(super) struct Layout<'a> {
     pub(super) image: Option<&'a ImageInfo>,
 }
 
+/// Whether the spec's `no-new-privileges` (when asked for) leaves
+/// pocketdock's root execs (ownership of pushed files, tmpfs setup, reset,
+/// cgroup reading) their capabilities. On Docker a root exec into a container whose own user is not root gets
+/// them only through root's execve gain, which the flag forbids. So: on
+/// Podman, which keeps them; with the helper as init, which lets the
+/// container run as root and drops to the image's user itself; or with an
+/// image whose user is root.
+pub(super) fn no_new_privileges_holds(
+    spec: &SandboxSpec,
+    agent: bool,
+    layout: &Layout<'_>,
+) -> bool {
+    !spec.no_new_privileges
+        || layout.podman
+        || layout
+            .image
+            .is_some_and(|i| agent || agent::is_root_user(&i.user))
+}
+
+/// The warning of a create whose `no-new-privileges` cannot hold.
+pub(super) fn no_new_privileges_warning(spec: &SandboxSpec) -> String {
+    format!(
+        "no-new-privileges is off for this sandbox: image {} runs as a user other than \
+         root and the sandbox has no in-sandbox helper to start its command (the engine's \
+         exec path), so on Docker pocketdock's root commands in it would have no \
+         capabilities. Use the helper (unset POCKETDOCK_EXEC), or an image whose user is \
+         root, or say `no_new_privileges: false` to silence this",
+        spec.image
+    )
+}
+
 pub(super) fn create_body(
     spec: &SandboxSpec,
     name: &str,
@@ -147,10 +181,15 @@ pub(super) fn create_body(
         env: spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         working_dir: spec.workdir.clone(),
         open_stdin: true,
+        user: None,
         cmd: None,
         entrypoint: None,
         exposed_ports: BTreeMap::new(),
-        host_config: host_config(spec, agent),
+        host_config: host_config(
+            spec,
+            agent,
+            no_new_privileges_holds(spec, agent.is_some(), layout),
+        ),
     };
     for p in &spec.ports {
         let key = format!("{}/{}", p.container, p.proto);
@@ -166,11 +205,21 @@ pub(super) fn create_body(
             });
     }
     if let (Some(_), Some(image)) = (agent, layout.image) {
-        let (entrypoint, cmd) = agent::init_command(&image.entrypoint, &image.cmd);
+        // The container runs as root so that the helper keeps root's
+        // capabilities under no-new-privileges; it runs the image's
+        // command, and every command naming no user, as the image's user.
+        let user = Some(image.user.as_str()).filter(|u| !agent::is_root_user(u));
+        let (entrypoint, cmd) = agent::init_command(&image.entrypoint, &image.cmd, user);
         body.entrypoint = entrypoint;
         body.cmd = Some(cmd);
+        if let Some(u) = user {
+            body.user = Some("0".into());
+            body.labels.insert(labels::USER.into(), u.to_string());
+        }
     }
-    body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman);
+    // Podman's `U` gives a tmpfs home to the container's user: only when
+    // that is the image's (else the create gives it, see `Sandbox::create`).
+    body.host_config.tmpfs = mounts::tmpfs(spec, layout.home, layout.podman && body.user.is_none());
     body.host_config.readonly_rootfs = spec.read_only;
     body.host_config.storage_opt = mounts::storage_opt(spec);
     if spec.network && spec.dns_blocked {
@@ -219,7 +268,11 @@ fn create_labels(
     labels
 }
 
-fn host_config(spec: &SandboxSpec, agent: Option<&agent::Prepared>) -> HostConfig {
+fn host_config(
+    spec: &SandboxSpec,
+    agent: Option<&agent::Prepared>,
+    no_new_privileges: bool,
+) -> HostConfig {
     let mem = i64::try_from(spec.mem.bytes()).unwrap_or(i64::MAX);
     HostConfig {
         memory: (mem > 0).then_some(mem),
@@ -254,7 +307,7 @@ fn host_config(spec: &SandboxSpec, agent: Option<&agent::Prepared>) -> HostConfi
             .collect(),
         cap_drop: spec::cap_drop(spec),
         cap_add: spec::cap_add(spec),
-        security_opt: if spec.no_new_privileges {
+        security_opt: if spec.no_new_privileges && no_new_privileges {
             vec!["no-new-privileges".to_string()]
         } else {
             Vec::new()

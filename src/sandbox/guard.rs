@@ -128,7 +128,10 @@ impl Sandbox {
             id: id.to_string(),
             shared,
             guard,
-            agent: Arc::new(super::agent::Slot::known(agent_dir)),
+            agent: Arc::new(super::agent::Slot::known(
+                agent_dir,
+                super::agent::ImageUser::Unknown,
+            )),
             observer: None,
             warnings: Arc::default(),
             default_timeout: Arc::default(),

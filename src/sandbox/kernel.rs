@@ -256,7 +256,7 @@ impl Sandbox {
             attach_stdin: true,
             ..ExecSpec::default()
         };
-        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
+        let exec_id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };

@@ -148,7 +148,7 @@ impl Sandbox {
             _ => None,
         };
         let podman = engine.info().kind == crate::engine::EngineKind::Podman;
-        let image = image_of(engine, spec, prepared.is_some()).await;
+        let image = image_of(engine, spec, prepared.is_some(), podman).await;
         let home = home_of(spec, image.as_ref());
         let layout = Layout {
             home: home.as_deref(),
@@ -156,6 +156,8 @@ impl Sandbox {
             image: image.as_ref(),
         };
         let body = create_body(spec, &name, prepared.as_ref(), &layout);
+        let nnp_off = !create_body::no_new_privileges_holds(spec, prepared.is_some(), &layout);
+        let image_user = body.labels.get(labels::USER).cloned();
         let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
         let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
         // A port the engine may not bind is refused before anything exists;
@@ -179,6 +181,7 @@ impl Sandbox {
             .ok()
             .and_then(|f| limits::unenforced(spec, &f))
             .into_iter()
+            .chain(nnp_off.then(|| create_body::no_new_privileges_warning(spec)))
             .collect();
         let id = match created {
             Ok(id) => id,
@@ -206,20 +209,21 @@ impl Sandbox {
             id,
             shared,
             guard,
-            agent: std::sync::Arc::new(agent::Slot::known(dir.clone())),
+            agent: std::sync::Arc::new(agent::Slot::known(
+                dir.clone(),
+                agent::ImageUser::of(image_user),
+            )),
             observer: None,
             warnings: std::sync::Arc::new(warnings),
             default_timeout: std::sync::Arc::new(std::sync::OnceLock::from(spec.timeout)),
             tmpfs: std::sync::Arc::new(std::sync::OnceLock::from(tmpfs)),
         };
-        if !podman {
-            if let Err(e) = sandbox
-                .docker_tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
-                .await
-            {
-                let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
-                return Err(e);
-            }
+        if let Err(e) = sandbox
+            .tmpfs_setup(&spec.image, image.as_ref(), home.as_deref())
+            .await
+        {
+            let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
+            return Err(e);
         }
         if helper_is_init {
             sandbox.agent_started();
@@ -258,6 +262,25 @@ impl Sandbox {
             self.give_mount_to_user(home).await?;
         }
         Ok(())
+    }
+
+    /// A new sandbox's tmpfs home: on Docker, the image's files copied in
+    /// and given to the user; Podman does both itself, but gives it to the
+    /// container's user, root when the helper runs as root.
+    async fn tmpfs_setup(
+        &self,
+        image: &str,
+        known: Option<&crate::engine::ImageInfo>,
+        home: Option<&str>,
+    ) -> Result<()> {
+        if self.engine().info().kind != crate::engine::EngineKind::Podman {
+            return self.docker_tmpfs_setup(image, known, home).await;
+        }
+        let mounts = self.tmpfs.get().cloned().unwrap_or_default();
+        match home.filter(|h| mounts.iter().any(|m| m == h)) {
+            Some(h) if self.image_user().await.is_some() => self.give_mount_to_user(h).await,
+            _ => Ok(()),
+        }
     }
 
     /// Give the mount at `path` (not what is under it) to the sandbox's user.
@@ -445,8 +468,11 @@ impl Sandbox {
     }
 
     /// On Docker, a restart mounts every tmpfs afresh: empty, and root's.
-    async fn give_homes_again(&self) -> Result<()> {
-        if self.engine().info().kind == crate::engine::EngineKind::Podman {
+    /// Podman copies the image's files in itself, but gives a home to the
+    /// container's user, root when the helper runs as root.
+    pub(super) async fn give_homes_again(&self) -> Result<()> {
+        let podman = self.engine().info().kind == crate::engine::EngineKind::Podman;
+        if podman && self.image_user().await.is_none() {
             return Ok(());
         }
         let inspect = self.inspect().await?;
@@ -456,7 +482,7 @@ impl Sandbox {
             .unwrap_or_default()
             .into_keys()
             .collect();
-        if !mounts.is_empty() {
+        if !mounts.is_empty() && !podman {
             self.copy_up(&mounts, &inspect.image).await?;
         }
         if inspect.host_config.readonly_rootfs {

@@ -221,7 +221,7 @@ impl Sandbox {
         argv.push("sh".into());
         argv.extend(opts.lang.argv(command));
         let spec = super::run::exec_spec(argv, &marker, opts);
-        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
+        let exec_id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };

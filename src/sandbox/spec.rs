@@ -135,11 +135,10 @@ pub struct SandboxSpec {
     /// Maximum number of processes ([`DEFAULT_PIDS`]); no limit when unset.
     pub pids_limit: Option<u32>,
     /// Processes cannot gain privileges (setuid binaries, file
-    /// capabilities). Off by default: on Docker it also leaves a root exec
-    /// in a sandbox whose image user is not root with no capabilities (the
-    /// kernel clamps the exec's gain), which pocketdock's own `chown` of
-    /// pushed files needs. Without `SETFCAP` and with no setuid binary in
-    /// the shipped images, there is little it would add there.
+    /// capabilities). On by default; `false` relaxes it (`sudo` in an image
+    /// of your own). It holds wherever pocketdock's own root commands keep
+    /// their capabilities under it: see `create_body::no_new_privileges_holds`
+    /// (the create warns where it does not).
     pub no_new_privileges: bool,
     /// The capabilities kept (names as the engines take them, `NET_RAW`);
     /// every other is dropped. [`DEFAULT_CAPABILITIES`] by default; `None`
@@ -200,7 +199,7 @@ impl Default for SandboxSpec {
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: Some(DEFAULT_PIDS),
-            no_new_privileges: false,
+            no_new_privileges: true,
             capabilities: Some(DEFAULT_CAPABILITIES.map(String::from).to_vec()),
             ulimits: Ulimit::defaults(),
             tmp: Some(DEFAULT_TMP),

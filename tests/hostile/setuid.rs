@@ -1,6 +1,7 @@
 //! A setuid escalation attempt as the sandbox's user: `su`, `setuid(0)`,
 //! a setuid copy of a shell and `mount` give no root, and the image has
-//! no setuid or setgid file to try.
+//! no setuid or setgid file to try; had it one, no-new-privileges (on by
+//! default) would keep it from giving anything.
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ const ATTEMPTS: &str = r#"  escalate:
       cp /bin/sh /tmp/sh && chmod u+s /tmp/sh && echo "copy=$(/tmp/sh -p -c 'id -u')"
       mkdir -p /tmp/m && mount -t tmpfs x /tmp/m; echo "mount=$?"
       echo "uid=$(id -u)"
+      echo "nnp=$(awk '/^NoNewPrivs:/ {print $2}' /proc/self/status)"
       echo "setuid_files=$(find / -xdev -type f -perm /6000 2>/dev/null | wc -l)"
       [ "$(id -u)" != 0 ]
     timeout: 30s
@@ -42,6 +44,7 @@ async fn a_setuid_escalation_attempt_gives_no_root() {
         "setuid=1",
         "copy=1000",
         "uid=1000",
+        "nnp=1",
         "setuid_files=0",
     ] {
         assert!(out.contains(refused), "{refused}: {out}");

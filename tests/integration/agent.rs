@@ -92,7 +92,7 @@ async fn the_busybox_image_runs_the_helper_as_root() {
 }
 
 #[tokio::test]
-async fn another_user_than_the_helpers_takes_the_engines_exec() {
+async fn another_user_than_the_images_takes_the_helper_too() {
     let engine = engine_or_skip!();
     let mut cleanup = Cleanup::new(&engine);
     let sb = common::sandbox(&engine, &mut cleanup, &common::spec("user")).await;
@@ -102,8 +102,10 @@ async fn another_user_than_the_helpers_takes_the_engines_exec() {
         user: Some("root".into()),
         ..RunOptions::default()
     };
+    // The helper runs as root (the sandbox's first process), and as the
+    // image's user only what names no user.
     let r = sb.run("id -u", &root).await.unwrap();
-    assert_eq!((r.stdout.as_str(), r.via), ("0\n", Via::Exec), "{r:?}");
+    assert_eq!((r.stdout.as_str(), r.via), ("0\n", expected()), "{r:?}");
     sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
         .await
         .unwrap();
@@ -189,7 +191,16 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
         assert!(started.elapsed() < Duration::from_secs(30), "never started");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    run(&by_exec, &format!("kill -9 {helper}")).await;
+    // As root: the helper runs as root, out of the sandbox user's reach.
+    let root = RunOptions {
+        user: Some("root".into()),
+        ..RunOptions::default()
+    };
+    let killed = by_exec
+        .run(&format!("kill -9 {helper}"), &root)
+        .await
+        .unwrap();
+    assert_eq!(killed.exit_code, 0, "{killed:?}");
     // Bounded wait: the command itself would run 97 s.
     let ended = tokio::time::timeout(Duration::from_mins(1), long)
         .await

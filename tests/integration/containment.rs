@@ -1,7 +1,7 @@
 //! Contained by default: every sandbox gets a pids limit, only the
 //! capabilities pocketdock needs, and open-file and file-size limits, on
 //! both engines, from the library and the CLI alike; each is a named field
-//! a spec may relax, and no-new-privileges one it may ask for.
+//! a spec may relax, no-new-privileges among them.
 
 use pocketdock::{RunOptions, Sandbox};
 
@@ -58,6 +58,18 @@ async fn contained(sb: &Sandbox) -> (String, String, String) {
     )
 }
 
+/// What a default sandbox's `NoNewPrivs` reads: on, except through the
+/// engine's exec alone on Docker with an image whose user is not root (the
+/// create warns: see `a_sandbox_without_the_helper_says_when_it_cannot_hold`).
+fn default_nnp(engine: &pocketdock::Engine) -> &'static str {
+    let exec_only = std::env::var("POCKETDOCK_EXEC_VIA").is_ok_and(|v| v == "exec");
+    if exec_only && engine.info().kind == pocketdock::engine::EngineKind::Docker {
+        "NoNewPrivs: 0"
+    } else {
+        "NoNewPrivs: 1"
+    }
+}
+
 #[tokio::test]
 async fn a_default_sandbox_is_contained() {
     let engine = engine_or_skip!();
@@ -69,7 +81,7 @@ async fn a_default_sandbox_is_contained() {
     assert_eq!(
         contained(&sb).await,
         (
-            "NoNewPrivs: 0".to_string(),
+            default_nnp(&engine).to_string(),
             "Max file size 1073741824 1073741824 bytes".to_string(),
             "Max open files 4096 4096 files".to_string()
         )
@@ -120,7 +132,7 @@ async fn each_default_is_a_named_relaxation() {
     let engine = engine_or_skip!();
     let mut c = Cleanup::new(&engine);
     let mut s = spec("relaxed");
-    s.no_new_privileges = true;
+    s.no_new_privileges = false;
     s.capabilities = None;
     s.ulimits = vec![
         pocketdock::sandbox::Ulimit::fixed("nofile", 2048),
@@ -130,7 +142,7 @@ async fn each_default_is_a_named_relaxation() {
     c.add(s.name.clone().unwrap());
     let sb = Sandbox::create(&engine, &s).await.unwrap();
     let (nnp, _, nofile) = contained(&sb).await;
-    assert_eq!(nnp, "NoNewPrivs: 1");
+    assert_eq!(nnp, "NoNewPrivs: 0");
     let caps = sh(&sb, "grep CapBnd /proc/self/status").await;
     assert_ne!(
         caps.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -148,7 +160,7 @@ async fn the_clis_sandboxes_are_contained_too() {
     let name = crate::common::unique("contained-cli");
     dir.pd().args(["create", "--name", &name]).code(0);
     let (nnp, fsize, nofile) = contained(&Sandbox::attach(&engine, &name)).await;
-    assert_eq!(nnp, "NoNewPrivs: 0");
+    assert_eq!(nnp, default_nnp(&engine));
     assert!(fsize.contains("1073741824"), "{fsize}");
     assert!(nofile.contains("4096"), "{nofile}");
     let caps = sh(
@@ -163,5 +175,109 @@ async fn the_clis_sandboxes_are_contained_too() {
     let raw = engine.inspect_container_raw(&name).await.unwrap();
     assert_eq!(raw["HostConfig"]["PidsLimit"], 512);
     dir.pd().args(["shutdown", "-y", &name]).code(0);
+    // The relaxation, by name.
+    let relaxed = crate::common::unique("relaxed-cli");
+    dir.pd()
+        .args(["create", "--name", &relaxed, "--no-new-privileges=false"])
+        .code(0);
+    let (nnp, _, _) = contained(&Sandbox::attach(&engine, &relaxed)).await;
+    assert_eq!(nnp, "NoNewPrivs: 0");
+    dir.pd().args(["shutdown", "-y", &relaxed]).code(0);
     dir.assert_no_leaks().await;
+}
+
+/// `id -un`, `$HOME`, `NoNewPrivs` and `CapEff` of a command run as `user`.
+async fn who(sb: &Sandbox, user: Option<&str>) -> Vec<String> {
+    let opts = RunOptions {
+        user: user.map(str::to_string),
+        ..RunOptions::default()
+    };
+    let script = "id -un; echo $HOME; grep -E 'NoNewPrivs|CapEff' /proc/self/status";
+    let r = sb.run(script, &opts).await.unwrap();
+    assert_eq!(r.exit_code, 0, "{r:?}");
+    let squash = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    r.stdout.lines().map(squash).collect()
+}
+
+#[tokio::test]
+async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let s = spec("nnp-root");
+    c.add(s.name.clone().unwrap());
+    let sb = Sandbox::create(&engine, &s).await.unwrap();
+    // Commands naming no user are the image's user's, with its HOME.
+    let me = who(&sb, None).await;
+    assert_eq!(me[..2], ["sandbox", "/home/sandbox"], "{me:?}");
+    assert!(me.contains(&default_nnp(&engine).to_string()), "{me:?}");
+    assert!(
+        me.contains(&"CapEff: 0000000000000000".to_string()),
+        "{me:?}"
+    );
+    // A root step has the kept capabilities: it can give a file away.
+    let root = who(&sb, Some("root")).await;
+    assert_eq!(root[..2], ["root", "/root"], "{root:?}");
+    assert!(
+        root.contains(&"CapEff: 00000000000000eb".to_string()),
+        "{root:?}"
+    );
+    let r = sb
+        .run(
+            "touch /tmp/given && chown nobody /tmp/given && stat -c %U /tmp/given",
+            &RunOptions {
+                user: Some("root".into()),
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((r.exit_code, r.stdout.trim()), (0, "nobody"), "{r:?}");
+    // Pushed files are the sandbox's user's, a new directory included.
+    sb.write_file("/home/sandbox/pushed.txt", "x")
+        .await
+        .unwrap();
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("f"), "x").unwrap();
+    sb.push(src.path(), "/work").await.unwrap();
+    let owners = sh(
+        &sb,
+        "stat -c %U /home/sandbox/pushed.txt /work /work/f; mkdir /work/out",
+    )
+    .await;
+    assert_eq!(owners, "sandbox\nsandbox\nsandbox\n");
+    // And the engine's exec, which pocketdock uses for a shell or a
+    // session, runs as the image's user too.
+    let exec = engine.with_exec_via(pocketdock::ExecVia::Exec);
+    let via_exec = who(&Sandbox::attach(&exec, sb.name()), None).await;
+    assert_eq!(via_exec[..2], ["sandbox", "/home/sandbox"], "{via_exec:?}");
+}
+
+#[tokio::test]
+async fn a_sandbox_without_the_helper_says_when_it_cannot_hold() {
+    let engine = engine_or_skip!();
+    let exec = engine.with_exec_via(pocketdock::ExecVia::Exec);
+    let mut c = Cleanup::new(&engine);
+    let s = spec("nnp-exec");
+    c.add(s.name.clone().unwrap());
+    let sb = Sandbox::create(&exec, &s).await.unwrap();
+    let me = who(&sb, None).await;
+    assert_eq!(me[0], "sandbox", "{me:?}");
+    // Pushed files still go to the sandbox's user (a root exec).
+    sb.write_file("/home/sandbox/pushed.txt", "x")
+        .await
+        .unwrap();
+    let owner = sh(&sb, "stat -c %U /home/sandbox/pushed.txt").await;
+    assert_eq!(owner.trim(), "sandbox");
+    let warned = sb
+        .warnings()
+        .iter()
+        .any(|w| w.contains("no-new-privileges"));
+    if engine.info().kind == pocketdock::EngineKind::Docker {
+        // A root exec there would have no capabilities: off, and said.
+        assert!(me.contains(&"NoNewPrivs: 0".to_string()), "{me:?}");
+        assert!(warned, "{:?}", sb.warnings());
+    } else {
+        assert!(me.contains(&"NoNewPrivs: 1".to_string()), "{me:?}");
+        assert!(!warned, "{:?}", sb.warnings());
+    }
 }

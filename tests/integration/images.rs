@@ -141,8 +141,9 @@ async fn a_snapshot_keeps_the_filesystem_and_starts_new_sandboxes() {
             "--network",
             "none",
             &image,
-            "cat",
-            "/home/sandbox/marker",
+            "sh",
+            "-c",
+            "cat /home/sandbox/marker; id -un",
         ])
         .env(
             "DOCKER_HOST",
@@ -155,7 +156,9 @@ async fn a_snapshot_keeps_the_filesystem_and_starts_new_sandboxes() {
         "{cli} run: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "kept\n");
+    // As the image's own user, which the snapshot gives back (the
+    // sandbox's container ran as root for its helper).
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "kept\nsandbox\n");
 
     engine.remove_container(copy.name(), true).await.unwrap();
     assert!(engine.remove_image(&image, true).await.unwrap());

@@ -70,6 +70,10 @@ impl Decoder<'_> {
         let mut read_only = read_only_node
             .and_then(|n| self.boolean(n, "read_only"))
             .unwrap_or(false);
+        let no_new_privileges = obj
+            .value("no_new_privileges")
+            .and_then(|n| self.boolean(n, "no_new_privileges"))
+            .unwrap_or(true);
         let recycle = obj
             .value("recycle")
             .and_then(|n| self.boolean(n, "recycle").map(|b| (b, n.span)))
@@ -110,6 +114,7 @@ impl Decoder<'_> {
             pids_limit,
             tmp,
             read_only,
+            no_new_privileges,
             recycle: recycle.is_some(),
             disk,
             matrix,

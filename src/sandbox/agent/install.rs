@@ -1,6 +1,6 @@
 //! Putting the helper where a new sandbox can reach it.
 //!
-//! `<dir>` (mode 0700, the invoking user's) holds `bin/<id>/pocketdock-agent`
+//! `<dir>` (mode 0700, the invoking user's) holds `helpers/<id>/pocketdock-agent`
 //! (the static binary embedded in this library, named by its content and
 //! mounted read-only at `/.pocketdock/bin`) and one directory per sandbox (mounted at
 //! `/.pocketdock/run`) where the helper makes its socket. The per-sandbox
@@ -99,21 +99,34 @@ fn installed(root: &Path) -> io::Result<PathBuf> {
         install(root)?;
         done.push(root.to_path_buf());
     }
-    Ok(root.join("bin").join(BINARY_ID))
+    Ok(root.join(BIN_DIR).join(binary_id()))
 }
 
-/// This build's helper, by content: its directory under `<dir>/bin`. A
+/// Where the helpers are, one directory each. Not `bin`: builds whose
+/// id did not match their binary wrote there, each replacing another's
+/// file under its running sandboxes.
+const BIN_DIR: &str = "helpers";
+
+/// This build's helper, by content: its directory under `<dir>/helpers`. A
 /// sandbox runs its helper from there for its whole life (the helper is
 /// its first process), so another pocketdock version on the same host
-/// must not replace it.
-const BINARY_ID: &str = env!("POCKETDOCK_AGENT_ID");
+/// must not replace it. Hashed here rather than taken from the build,
+/// whose id can go stale.
+fn binary_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hasher::write(&mut hasher, BINARY);
+        format!("{:016x}", std::hash::Hasher::finish(&hasher))
+    })
+}
 
 fn install(root: &Path) -> io::Result<()> {
     std::fs::create_dir_all(root)?;
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
-    let bin = root.join("bin").join(BINARY_ID);
+    let bin = root.join(BIN_DIR).join(binary_id());
     std::fs::create_dir_all(&bin)?;
-    for dir in [root.join("bin"), bin.clone()] {
+    for dir in [root.join(BIN_DIR), bin.clone()] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
     }
     let target = bin.join("pocketdock-agent");
@@ -141,7 +154,10 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode(&root), 0o700);
         assert_eq!(mode(&p.dir), 0o777);
-        let bin = root.join("bin").join(BINARY_ID).join("pocketdock-agent");
+        let bin = root
+            .join(BIN_DIR)
+            .join(binary_id())
+            .join("pocketdock-agent");
         assert_eq!(std::fs::read(&bin).unwrap(), BINARY);
         assert_eq!(mode(&bin), 0o755);
         assert!(

@@ -77,6 +77,25 @@ impl Known {
     }
 }
 
+/// Who commands naming no user run as, as far as a handle knows.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum ImageUser {
+    /// Not looked up yet.
+    #[default]
+    Unknown,
+    /// The container's own user (no [`labels::USER`]).
+    Container,
+    /// The image's user, named by the label: the container runs as root.
+    Named(String),
+}
+
+impl ImageUser {
+    /// From a label's value.
+    pub(crate) fn of(label: Option<String>) -> ImageUser {
+        label.map_or(ImageUser::Container, ImageUser::Named)
+    }
+}
+
 /// What a handle knows about its sandbox's helper (shared by clones).
 #[derive(Debug, Default)]
 pub(crate) struct Slot(Mutex<State>);
@@ -89,13 +108,16 @@ struct State {
     init: bool,
     launched: Option<Instant>,
     relaunched: Option<Instant>,
+    /// Who commands naming no user run as.
+    user: ImageUser,
 }
 
 impl Slot {
     /// A slot for a sandbox just created with (or without) a helper.
-    pub(crate) fn known(dir: Option<PathBuf>) -> Slot {
+    pub(crate) fn known(dir: Option<PathBuf>, user: ImageUser) -> Slot {
         Slot(Mutex::new(State {
             dir: Known::from(dir),
+            user,
             ..State::default()
         }))
     }
@@ -116,6 +138,7 @@ impl Slot {
             inspect.config.entrypoint.as_deref(),
             inspect.config.cmd.as_deref(),
         );
+        state.user = ImageUser::of(inspect.label(labels::USER).map(str::to_string));
     }
 }
 
@@ -129,14 +152,22 @@ const INIT: [&str; 4] = [
 ];
 
 /// The entrypoint and command of a sandbox whose helper is its first
-/// process, which then runs the image's own. With no entrypoint of the
-/// image's, the command alone carries the helper: a commit cannot take an
-/// entrypoint away on Docker (`ENTRYPOINT []` is ignored), only replace it.
+/// process, which then runs the image's own (as `user`, the image's, when
+/// the container runs as root). With no entrypoint of the image's, the
+/// command alone carries the helper: a commit cannot take an entrypoint
+/// away on Docker (`ENTRYPOINT []` is ignored), only replace it.
 pub(crate) fn init_command(
     image_entrypoint: &[String],
     image_cmd: &[String],
+    user: Option<&str>,
 ) -> (Option<Vec<String>>, Vec<String>) {
-    let init = || INIT.iter().map(|s| (*s).to_string());
+    let init = || {
+        let head = INIT[..3].iter().map(|s| (*s).to_string());
+        let user = user
+            .into_iter()
+            .flat_map(|u| ["--user".to_string(), u.to_string()]);
+        head.chain(user).chain(std::iter::once("--".to_string()))
+    };
     if image_entrypoint.is_empty() {
         (None, init().chain(image_cmd.iter().cloned()).collect())
     } else {
@@ -147,8 +178,20 @@ pub(crate) fn init_command(
     }
 }
 
+/// The helper's part of an init command: the user it names, and where the
+/// image's own command starts. Older sandboxes name none.
+fn parse_init(v: Option<&[String]>) -> Option<(Option<&str>, usize)> {
+    let v = v?;
+    let head = v.len() >= 3 && v.iter().zip(&INIT[..3]).all(|(a, b)| a == b);
+    match v.get(3..).filter(|_| head)? {
+        [dd, ..] if dd == "--" => Some((None, 4)),
+        [flag, user, dd, ..] if flag == "--user" && dd == "--" => Some((Some(user), 6)),
+        _ => None,
+    }
+}
+
 fn starts_with_init(v: Option<&[String]>) -> bool {
-    v.is_some_and(|e| e.len() >= INIT.len() && e.iter().zip(INIT).all(|(a, b)| a == b))
+    parse_init(v).is_some()
 }
 
 /// Whether a container's entrypoint or command makes the helper its
@@ -159,24 +202,42 @@ pub(crate) fn is_init(entrypoint: Option<&[String]>, cmd: Option<&[String]>) -> 
 }
 
 /// The Dockerfile changes that give a commit of such a container the
-/// image's own entrypoint and command back; none for another container.
+/// image's own entrypoint, command and user back; none for another
+/// container.
 pub(crate) fn image_command_changes(
     entrypoint: Option<&[String]>,
     cmd: Option<&[String]>,
 ) -> Vec<String> {
     let json = |v: &[String]| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
     let cmd = cmd.unwrap_or_default();
-    if starts_with_init(entrypoint) {
-        let entrypoint = &entrypoint.unwrap_or_default()[INIT.len()..];
-        vec![
-            format!("ENTRYPOINT {}", json(entrypoint)),
-            format!("CMD {}", json(cmd)),
+    let user = |u: Option<&str>| u.map(|u| format!("USER {u}"));
+    if let Some((u, at)) = parse_init(entrypoint) {
+        let entrypoint = &entrypoint.unwrap_or_default()[at..];
+        [
+            Some(format!("ENTRYPOINT {}", json(entrypoint))),
+            Some(format!("CMD {}", json(cmd))),
+            user(u),
         ]
-    } else if is_init(entrypoint, Some(cmd)) {
-        vec![format!("CMD {}", json(&cmd[INIT.len()..]))]
+        .into_iter()
+        .flatten()
+        .collect()
+    } else if let Some((u, at)) =
+        parse_init(Some(cmd)).filter(|_| entrypoint.is_none_or(<[String]>::is_empty))
+    {
+        [Some(format!("CMD {}", json(&cmd[at..]))), user(u)]
+            .into_iter()
+            .flatten()
+            .collect()
     } else {
         Vec::new()
     }
+}
+
+/// Whether `user` (an image's `USER`) is root: the container needs no
+/// other user for its helper.
+pub(crate) fn is_root_user(user: &str) -> bool {
+    let name = user.split(':').next().unwrap_or("");
+    matches!(name, "" | "root" | "0")
 }
 
 /// What the helper says about itself (`info`).
@@ -496,6 +557,33 @@ impl Sandbox {
         self.agent.state().dir.clone().dir()
     }
 
+    /// The image's user when the container runs as root for its helper
+    /// (one inspect per handle that did not create the sandbox).
+    pub(crate) async fn image_user(&self) -> Option<String> {
+        if matches!(self.agent.state().user, ImageUser::Unknown) {
+            let _ = self.inspect().await;
+        }
+        match self.agent.state().user.clone() {
+            ImageUser::Named(u) => Some(u),
+            ImageUser::Unknown | ImageUser::Container => None,
+        }
+    }
+
+    /// `exec_create` as the sandbox's user when `spec` names none: the
+    /// container's own user may be root, for its helper.
+    pub(crate) async fn exec_create_as(&self, spec: &ExecSpec) -> Result<String> {
+        if spec.user.is_none() {
+            if let Some(user) = self.image_user().await {
+                let spec = ExecSpec {
+                    user: Some(user),
+                    ..spec.clone()
+                };
+                return self.backend.exec_create(&self.name, &spec).await;
+            }
+        }
+        self.backend.exec_create(&self.name, spec).await
+    }
+
     /// Remove the helper's socket directory (the container is gone).
     pub(crate) fn agent_discard(&self) {
         if let Some(dir) = self.agent.state().dir.clone().dir() {
@@ -603,7 +691,7 @@ mod tests {
 
 #[cfg(test)]
 mod init_tests {
-    use super::{image_command_changes, init_command, is_init};
+    use super::{image_command_changes, init_command, is_init, is_root_user};
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| (*s).to_string()).collect()
@@ -612,7 +700,7 @@ mod init_tests {
     #[test]
     fn the_helper_goes_first_and_a_commit_gets_the_images_command_back() {
         // No entrypoint of the image's: the command carries the helper.
-        let (e, c) = init_command(&[], &v(&["bash"]));
+        let (e, c) = init_command(&[], &v(&["bash"]), None);
         assert_eq!(e, None);
         assert_eq!(
             c[1..],
@@ -621,7 +709,7 @@ mod init_tests {
         assert!(is_init(e.as_deref(), Some(&c)));
         assert_eq!(image_command_changes(None, Some(&c)), ["CMD [\"bash\"]"]);
         // An entrypoint: the helper goes before it.
-        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["serve", "-x"]));
+        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["serve", "-x"]), None);
         assert_eq!(e.as_ref().unwrap().last().unwrap(), "/entry.sh");
         assert!(is_init(e.as_deref(), Some(&c)));
         assert_eq!(
@@ -632,5 +720,41 @@ mod init_tests {
         assert!(!is_init(None, Some(&v(&["bash"]))));
         assert!(!is_init(Some(&v(&["/entry.sh"])), Some(&c)));
         assert!(image_command_changes(None, Some(&v(&["bash"]))).is_empty());
+    }
+
+    #[test]
+    fn the_images_user_goes_to_the_helper_and_back_to_a_commit() {
+        let (e, c) = init_command(&[], &v(&["bash"]), Some("sandbox"));
+        assert_eq!(
+            c[1..],
+            v(&[
+                "init",
+                "/.pocketdock/run/agent.sock",
+                "--user",
+                "sandbox",
+                "--",
+                "bash"
+            ])[..]
+        );
+        assert!(is_init(e.as_deref(), Some(&c)));
+        assert_eq!(
+            image_command_changes(None, Some(&c)),
+            ["CMD [\"bash\"]", "USER sandbox"]
+        );
+        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["-x"]), Some("1000:1000"));
+        assert_eq!(
+            image_command_changes(e.as_deref(), Some(&c)),
+            [
+                "ENTRYPOINT [\"/entry.sh\"]",
+                "CMD [\"-x\"]",
+                "USER 1000:1000"
+            ]
+        );
+        // A flag the helper does not know is not its init command.
+        let mut odd = e.clone().unwrap_or_default();
+        odd[3] = "--other".into();
+        assert!(!is_init(Some(&odd), Some(&c)));
+        assert!(is_root_user("") && is_root_user("0:0") && is_root_user("root"));
+        assert!(!is_root_user("sandbox") && !is_root_user("1000"));
     }
 }

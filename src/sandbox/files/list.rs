@@ -35,7 +35,7 @@ else exit 4; fi"#;
     /// Run an exec to the end; exit code and stdout (stderr appended).
     async fn exec_capture(&self, spec: &ExecSpec) -> Result<(i64, String)> {
         let backend = &self.backend;
-        let id = match backend.exec_create(&self.name, spec).await {
+        let id = match self.exec_create_as(spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };

@@ -100,7 +100,9 @@ impl Sandbox {
             return Err(self.explain(e).await);
         }
         let (report, top) = pack_result?;
-        if !podman {
+        // Podman gives what it extracts to the container's user: root when
+        // the helper runs as root, so then it is given on as on Docker.
+        if !podman || self.image_user().await.is_some() {
             self.chown_to_user(&anchor, &top).await?;
         }
         Ok(report)
@@ -123,19 +125,18 @@ impl Sandbox {
         }
     }
 
-    /// Docker extracts archives as root; give what was pushed to the sandbox's user.
+    /// Give what was pushed (extracted as root) to the sandbox's user: the
+    /// image's, also when the container runs as root for its helper.
     pub(in crate::sandbox) async fn chown_to_user(
         &self,
         anchor: &str,
         top: &[String],
     ) -> Result<()> {
-        let user = self.inspect().await?.config.user;
-        if user.is_empty()
-            || user == "root"
-            || user == "0"
-            || user.starts_with("0:")
-            || top.is_empty()
-        {
+        let user = match self.image_user().await {
+            Some(u) => u,
+            None => self.inspect().await?.config.user,
+        };
+        if super::super::agent::is_root_user(&user) || top.is_empty() {
             return Ok(());
         }
         let mut argv = sh(

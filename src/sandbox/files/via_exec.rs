@@ -128,7 +128,7 @@ impl Sandbox {
             attach_stdin: stdin,
             ..ExecSpec::default()
         };
-        let id = match self.backend.exec_create(&self.name, &spec).await {
+        let id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };

@@ -329,6 +329,13 @@ async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Res
         sb.keep();
         if super::super::agent::is_init(entrypoint.as_deref(), cmd.as_deref()) {
             sb.agent_started();
+            // Its tmpfs home is the image's user's, as a create gives it.
+            if body.pointer(&format!("/Labels/{}", labels::USER)).is_some() {
+                if let Err(e) = sb.give_homes_again().await {
+                    let _ = backend.remove_container(&id, true).await;
+                    return Err(e);
+                }
+            }
         } else {
             let _ = sb.agent_launch().await;
         }

@@ -354,7 +354,7 @@ impl Sandbox {
                 start,
             });
         }
-        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
+        let exec_id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
@@ -486,7 +486,7 @@ impl Sandbox {
 
     /// `exec_create` with a failure explained (gone, not running).
     pub async fn exec_create_explained(&self, spec: &ExecSpec) -> Result<String> {
-        match self.backend.exec_create(&self.name, spec).await {
+        match self.exec_create_as(spec).await {
             Ok(id) => Ok(id),
             Err(e) => Err(self.explain(e).await),
         }
@@ -504,7 +504,7 @@ impl Sandbox {
             ..ExecSpec::default()
         };
         let backend = &self.backend;
-        let id = backend.exec_create(&self.name, &spec).await?;
+        let id = self.exec_create_as(&spec).await?;
         let mut out = Vec::new();
         let mut output = backend.exec_start(&id, false).await?;
         let work = async {

@@ -79,7 +79,7 @@ impl Sandbox {
         let mut spec = exec_spec(argv, marker, &run);
         spec.tty = opts.tty;
         spec.attach_stdin = true;
-        let exec_id = match self.backend.exec_create(&self.name, &spec).await {
+        let exec_id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
         };
