@@ -1,6 +1,8 @@
 //! NetworkPolicies (`networking.k8s.io/v1`): create, get, list, delete,
-//! stored as sent. Nothing enforces them here: there is no network plugin,
-//! and no garbage collector removes one whose owner is gone.
+//! stored as sent. A policy that denies all egress is enforced as a network
+//! plugin that honours policies would: the containers of the pods it
+//! selects (when it is created) are disconnected from every network. No
+//! garbage collector removes one whose owner is gone.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,21 +26,83 @@ pub async fn create(
     if policy["spec"]["podSelector"].is_null() {
         return status(422, "Invalid", "spec.podSelector: Required value");
     }
-    let mut policies = lock(&state.policies);
-    if policies.contains_key(&(ns.clone(), name.clone())) {
-        return status(
-            409,
-            "AlreadyExists",
-            &format!("networkpolicies.networking.k8s.io \"{name}\" already exists"),
-        );
+    {
+        let mut policies = lock(&state.policies);
+        if policies.contains_key(&(ns.clone(), name.clone())) {
+            return status(
+                409,
+                "AlreadyExists",
+                &format!("networkpolicies.networking.k8s.io \"{name}\" already exists"),
+            );
+        }
+        policy["kind"] = json!("NetworkPolicy");
+        policy["apiVersion"] = json!("networking.k8s.io/v1");
+        policy["metadata"]["namespace"] = json!(ns);
+        policy["metadata"]["resourceVersion"] = json!(watch::next_version(&state).to_string());
+        policy["metadata"]["creationTimestamp"] = json!(super::pods::time_now());
+        policies.insert((ns.clone(), name), policy.clone());
     }
-    policy["kind"] = json!("NetworkPolicy");
-    policy["apiVersion"] = json!("networking.k8s.io/v1");
-    policy["metadata"]["namespace"] = json!(ns);
-    policy["metadata"]["resourceVersion"] = json!(watch::next_version(&state).to_string());
-    policy["metadata"]["creationTimestamp"] = json!(super::pods::time_now());
-    policies.insert((ns, name), policy.clone());
+    if denies_all_egress(&policy) {
+        for container in selected(&state, &ns, &policy["spec"]["podSelector"]) {
+            isolate(&state, &container).await;
+        }
+    }
     (axum::http::StatusCode::CREATED, Json(policy)).into_response()
+}
+
+/// Egress is a policy type and no egress rule lets anything out.
+fn denies_all_egress(policy: &Value) -> bool {
+    let spec = &policy["spec"];
+    spec["policyTypes"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t == "Egress"))
+        && spec["egress"].as_array().is_none_or(Vec::is_empty)
+}
+
+/// The containers of the pods of `ns` that `selector`'s `matchLabels` pick.
+fn selected(state: &State, ns: &str, selector: &Value) -> Vec<String> {
+    let wanted = selector["matchLabels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    state
+        .pods()
+        .iter()
+        .filter(|((n, _), e)| {
+            n == ns
+                && wanted
+                    .iter()
+                    .all(|(k, v)| &e.pod["metadata"]["labels"][k] == v)
+        })
+        .map(|(_, e)| e.container.clone())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// Disconnect `container` from each of its networks (the docker CLI speaks
+/// to either engine's socket).
+async fn isolate(state: &State, container: &str) {
+    let Ok(raw) = state.engine.inspect_container_raw(container).await else {
+        return;
+    };
+    let socket = format!("unix://{}", state.engine.info().socket.display());
+    let networks = raw["NetworkSettings"]["Networks"]
+        .as_object()
+        .map(|n| n.keys().cloned().collect::<Vec<_>>())
+        .unwrap_or_default();
+    for network in networks {
+        let _ = std::process::Command::new("docker")
+            .args([
+                "-H",
+                &socket,
+                "network",
+                "disconnect",
+                "-f",
+                &network,
+                container,
+            ])
+            .output();
+    }
 }
 
 fn missing(name: &str) -> Response {
