@@ -140,16 +140,33 @@ fn podman_over_ssh() {
     on_remote("Podman over SSH", true, true);
 }
 
-/// The job on the Kubernetes backend, against the cluster of `kubeconfig`:
-/// pods (its records named) must be gone after it (`pods_left` lists those
-/// of a name still there).
+/// The job on the Kubernetes backend, against the cluster of `kubeconfig`,
+/// with `flags` after the job's: its normalized record, after checking
+/// that none of its pods is left.
 #[cfg(feature = "kubernetes")]
-fn on_kubernetes(target: &str, kubeconfig: &std::path::Path, pods_left: impl Fn(&str) -> String) {
+fn on_kubernetes(kubeconfig: &std::path::Path, flags: &[&str]) -> Value {
     let pd = project()
         .no_engine()
         .env("KUBECONFIG", kubeconfig.to_str().unwrap());
-    let got = apply(&pd, &["--backend", "kubernetes"], pods_left);
-    assert_same(target, &got);
+    let mut all = vec!["--backend", "kubernetes"];
+    all.extend_from_slice(flags);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let backend = rt
+        .block_on(pocketdock::backend::Kubernetes::from_kubeconfig(
+            kubeconfig, None,
+        ))
+        .map(pocketdock::backend::Backend::from)
+        .expect("the kubeconfig");
+    apply(&pd, &all, |name| {
+        let pods = rt
+            .block_on(backend.list_containers(true, &[]))
+            .expect("list pods");
+        if pods.iter().any(|p| p.name() == name) {
+            name.to_string()
+        } else {
+            String::new()
+        }
+    })
 }
 
 /// The in-tree Kubernetes API test server (tests/kube_api/): each pod is a
@@ -163,25 +180,26 @@ fn kubernetes_test_server() {
     };
     let api = rt.block_on(crate::kube_api::KubeApi::start(&engine));
     let _cleanup = crate::common::LabelCleanup::new(&engine, api.label());
-    on_kubernetes("the Kubernetes test server", &api.kubeconfig(), |name| {
-        api.pod("pdtest", name)
-            .map(|_| name.to_string())
-            .unwrap_or_default()
-    });
+    let got = on_kubernetes(&api.kubeconfig(), &[]);
+    assert_same("the Kubernetes test server", &got);
 }
 
 /// Opt-in: a real cluster, when `POCKETDOCK_TEST_KUBECONFIG` names its
-/// kubeconfig (docs/kubernetes.md); the cluster must be able to pull the
-/// job's image.
+/// kubeconfig (docs/kubernetes.md), with an image it can pull
+/// (`POCKETDOCK_TEST_IMAGE`, default `busybox:1.36`); the image and the
+/// variable that names it are all that may differ.
 #[cfg(feature = "kubernetes")]
 #[test]
 fn kubernetes_real_cluster_when_asked() {
     let Some(kubeconfig) = std::env::var_os("POCKETDOCK_TEST_KUBECONFIG") else {
         return;
     };
-    on_kubernetes(
-        "the cluster of POCKETDOCK_TEST_KUBECONFIG",
-        std::path::Path::new(&kubeconfig),
-        |_| String::new(),
-    );
+    let image = std::env::var("POCKETDOCK_TEST_IMAGE").unwrap_or_else(|_| "busybox:1.36".into());
+    let var = format!("image={image}");
+    let mut got = on_kubernetes(std::path::Path::new(&kubeconfig), &["--var", &var]);
+    got.as_object_mut().unwrap().remove("applied");
+    for sb in got["sandboxes"].as_array_mut().unwrap() {
+        sb["image"] = local()["sandboxes"][0]["image"].clone();
+    }
+    assert_same("the cluster of POCKETDOCK_TEST_KUBECONFIG", &got);
 }
