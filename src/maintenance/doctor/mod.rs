@@ -284,6 +284,8 @@ impl Report {
 /// sandboxes, pools and images.
 pub async fn check(backend: &Backend, project: &Project, fix: bool) -> Result<Report, Error> {
     let mut findings = jobs::check(backend, project, fix).await?;
+    // Without the `kubernetes` feature the engine is the only backend.
+    #[allow(irrefutable_let_patterns)]
     let Backend::Engine(engine) = backend else {
         return Ok(Report {
             project: project.name.clone(),
