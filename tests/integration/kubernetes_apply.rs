@@ -558,3 +558,89 @@ async fn doctor_finds_and_removes_the_pods_of_a_killed_runner() {
         .cmd(["doctor", "--backend", "kubernetes"])
         .code(0);
 }
+
+/// The figure of docs/benchmarks.md ("Kubernetes: a 2,000-entry matrix"):
+/// a matrix of `POCKETDOCK_K8S_MATRIX` (default 2,000) one-step sandboxes
+/// with `--max-sandboxes 64` on the test server. It prints the wall time,
+/// the most pods seen at once and the runner's peak RSS, and checks the
+/// cap, the record and that nothing is left. Run by hand, release binary
+/// in `POCKETDOCK_BENCH_BIN`: `cargo test --test integration --
+/// --ignored kubernetes_apply::a_large_matrix`.
+#[tokio::test]
+#[ignore = "a benchmark: minutes long"]
+async fn a_large_matrix_stays_under_its_pod_cap() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let n: usize = std::env::var("POCKETDOCK_K8S_MATRIX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let (api, _cleanup) = cluster(&engine).await;
+    let p = TestProject::new(&engine, "k8s-matrix");
+    let entries: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    std::fs::write(
+        p.path().join("job.yaml"),
+        format!(
+            "version: 1\nvars:\n  n: [{}]\nsandboxes:\n  w:\n    image: {image}\n    \
+             matrix: {{i: \"{{{{ vars.n }}}}\"}}\nsteps:\n  work:\n    sandbox: w\n    run: \"true\"\n",
+            entries.join(", ")
+        ),
+    )
+    .unwrap();
+    let bin = std::env::var_os("POCKETDOCK_BENCH_BIN").map_or_else(crate::common::bin, Into::into);
+    let rss = p.path().join("rss.txt");
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss)
+        .arg(&bin)
+        .args([
+            "apply",
+            "job.yaml",
+            "--backend",
+            "kubernetes",
+            "--max-sandboxes",
+            "64",
+        ])
+        .args(["--jobs", "64", "--output", "ndjson"])
+        .current_dir(p.path())
+        .env("POCKETDOCK_SOCKET", "/nonexistent.sock")
+        .env("KUBECONFIG", api.kubeconfig())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut most = 0;
+    while child.try_wait().unwrap().is_none() {
+        most = most.max(pods(&api).await.len());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let took = started.elapsed();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rss_kib: u64 = std::fs::read_to_string(&rss)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let rec = instance_toml(&only_record(p.path()));
+    let steps = rec["steps"].as_array().unwrap();
+    let succeeded = steps
+        .iter()
+        .filter(|s| s["status"].as_str() == Some("succeeded"))
+        .count();
+    println!(
+        "kubernetes matrix: {n} entries, --max-sandboxes 64: {:.1} s, at most {most} pods at once, \
+         runner peak RSS {:.1} MiB, {succeeded} steps succeeded",
+        took.as_secs_f64(),
+        rss_kib as f64 / 1024.0
+    );
+    assert_eq!((steps.len(), succeeded), (n, n));
+    assert!(most <= 64, "{most} pods at once");
+    assert_nothing_left(&engine, &api).await;
+}

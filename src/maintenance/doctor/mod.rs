@@ -286,7 +286,8 @@ pub async fn check(backend: &Backend, project: &Project, fix: bool) -> Result<Re
     let mut findings = jobs::check(backend, project, fix).await?;
     // Without the `kubernetes` feature the engine is the only backend.
     #[allow(irrefutable_let_patterns)]
-    let Backend::Engine(engine) = backend else {
+    let Backend::Engine(engine) = backend
+    else {
         return Ok(Report {
             project: project.name.clone(),
             fix,
