@@ -38,8 +38,16 @@ pub(super) fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
             "User",
         ],
     );
+    // Podman writes the root user's HOME into the config of a container
+    // that runs as root; kept, it would be every exec's HOME, not the
+    // image user's (`pocketdock.user`) that the helper drops to.
+    let for_image_user = raw["Config"]["Labels"][labels::USER].is_string();
     if let Some(Value::Array(env)) = body.get_mut("Env") {
-        env.retain(|e| !e.as_str().is_some_and(|s| s.starts_with("HOSTNAME=")));
+        env.retain(|e| {
+            !e.as_str().is_some_and(|s| {
+                s.starts_with("HOSTNAME=") || (for_image_user && s == "HOME=/root")
+            })
+        });
     }
     if let Some(Value::Object(labels)) = body.get_mut("Labels") {
         let now = OffsetDateTime::now_utc()
@@ -358,4 +366,24 @@ fn now_rfc3339() -> String {
     OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recreated_container_keeps_no_root_home_when_it_runs_for_the_image_user() {
+        let raw = |labels: serde_json::Value| {
+            serde_json::json!({"Config": {
+                "Image": "img", "Labels": labels,
+                "Env": ["HOSTNAME=abc", "HOME=/root", "A=1"],
+            }})
+        };
+        let env = |body: serde_json::Value| body["Env"].clone();
+        let for_user = recreate_body(&raw(serde_json::json!({(labels::USER): "sandbox"})));
+        assert_eq!(env(for_user), serde_json::json!(["A=1"]));
+        let plain = recreate_body(&raw(serde_json::json!({})));
+        assert_eq!(env(plain), serde_json::json!(["HOME=/root", "A=1"]));
+    }
 }
