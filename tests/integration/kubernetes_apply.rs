@@ -583,7 +583,8 @@ async fn a_large_matrix_stays_under_its_pod_cap() {
     std::fs::write(
         p.path().join("job.yaml"),
         format!(
-            "version: 1\nvars:\n  n: [{}]\nsandboxes:\n  w:\n    image: {image}\n    \
+            "version: 1\nlimits: {{matrix: 10000, sandboxes: 10000}}\nvars:\n  n: [{}]\n\
+             sandboxes:\n  w:\n    image: {image}\n    \
              matrix: {{i: \"{{{{ vars.n }}}}\"}}\nsteps:\n  work:\n    sandbox: w\n    run: \"true\"\n",
             entries.join(", ")
         ),
