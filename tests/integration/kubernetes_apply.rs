@@ -623,13 +623,21 @@ async fn a_large_matrix_stays_under_its_pod_cap() {
     }
     let took = started.elapsed();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rec = instance_toml(&only_record(p.path()));
+    let failed: Vec<String> = rec["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"].as_str() != Some("succeeded"))
+        .take(5)
+        .map(|s| format!("{} {:?} {:?}", s["id"], s["status"], s.get("reason")))
+        .collect();
+    assert_eq!(o.status.code(), Some(0), "{}\n{failed:#?}", stderr(&o));
     let rss_kib: u64 = std::fs::read_to_string(&rss)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    let rec = instance_toml(&only_record(p.path()));
     let steps = rec["steps"].as_array().unwrap();
     let succeeded = steps
         .iter()
