@@ -370,6 +370,25 @@ fn negotiate(server: &str, server_min: Option<&str>) -> String {
     format!("{}.{}", v.0, v.1)
 }
 
+/// The engines' default capability sets together (Docker's is the larger;
+/// Podman's lacks `AUDIT_WRITE`, `MKNOD` and `NET_RAW`).
+pub(crate) const ENGINE_DEFAULT_CAPABILITIES: [&str; 14] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,24 +46,6 @@ pub const DEFAULT_CAPABILITIES: [&str; 6] = [
     "SETGID",
     "SETUID",
 ];
-/// The engines' default capability sets together (Docker's is the larger;
-/// Podman's lacks `AUDIT_WRITE`, `MKNOD` and `NET_RAW`).
-const ENGINE_DEFAULT_CAPABILITIES: [&str; 14] = [
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "NET_RAW",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
 
 /// The capabilities a create drops: the engines' defaults `spec` does not
 /// keep. Named one by one, not `ALL` plus the kept ones: Docker gives a
@@ -73,7 +55,7 @@ pub(crate) fn cap_drop(spec: &SandboxSpec) -> Vec<String> {
     let Some(kept) = &spec.capabilities else {
         return Vec::new();
     };
-    ENGINE_DEFAULT_CAPABILITIES
+    crate::engine::ENGINE_DEFAULT_CAPABILITIES
         .iter()
         .filter(|c| !kept.iter().any(|k| k.trim_start_matches("CAP_") == **c))
         .map(|c| (*c).to_string())
@@ -86,7 +68,9 @@ pub(crate) fn cap_add(spec: &SandboxSpec) -> Vec<String> {
     spec.capabilities
         .iter()
         .flatten()
-        .filter(|k| !ENGINE_DEFAULT_CAPABILITIES.contains(&k.trim_start_matches("CAP_")))
+        .filter(|k| {
+            !crate::engine::ENGINE_DEFAULT_CAPABILITIES.contains(&k.trim_start_matches("CAP_"))
+        })
         .cloned()
         .collect()
 }

@@ -14,27 +14,6 @@ use super::labels;
 use super::pull::Pull;
 use crate::engine::CreateContainer;
 
-/// The capabilities Docker and Podman grant by default, together: a create
-/// body names what it drops against this set (the list
-/// `sandbox::spec::cap_drop` works from; the layers keep the backend from
-/// importing it).
-const ENGINE_DEFAULTS: [&str; 14] = [
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "NET_RAW",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
-
 /// The name of the sandbox's container in its pod.
 pub(super) const CONTAINER: &str = "sandbox";
 
@@ -103,7 +82,7 @@ fn security(body: &CreateContainer) -> SecurityContext {
 /// The capabilities a create keeps: the engines' defaults it does not drop,
 /// and those it adds.
 fn kept_capabilities(dropped: &[String], added: &[String]) -> Vec<String> {
-    let mut kept: Vec<String> = ENGINE_DEFAULTS
+    let mut kept: Vec<String> = crate::engine::ENGINE_DEFAULT_CAPABILITIES
         .iter()
         .map(|c| (*c).to_string())
         .filter(|c| !dropped.contains(c))
