@@ -8,7 +8,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    // Each file too: with the directory alone, an edited file once left a
+    // test build embedding the previous helper.
     println!("cargo:rerun-if-changed=agent/src");
+    for entry in std::fs::read_dir("agent/src").expect("agent/src").flatten() {
+        println!("cargo:rerun-if-changed={}", entry.path().display());
+    }
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());

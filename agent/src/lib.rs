@@ -6,4 +6,5 @@
 //! bind-mounted read-only into each sandbox.
 
 pub mod cgroup;
+pub mod relay_wire;
 pub mod wire;

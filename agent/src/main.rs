@@ -1,6 +1,7 @@
 //! `pocketdock-agent serve SOCKET [--user USER]`: the helper pocketdock starts in each
 //! sandbox, so that a command costs one Unix-socket round trip instead of
-//! the engine's exec create + start + inspect. `init` runs it as the
+//! the engine's exec create + start + inspect. `relay` serves the same
+//! over an exec's stdin and stdout where no socket can be shared. `init` runs it as the
 //! sandbox's first process (see `init`).
 //!
 //! This file is the crate root of a static build made by rustc directly
@@ -17,6 +18,8 @@ mod limits;
 mod marker;
 mod oom;
 mod out;
+mod relay;
+mod relay_wire;
 mod reset;
 mod run;
 mod server;
@@ -43,6 +46,8 @@ fn main() {
         }
         ["serve", socket] => serve(socket, None),
         ["serve", socket, "--user", user] => serve(socket, Some(user)),
+        ["relay"] => relay(None),
+        ["relay", "--user", user] => relay(Some(user)),
         ["init", socket, ref rest @ ..] => {
             let (user, rest) = match rest {
                 ["--user", user, rest @ ..] => (Some(*user), rest),
@@ -68,7 +73,7 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | signal MARKER SIGNAL | --version");
             2
         }
     };
@@ -81,6 +86,17 @@ fn serve(socket: &str, user: Option<&str>) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("pocketdock-agent: cannot serve on {socket}: {e}");
+            1
+        }
+    }
+}
+
+/// `relay`: serve over stdin and stdout until stdin ends.
+fn relay(user: Option<&str>) -> i32 {
+    match relay::serve(user) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pocketdock-agent: relay: {e}");
             1
         }
     }

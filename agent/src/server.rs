@@ -76,6 +76,13 @@ impl Drop for Busy {
     }
 }
 
+/// A connection the relay made (`relay`): no peer to check, since no
+/// socket exists.
+pub fn serve_connection(stream: UnixStream, user: Option<String>) {
+    let _busy = Busy::enter();
+    handle(stream, true, user);
+}
+
 /// One connection: peer check, greeting, one request. Any error closes
 /// this connection only.
 fn handle(mut stream: UnixStream, allow_local: bool, user: Option<String>) {

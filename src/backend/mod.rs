@@ -238,6 +238,16 @@ impl Backend {
         }
     }
 
+    /// The error for a sandbox its backend lost (a pod deleted, evicted),
+    /// asked once; `None` on an engine, whose containers are not lost so.
+    pub async fn lost_now(&self, id: &str) -> Option<crate::Error> {
+        match self {
+            Backend::Engine(_) => None,
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => k.lost_now(id).await,
+        }
+    }
+
     /// A container's inspect as the backend sends it (to create one like it).
     pub async fn inspect_container_raw(&self, id: &str) -> Result<serde_json::Value> {
         match self {

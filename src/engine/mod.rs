@@ -261,8 +261,9 @@ impl Engine {
                 host: tokio::sync::OnceCell::new(),
                 tunnel: None,
             }),
+            // No helper mount; the relay unless the environment says exec.
             agent: Arc::new(AgentConfig {
-                via: ExecVia::Exec,
+                via: AgentConfig::from_env(|k| std::env::var(k).ok()).via,
                 dir: None,
             }),
         })

@@ -230,6 +230,12 @@ impl Sandbox {
         } else if dir.is_some() {
             // Not fatal: commands then take the engine's exec.
             let _ = sandbox.agent_launch().await;
+        } else if helper.via != crate::engine::ExecVia::Exec
+            && !backend
+                .capabilities()
+                .has(crate::backend::Capability::HelperMount)
+        {
+            sandbox.agent_relay_soon();
         }
         Ok(sandbox)
     }
@@ -383,6 +389,7 @@ impl Sandbox {
     /// After a (re)start: the helper died with the container's processes.
     async fn agent_relaunch_now(&self) {
         if self.agent_dir().await.is_none() {
+            self.agent_relay_restarted();
             return;
         }
         if self.agent_is_init() {

@@ -20,7 +20,6 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use pocketdock_agent::wire;
 
-use super::agent::Conn;
 use super::Sandbox;
 use crate::error::{Error, Result};
 
@@ -126,10 +125,9 @@ impl Sandbox {
     /// `None` when there is no helper to ask (or it does not know the
     /// request): the engine's exec does it then.
     async fn reset_via_helper(&self, req: &wire::Reset) -> Option<Result<()>> {
-        let dir = self.agent_dir().await?;
-        let socket = dir.join(wire::SOCKET_NAME);
+        let opened = self.agent_open().await?;
         let ask = async {
-            let mut conn = Conn::open(&socket).await?;
+            let mut conn = opened?;
             conn.send(wire::tag::RESET, &req.encode()).await?;
             conn.next().await
         };
@@ -162,11 +160,8 @@ impl Sandbox {
 
     /// `pid start` lines of the container's processes.
     async fn process_listing(&self) -> Result<String> {
-        if let Some(dir) = self.agent_dir().await {
-            let socket = dir.join(wire::SOCKET_NAME);
-            if let Ok(body) = Conn::ask(&socket, wire::tag::PROCS, &[], RESET_TIMEOUT).await {
-                return Ok(String::from_utf8_lossy(&body).into_owned());
-            }
+        if let Ok(body) = self.agent_ask(wire::tag::PROCS, &[], RESET_TIMEOUT).await {
+            return Ok(String::from_utf8_lossy(&body).into_owned());
         }
         let argv = ["sh", "-c", LIST_SCRIPT].map(str::to_string).to_vec();
         self.housekeeping(argv, Some("0")).await

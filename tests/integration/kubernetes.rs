@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use pocketdock::backend::{Backend, Kubernetes};
-use pocketdock::{ByteSize, Error, RunOptions, Sandbox, SessionOptions, ShutdownOptions};
+use pocketdock::{ByteSize, Error, RunOptions, Sandbox, SessionOptions, ShutdownOptions, Via};
 
 use crate::common::{busybox_image, containers_with, spec, LabelCleanup};
 use crate::kube_api::KubeApi;
@@ -28,6 +28,16 @@ async fn cluster_with(
         .expect("the test server's kubeconfig");
     assert_eq!(k.namespace(), "pdtest");
     (api, Backend::from(setup(k)), cleanup)
+}
+
+/// The path commands take on the backend: the helper through its relay,
+/// unless the suite runs in exec mode.
+fn expected_via() -> Via {
+    if std::env::var("POCKETDOCK_EXEC_VIA").is_ok_and(|v| v == "exec") {
+        Via::Exec
+    } else {
+        Via::Agent
+    }
 }
 
 /// A generous bound: what it guards would otherwise hang.
@@ -115,6 +125,15 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
         (r.stdout.as_str(), r.stderr.as_str(), r.exit_code),
         ("out\n", "err\n", 3)
     );
+    // Through the helper, copied into the pod and reached over one exec;
+    // it measures each command as it does in a local sandbox.
+    assert_eq!(r.via, expected_via(), "{r:?}");
+    if r.via == Via::Agent {
+        assert!(
+            r.cpu_user_ms.is_some() && r.peak_memory_bytes.is_some(),
+            "{r:?}"
+        );
+    }
     let in_tmp = RunOptions {
         env: vec![("GREETING".into(), "hi".into())],
         workdir: Some("/tmp".into()),
@@ -490,19 +509,31 @@ async fn a_session_on_an_image_without_bash_is_shell_missing() {
 }
 
 #[tokio::test]
-async fn a_command_as_another_user_is_refused_not_run_as_the_wrong_one() {
+async fn another_user_runs_through_the_helper_and_is_refused_without_it() {
     let engine = engine_or_skip!();
     let Some(image) = busybox_image(&engine).await else {
         return;
     };
     let (_api, backend, _cleanup) = cluster(&engine).await;
-    let mut s = spec("k8s-user");
-    s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
     let as_nobody = RunOptions {
         user: Some("nobody".into()),
         ..RunOptions::default()
     };
+    // The helper runs as the pod's root and switches user for a command.
+    let mut s = spec("k8s-user");
+    s.set_image(image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    if expected_via() == Via::Agent {
+        let r = sb.run("id -un", &as_nobody).await.unwrap();
+        assert_eq!((r.stdout.as_str(), r.via), ("nobody\n", Via::Agent));
+    }
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+    // A read-only root takes no helper: the exec API cannot choose a
+    // user, so the command is refused rather than run as the wrong one.
+    let mut s = spec("k8s-user-ro");
+    s.set_image(image);
+    s.read_only = true;
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
     let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
     assert!(
         err.contains("Kubernetes")
@@ -510,5 +541,7 @@ async fn a_command_as_another_user_is_refused_not_run_as_the_wrong_one() {
             && err.contains("nobody"),
         "{err}"
     );
+    let r = sb.run("id -un", &RunOptions::default()).await.unwrap();
+    assert_eq!((r.stdout.as_str(), r.via), ("root\n", Via::Exec));
     sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
 }

@@ -63,7 +63,7 @@ fn link_down_mid_job(podman: bool, over_ssh: bool) {
     let started = lines
         .by_ref()
         .map_while(Result::ok)
-        .any(|l| l.contains("started"));
+        .any(|l| l.contains("[a@s] started"));
     assert!(started, "the step never started");
     let Some(down) = LinkDown::take() else {
         let _ = child.kill();

@@ -158,8 +158,9 @@ impl Kubernetes {
                 op: "run a command as another user",
                 detail: format!(
                     "the exec API cannot choose a user: the command would run as the pod's \
-                     user, not `{user}`\nhint: drop `user` from the command, or run it on a \
-                     Podman or Docker engine"
+                     user, not `{user}`, and the in-sandbox helper, which can, did not start in \
+                     this pod (it needs a writable root and `tar`)\nhint: drop `user` from the \
+                     command, or let the sandbox's root be writable"
                 ),
             });
         }

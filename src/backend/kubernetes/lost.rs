@@ -81,6 +81,11 @@ impl Kubernetes {
         }
     }
 
+    /// The error for pod `name` when it is lost, asked once.
+    pub(in crate::backend) async fn lost_now(&self, name: &str) -> Option<Error> {
+        self.loss_now(name).await.map(|why| lost(name, why))
+    }
+
     /// Why pod `name` is lost, asked once, if it is.
     pub(super) async fn loss_now(&self, name: &str) -> Option<String> {
         match self.pods().get_opt(name).await {

@@ -12,8 +12,12 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use pocketdock_agent::wire;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::UnixStream;
+
+/// What a connection runs over: the helper's socket or a relay channel.
+pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug> Io for T {}
 
 /// How long a helper may take to greet a new connection.
 const GREETING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -21,7 +25,7 @@ const GREETING_TIMEOUT: Duration = Duration::from_secs(2);
 /// A connection that has been greeted.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    stream: UnixStream,
+    stream: Box<dyn Io>,
     buf: BytesMut,
 }
 
@@ -35,7 +39,11 @@ impl Conn {
                 "the helper's socket path is not a socket",
             ));
         }
-        let mut stream = UnixStream::connect(socket).await?;
+        Conn::greeted(Box::new(UnixStream::connect(socket).await?)).await
+    }
+
+    /// Check the greeting on a stream that reaches a helper.
+    pub(crate) async fn greeted(mut stream: Box<dyn Io>) -> io::Result<Conn> {
         let mut greeting = [0u8; 8];
         tokio::time::timeout(GREETING_TIMEOUT, stream.read_exact(&mut greeting))
             .await
@@ -86,7 +94,7 @@ impl Conn {
     ) -> io::Result<()> {
         use http_body_util::BodyExt;
         let Conn { stream, buf } = self;
-        let (mut rd, mut wr) = stream.split();
+        let (mut rd, mut wr) = tokio::io::split(&mut **stream);
         let send = async {
             while let Some(frame) = input.frame().await {
                 let frame = frame.map_err(io::Error::other)?;
@@ -130,26 +138,15 @@ impl Conn {
         }
     }
 
-    /// One request answered by one [`wire::tag::ACK`] frame, within `limit`.
-    pub(crate) async fn ask(
-        socket: &Path,
-        tag: u8,
-        payload: &[u8],
-        limit: Duration,
-    ) -> io::Result<Bytes> {
-        let work = async {
-            let mut conn = Conn::open(socket).await?;
-            conn.send(tag, payload).await?;
-            match conn.next().await? {
-                Some((wire::tag::ACK, body)) => Ok(body),
-                _ => Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "the helper answered with something other than an acknowledgement",
-                )),
-            }
-        };
-        tokio::time::timeout(limit, work)
-            .await
-            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "the helper did not answer"))?
+    /// Send one request and read its one [`wire::tag::ACK`] frame.
+    pub(crate) async fn ask(mut self, tag: u8, payload: &[u8]) -> io::Result<Bytes> {
+        self.send(tag, payload).await?;
+        match self.next().await? {
+            Some((wire::tag::ACK, body)) => Ok(body),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the helper answered with something other than an acknowledgement",
+            )),
+        }
     }
 }

@@ -142,6 +142,36 @@ fn install(root: &Path) -> io::Result<()> {
     std::fs::rename(&tmp, &target)
 }
 
+/// The helper as a tar stream that unpacks at `/` to [`wire::BINARY_IN_SANDBOX`],
+/// for a sandbox that cannot mount it (see `relay`). Built once.
+pub(crate) fn archive() -> bytes::Bytes {
+    static TAR: std::sync::OnceLock<bytes::Bytes> = std::sync::OnceLock::new();
+    TAR.get_or_init(|| {
+        let mut b = tar::Builder::new(Vec::with_capacity(BINARY.len() + 4096));
+        let (dir, name) = wire::BINARY_IN_SANDBOX
+            .trim_start_matches('/')
+            .rsplit_once('/')
+            .unwrap_or(("", ""));
+        let mut path = String::new();
+        for part in dir.split('/') {
+            path.push_str(part);
+            path.push('/');
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Directory);
+            h.set_mode(0o755);
+            h.set_size(0);
+            // Writing to a Vec cannot fail.
+            let _ = b.append_data(&mut h, &path, io::empty());
+        }
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(0o755);
+        h.set_size(BINARY.len() as u64);
+        let _ = b.append_data(&mut h, format!("{path}{name}"), BINARY);
+        b.into_inner().unwrap_or_default().into()
+    })
+    .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +220,31 @@ mod tests {
         let deep = tmp.path().join("d".repeat(90));
         std::fs::create_dir_all(&deep).unwrap();
         assert!(prepare(&deep, Path::new("/e")).is_none());
+    }
+
+    #[test]
+    fn the_archive_unpacks_the_helper_where_a_sandbox_runs_it() {
+        let tar = super::archive();
+        let mut a = tar::Archive::new(&tar[..]);
+        let entries: Vec<(String, u32, u64)> = a
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let h = e.header();
+                (
+                    e.path().unwrap().display().to_string(),
+                    h.mode().unwrap(),
+                    h.size().unwrap(),
+                )
+            })
+            .collect();
+        let bin = wire::BINARY_IN_SANDBOX.trim_start_matches('/');
+        assert_eq!(
+            entries.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            [".pocketdock/", ".pocketdock/bin/", bin]
+        );
+        assert!(entries.iter().all(|e| e.1 == 0o755));
+        assert_eq!(entries[2].2, super::BINARY.len() as u64);
     }
 }

@@ -14,6 +14,8 @@
 
 mod conn;
 mod install;
+mod relay;
+mod route;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -98,7 +100,11 @@ impl ImageUser {
 
 /// What a handle knows about its sandbox's helper (shared by clones).
 #[derive(Debug, Default)]
-pub(crate) struct Slot(Mutex<State>);
+pub(crate) struct Slot {
+    state: Mutex<State>,
+    /// The relay, for a sandbox that can have one (see `route`).
+    relay: route::RelaySlot,
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -115,15 +121,18 @@ struct State {
 impl Slot {
     /// A slot for a sandbox just created with (or without) a helper.
     pub(crate) fn known(dir: Option<PathBuf>, user: ImageUser) -> Slot {
-        Slot(Mutex::new(State {
-            dir: Known::from(dir),
-            user,
-            ..State::default()
-        }))
+        Slot {
+            state: Mutex::new(State {
+                dir: Known::from(dir),
+                user,
+                ..State::default()
+            }),
+            relay: route::RelaySlot::default(),
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.0
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -359,15 +368,14 @@ impl Sandbox {
     /// Start `run` through the helper. `Ok(None)`: use the engine's exec.
     pub(crate) async fn agent_run(&self, run: &wire::Run) -> Result<Option<AgentRun>> {
         let forced = self.engine().agent_config().via == ExecVia::Agent;
-        let Some(dir) = self.agent_dir().await else {
+        let Some(opened) = self.agent_open().await else {
             return if forced {
                 Err(unavailable(&self.name, "it was created without one"))
             } else {
                 Ok(None)
             };
         };
-        let socket = dir.join(wire::SOCKET_NAME);
-        let mut conn = match self.agent_connect(&socket).await {
+        let mut conn = match opened {
             Ok(c) => c,
             Err(e) if forced => return Err(unavailable(&self.name, &e.to_string())),
             Err(_) => return Ok(None),
@@ -478,21 +486,13 @@ impl Sandbox {
         let Some(signal) = signal_number(signal) else {
             return false;
         };
-        let Some(dir) = self.agent_dir().await else {
-            return false;
-        };
         let req = wire::Signal {
             marker: marker.to_string(),
             signal,
         };
-        Conn::ask(
-            &dir.join(wire::SOCKET_NAME),
-            wire::tag::SIGNAL,
-            &req.encode(),
-            SIGNAL_TIMEOUT,
-        )
-        .await
-        .is_ok()
+        self.agent_ask(wire::tag::SIGNAL, &req.encode(), SIGNAL_TIMEOUT)
+            .await
+            .is_ok()
     }
 
     /// The helper's own report, when this sandbox has one that answers.
@@ -503,19 +503,10 @@ impl Sandbox {
     /// The helper's report and the cgroup figures it read (`None` from a
     /// helper that sends none).
     pub(crate) async fn agent_report(&self) -> Option<(AgentInfo, Option<Figures>)> {
-        let dir = self.agent_dir().await?;
         // Like a run, it waits for a helper launched a moment ago.
-        let ask = async {
-            let mut conn = self.agent_connect(&dir.join(wire::SOCKET_NAME)).await?;
-            conn.send(wire::tag::INFO, &[]).await?;
-            match conn.next().await? {
-                Some((wire::tag::ACK, body)) => Ok::<_, std::io::Error>(body),
-                _ => Err(std::io::ErrorKind::InvalidData.into()),
-            }
-        };
-        let body = tokio::time::timeout(Duration::from_secs(2), ask)
+        let body = self
+            .agent_ask(wire::tag::INFO, &[], Duration::from_secs(2))
             .await
-            .ok()?
             .ok()?;
         let text = String::from_utf8_lossy(&body);
         let get = |k: &str| {

@@ -435,6 +435,15 @@ impl Sandbox {
         user: Option<&str>,
         start: Instant,
     ) -> Result<Outcome> {
+        // The relay's stream broke (the engine's connection, a pod lost):
+        // that is the command's failure.
+        if let Some(broken) = self.agent_relay_broken() {
+            return Err(broken);
+        }
+        // A pod deleted or evicted takes the helper's relay with it.
+        if let Some(lost) = self.backend.lost_now(&self.name).await {
+            return Err(lost);
+        }
         // The sandbox itself stopped: the kernel SIGKILLs every
         // process of it, the command's included, as an exec
         // reports. The helper dies a moment before the engine
