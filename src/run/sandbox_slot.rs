@@ -88,7 +88,10 @@ mod tests {
         let slot: Slot<String> = Slot::default();
         let first = slot.get_or_make(|| async { Ok("pod".into()) }).await;
         let again = slot.get_or_make(|| async { panic!("made twice") }).await;
-        assert_eq!((first.unwrap(), again.unwrap()), ("pod".into(), "pod".into()));
+        assert_eq!(
+            (first.unwrap(), again.unwrap()),
+            ("pod".into(), "pod".into())
+        );
         let lost = |s: &String| s == "pod";
         let fresh = slot.renew(lost, |n| async move { Ok(format!("pod-{n}")) });
         assert_eq!(fresh.await.unwrap(), "pod-1");
@@ -104,7 +107,9 @@ mod tests {
     #[tokio::test]
     async fn a_renewal_that_failed_is_told_to_the_next_step() {
         let slot: Slot<String> = Slot::default();
-        slot.get_or_make(|| async { Ok("pod".into()) }).await.unwrap();
+        slot.get_or_make(|| async { Ok("pod".into()) })
+            .await
+            .unwrap();
         let failed = ProvisionError::Create(Arc::new(crate::error::Error::Cancelled));
         let err = slot.renew(|_| true, |_| async { Err(failed) }).await;
         assert!(err.is_err());

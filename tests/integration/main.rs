@@ -43,6 +43,8 @@ mod kernel;
 mod kubernetes;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_apply;
+#[cfg(feature = "kubernetes")]
+mod kubernetes_lost;
 mod layers;
 mod library;
 mod library_traps;
