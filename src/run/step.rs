@@ -272,15 +272,19 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
 
 /// Why a command failed, when its sandbox stopped under it (the engine
 /// still there): killed with it, or (Podman) its exec refused as the
-/// container went; or removed under it, which is a sandbox gone, as a
-/// deleted pod is.
+/// container went; or removed under it (the helper's connection broken,
+/// say), which is a sandbox gone, as a deleted pod is.
 async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<StepError> {
-    match seen {
-        StepError::Exit(code) => match ctx.sandbox.inspect().await {
-            Ok(i) if !i.state.running => Some(StepError::SandboxStopped(*code)),
-            Err(gone @ Error::ContainerGone { .. }) => Some(StepError::Action(Arc::new(gone))),
-            _ => None,
-        },
+    let code = match seen {
+        StepError::Exit(code) => Some(*code),
+        StepError::Action(e) if matches!(**e, Error::Protocol { .. } | Error::Transport { .. }) => {
+            None
+        }
+        _ => return None,
+    };
+    match ctx.sandbox.inspect().await {
+        Ok(i) if !i.state.running => code.map(StepError::SandboxStopped),
+        Err(gone @ Error::ContainerGone { .. }) => Some(StepError::Action(Arc::new(gone))),
         _ => None,
     }
 }

@@ -50,6 +50,7 @@ mod library;
 mod library_traps;
 mod logs;
 mod loopback;
+mod lost_sandbox;
 mod manifests;
 mod newcomer;
 mod official_base;
