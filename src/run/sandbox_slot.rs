@@ -43,9 +43,9 @@ impl<T: Clone> Slot<T> {
         if let Some(made) = &held.made {
             return made.clone();
         }
-        let made = make().await;
-        held.made = Some(made.clone());
-        made
+        let first = make().await;
+        held.made = Some(first.clone());
+        first
     }
 
     /// A sandbox in place of a lost one: `make` is given the renewal's
@@ -66,9 +66,9 @@ impl<T: Clone> Slot<T> {
             _ => {}
         }
         held.renewals += 1;
-        let made = make(held.renewals).await;
-        held.made = Some(made.clone());
-        made
+        let fresh = make(held.renewals).await;
+        held.made = Some(fresh.clone());
+        fresh
     }
 
     /// The sandbox it holds, if one was made.

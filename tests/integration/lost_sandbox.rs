@@ -74,11 +74,11 @@ pub(crate) async fn apply_removing<F: Future<Output = ()>>(
         let _ = child.kill();
     }
     let mut output = child.wait_with_output().unwrap();
+    // Stdout was read here: the events stand for it in what is shown.
     output.stdout = events
         .iter()
-        .map(|e| format!("{e}\n"))
-        .collect::<String>()
-        .into();
+        .flat_map(|e| format!("{e}\n").into_bytes())
+        .collect();
     assert!(
         remove.is_none(),
         "the step never started: {}",
