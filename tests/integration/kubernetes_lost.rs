@@ -64,3 +64,24 @@ async fn a_step_whose_pod_is_deleted_fails_sandbox_lost_without_retries() {
     assert_failed_lost(p.path(), &o, &events, DELETED);
     assert_nothing_left(&engine, api).await;
 }
+
+#[tokio::test]
+async fn a_step_whose_pod_is_evicted_reruns_on_a_fresh_pod_and_the_evicted_one_goes() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return;
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let p = TestProject::new(&engine, "k8s-evict-retry");
+    std::fs::write(p.path().join("job.yaml"), job(image, 1)).unwrap();
+    let api = &api;
+    let evict = |pod: String| async move {
+        api.evict_pod("pdtest", &pod, "The node was low on resource: memory.")
+            .await;
+    };
+    let (o, events) = apply_removing(apply(api, p.path()), evict).await;
+    let evicted = "sandbox lost: evicted: The node was low on resource: memory.";
+    assert_rerun_on_a_fresh_sandbox(p.path(), &o, &events, evicted);
+    // An evicted pod stays until deleted: the runner deleted it.
+    assert_nothing_left(&engine, api).await;
+}
