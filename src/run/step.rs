@@ -127,8 +127,8 @@ async fn run_attempts(
             return finish_attempt(rt, i, rendered, outcome, took, attempt);
         }
         tokio::time::sleep(RETRY_PAUSE).await;
-        if let Err(lost) = renew_if_lost(rt, i, sandbox, &outcome, attempt).await {
-            return finish_attempt(rt, i, rendered, Attempt::failed(lost), took, attempt);
+        if let Err(unmade) = renew_if_lost(rt, i, sandbox, &outcome, attempt).await {
+            return finish_attempt(rt, i, rendered, Attempt::failed(unmade), took, attempt);
         }
     }
 }
