@@ -44,7 +44,7 @@ pub enum Error {
     #[error(
         "sandbox lost: {why} (sandbox {name})\n\
          hint: `kubectl describe pod {name}` and the namespace's events say more; \
-         run the step again on a fresh sandbox"
+         run the step again on a fresh sandbox (in a job, `retries` does)"
     )]
     SandboxLost {
         /// Sandbox (pod) name.

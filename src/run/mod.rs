@@ -8,6 +8,7 @@
 //!   trait) so its policies are tested without an engine;
 //! - `runtime`: the real step runner, shared by a job's step tasks;
 //! - `provision`: sandboxes created on first use, `build: auto` images;
+//! - `sandbox_slot`: one instance's sandbox, made once, made anew when lost;
 //! - `step`: one step's condition, attempts, retries and time limit;
 //! - `actions`: one file per action (run, push, pull, session, python, snapshot);
 //! - `step_error`: why a step did not succeed, typed.
@@ -29,6 +30,7 @@ mod record;
 mod recycle_bin;
 mod resume;
 mod runtime;
+mod sandbox_slot;
 mod scheduler;
 mod secret_mask;
 mod secret_values;

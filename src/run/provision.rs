@@ -20,6 +20,7 @@ use tokio::sync::OnceCell;
 
 use super::dispatch::Emitter;
 use super::recycle_bin::{RecycleBin, Warm};
+use super::sandbox_slot::Slot;
 use super::step_error::ProvisionError;
 use crate::backend::{Backend, Capabilities, Capability};
 use crate::engine::BuildLine;
@@ -51,7 +52,7 @@ pub struct Provisioner {
     /// Keep every sandbox after the job.
     keep: bool,
     events: Emitter,
-    sandboxes: Vec<OnceCell<Result<Sandbox, ProvisionError>>>,
+    sandboxes: Vec<Slot>,
     /// `build: auto` builds by profile name.
     builds: Mutex<HashMap<String, ImageBuild>>,
     /// Warnings already given: a matrix's sandboxes share theirs.
@@ -85,7 +86,7 @@ impl Provisioner {
         Provisioner {
             backend: backend.clone(),
             caps,
-            sandboxes: (0..plan.sandboxes.len()).map(|_| OnceCell::new()).collect(),
+            sandboxes: (0..plan.sandboxes.len()).map(|_| Slot::default()).collect(),
             project,
             job_id,
             tag: format!("{:06x}", fastrand::u32(..0x0100_0000)),
@@ -107,16 +108,24 @@ impl Provisioner {
         image: Option<String>,
     ) -> Result<Sandbox, ProvisionError> {
         self.sandboxes[sb]
-            .get_or_init(|| self.create(sb, image))
+            .get_or_make(|| self.create(sb, image, 0))
             .await
-            .clone()
     }
 
-    async fn create(&self, sb: usize, image: Option<String>) -> Result<Sandbox, ProvisionError> {
+    /// Create sandbox instance `sb`'s container; `renewal` counts the times
+    /// it was made anew after a loss (0 the first time), and names it apart.
+    async fn create(
+        &self,
+        sb: usize,
+        image: Option<String>,
+        renewal: u32,
+    ) -> Result<Sandbox, ProvisionError> {
         let inst = &self.plan.sandboxes[sb];
         // A recycled container is the spec's image reset: not for a step
-        // cache's image, nor one kept after the job.
-        let recycle = inst.recycle && image.is_none() && !self.keep && self.recycles();
+        // cache's image, nor one kept after the job; a renewal stays clear
+        // of the bin, which counts each instance's container once.
+        let recycle =
+            inst.recycle && image.is_none() && !self.keep && self.recycles() && renewal == 0;
         if recycle {
             if let Some(warm) = self.bin.take(&inst.sandbox).await {
                 return Ok(self.reuse(sb, warm));
@@ -126,7 +135,7 @@ impl Provisioner {
         if let Some(image) = image {
             spec.set_image(image);
         }
-        spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag));
+        spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag, renewal));
         self.fit_to_backend(&mut spec);
         spec.project = Some(self.project.name.clone());
         spec.instance = Some(self.job_id.clone());
@@ -314,6 +323,52 @@ impl Provisioner {
         error.map_or(Ok(()), Err)
     }
 
+    /// Whether sandbox instance `sb` may be made anew after a loss: not a
+    /// persistent one, whose record names the container it had.
+    pub fn renews(&self, sb: usize) -> bool {
+        !self.plan.sandboxes[sb].persist
+    }
+
+    /// A fresh sandbox for instance `sb` in place of `lost`, which can no
+    /// longer run commands: from its spec (not a step cache's image, not a
+    /// recycled container), so nothing earlier steps left there. Steps that
+    /// lost it too share the one fresh sandbox.
+    pub async fn renew(&self, sb: usize, lost: &Sandbox) -> Result<Sandbox, ProvisionError> {
+        let is_lost = |s: &Sandbox| s.name() == lost.name();
+        self.sandboxes[sb]
+            .renew(is_lost, |renewal| async move {
+                self.release_lost(sb, lost).await;
+                self.create(sb, None, renewal).await
+            })
+            .await
+    }
+
+    /// Remove a lost sandbox (an evicted pod remains until deleted), or
+    /// keep it with `--keep`, and tell it released before its successor
+    /// is told created.
+    async fn release_lost(&self, sb: usize, lost: &Sandbox) {
+        // What resetting it needed no longer applies.
+        self.pristine_of().remove(&sb);
+        let left = if self.keep {
+            None
+        } else {
+            self.remove(lost).await.err()
+        };
+        lost.keep();
+        if let Some(why) = &left {
+            self.events.emit(EventKind::Warning {
+                message: format!("could not remove sandbox {}: {why}", lost.name()),
+            });
+        }
+        self.events.emit(EventKind::SandboxReleased {
+            sandbox: self.plan.sandboxes[sb].id.clone(),
+            container: lost.name().to_string(),
+            kept: self.keep,
+            recycled: false,
+            left: left.map(|why| first_line(&why).to_string()),
+        });
+    }
+
     /// Remove sandbox instance `sb`'s container (stop its background work
     /// and keep it when persistent or `--keep`). A sandbox never created
     /// has nothing to release. It is told `removed` only when the engine
@@ -322,7 +377,8 @@ impl Provisioner {
     /// claim a container is gone while it may still exist.
     pub async fn release(&self, sb: usize) {
         let inst = &self.plan.sandboxes[sb];
-        let created = self.sandboxes[sb].get().and_then(|r| r.as_ref().ok());
+        let created = self.sandboxes[sb].current().await;
+        let created = created.as_ref();
         let pristine = self.pristine_of().remove(&sb);
         let (reset, drained) = self
             .bin
@@ -469,8 +525,10 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
 
-/// `pd-<job id>-<sandbox instance>-<tag>` in the characters engines accept.
-fn container_name(job_id: &str, sandbox: &str, tag: &str) -> String {
+/// `pd-<job id>-<sandbox instance>-<tag>` in the characters engines accept,
+/// with `-<renewal>` after the tag for a sandbox made anew after a loss (a
+/// deleted pod's name may linger while the pod terminates).
+fn container_name(job_id: &str, sandbox: &str, tag: &str, renewal: u32) -> String {
     let raw = format!("pd-{job_id}-{sandbox}");
     let mut name: String = raw
         .chars()
@@ -488,7 +546,12 @@ fn container_name(job_id: &str, sandbox: &str, tag: &str) -> String {
     let name = name.trim_end_matches('-');
     // Instance numbers are per project: the tag keeps two projects' jobs of
     // the same name from colliding on the engine.
-    format!("{}-{tag}", &name[..name.len().min(90)])
+    let end = match renewal {
+        0 => format!("-{tag}"),
+        n => format!("-{tag}-{n}"),
+    };
+    let keep = 97usize.saturating_sub(end.len());
+    format!("{}{end}", &name[..name.len().min(keep)])
 }
 
 #[cfg(test)]
@@ -498,14 +561,21 @@ mod tests {
     #[test]
     fn container_names_are_engine_safe() {
         assert_eq!(
-            container_name("grade-0003", "grader[student=alice]", "a1b2c3"),
+            container_name("grade-0003", "grader[student=alice]", "a1b2c3", 0),
             "pd-grade-0003-grader-student-alice-a1b2c3"
         );
         assert_eq!(
-            container_name("j-0001", "box", "000001"),
+            container_name("j-0001", "box", "000001", 0),
             "pd-j-0001-box-000001"
         );
-        let long = container_name("j", &"x".repeat(300), "abcdef");
+        let long = container_name("j", &"x".repeat(300), "abcdef", 0);
         assert!(long.len() <= 100 && long.ends_with("-abcdef"), "{long}");
+        // Made anew: another name, as long as it may be.
+        assert_eq!(
+            container_name("j-0001", "box", "000001", 2),
+            "pd-j-0001-box-000001-2"
+        );
+        let long = container_name("j", &"x".repeat(300), "abcdef", 100);
+        assert!(long.len() <= 100 && long.ends_with("-abcdef-100"), "{long}");
     }
 }

@@ -8,6 +8,7 @@
 //! [`StepError::TimedOut`], so such a step ends `timed_out` as a command
 //! does, not `failed`.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::actions::{self, ActionCtx, Attempt};
@@ -19,6 +20,7 @@ use super::step_error::{StepError, STALL_GRACE};
 use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
 use crate::plan::{RenderedAction, RenderedStep};
+use crate::sandbox::Sandbox;
 use crate::template::{ResultStatus, StepResult};
 
 /// How long a step that lost its connection waits for the engine watch to
@@ -45,25 +47,22 @@ pub(super) async fn run_step(rt: &Runtime, i: usize) -> Finished {
         Lookup::Unkeyed => None,
     };
     let image = rt.cache.go_live(step.sandbox);
-    let sandbox = match rt.provision.sandbox_from(step.sandbox, image).await {
+    let mut sandbox = match rt.provision.sandbox_from(step.sandbox, image).await {
         Ok(s) => s,
         Err(error) => {
             let sandbox = plan.sandboxes[step.sandbox].id.clone();
             return fail(rt, i, &StepError::Provision { sandbox, error });
         }
     };
-    let actx = ActionCtx {
-        sandbox: &sandbox,
-        sb: step.sandbox,
-        step: &step.id,
-        events: &rt.events,
-        cancel: &rt.cancel,
-        host_paths: &rt.host_paths,
-        artifacts: &rt.artifacts,
-    };
-    let finished = run_attempts(rt, i, &actx, &rendered).await;
+    let first = sandbox.name().to_string();
+    let finished = run_attempts(rt, i, &mut sandbox, &rendered).await;
     if let Some(key) = key {
-        cache_flow::store(rt, i, &sandbox, &rendered, key, &finished).await;
+        if sandbox.name() == first {
+            cache_flow::store(rt, i, &sandbox, &rendered, key, &finished).await;
+        } else {
+            // A fresh sandbox lacks what the chain's earlier steps left.
+            rt.cache.break_chain(step.sandbox);
+        }
     }
     finished
 }
@@ -95,11 +94,12 @@ fn render(rt: &Runtime, i: usize) -> Result<RenderedStep, Finished> {
 }
 
 /// Attempt the rendered step until one attempt ends it: it succeeds, it is
-/// cancelled, the job is cancelled, or no retry is left.
+/// cancelled, the job is cancelled, or no retry is left. An attempt that
+/// lost its sandbox is retried on a fresh one, which `sandbox` becomes.
 async fn run_attempts(
     rt: &Runtime,
     i: usize,
-    actx: &ActionCtx<'_>,
+    sandbox: &mut Sandbox,
     rendered: &RenderedStep,
 ) -> Finished {
     let plan = &rt.plan;
@@ -116,19 +116,74 @@ async fn run_attempts(
             action: actions::describe(&rendered.action),
         });
         let t = Instant::now();
-        let outcome = attempt_once(rt, actx, rendered).await;
+        let outcome = attempt_once(rt, &action_ctx(rt, i, sandbox), rendered).await;
         let took = t.elapsed();
         let status = outcome.status();
         let retry = !status.is_ok()
             && status != StepStatus::Cancelled
             && attempt < attempts_allowed
             && !rt.cancel.is_cancelled();
-        if retry {
-            tokio::time::sleep(RETRY_PAUSE).await;
-            continue;
+        if !retry {
+            return finish_attempt(rt, i, rendered, outcome, took, attempt);
         }
-        return finish_attempt(rt, i, rendered, outcome, took, attempt);
+        tokio::time::sleep(RETRY_PAUSE).await;
+        if let Err(unmade) = renew_if_lost(rt, i, sandbox, &outcome, attempt).await {
+            return finish_attempt(rt, i, rendered, Attempt::failed(unmade), took, attempt);
+        }
     }
+}
+
+/// What an action of step `i` works with, in `sandbox`.
+fn action_ctx<'a>(rt: &'a Runtime, i: usize, sandbox: &'a Sandbox) -> ActionCtx<'a> {
+    let step = &rt.plan.steps[i];
+    ActionCtx {
+        sandbox,
+        sb: step.sandbox,
+        step: &step.id,
+        events: &rt.events,
+        cancel: &rt.cancel,
+        host_paths: &rt.host_paths,
+        artifacts: &rt.artifacts,
+    }
+}
+
+/// When `outcome`, attempt `attempt` of step `i`, failed because its
+/// sandbox is gone, make `sandbox` a fresh one for the next attempt (and
+/// say so: the record keeps only the last attempt's failure). `Err`: no
+/// fresh one could be made, and why.
+async fn renew_if_lost(
+    rt: &Runtime,
+    i: usize,
+    sandbox: &mut Sandbox,
+    outcome: &Attempt,
+    attempt: u32,
+) -> Result<(), StepError> {
+    let step = &rt.plan.steps[i];
+    let lost = match &outcome.result {
+        Err(e) if e.lost_sandbox() && rt.provision.renews(step.sandbox) => e,
+        _ => return Ok(()),
+    };
+    rt.events.emit(EventKind::Warning {
+        message: format!(
+            "step {} lost its sandbox on attempt {attempt} ({}); attempt {} runs on a fresh \
+             sandbox, without what earlier steps left in the old one",
+            step.id,
+            first_line(&lost.to_string()),
+            attempt + 1
+        ),
+    });
+    let fresh = rt.provision.renew(step.sandbox, sandbox).await;
+    let fresh = fresh.map_err(|error| StepError::Provision {
+        sandbox: rt.plan.sandboxes[step.sandbox].id.clone(),
+        error,
+    })?;
+    *sandbox = fresh;
+    Ok(())
+}
+
+/// The first line of an error (its sentence, without the hint).
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 /// End step `i` with its last attempt, `outcome`, which took `took`.
@@ -208,22 +263,28 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
                 detail,
                 seen: Box::new(seen.clone()),
             });
-        } else if let Some(code) = sandbox_stopped(ctx, seen).await {
-            attempt.result = Err(StepError::SandboxStopped(code));
+        } else if let Some(stopped) = sandbox_stopped(ctx, seen).await {
+            attempt.result = Err(stopped);
         }
     }
     attempt
 }
 
-/// The exit code of a command that failed because its sandbox stopped
-/// (the engine still there), if that is how `seen` came about: killed
-/// with it, or (Podman) its exec refused as the container went.
-async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<i64> {
-    match seen {
-        StepError::Exit(code) => match ctx.sandbox.inspect().await {
-            Ok(i) if !i.state.running => Some(*code),
-            _ => None,
-        },
+/// Why a command failed, when its sandbox stopped under it (the engine
+/// still there): killed with it, or (Podman) its exec refused as the
+/// container went; or removed under it (the helper's connection broken,
+/// say), which is a sandbox gone, as a deleted pod is.
+async fn sandbox_stopped(ctx: &ActionCtx<'_>, seen: &StepError) -> Option<StepError> {
+    let code = match seen {
+        StepError::Exit(code) => Some(*code),
+        StepError::Action(e) if matches!(**e, Error::Protocol { .. } | Error::Transport { .. }) => {
+            None
+        }
+        _ => return None,
+    };
+    match ctx.sandbox.inspect().await {
+        Ok(i) if !i.state.running => code.map(StepError::SandboxStopped),
+        Err(gone @ Error::ContainerGone { .. }) => Some(StepError::Action(Arc::new(gone))),
         _ => None,
     }
 }

@@ -128,6 +128,18 @@ impl StepError {
         }
     }
 
+    /// Whether the step's sandbox is gone (a deleted or evicted pod, a
+    /// container removed): a retry needs a fresh one to run anywhere.
+    #[must_use]
+    pub fn lost_sandbox(&self) -> bool {
+        match self {
+            StepError::Action(e) => {
+                matches!(**e, Error::SandboxLost { .. } | Error::ContainerGone { .. })
+            }
+            _ => false,
+        }
+    }
+
     /// An error of an action, as the step sees it: a cancellation is one
     /// whatever the engine said about it (an aborted request, a killed exec).
     #[must_use]
@@ -216,6 +228,21 @@ mod tests {
             false,
         );
         assert_eq!(proto.status(), StepStatus::Failed);
+    }
+
+    #[test]
+    fn only_a_sandbox_gone_is_lost() {
+        let lost = |e: Error| StepError::Action(Arc::new(e)).lost_sandbox();
+        assert!(lost(Error::SandboxLost {
+            name: "pd-1".into(),
+            why: "the pod was deleted".into(),
+        }));
+        assert!(lost(Error::ContainerGone {
+            name: "pd-1".into()
+        }));
+        assert!(!lost(Error::Cancelled));
+        assert!(!StepError::Exit(137).lost_sandbox());
+        assert!(!StepError::SandboxStopped(137).lost_sandbox());
     }
 
     #[test]

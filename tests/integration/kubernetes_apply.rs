@@ -18,7 +18,7 @@ use crate::kube_api::KubeApi;
 use crate::pd::Pd;
 
 /// The test server and a cleanup of its containers, however the test ends.
-async fn cluster(engine: &pocketdock::Engine) -> (KubeApi, LabelCleanup) {
+pub(crate) async fn cluster(engine: &pocketdock::Engine) -> (KubeApi, LabelCleanup) {
     let api = KubeApi::start(engine).await;
     let cleanup = LabelCleanup::new(engine, api.label());
     (api, cleanup)
@@ -36,7 +36,7 @@ fn apply_on(api: &KubeApi, dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The pods the server holds in its namespace.
-async fn pods(api: &KubeApi) -> Vec<String> {
+pub(crate) async fn pods(api: &KubeApi) -> Vec<String> {
     let k = Kubernetes::from_kubeconfig(&api.kubeconfig(), None)
         .await
         .expect("the test server's kubeconfig");
@@ -50,7 +50,7 @@ async fn pods(api: &KubeApi) -> Vec<String> {
 }
 
 /// Neither a pod on the server nor a container behind one.
-async fn assert_nothing_left(engine: &pocketdock::Engine, api: &KubeApi) {
+pub(crate) async fn assert_nothing_left(engine: &pocketdock::Engine, api: &KubeApi) {
     assert_eq!(pods(api).await, Vec::<String>::new(), "pods left");
     assert_eq!(
         containers_with(engine, &api.label()).await,

@@ -43,11 +43,14 @@ mod kernel;
 mod kubernetes;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_apply;
+#[cfg(feature = "kubernetes")]
+mod kubernetes_lost;
 mod layers;
 mod library;
 mod library_traps;
 mod logs;
 mod loopback;
+mod lost_sandbox;
 mod manifests;
 mod newcomer;
 mod official_base;

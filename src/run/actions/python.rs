@@ -13,9 +13,10 @@ use crate::run::step_error::StepError;
 use crate::sandbox::Kernel;
 use crate::template::PythonResult;
 
-/// Each sandbox instance's kernel, started on first use.
+/// Each sandbox instance's kernel, started on first use, with the name of
+/// the sandbox it runs in: one made anew after a loss needs its own.
 pub(super) struct Kernels {
-    slots: Vec<tokio::sync::Mutex<Option<Kernel>>>,
+    slots: Vec<tokio::sync::Mutex<Option<(String, Kernel)>>>,
 }
 
 impl Kernels {
@@ -36,13 +37,14 @@ impl Kernels {
         timeout: Option<Duration>,
     ) -> Attempt {
         let mut guard = self.slots[ctx.sb].lock().await;
-        if guard.is_none() {
+        let name = ctx.sandbox.name();
+        if guard.as_ref().is_none_or(|(of, _)| of != name) {
             match ctx.sandbox.kernel().await {
-                Ok(k) => *guard = Some(k),
+                Ok(k) => *guard = Some((name.to_string(), k)),
                 Err(e) => return Attempt::failed(ctx.error(e)),
             }
         }
-        let kernel = guard.as_ref().expect("started above").clone();
+        let kernel = guard.as_ref().expect("started above").1.clone();
         let work = async {
             tokio::select! {
                 r = kernel.exec(code, timeout) => r.map_err(|e| ctx.error(e)),

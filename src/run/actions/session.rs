@@ -16,10 +16,11 @@ use crate::sandbox::{Session, SessionOptions};
 /// One session's shell, used by one step at a time.
 type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 
-/// The job's sessions, by (sandbox instance, name).
+/// The job's sessions, by (sandbox instance, its container's name, name):
+/// a sandbox made anew after a loss opens shells of its own.
 #[derive(Default)]
 pub(super) struct Sessions {
-    slots: Mutex<HashMap<(usize, String), SessionSlot>>,
+    slots: Mutex<HashMap<(usize, String, String), SessionSlot>>,
 }
 
 impl Sessions {
@@ -36,7 +37,7 @@ impl Sessions {
             .slots
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entry((ctx.sb, name.to_string()))
+            .entry((ctx.sb, ctx.sandbox.name().to_string(), name.to_string()))
             .or_default()
             .clone();
         let mut guard = slot.lock().await;
