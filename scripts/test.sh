@@ -62,6 +62,7 @@ tests() {
       tests/rehearsal/main.rs) sel=(--test rehearsal) ;;
       tests/serve.rs) sel=(-p pocketdock-agent --test serve) ;;
       tests/cgroup.rs) sel=(-p pocketdock-agent --test cgroup) ;;
+      tests/relay.rs) sel=(-p pocketdock-agent --test relay) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
     esac

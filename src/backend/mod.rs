@@ -240,6 +240,10 @@ impl Backend {
 
     /// The error for a sandbox its backend lost (a pod deleted, evicted),
     /// asked once; `None` on an engine, whose containers are not lost so.
+    #[cfg_attr(
+        not(feature = "kubernetes"),
+        allow(unused_variables, clippy::unused_async)
+    )]
     pub async fn lost_now(&self, id: &str) -> Option<crate::Error> {
         match self {
             Backend::Engine(_) => None,

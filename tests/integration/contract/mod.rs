@@ -6,7 +6,7 @@
 //! The backends: the engine under test (local, through the helper), and
 //! scripts/remote-engine.sh's second Docker and its Podman service in a
 //! network namespace of their own, each over TCP+TLS and over SSH
-//! (commands through the engine's exec, files through its archive API);
+//! (commands through the helper's relay, files through the archive API);
 //! and Kubernetes: the in-tree API test server (tests/kube_api/, each pod a
 //! container of the engine under test), and a real cluster when
 //! `POCKETDOCK_TEST_KUBECONFIG` names one (opt-in, docs/kubernetes.md).
@@ -43,7 +43,32 @@ fn apply(pd: &Pd, flags: &[&str], left: impl Fn(&str) -> String) -> Value {
         let name = sb["container"].as_str().expect("a container name");
         assert_eq!(left(name), "", "container {name} was left behind");
     }
+    assert_measured(&doc);
     record::normalized(&record)
+}
+
+/// Every backend runs commands through the helper (mounted locally,
+/// through its relay elsewhere), which measures them: a step's usage is
+/// in the record, unless the suite runs in exec mode.
+#[track_caller]
+fn assert_measured(doc: &toml::Value) {
+    if std::env::var("POCKETDOCK_EXEC_VIA").is_ok_and(|v| v == "exec") {
+        return;
+    }
+    let steps = doc.get("steps").and_then(|s| s.as_array()).expect("steps");
+    let step = steps
+        .iter()
+        .find(|s| s.get("id").and_then(|i| i.as_str()) == Some("compute@box[word=one]"))
+        .expect("the compute step");
+    let usage = |key: &str| {
+        step.get("usage")
+            .and_then(|u| u.get(key))
+            .and_then(toml::Value::as_integer)
+    };
+    assert!(
+        usage("cpu_user_ms").is_some() && usage("peak_memory_bytes").is_some(),
+        "no usage measured by the helper: {step:#?}"
+    );
 }
 
 /// The record of the job on the engine under test, made once.
