@@ -40,14 +40,4 @@ fn main() {
         status.success(),
         "building the sandbox helper (agent/) failed"
     );
-    // A name for this exact binary: each build of pocketdock on a host
-    // installs its helper in its own directory, so that sandboxes started
-    // by one version never run another's helper.
-    let bytes = std::fs::read(&binary).expect("read the sandbox helper");
-    let mut hasher = std::hash::DefaultHasher::new();
-    std::hash::Hasher::write(&mut hasher, &bytes);
-    println!(
-        "cargo:rustc-env=POCKETDOCK_AGENT_ID={:016x}",
-        std::hash::Hasher::finish(&hasher)
-    );
 }
