@@ -41,7 +41,8 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         .await;
     let mut all = result?;
     let Some(engine) = backend.as_engine() else {
-        return report::kubernetes(backend, &all, rss, &a);
+        report::kubernetes(backend, &all, rss, &a);
+        return Ok(0);
     };
     all.extend(creates(ctx, engine, &a).await?);
     if a.json {

@@ -4,7 +4,6 @@
 use super::{Args, Series};
 use crate::backend::{Backend, BackendInfo, Capability};
 use crate::engine::Engine;
-use crate::error::Error;
 
 /// What was left out on Kubernetes, and why: one line each.
 const SKIPPED_CREATES: &str = "create with and without the helper: skipped on Kubernetes \
@@ -130,7 +129,7 @@ pub(super) fn kubernetes(
     all: &[Series],
     rss: Option<u64>,
     a: &Args,
-) -> Result<u8, Error> {
+) {
     let info = backend.info();
     if a.json {
         let backend = serde_json::json!({
@@ -142,7 +141,7 @@ pub(super) fn kubernetes(
                 "backend": backend, "series": all, "helper_rss_kib": rss, "skipped": skipped(a),
             })
         );
-        return Ok(0);
+        return;
     }
     println!("{}", backend_header(&info));
     table(all);
@@ -153,7 +152,6 @@ pub(super) fn kubernetes(
     for line in skipped(a) {
         println!("{line}");
     }
-    Ok(0)
 }
 
 #[cfg(test)]
