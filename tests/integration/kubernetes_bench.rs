@@ -62,6 +62,15 @@ async fn bench_exec_measures_the_helper_on_a_pod() {
         "{}",
         stdout(&o)
     );
+    let o = bench_exec(&api, p.path(), image, "2", &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert_eq!(v["backend"]["kind"], "kubernetes", "{v}");
+    assert!(v["backend"]["namespace"].is_string(), "{v}");
+    assert_eq!(v["series"].as_array().map(Vec::len), Some(3), "{v}");
+    assert_eq!(v["series"][1]["runs"], 2, "{v}");
+    assert!(v["helper_rss_kib"].as_u64().is_some_and(|k| k > 0), "{v}");
     // Other suites measure an engine, and say so before connecting.
     let files = Command::new(crate::common::bin())
         .args(["bench", "files", "--backend", "kubernetes"])
