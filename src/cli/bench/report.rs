@@ -124,12 +124,7 @@ fn skipped(a: &Args) -> Vec<&'static str> {
 }
 
 /// The whole report of a run on Kubernetes.
-pub(super) fn kubernetes(
-    backend: &Backend,
-    all: &[Series],
-    rss: Option<u64>,
-    a: &Args,
-) {
+pub(super) fn kubernetes(backend: &Backend, all: &[Series], rss: Option<u64>, a: &Args) {
     let info = backend.info();
     if a.json {
         let backend = serde_json::json!({
