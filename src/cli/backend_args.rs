@@ -1,4 +1,5 @@
-//! `--backend` / `--namespace`, shared by `apply`, `plan` and `doctor`:
+//! `--backend` / `--namespace`, shared by `apply`, `plan`, `doctor` and
+//! `bench exec`:
 //! what runs a job's sandboxes. The flags win over the project's `backend:` and
 //! `namespace:` settings; the engine is the default.
 
@@ -35,6 +36,11 @@ impl BackendArgs {
                 Some("kubernetes") => BackendKind::Kubernetes,
                 _ => BackendKind::Engine,
             })
+    }
+
+    /// Whether the chosen backend is Kubernetes.
+    pub fn is_kubernetes(&self, ctx: &super::Context) -> bool {
+        self.kind(ctx) == BackendKind::Kubernetes
     }
 
     /// What the chosen backend can do, without connecting to it (for `plan`).

@@ -344,7 +344,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
             airgap::export(ctx, &engine().await?, a, names).await
         }
         Command::Import(a) => airgap::import(ctx, &engine().await?, a).await,
-        Command::Bench(a) => bench::run(ctx, &engine().await?, a).await,
+        Command::Bench(a) => bench::run(ctx, a).await,
         Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
         Command::Completions(a) => Ok(completions::completions(&a)),
         Command::Man(a) => completions::man(&a),

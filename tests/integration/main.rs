@@ -44,6 +44,8 @@ mod kubernetes;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_apply;
 #[cfg(feature = "kubernetes")]
+mod kubernetes_bench;
+#[cfg(feature = "kubernetes")]
 mod kubernetes_lost;
 mod layers;
 mod library;

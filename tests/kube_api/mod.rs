@@ -119,7 +119,14 @@ impl KubeApi {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                // As an API server does: small exec frames are not held
+                // back by Nagle's algorithm waiting for a delayed ACK.
+                let listener = axum::serve::ListenerExt::tap_io(
+                    tokio::net::TcpListener::from_std(listener).unwrap(),
+                    |tcp| {
+                        let _ = tcp.set_nodelay(true);
+                    },
+                );
                 let serve = axum::serve(listener, app);
                 tokio::select! {
                     _ = serve => {}

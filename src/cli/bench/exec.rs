@@ -6,11 +6,17 @@
 //! through the engine's exec, and with `--cli` the `pocketdock run NAME
 //! true` binary against `docker exec` / `podman exec`. Then the helper's
 //! cost: its resident memory, and sandbox creation with and without it.
+//!
+//! On Kubernetes (`--backend kubernetes`) the same three first series on
+//! a pod: the backend's exec of `true`, `run("true")` through the helper's
+//! relay, and through the backend's exec; what compares with an engine's
+//! CLI or creates containers without the helper is skipped with a note.
 
 use std::path::Path;
 use std::time::Instant;
 
-use super::{series, time_cmd, Args, Series};
+use super::{report, series, time_cmd, Args, Series};
+use crate::backend::Backend;
 use crate::engine::{Engine, ExecSpec, ExecVia};
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox, Via};
@@ -18,7 +24,7 @@ use crate::sandbox::{RunOptions, Sandbox, Via};
 /// Sandboxes created per series for the helper's start-up cost.
 const CREATES: usize = 5;
 
-pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let runs = a.runs.unwrap_or(100);
     if runs == 0 {
         return Err(Error::Invalid {
@@ -27,13 +33,17 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
             expected: "at least 1",
         });
     }
-    let sandbox = super::bench_sandbox(ctx, engine, &a).await?;
-    let result = measure(engine, &sandbox, &a, runs).await;
+    let sandbox = super::bench_sandbox_on(ctx, backend, &a).await?;
+    let result = measure(backend, &sandbox, &a, runs).await;
     let rss = sandbox.agent_info().await.map(|i| i.rss_kib);
     let _ = sandbox
         .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
         .await;
     let mut all = result?;
+    let Some(engine) = backend.as_engine() else {
+        report::kubernetes(backend, &all, rss, &a);
+        return Ok(0);
+    };
     all.extend(creates(ctx, engine, &a).await?);
     if a.json {
         println!(
@@ -42,41 +52,17 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
         );
         return Ok(0);
     }
-    let info = engine.info();
-    println!(
-        "engine: {:?} {} (API {}) at {}",
-        info.kind,
-        info.version,
-        info.api_version,
-        info.socket.display()
-    );
-    println!(
-        "{:<34} {:>5} {:>9} {:>9} {:>9}",
-        "series", "runs", "p50 ms", "p90 ms", "mean ms"
-    );
-    for s in &all {
-        println!(
-            "{:<34} {:>5} {:>9.2} {:>9.2} {:>9.2}",
-            s.name, s.runs, s.p50_ms, s.p90_ms, s.mean_ms
-        );
+    println!("{}", report::engine_header(engine));
+    report::table(&all);
+    let relay = report::relayed(backend);
+    for line in report::summary(&all, relay) {
+        println!("{line}");
     }
     let p50 = |prefix: &str| {
         all.iter()
             .find(|s| s.name.starts_with(prefix))
             .map(|s| s.p50_ms)
     };
-    if let Some(lib) = p50("pocketdock library run(\"true\") via helper") {
-        println!("library run(\"true\") through the helper: p50 {lib:.2} ms (target <= 2 ms)");
-    } else if let (Some(lib), Some(floor)) = (
-        p50("pocketdock library run(\"true\") via"),
-        p50("engine floor"),
-    ) {
-        // A remote engine, or exec forced: the helper's target does not apply.
-        println!(
-            "library run(\"true\") through the engine's exec: p50 {lib:.2} ms, {:.2}x the engine's floor",
-            lib / floor
-        );
-    }
     if let (Some(ours), Some(theirs)) = (
         p50("pocketdock run NAME"),
         all.iter()
@@ -88,13 +74,7 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
             ours / theirs.p50_ms
         );
     }
-    match rss {
-        Some(kib) => println!(
-            "helper resident memory: {:.2} MB (target <= 2 MB)",
-            kib as f64 / 1024.0
-        ),
-        None => println!("helper: none answered (POCKETDOCK_EXEC_VIA=exec, or it cannot run here)"),
-    }
+    println!("{}", report::helper_memory(rss));
     if let (Some(with), Some(without), Some(_)) =
         (p50("create + helper"), p50("create, no helper"), rss)
     {
@@ -107,20 +87,20 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
 }
 
 async fn measure(
-    engine: &Engine,
+    backend: &Backend,
     sandbox: &Sandbox,
     a: &Args,
     runs: usize,
 ) -> Result<Vec<Series>, Error> {
     let opts = RunOptions::default();
-    let by_exec = Sandbox::attach(&engine.with_exec_via(ExecVia::Exec), sandbox.name());
+    let by_exec = exec_only(backend, sandbox.name());
     let mut floor = Vec::with_capacity(runs);
     let mut lib = Vec::with_capacity(runs);
     let mut lib_exec = Vec::with_capacity(runs);
     let mut via = Via::Exec;
     for i in 0..a.warmup + runs {
         let started = Instant::now();
-        raw_exec(engine, sandbox.name()).await?;
+        raw_exec(backend, sandbox.name()).await?;
         let floor_time = started.elapsed();
         let started = Instant::now();
         let result = checked(sandbox.run("true", &opts).await?)?;
@@ -140,45 +120,57 @@ async fn measure(
         Via::Exec => "exec (no helper)",
     };
     let mut out = vec![
-        series("engine floor (create+start+inspect)", floor),
+        series(report::floor_name(backend), floor),
         series(format!("pocketdock library run(\"true\") via {via}"), lib),
         series("pocketdock library run(\"true\"), exec forced", lib_exec),
     ];
-    if a.cli {
-        let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
-        let info = engine.info();
-        let tool = info.kind.cli();
-        let mut ours = Vec::with_capacity(runs);
-        let mut theirs = Vec::with_capacity(runs);
-        for i in 0..a.warmup + runs {
-            let our_time = time_cmd(
-                &me,
-                &[
-                    "--socket",
-                    &info.socket.to_string_lossy(),
-                    "run",
-                    sandbox.name(),
-                    "true",
-                ],
-                &[],
-            )
-            .await?;
-            let docker_host = format!("unix://{}", info.socket.display());
-            let their_time = time_cmd(
-                Path::new(tool),
-                &["exec", sandbox.name(), "true"],
-                &[("DOCKER_HOST", &docker_host)],
-            )
-            .await?;
-            if i >= a.warmup {
-                ours.push(our_time);
-                theirs.push(their_time);
-            }
-        }
-        out.push(series("pocketdock run NAME true (CLI)", ours));
-        out.push(series(format!("{tool} exec NAME true (CLI)"), theirs));
+    if let Some(engine) = backend.as_engine().filter(|_| a.cli) {
+        out.extend(cli(engine, sandbox, a, runs).await?);
     }
     Ok(out)
+}
+
+/// `pocketdock run NAME true` against the engine's own CLI `exec`.
+async fn cli(
+    engine: &Engine,
+    sandbox: &Sandbox,
+    a: &Args,
+    runs: usize,
+) -> Result<Vec<Series>, Error> {
+    let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
+    let info = engine.info();
+    let tool = info.kind.cli();
+    let mut ours = Vec::with_capacity(runs);
+    let mut theirs = Vec::with_capacity(runs);
+    for i in 0..a.warmup + runs {
+        let our_time = time_cmd(
+            &me,
+            &[
+                "--socket",
+                &info.socket.to_string_lossy(),
+                "run",
+                sandbox.name(),
+                "true",
+            ],
+            &[],
+        )
+        .await?;
+        let docker_host = format!("unix://{}", info.socket.display());
+        let their_time = time_cmd(
+            Path::new(tool),
+            &["exec", sandbox.name(), "true"],
+            &[("DOCKER_HOST", &docker_host)],
+        )
+        .await?;
+        if i >= a.warmup {
+            ours.push(our_time);
+            theirs.push(their_time);
+        }
+    }
+    Ok(vec![
+        series("pocketdock run NAME true (CLI)", ours),
+        series(format!("{tool} exec NAME true (CLI)"), theirs),
+    ])
 }
 
 fn checked(r: crate::sandbox::ExecResult) -> Result<crate::sandbox::ExecResult, Error> {
@@ -214,17 +206,27 @@ async fn creates(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<Vec<
     ])
 }
 
+/// A handle on `name` whose commands take the backend's exec: an engine
+/// told so, or on Kubernetes a handle that did not create the pod (only
+/// the creating handle starts the helper's relay).
+fn exec_only(backend: &Backend, name: &str) -> Sandbox {
+    match backend.as_engine() {
+        Some(engine) => Sandbox::attach(&engine.with_exec_via(ExecVia::Exec), name),
+        None => Sandbox::attach_on(backend, name),
+    }
+}
+
 /// The floor: exactly the three calls an exec needs, nothing else.
-async fn raw_exec(engine: &Engine, container: &str) -> Result<(), Error> {
+async fn raw_exec(backend: &Backend, container: &str) -> Result<(), Error> {
     let spec = ExecSpec {
         cmd: vec!["true".into()],
         ..ExecSpec::default()
     };
-    let id = engine.exec_create(container, &spec).await?;
-    let mut out = engine.exec_start(&id, false).await?;
+    let id = backend.exec_create(container, &spec).await?;
+    let mut out = backend.exec_start(&id, false).await?;
     while out.next(&mut |_, _| {}).await? {}
     loop {
-        let i = engine.exec_inspect(&id).await?;
+        let i = backend.exec_inspect(&id).await?;
         if !i.running && i.exit_code.is_some() {
             return Ok(());
         }

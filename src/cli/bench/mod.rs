@@ -7,12 +7,14 @@ mod files;
 mod job;
 mod memory;
 mod pool;
+mod report;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::Context;
+use crate::backend::Backend;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::{Sandbox, SandboxSpec};
@@ -58,6 +60,9 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Where to measure (`exec` only on Kubernetes).
+    #[command(flatten)]
+    backend: super::backend_args::BackendArgs,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -83,9 +88,15 @@ pub(crate) fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Ser
     }
 }
 
-pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
+    if a.backend.is_kubernetes(ctx) {
+        on_kubernetes(a.suite)?;
+        let backend = a.backend.connect_quietly(ctx).await?;
+        return exec::run(ctx, &backend, a).await;
+    }
+    let engine = &ctx.engine().await?;
     match a.suite {
-        Suite::Exec => exec::run(ctx, engine, a).await,
+        Suite::Exec => exec::run(ctx, &Backend::from(engine), a).await,
         Suite::Files => files::run(ctx, engine, a).await,
         Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
@@ -94,8 +105,25 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
     }
 }
 
+/// Whether `suite` can measure on Kubernetes: only `exec` does.
+fn on_kubernetes(suite: Suite) -> Result<(), Error> {
+    if suite == Suite::Exec {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        what: "benchmark on Kubernetes",
+        value: format!("{suite:?}").to_lowercase(),
+        expected: "`exec`: the other suites measure an engine (`--backend engine`)",
+    })
+}
+
 /// The sandbox a suite measures in (removed by the suite when done).
 async fn bench_sandbox(ctx: &Context, engine: &Engine, a: &Args) -> Result<Sandbox, Error> {
+    bench_sandbox_on(ctx, &Backend::from(engine), a).await
+}
+
+/// [`bench_sandbox`] on `backend`.
+async fn bench_sandbox_on(ctx: &Context, backend: &Backend, a: &Args) -> Result<Sandbox, Error> {
     let base = super::context::resolve_spec(
         ctx.project_lenient(),
         Some(&a.profile),
@@ -109,7 +137,7 @@ async fn bench_sandbox(ctx: &Context, engine: &Engine, a: &Args) -> Result<Sandb
         cpu_percent: 100,
         ..base
     };
-    Sandbox::create(engine, &spec).await
+    Sandbox::create_on(backend, &spec).await
 }
 
 /// Run a program to completion (output discarded); its wall time.
@@ -150,4 +178,24 @@ async fn time_cmd_in(
         });
     }
     Ok(elapsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exec_suite_measures_on_kubernetes() {
+        assert!(on_kubernetes(Suite::Exec).is_ok());
+        for suite in [
+            Suite::Files,
+            Suite::Memory,
+            Suite::Apply,
+            Suite::Job,
+            Suite::Pool,
+        ] {
+            let e = on_kubernetes(suite).unwrap_err().to_string();
+            assert!(e.contains("`exec`"), "{suite:?}: {e}");
+        }
+    }
 }
