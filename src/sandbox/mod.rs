@@ -225,18 +225,7 @@ impl Sandbox {
             let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
             return Err(e);
         }
-        if helper_is_init {
-            sandbox.agent_started();
-        } else if dir.is_some() {
-            // Not fatal: commands then take the engine's exec.
-            let _ = sandbox.agent_launch().await;
-        } else if helper.via != crate::engine::ExecVia::Exec
-            && !backend
-                .capabilities()
-                .has(crate::backend::Capability::HelperMount)
-        {
-            sandbox.agent_relay_soon();
-        }
+        sandbox.agent_bring_up(helper_is_init).await;
         Ok(sandbox)
     }
 

@@ -15,8 +15,9 @@ use tokio::sync::OnceCell;
 
 use super::relay::Relay;
 use super::{Conn, RELAUNCH_EVERY};
+use crate::backend::Capability;
 use crate::engine::transport::full;
-use crate::engine::ExecSpec;
+use crate::engine::{ExecSpec, ExecVia};
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
@@ -88,10 +89,26 @@ impl Sandbox {
             .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "the helper did not answer"))?
     }
 
+    /// Bring up the helper of a sandbox this handle just created: as its
+    /// first process it comes up by itself; with a mounted socket, one
+    /// detached exec launches it; elsewhere, its relay. Not fatal:
+    /// commands then take the engine's exec.
+    pub(crate) async fn agent_bring_up(&self, is_init: bool) {
+        if is_init {
+            self.agent_started();
+        } else if self.agent_dir_known().is_some() {
+            let _ = self.agent_launch().await;
+        } else if self.engine().agent_config().via != ExecVia::Exec
+            && !self.backend.capabilities().has(Capability::HelperMount)
+        {
+            self.agent_relay_soon();
+        }
+    }
+
     /// For a sandbox this handle just created where no socket can be
     /// shared: start its relay in the background, ready for the first
     /// command (which waits for it).
-    pub(crate) fn agent_relay_soon(&self) {
+    fn agent_relay_soon(&self) {
         let slot = &self.agent.relay;
         slot.wanted.store(true, Ordering::SeqCst);
         slot.fresh.store(true, Ordering::SeqCst);
