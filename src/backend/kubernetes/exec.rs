@@ -21,8 +21,12 @@ use crate::event::StreamKind;
 /// How long a command runs before its pod is watched.
 const WATCH_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// Finished commands kept for their status before the oldest are dropped.
+/// Commands kept before finished ones are dropped.
 const KEPT: usize = 1024;
+/// How long a finished command's status is kept for a caller that has not
+/// read it yet: the run that started it reads it as soon as its output
+/// ends, however many other commands finish meanwhile.
+const UNREAD_KEPT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The commands of one backend, by id.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +39,23 @@ struct Entry {
     started: bool,
     running: bool,
     exit_code: Option<i64>,
+    /// When it finished; `None` while it has not.
+    finished: Option<std::time::Instant>,
+    /// Its status was read once it had finished.
+    read: bool,
+}
+
+impl Entry {
+    /// Whether a full table keeps it: not started, running, or finished
+    /// a moment ago with its status not read yet.
+    fn kept(&self, now: std::time::Instant) -> bool {
+        !self.started
+            || self.running
+            || (!self.read
+                && self
+                    .finished
+                    .is_none_or(|t| now.duration_since(t) < UNREAD_KEPT))
+    }
 }
 
 impl Execs {
@@ -47,11 +68,34 @@ impl Execs {
         f(&mut map)
     }
 
+    /// Record a new command, dropping what a full table need not keep.
+    fn insert(&self, id: &str, pod: &str, spec: &ExecSpec) {
+        self.with(|m| {
+            if m.len() >= KEPT {
+                let now = std::time::Instant::now();
+                m.retain(|_, e| e.kept(now));
+            }
+            m.insert(
+                id.to_string(),
+                Entry {
+                    pod: pod.to_string(),
+                    spec: spec.clone(),
+                    started: false,
+                    running: false,
+                    exit_code: None,
+                    finished: None,
+                    read: false,
+                },
+            );
+        });
+    }
+
     fn finish(&self, id: &str, exit_code: Option<i64>) {
         self.with(|m| {
             if let Some(e) = m.get_mut(id) {
                 e.running = false;
                 e.exit_code = exit_code;
+                e.finished = Some(std::time::Instant::now());
             }
         });
     }
@@ -118,21 +162,7 @@ impl Kubernetes {
     /// Record a command to run in `pod`; its id.
     pub(in crate::backend) fn exec_create(&self, pod: &str, spec: &ExecSpec) -> String {
         let id = format!("k8s-exec-{:016x}", fastrand::u64(..));
-        self.execs.with(|m| {
-            if m.len() >= KEPT {
-                m.retain(|_, e| e.running || !e.started);
-            }
-            m.insert(
-                id.clone(),
-                Entry {
-                    pod: pod.to_string(),
-                    spec: spec.clone(),
-                    started: false,
-                    running: false,
-                    exit_code: None,
-                },
-            );
-        });
+        self.execs.insert(&id, pod, spec);
         id
     }
 
@@ -256,10 +286,13 @@ impl Kubernetes {
     pub(in crate::backend) fn exec_state(&self, id: &str) -> Result<ExecInspect> {
         self.execs
             .with(|m| {
-                m.get(id).map(|e| ExecInspect {
-                    running: e.running,
-                    exit_code: e.exit_code,
-                    pid: 0,
+                m.get_mut(id).map(|e| {
+                    e.read |= e.started && !e.running;
+                    ExecInspect {
+                        running: e.running,
+                        exit_code: e.exit_code,
+                        pid: 0,
+                    }
                 })
             })
             .ok_or_else(|| unknown(id))
@@ -296,6 +329,46 @@ async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_table_keeps_a_finished_status_nobody_has_read() {
+        let execs = Execs::default();
+        let spec = ExecSpec::default();
+        let start = |id: &str| {
+            execs.with(|m| {
+                let e = m.get_mut(id).unwrap();
+                e.started = true;
+                e.running = true;
+            });
+        };
+        // One command finishes; its run has not read its status yet.
+        execs.insert("pending", "pod", &spec);
+        start("pending");
+        execs.finish("pending", Some(3));
+        // Many others start, finish and are read, filling the table.
+        for i in 0..KEPT + 10 {
+            let id = format!("done-{i}");
+            execs.insert(&id, "pod", &spec);
+            start(&id);
+            execs.finish(&id, Some(0));
+            execs.with(|m| m.get_mut(&id).unwrap().read = true);
+        }
+        let held = execs.with(|m| m.len());
+        assert!(held <= KEPT, "the table is bounded: {held}");
+        let status = execs.with(|m| m.get("pending").map(|e| e.exit_code));
+        assert_eq!(status, Some(Some(3)), "the unread status was dropped");
+        // Once read, or once old, it may go.
+        let now = std::time::Instant::now();
+        execs.with(|m| {
+            let e = m.get_mut("pending").unwrap();
+            assert!(e.kept(now));
+            e.finished = Some(now - UNREAD_KEPT);
+            assert!(!e.kept(now));
+            e.finished = Some(now);
+            e.read = true;
+            assert!(!e.kept(now));
+        });
+    }
 
     #[test]
     fn directory_and_environment_wrap_the_command() {
