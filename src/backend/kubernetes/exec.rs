@@ -26,7 +26,7 @@ const KEPT: usize = 1024;
 /// How long a finished command's status is kept for a caller that has not
 /// read it yet: the run that started it reads it as soon as its output
 /// ends, however many other commands finish meanwhile.
-const UNREAD_KEPT: std::time::Duration = std::time::Duration::from_secs(60);
+const UNREAD_KEPT: std::time::Duration = std::time::Duration::from_mins(1);
 
 /// The commands of one backend, by id.
 #[derive(Debug, Clone, Default)]
@@ -362,9 +362,8 @@ mod tests {
         execs.with(|m| {
             let e = m.get_mut("pending").unwrap();
             assert!(e.kept(now));
-            e.finished = Some(now - UNREAD_KEPT);
-            assert!(!e.kept(now));
             e.finished = Some(now);
+            assert!(!e.kept(now + UNREAD_KEPT));
             e.read = true;
             assert!(!e.kept(now));
         });
