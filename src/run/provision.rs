@@ -355,15 +355,21 @@ impl Provisioner {
             self.remove(lost).await.err()
         };
         lost.keep();
+        self.told_released(sb, lost, self.keep, left);
+    }
+
+    /// Tell sandbox `sb` released (not recycled), with a warning when its
+    /// container was `left`.
+    fn told_released(&self, sb: usize, sandbox: &Sandbox, kept: bool, left: Option<String>) {
         if let Some(why) = &left {
             self.events.emit(EventKind::Warning {
-                message: format!("could not remove sandbox {}: {why}", lost.name()),
+                message: format!("could not remove sandbox {}: {why}", sandbox.name()),
             });
         }
         self.events.emit(EventKind::SandboxReleased {
             sandbox: self.plan.sandboxes[sb].id.clone(),
-            container: lost.name().to_string(),
-            kept: self.keep,
+            container: sandbox.name().to_string(),
+            kept,
             recycled: false,
             left: left.map(|why| first_line(&why).to_string()),
         });
@@ -402,18 +408,7 @@ impl Provisioner {
         // Released is final: a container the engine would not remove is
         // recorded `left` for `doctor`, not retried by the handle's drop.
         sandbox.keep();
-        if let Some(why) = &left {
-            self.events.emit(EventKind::Warning {
-                message: format!("could not remove sandbox {}: {why}", sandbox.name()),
-            });
-        }
-        self.events.emit(EventKind::SandboxReleased {
-            sandbox: self.plan.sandboxes[sb].id.clone(),
-            container: sandbox.name().to_string(),
-            kept: keep,
-            recycled: false,
-            left: left.map(|why| first_line(&why).to_string()),
-        });
+        self.told_released(sb, sandbox, keep, left);
     }
 
     /// Reset instance `sb`'s container for a later instance; one that
