@@ -63,6 +63,7 @@ tests() {
       tests/serve.rs) sel=(-p pocketdock-agent --test serve) ;;
       tests/cgroup.rs) sel=(-p pocketdock-agent --test cgroup) ;;
       tests/relay.rs) sel=(-p pocketdock-agent --test relay) ;;
+      tests/init.rs) sel=(-p pocketdock-agent --test init) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
     esac

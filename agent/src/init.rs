@@ -16,7 +16,10 @@
 //! Only a signal from outside the sandbox (the engine's stop: the kernel
 //! reports sender pid 0) ends it: it is passed on to every process, and
 //! the sandbox ends once they are gone. A process in the sandbox that
-//! signals PID 1 is ignored.
+//! signals PID 1 is ignored. The host may also end it through the helper
+//! (`END`): the helper kills every other process and exits with [`ENDED`],
+//! and init then ends too, so the container stops by itself before its
+//! removal (which then needs no kill).
 
 use std::ffi::c_int;
 use std::os::unix::net::UnixStream;
@@ -28,6 +31,9 @@ use crate::{signals, sys, user};
 /// The signals that stop a sandbox from outside: `SIGHUP`, `SIGINT`,
 /// `SIGQUIT`, `SIGTERM`.
 const STOP_SIGNALS: [c_int; 4] = [1, 2, 3, 15];
+
+/// The helper's exit code after an `END` request: the sandbox ends.
+pub const ENDED: i32 = 86;
 
 /// A helper that dies this soon after its start waits this long before
 /// the next one, so that one that cannot run does not spin.
@@ -68,9 +74,13 @@ pub fn run(socket: &str, user: Option<&str>, command: &[String]) -> i32 {
     let mut helper = start_helper(socket, user);
     loop {
         match sys::reap_any() {
-            Ok(pid) => {
+            Ok((pid, code)) => {
                 let was_helper = helper.as_ref().is_some_and(|(c, _)| c.id() as i32 == pid);
-                if was_helper && !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                if was_helper && code == Some(ENDED) {
+                    // It killed the rest; what forked since goes too.
+                    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let _ = sys::send_signal(-1, 9);
+                } else if was_helper && !stopping.load(std::sync::atomic::Ordering::SeqCst) {
                     if helper
                         .as_ref()
                         .is_some_and(|(_, t)| t.elapsed() < RESTART_PAUSE)
@@ -88,6 +98,19 @@ pub fn run(socket: &str, user: Option<&str>, command: &[String]) -> i32 {
             }
         }
     }
+}
+
+/// Whether the sandbox's first process is this binary's `init`.
+pub fn is_ours() -> bool {
+    let Ok(cmdline) = std::fs::read("/proc/1/cmdline") else {
+        return false;
+    };
+    let mut args = cmdline.split(|b| *b == 0);
+    let exe = std::env::args_os().next();
+    matches!(
+        (args.next(), args.next(), exe),
+        (Some(first), Some(b"init"), Some(exe)) if first == exe.as_encoded_bytes()
+    )
 }
 
 /// The image's command, as `user` (with that user's HOME) when given.

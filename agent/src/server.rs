@@ -133,8 +133,28 @@ fn handle(mut stream: UnixStream, allow_local: bool, user: Option<String>) {
         wire::tag::INFO => {
             let _ = wire::write_frame(&mut stream, wire::tag::ACK, info().as_bytes());
         }
+        wire::tag::END => end(&mut stream),
         _ => {}
     }
+}
+
+/// `END`: the sandbox stops by itself, so that the engine's removal needs
+/// no kill (Podman waits for a killed container in 100 ms polls).
+fn end(stream: &mut UnixStream) {
+    // Only the child of the helper's own init: any other first process
+    // would outlive this.
+    if std::os::unix::process::parent_id() != 1 || !crate::init::is_ours() {
+        let _ = wire::write_frame(
+            stream,
+            wire::tag::FALLBACK,
+            b"the helper is not the sandbox's init",
+        );
+        return;
+    }
+    // Every process but init and this one (kill(-1) spares both).
+    let _ = crate::sys::send_signal(-1, 9);
+    let _ = wire::write_frame(stream, wire::tag::ACK, b"");
+    std::process::exit(crate::init::ENDED);
 }
 
 /// The INFO answer: `key=value` lines, the cgroup's figures last

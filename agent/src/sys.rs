@@ -165,16 +165,18 @@ pub fn wait_with_usage(pid: u32) -> io::Result<Reaped> {
     })
 }
 
-/// Wait for any child to end and reap it; its pid. An error when there is
-/// none left.
-pub fn reap_any() -> io::Result<i32> {
+/// Wait for any child to end and reap it; its pid and, when it exited
+/// rather than being killed, its exit code. An error when there is none
+/// left.
+pub fn reap_any() -> io::Result<(i32, Option<i32>)> {
     let mut status: c_int = 0;
     let mut usage = Rusage::default();
     loop {
         // SAFETY: `status` and `usage` are writable and sized as wait4 expects.
         let pid = unsafe { wait4(-1, &raw mut status, 0, &raw mut usage) };
         if pid > 0 {
-            return Ok(pid);
+            use std::os::unix::process::ExitStatusExt;
+            return Ok((pid, std::process::ExitStatus::from_raw(status).code()));
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {

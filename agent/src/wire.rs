@@ -45,6 +45,11 @@ pub mod tag {
     /// Request: list the sandbox's processes (answered with [`ACK`],
     /// `pid start` lines: start in clock ticks since boot).
     pub const PROCS: u8 = b'L';
+    /// Request: end the sandbox. A helper whose parent is the sandbox's
+    /// first process (`init`) kills every other process, answers [`ACK`]
+    /// and exits, and the sandbox ends with it; any other answers
+    /// [`FALLBACK`].
+    pub const END: u8 = b'Z';
     /// Client → helper during a run: stdin bytes.
     pub const STDIN: u8 = b'I';
     /// Client → helper during a run: close stdin.

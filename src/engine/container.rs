@@ -116,15 +116,23 @@ impl Engine {
     }
 
     async fn remove_container_call(&self, id: &str, force: bool) -> Result<()> {
-        let result = self
-            .transport()
-            .unit(
-                "remove container",
-                Method::DELETE,
-                &format!("/containers/{}?force={force}&v=1", encode(id)),
-                None,
-            )
-            .await;
+        let mut result = self.delete_container(id, force).await;
+        // Podman, when the container stopped by itself (its helper ended
+        // it) between the removal's look at its state and its kill: the
+        // kill fails on a stopped container. The next look sees it stopped.
+        for _ in 0..5 {
+            match &result {
+                Err(Error::Api {
+                    status: 500,
+                    message,
+                    ..
+                }) if message.contains("state improper") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    result = self.delete_container(id, force).await;
+                }
+                _ => break,
+            }
+        }
         match result {
             Err(Error::Api {
                 status: 409,
@@ -144,6 +152,17 @@ impl Engine {
             }
             other => other,
         }
+    }
+
+    async fn delete_container(&self, id: &str, force: bool) -> Result<()> {
+        self.transport()
+            .unit(
+                "remove container",
+                Method::DELETE,
+                &format!("/containers/{}?force={force}&v=1", encode(id)),
+                None,
+            )
+            .await
     }
 
     /// `POST /containers/{id}/rename?name=`: the engine refuses a name in use.

@@ -418,7 +418,10 @@ impl Sandbox {
             return Ok(Shutdown::Stopped);
         }
         // Nothing in a removed sandbox outlives it, so there is nothing to
-        // wait for: kill and remove in one call.
+        // wait for: its helper ends it, or the removal kills it.
+        if inspect.state.running {
+            self.agent_end().await;
+        }
         self.backend
             .remove_container(&self.name, true)
             .await

@@ -40,8 +40,8 @@ pub(crate) struct Pristine {
     /// `pid start` of the processes there before any command.
     keep: Vec<String>,
     /// The image's files at each tmpfs mount point, as a tar of the mount
-    /// (`None`: nothing there).
-    baseline: Vec<(String, Option<Bytes>)>,
+    /// (`None`: nothing there), and whether any of them is root's.
+    baseline: Vec<(String, Option<Bytes>, bool)>,
 }
 
 impl Sandbox {
@@ -53,7 +53,9 @@ impl Sandbox {
         let mounts = self.tmpfs.get().cloned().unwrap_or_default();
         let mut baseline = Vec::with_capacity(mounts.len());
         for m in &mounts {
-            baseline.push((m.clone(), self.baseline_of(m).await?));
+            let tar = self.baseline_of(m).await?;
+            let root = tar.is_some() && self.holds_root_files(m).await;
+            baseline.push((m.clone(), tar, root));
         }
         // A helper launched a moment ago is waited for: it is then one of
         // the processes spared.
@@ -80,9 +82,9 @@ impl Sandbox {
             Some(result) => result?,
             None => self.reset_via_exec(&req).await?,
         }
-        for (mount, tar) in &p.baseline {
+        for (mount, tar, root) in &p.baseline {
             if let Some(tar) = tar {
-                self.put_back(&parent_of(mount), tar).await?;
+                self.put_back(&parent_of(mount), tar, *root).await?;
             }
         }
         Ok(())
@@ -90,8 +92,8 @@ impl Sandbox {
 
     /// Extract `tar` into `parent`: as one command (through the helper,
     /// no engine exec) when nothing in it is root's, else as root.
-    async fn put_back(&self, parent: &str, tar: &Bytes) -> Result<()> {
-        if !owns_root_files(tar) {
+    async fn put_back(&self, parent: &str, tar: &Bytes, root: bool) -> Result<()> {
+        if !root {
             use base64::Engine as _;
             let b64 = base64::engine::general_purpose::STANDARD.encode(tar);
             let cmd = format!("printf %s '{b64}' | base64 -d | tar -x -f - -C '{parent}'");
@@ -105,6 +107,23 @@ impl Sandbox {
         }
         self.put_via_exec(parent, crate::engine::transport::full(tar.clone()))
             .await
+    }
+
+    /// Whether anything at `mount`, itself included, is root's, as the
+    /// sandbox sees it. The archive's owners cannot say: Podman's gives
+    /// root for files that are the user's. Unknown counts as root's.
+    async fn holds_root_files(&self, mount: &str) -> bool {
+        let opts = super::RunOptions {
+            user: Some("0".into()),
+            timeout: super::Timeout::After(RESET_TIMEOUT),
+            env: vec![("PD_MOUNT".into(), mount.into())],
+            ..super::RunOptions::default()
+        };
+        let cmd = r#"command -v find > /dev/null && find "$PD_MOUNT" -xdev -user 0 | head -n 1"#;
+        match self.run(cmd, &opts).await {
+            Ok(r) if r.ok => !r.stdout.trim().is_empty(),
+            _ => true,
+        }
     }
 
     /// A new handle on this container for its next user: none of this
@@ -184,21 +203,6 @@ impl Sandbox {
         let empty = tar.get(512..1024).is_none_or(|b| b.iter().all(|&x| x == 0));
         Ok((!empty).then_some(tar))
     }
-}
-
-/// Whether an entry of `tar` is root's (or the archive cannot be read).
-fn owns_root_files(tar: &[u8]) -> bool {
-    let mut archive = tar::Archive::new(tar);
-    let Ok(entries) = archive.entries() else {
-        return true;
-    };
-    for entry in entries {
-        match entry.ok().and_then(|e| e.header().uid().ok()) {
-            Some(uid) if uid != 0 => {}
-            _ => return true,
-        }
-    }
-    false
 }
 
 fn parent_of(path: &str) -> String {

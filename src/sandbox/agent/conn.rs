@@ -138,6 +138,18 @@ impl Conn {
         }
     }
 
+    /// Send [`wire::tag::END`] and wait for the helper to go: its answer,
+    /// then the connection closed by its exit.
+    pub(crate) async fn end(mut self) -> io::Result<()> {
+        self.send(wire::tag::END, &[]).await?;
+        match self.next().await? {
+            Some((wire::tag::ACK, _)) => {}
+            _ => return Err(io::Error::other("the helper would not end the sandbox")),
+        }
+        while self.next().await?.is_some() {}
+        Ok(())
+    }
+
     /// Send one request and read its one [`wire::tag::ACK`] frame.
     pub(crate) async fn ask(mut self, tag: u8, payload: &[u8]) -> io::Result<Bytes> {
         self.send(tag, payload).await?;

@@ -42,6 +42,9 @@ const LAUNCH_GRACE: Duration = Duration::from_millis(1500);
 const SIGNAL_TIMEOUT: Duration = Duration::from_secs(3);
 /// A helper found dead is relaunched at most this often per handle.
 const RELAUNCH_EVERY: Duration = Duration::from_secs(5);
+/// How long ending a sandbox through its helper may take before the
+/// removal kills it instead.
+const END_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Which path a command took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -535,6 +538,22 @@ impl Sandbox {
         let mut s = self.agent.state();
         s.init = true;
         s.launched = Some(Instant::now());
+    }
+
+    /// End the sandbox through its helper when that is its first process:
+    /// every process killed, the container stops by itself, and its
+    /// removal needs no kill, which costs Podman a 100 ms poll. False when
+    /// it could not (the removal then kills).
+    pub(crate) async fn agent_end(&self) -> bool {
+        if !self.agent_is_init() {
+            return false;
+        }
+        let work = async { self.agent_open().await?.ok()?.end().await.ok() };
+        tokio::time::timeout(END_TIMEOUT, work)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
     }
 
     /// Whether the helper is the sandbox's first process, as far as this
