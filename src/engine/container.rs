@@ -154,6 +154,20 @@ impl Engine {
         }
     }
 
+    /// `POST /containers/{id}/wait?condition=not-running`, within `limit`:
+    /// back once the engine has seen the container stop.
+    pub async fn wait_not_running(&self, id: &str, limit: std::time::Duration) -> Result<()> {
+        self.transport()
+            .unit_within(
+                "wait for the container to stop",
+                Method::POST,
+                &format!("/containers/{}/wait?condition=not-running", encode(id)),
+                None,
+                Some(limit),
+            )
+            .await
+    }
+
     async fn delete_container(&self, id: &str, force: bool) -> Result<()> {
         self.transport()
             .unit(

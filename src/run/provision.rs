@@ -465,7 +465,7 @@ impl Provisioner {
     /// one has had its deadline already.
     async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
         sandbox.stop_background().await;
-        sandbox.agent_end().await;
+        sandbox.end_for_removal().await;
         let mut result = self.force_remove(sandbox).await;
         if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {
             result = self.force_remove(sandbox).await;

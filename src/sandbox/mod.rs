@@ -420,7 +420,7 @@ impl Sandbox {
         // Nothing in a removed sandbox outlives it, so there is nothing to
         // wait for: its helper ends it, or the removal kills it.
         if inspect.state.running {
-            self.agent_end().await;
+            self.end_for_removal().await;
         }
         self.backend
             .remove_container(&self.name, true)
@@ -428,6 +428,26 @@ impl Sandbox {
             .map_err(|e| self.gone_on_404(e))?;
         self.agent_discard();
         Ok(Shutdown::Removed)
+    }
+
+    /// Before a removal: end the sandbox through its helper, so that the
+    /// engine removes a stopped container rather than kill one. Docker is
+    /// then waited for until it has seen the stop, which its removal would
+    /// otherwise race with a kill (10-15 ms more); Podman's removal sees
+    /// it at once, and its wait polls every 250 ms.
+    pub(crate) async fn end_for_removal(&self) {
+        if !self.agent_end().await {
+            return;
+        }
+        if let Some(engine) = self
+            .backend
+            .as_engine()
+            .filter(|e| e.info().kind == crate::engine::EngineKind::Docker)
+        {
+            let _ = engine
+                .wait_not_running(&self.name, std::time::Duration::from_secs(2))
+                .await;
+        }
     }
 
     /// Restart the container: processes end, the filesystem stays. With
