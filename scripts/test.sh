@@ -24,7 +24,9 @@ esac
 declare -A socket=([podman]=/run/podman/podman.sock [docker]=/var/run/docker.sock)
 failed=()
 
-step() { printf '\n== %s\n' "$*" >&2; }
+# Each step says how long the run has taken so far, for the CI log.
+start=$SECONDS
+step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*" >&2; }
 
 flaky=()
 # Counted skips: each test the harness skips (`skip` in
@@ -175,6 +177,7 @@ rm -f "$POCKETDOCK_SKIP_LOG"
 if [ ${#flaky[@]} -gt 0 ]; then
   printf '\nFLAKY (failed, then passed alone): %s\n' "${flaky[@]}" >&2
 fi
+step "summary"
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2
   exit 1

@@ -171,7 +171,7 @@ pub(super) fn no_new_privileges_warning(spec: &SandboxSpec) -> String {
         "no-new-privileges is off for this sandbox: image {} runs as a user other than \
          root and the sandbox has no in-sandbox helper to start its command (the engine's \
          exec path), so on Docker pocketdock's root commands in it would have no \
-         capabilities. Use the helper (unset POCKETDOCK_EXEC), or an image whose user is \
+         capabilities. Use the helper (unset POCKETDOCK_EXEC_VIA), or an image whose user is \
          root, or say `no_new_privileges: false` to silence this",
         spec.image
     )

@@ -134,6 +134,19 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
             "{r:?}"
         );
     }
+    // Another handle (another process, in practice) starts its own relay
+    // and finds the helper already copied in: measured the same way.
+    let other = Sandbox::attach_on(&backend, &name)
+        .run("echo again", &RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (other.stdout.as_str(), other.via),
+        ("again\n", expected_via())
+    );
+    if other.via == Via::Agent {
+        assert!(other.peak_memory_bytes.is_some(), "{other:?}");
+    }
     let in_tmp = RunOptions {
         env: vec![("GREETING".into(), "hi".into())],
         workdir: Some("/tmp".into()),

@@ -156,6 +156,15 @@ fn create_run_and_files_over_tcp_with_tls() {
     pd.cmd(["run", &name, "echo hi from $(hostname)"])
         .code(0)
         .stdout_has("hi from");
+    // Each `pocketdock` process reaches the helper its `create` copied in
+    // through a relay of its own: the command is measured.
+    let json: serde_json::Value =
+        serde_json::from_str(&pd.cmd(["run", "--json", &name, "true"]).code(0).stdout()).unwrap();
+    assert_eq!(json["via"], "agent", "{json}");
+    assert!(
+        json["peak_memory_bytes"].as_u64().is_some_and(|b| b > 0),
+        "{json}"
+    );
     pd.cmd(["push", &name, "hello.txt", "/tmp/hello.txt"])
         .code(0);
     pd.cmd(["run", &name, "cat /tmp/hello.txt"])

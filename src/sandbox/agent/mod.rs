@@ -119,6 +119,9 @@ struct State {
     relaunched: Option<Instant>,
     /// Who commands naming no user run as.
     user: ImageUser,
+    /// The container carries pocketdock's label: a handle that did not
+    /// create it may still copy the helper in (see `route`).
+    managed: bool,
 }
 
 impl Slot {
@@ -151,6 +154,7 @@ impl Slot {
             inspect.config.cmd.as_deref(),
         );
         state.user = ImageUser::of(inspect.label(labels::USER).map(str::to_string));
+        state.managed = inspect.label(labels::MANAGED).is_some();
     }
 }
 
@@ -558,6 +562,11 @@ impl Sandbox {
 
     /// Whether the helper is the sandbox's first process, as far as this
     /// handle knows.
+    /// Whether an inspect showed pocketdock's label on the container.
+    pub(crate) fn agent_managed(&self) -> bool {
+        self.agent.state().managed
+    }
+
     pub(crate) fn agent_is_init(&self) -> bool {
         self.agent.state().init
     }

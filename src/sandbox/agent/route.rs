@@ -1,8 +1,10 @@
 //! Which way a connection to a sandbox's helper goes: its socket, in a
 //! directory this host shares with the sandbox, or a channel of the relay
 //! (`relay.rs`) where none can be shared: a pod, or a container of a
-//! remote engine. The handle that creates such a sandbox starts its relay;
-//! other handles use the engine's exec, as for a sandbox without helper.
+//! remote engine. The handle that creates such a sandbox starts its relay
+//! at once; another handle starts its own at its first command (copying
+//! the helper in only if it is not there), so that its commands are
+//! measured too. Where no relay can run, commands use the engine's exec.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -136,7 +138,10 @@ impl Sandbox {
     async fn agent_relay(&self) -> Option<Arc<Relay>> {
         let slot = &self.agent.relay;
         if !slot.wanted.load(Ordering::SeqCst) {
-            return None;
+            if !self.agent_may_join() {
+                return None;
+            }
+            slot.wanted.store(true, Ordering::SeqCst);
         }
         let cell = slot.cell();
         let relay = cell
@@ -154,6 +159,15 @@ impl Sandbox {
             }
             None => None,
         }
+    }
+
+    /// A handle that did not create the sandbox: a relay of its own when
+    /// the sandbox is pocketdock's and no socket can be shared with it
+    /// (`agent_open` has inspected it by then).
+    fn agent_may_join(&self) -> bool {
+        self.engine().agent_config().via != ExecVia::Exec
+            && !self.backend.capabilities().has(Capability::HelperMount)
+            && self.agent_managed()
     }
 
     async fn relay_start(&self) -> Result<Relay> {
