@@ -1,5 +1,7 @@
 //! `pocketdock-agent init SOCKET [--user USER] [-- CMD...]`: the helper as
-//! a sandbox's first process, so that no exec is needed to start it.
+//! a sandbox's first process, so that no exec is needed to start it. With
+//! `-` for SOCKET no helper serves (the commands take the engine's exec):
+//! init still runs the image's command as USER and reaps.
 //!
 //! With `--user`, the container runs as root and USER is the image's own
 //! user: the image's command runs as USER, and so does every request that
@@ -26,7 +28,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{signals, sys, user};
+use crate::{signals, sys, user, wire};
 
 /// The signals that stop a sandbox from outside: `SIGHUP`, `SIGINT`,
 /// `SIGQUIT`, `SIGTERM`.
@@ -129,8 +131,11 @@ fn image_command(prog: &str, args: &[String], user: Option<&str>) -> Result<Comm
 
 /// Start `serve` on `socket`, from this same binary: by the path it was
 /// started by, since the host may replace the file while it runs (then
-/// `/proc/self/exe` names a deleted file).
+/// `/proc/self/exe` names a deleted file). None for [`wire::NO_SOCKET`].
 fn start_helper(socket: &str, user: Option<&str>) -> Option<(Child, Instant)> {
+    if socket == wire::NO_SOCKET {
+        return None;
+    }
     let exe = std::env::args_os().next()?;
     let mut cmd = Command::new(exe);
     cmd.args(["serve", socket]);

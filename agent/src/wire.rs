@@ -24,6 +24,10 @@ pub const CHUNK: usize = 64 * 1024;
 pub const SOCKET_IN_SANDBOX: &str = "/.pocketdock/run/agent.sock";
 /// The socket's file name in the host directory mounted at `/.pocketdock/run`.
 pub const SOCKET_NAME: &str = "agent.sock";
+/// `init`'s socket argument when no helper is to serve: the sandbox's
+/// commands take the engine's exec (`POCKETDOCK_EXEC_VIA=exec`), and init
+/// only runs the image's command as its user and reaps.
+pub const NO_SOCKET: &str = "-";
 /// The socket's directory in a sandbox, shared with the host.
 pub const RUN_DIR_IN_SANDBOX: &str = "/.pocketdock/run";
 /// Where the helper binary is, inside the sandbox (a read-only mount).

@@ -127,3 +127,36 @@ fn a_helper_not_under_its_own_init_refuses_to_end_and_keeps_serving() {
     assert_eq!(wire::read_frame(&mut s).unwrap().unwrap().0, tag::ACK);
     assert!(helper.0.try_wait().unwrap().is_none(), "the helper exited");
 }
+
+#[test]
+fn without_a_socket_init_runs_the_command_and_serves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let child = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ])
+        .arg("--kill-child")
+        .args([BIN, "init", wire::NO_SOCKET, "--", "sh", "-c"])
+        .arg(format!("echo $$ > {}; exec sleep 1000", ran.display()))
+        .current_dir(dir.path())
+        .spawn()
+        .expect("unshare (util-linux) runs");
+    let _init = Owned(child);
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&ran).map_or(true, |s| s.trim().is_empty()) {
+        assert!(Instant::now() < until, "the image's command did not run");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A helper would have bound a socket named `-` here by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["ran"], "{names:?}");
+}

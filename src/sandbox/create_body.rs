@@ -169,10 +169,10 @@ pub(super) fn no_new_privileges_holds(
 pub(super) fn no_new_privileges_warning(spec: &SandboxSpec) -> String {
     format!(
         "no-new-privileges is off for this sandbox: image {} runs as a user other than \
-         root and the sandbox has no in-sandbox helper to start its command (the engine's \
-         exec path), so on Docker pocketdock's root commands in it would have no \
-         capabilities. Use the helper (unset POCKETDOCK_EXEC_VIA), or an image whose user is \
-         root, or say `no_new_privileges: false` to silence this",
+         root and the in-sandbox helper, which would start its command, could not be \
+         installed here, so on Docker pocketdock's root commands in it would have no \
+         capabilities. Point POCKETDOCK_HOME at a writable directory with a short path, \
+         use an image whose user is root, or say `no_new_privileges: false` to silence this",
         spec.image
     )
 }
@@ -212,12 +212,13 @@ pub(super) fn create_body(
                 host_port: p.host.map(|h| h.to_string()).unwrap_or_default(),
             });
     }
-    if let (Some(_), Some(image)) = (agent, layout.image) {
+    if let (Some(a), Some(image)) = (agent, layout.image) {
         // The container runs as root so that the helper keeps root's
         // capabilities under no-new-privileges; it runs the image's
         // command, and every command naming no user, as the image's user.
         let user = Some(image.user.as_str()).filter(|u| !agent::is_root_user(u));
-        let (entrypoint, cmd) = agent::init_command(&image.entrypoint, &image.cmd, user);
+        let (entrypoint, cmd) =
+            agent::init_command(&image.entrypoint, &image.cmd, user, a.socket());
         body.entrypoint = entrypoint;
         body.cmd = Some(cmd);
         if let Some(u) = user {

@@ -141,12 +141,13 @@ impl Sandbox {
         let engine = backend.engine();
         mounts::check_disk(engine, spec).await?;
         let helper = engine.agent_config();
-        let prepared = match (&helper.dir, helper.via) {
-            (Some(dir), via) if via != crate::engine::ExecVia::Exec => {
-                agent::prepare(dir, &engine.info().socket)
-            }
-            _ => None,
-        };
+        // With POCKETDOCK_EXEC_VIA=exec the helper is still the first
+        // process (the image's user, no-new-privileges), but serves nothing.
+        let prepared = helper.dir.as_ref().and_then(|dir| {
+            let mut p = agent::prepare(dir, &engine.info().socket)?;
+            p.serve = helper.via != crate::engine::ExecVia::Exec;
+            Some(p)
+        });
         let podman = engine.info().kind == crate::engine::EngineKind::Podman;
         let image = image_of(engine, spec, prepared.is_some(), podman).await;
         let home = home_of(spec, image.as_ref());

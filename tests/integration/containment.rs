@@ -58,18 +58,6 @@ async fn contained(sb: &Sandbox) -> (String, String, String) {
     )
 }
 
-/// What a default sandbox's `NoNewPrivs` reads: on, except through the
-/// engine's exec alone on Docker with an image whose user is not root (the
-/// create warns: see `a_sandbox_without_the_helper_says_when_it_cannot_hold`).
-fn default_nnp(engine: &pocketdock::Engine) -> &'static str {
-    let exec_only = std::env::var("POCKETDOCK_EXEC_VIA").is_ok_and(|v| v == "exec");
-    if exec_only && engine.info().kind == pocketdock::engine::EngineKind::Docker {
-        "NoNewPrivs: 0"
-    } else {
-        "NoNewPrivs: 1"
-    }
-}
-
 #[tokio::test]
 async fn a_default_sandbox_is_contained() {
     let engine = engine_or_skip!();
@@ -81,7 +69,7 @@ async fn a_default_sandbox_is_contained() {
     assert_eq!(
         contained(&sb).await,
         (
-            default_nnp(&engine).to_string(),
+            "NoNewPrivs: 1".to_string(),
             "Max file size 1073741824 1073741824 bytes".to_string(),
             "Max open files 4096 4096 files".to_string()
         )
@@ -160,7 +148,7 @@ async fn the_clis_sandboxes_are_contained_too() {
     let name = crate::common::unique("contained-cli");
     dir.pd().args(["create", "--name", &name]).code(0);
     let (nnp, fsize, nofile) = contained(&Sandbox::attach(&engine, &name)).await;
-    assert_eq!(nnp, default_nnp(&engine));
+    assert_eq!(nnp, "NoNewPrivs: 1");
     assert!(fsize.contains("1073741824"), "{fsize}");
     assert!(nofile.contains("4096"), "{nofile}");
     let caps = sh(
@@ -209,7 +197,7 @@ async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
     // Commands naming no user are the image's user's, with its HOME.
     let me = who(&sb, None).await;
     assert_eq!(me[..2], ["sandbox", "/home/sandbox"], "{me:?}");
-    assert!(me.contains(&default_nnp(&engine).to_string()), "{me:?}");
+    assert!(me.contains(&"NoNewPrivs: 1".to_string()), "{me:?}");
     assert!(
         me.contains(&"CapEff: 0000000000000000".to_string()),
         "{me:?}"
@@ -253,31 +241,38 @@ async fn under_no_new_privileges_root_steps_keep_their_capabilities() {
 }
 
 #[tokio::test]
-async fn a_sandbox_without_the_helper_says_when_it_cannot_hold() {
+async fn through_the_engines_exec_alone_no_new_privileges_still_holds() {
     let engine = engine_or_skip!();
     let exec = engine.with_exec_via(pocketdock::ExecVia::Exec);
     let mut c = Cleanup::new(&engine);
     let s = spec("nnp-exec");
     c.add(s.name.clone().unwrap());
     let sb = Sandbox::create(&exec, &s).await.unwrap();
+    // The helper is the first process, serving nothing: it only started the
+    // image's command as the image's user.
+    let init = sh(&sb, "tr '\\0' ' ' < /proc/1/cmdline").await;
+    assert!(init.contains(" init - --user sandbox -- "), "{init:?}");
+    let r = sb.run("true", &RunOptions::default()).await.unwrap();
+    assert_eq!(r.via, pocketdock::Via::Exec, "{r:?}");
     let me = who(&sb, None).await;
-    assert_eq!(me[0], "sandbox", "{me:?}");
-    // Pushed files still go to the sandbox's user (a root exec).
+    assert_eq!(me[..2], ["sandbox", "/home/sandbox"], "{me:?}");
+    assert!(me.contains(&"NoNewPrivs: 1".to_string()), "{me:?}");
+    // A root exec keeps the six capabilities; pushed files are the user's.
+    let root = who(&sb, Some("root")).await;
+    assert!(
+        root.contains(&"CapEff: 00000000000000eb".to_string()),
+        "{root:?}"
+    );
     sb.write_file("/home/sandbox/pushed.txt", "x")
         .await
         .unwrap();
     let owner = sh(&sb, "stat -c %U /home/sandbox/pushed.txt").await;
     assert_eq!(owner.trim(), "sandbox");
-    let warned = sb
-        .warnings()
-        .iter()
-        .any(|w| w.contains("no-new-privileges"));
-    if engine.info().kind == pocketdock::EngineKind::Docker {
-        // A root exec there would have no capabilities: off, and said.
-        assert!(me.contains(&"NoNewPrivs: 0".to_string()), "{me:?}");
-        assert!(warned, "{:?}", sb.warnings());
-    } else {
-        assert!(me.contains(&"NoNewPrivs: 1".to_string()), "{me:?}");
-        assert!(!warned, "{:?}", sb.warnings());
-    }
+    assert!(
+        !sb.warnings()
+            .iter()
+            .any(|w| w.contains("no-new-privileges")),
+        "{:?}",
+        sb.warnings()
+    );
 }

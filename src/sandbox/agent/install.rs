@@ -28,6 +28,21 @@ pub(crate) struct Prepared {
     pub dir: PathBuf,
     /// `HOST:CONTAINER[:ro]` binds to add to the create body.
     pub binds: [String; 2],
+    /// The helper serves on the socket; else (`POCKETDOCK_EXEC_VIA=exec`)
+    /// it is only the sandbox's first process, and commands take the
+    /// engine's exec.
+    pub serve: bool,
+}
+
+impl Prepared {
+    /// `init`'s socket argument.
+    pub(crate) fn socket(&self) -> &'static str {
+        if self.serve {
+            wire::SOCKET_IN_SANDBOX
+        } else {
+            wire::NO_SOCKET
+        }
+    }
 }
 
 /// Install the binary (once per process) and make a socket directory for a
@@ -52,7 +67,11 @@ pub(crate) fn prepare(root: &Path, engine_socket: &Path) -> Option<Prepared> {
         format!("{}:/.pocketdock/bin:ro", bin.display()),
         format!("{}:/.pocketdock/run", dir.display()),
     ];
-    Some(Prepared { dir, binds })
+    Some(Prepared {
+        dir,
+        binds,
+        serve: true,
+    })
 }
 
 /// Forget a sandbox's socket directory (its container is gone).

@@ -176,9 +176,10 @@ pub(crate) fn init_command(
     image_entrypoint: &[String],
     image_cmd: &[String],
     user: Option<&str>,
+    socket: &str,
 ) -> (Option<Vec<String>>, Vec<String>) {
     let init = || {
-        let head = INIT[..3].iter().map(|s| (*s).to_string());
+        let head = INIT[..2].iter().chain([&socket]).map(|s| (*s).to_string());
         let user = user
             .into_iter()
             .flat_map(|u| ["--user".to_string(), u.to_string()]);
@@ -198,7 +199,9 @@ pub(crate) fn init_command(
 /// image's own command starts. Older sandboxes name none.
 fn parse_init(v: Option<&[String]>) -> Option<(Option<&str>, usize)> {
     let v = v?;
-    let head = v.len() >= 3 && v.iter().zip(&INIT[..3]).all(|(a, b)| a == b);
+    let head = v.len() >= 3
+        && v.iter().zip(&INIT[..2]).all(|(a, b)| a == b)
+        && [INIT[2], wire::NO_SOCKET].contains(&v[2].as_str());
     match v.get(3..).filter(|_| head)? {
         [dd, ..] if dd == "--" => Some((None, 4)),
         [flag, user, dd, ..] if flag == "--user" && dd == "--" => Some((Some(user), 6)),
@@ -560,13 +563,13 @@ impl Sandbox {
             .is_some()
     }
 
-    /// Whether the helper is the sandbox's first process, as far as this
-    /// handle knows.
     /// Whether an inspect showed pocketdock's label on the container.
     pub(crate) fn agent_managed(&self) -> bool {
         self.agent.state().managed
     }
 
+    /// Whether the helper is the sandbox's first process, as far as this
+    /// handle knows.
     pub(crate) fn agent_is_init(&self) -> bool {
         self.agent.state().init
     }
@@ -622,10 +625,8 @@ pub(crate) fn rebind(engine: &Engine, body: &mut serde_json::Value) -> Option<Pa
     if let Some(Value::Object(l)) = body.get_mut("Labels") {
         l.remove(labels::AGENT);
     }
+    // In both modes: the copied entrypoint may start the helper as init.
     let config = engine.agent_config();
-    if config.via == ExecVia::Exec {
-        return None;
-    }
     let prepared = prepare(config.dir.as_ref()?, &engine.info().socket)?;
     if let Some(Value::Object(host)) = body.get_mut("HostConfig") {
         let binds = host
@@ -711,6 +712,7 @@ mod tests {
 #[cfg(test)]
 mod init_tests {
     use super::{image_command_changes, init_command, is_init, is_root_user};
+    use pocketdock_agent::wire::{NO_SOCKET, SOCKET_IN_SANDBOX as SOCKET};
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| (*s).to_string()).collect()
@@ -719,7 +721,7 @@ mod init_tests {
     #[test]
     fn the_helper_goes_first_and_a_commit_gets_the_images_command_back() {
         // No entrypoint of the image's: the command carries the helper.
-        let (e, c) = init_command(&[], &v(&["bash"]), None);
+        let (e, c) = init_command(&[], &v(&["bash"]), None, SOCKET);
         assert_eq!(e, None);
         assert_eq!(
             c[1..],
@@ -728,7 +730,7 @@ mod init_tests {
         assert!(is_init(e.as_deref(), Some(&c)));
         assert_eq!(image_command_changes(None, Some(&c)), ["CMD [\"bash\"]"]);
         // An entrypoint: the helper goes before it.
-        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["serve", "-x"]), None);
+        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["serve", "-x"]), None, SOCKET);
         assert_eq!(e.as_ref().unwrap().last().unwrap(), "/entry.sh");
         assert!(is_init(e.as_deref(), Some(&c)));
         assert_eq!(
@@ -743,7 +745,7 @@ mod init_tests {
 
     #[test]
     fn the_images_user_goes_to_the_helper_and_back_to_a_commit() {
-        let (e, c) = init_command(&[], &v(&["bash"]), Some("sandbox"));
+        let (e, c) = init_command(&[], &v(&["bash"]), Some("sandbox"), SOCKET);
         assert_eq!(
             c[1..],
             v(&[
@@ -760,7 +762,7 @@ mod init_tests {
             image_command_changes(None, Some(&c)),
             ["CMD [\"bash\"]", "USER sandbox"]
         );
-        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["-x"]), Some("1000:1000"));
+        let (e, c) = init_command(&v(&["/entry.sh"]), &v(&["-x"]), Some("1000:1000"), SOCKET);
         assert_eq!(
             image_command_changes(e.as_deref(), Some(&c)),
             [
@@ -774,6 +776,22 @@ mod init_tests {
         odd[3] = "--other".into();
         assert!(!is_init(Some(&odd), Some(&c)));
         assert!(is_root_user("") && is_root_user("0:0") && is_root_user("root"));
+    }
+
+    #[test]
+    fn without_a_socket_the_helper_is_still_init_and_a_commit_still_undoes_it() {
+        // POCKETDOCK_EXEC_VIA=exec: init runs the image's command as its
+        // user, and no helper serves.
+        let (e, c) = init_command(&[], &v(&["bash"]), Some("sandbox"), NO_SOCKET);
+        assert_eq!(c[1..4], v(&["init", "-", "--user"])[..]);
+        assert!(is_init(e.as_deref(), Some(&c)));
+        assert_eq!(
+            image_command_changes(None, Some(&c)),
+            ["CMD [\"bash\"]", "USER sandbox"]
+        );
+        let mut other = c.clone();
+        other[2] = "/elsewhere.sock".into();
+        assert!(!is_init(None, Some(&other)));
         assert!(!is_root_user("sandbox") && !is_root_user("1000"));
     }
 }
