@@ -66,6 +66,7 @@ tests() {
       tests/cgroup.rs) sel=(-p pocketdock-agent --test cgroup) ;;
       tests/relay.rs) sel=(-p pocketdock-agent --test relay) ;;
       tests/init.rs) sel=(-p pocketdock-agent --test init) ;;
+      tests/measure.rs) sel=(-p pocketdock-agent --test measure) ;;
       "unittests src/lib.rs") sel=(--lib) ;;
       *) failed+=("$label: $name ($target)"); continue ;;
     esac
@@ -125,10 +126,11 @@ for engine in "${engines[@]}"; do
   # With CI=true a missing engine fails the tests instead of skipping them.
   CI=true tests "$engine: tests" --locked --no-fail-fast
   # Commands go through the in-sandbox helper by default; the sandbox, run,
-  # process and apply tests run again through the engine's exec alone.
+  # process, apply, usage and containment tests run again through the
+  # engine's exec alone.
   step "$engine: sandbox, run, process and apply tests through the engine's exec"
   POCKETDOCK_EXEC_VIA=exec CI=true tests "$engine: tests with POCKETDOCK_EXEC_VIA=exec" \
-    --locked --no-fail-fast --test integration -- agent:: sandbox:: background:: apply:: library:: cli::
+    --locked --no-fail-fast --test integration -- agent:: sandbox:: background:: apply:: library:: cli:: usage:: containment::
   step "$engine: python package"
   bash scripts/test-python.sh || failed+=("$engine: python package")
 done

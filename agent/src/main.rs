@@ -2,7 +2,8 @@
 //! sandbox, so that a command costs one Unix-socket round trip instead of
 //! the engine's exec create + start + inspect. `relay` serves the same
 //! over an exec's stdin and stdout where no socket can be shared. `init` runs it as the
-//! sandbox's first process (see `init`).
+//! sandbox's first process (see `init`); `measure` wraps one command run
+//! through the engine's exec.
 //!
 //! This file is the crate root of a static build made by rustc directly
 //! (see ../../build.rs), so it declares every module itself; `wire.rs` is
@@ -16,6 +17,7 @@ mod cgroup;
 mod init;
 mod limits;
 mod marker;
+mod measure;
 mod oom;
 mod out;
 mod relay;
@@ -63,6 +65,10 @@ fn main() {
                 _ => 2,
             }
         }
+        ["measure", file, "--", ref command @ ..] => measure::run(
+            file,
+            &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+        ),
         // The helper's own delegate (see `marker`): signals what it sees,
         // never delegates further, prints the count.
         ["signal", marker, signal] => match signal.parse() {
@@ -73,7 +79,7 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | measure FILE -- COMMAND... | signal MARKER SIGNAL | --version");
             2
         }
     };

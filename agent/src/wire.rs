@@ -188,6 +188,37 @@ pub struct Usage {
     pub peak_memory_bytes: u64,
 }
 
+impl Usage {
+    /// One line, `USER_MS SYSTEM_MS PEAK_BYTES`: what `measure` writes for
+    /// the host on the engine's exec path.
+    #[must_use]
+    pub fn to_line(self) -> String {
+        format!(
+            "{} {} {}\n",
+            self.cpu_user_ms, self.cpu_system_ms, self.peak_memory_bytes
+        )
+    }
+
+    /// The figures of [`Usage::to_line`]'s line; `None` for anything else.
+    #[must_use]
+    pub fn from_line(line: &str) -> Option<Usage> {
+        let mut n = line
+            .trim_end_matches('\n')
+            .split(' ')
+            .map(str::parse::<u64>);
+        let usage = Usage {
+            cpu_user_ms: n.next()?.ok()?,
+            cpu_system_ms: n.next()?.ok()?,
+            peak_memory_bytes: n.next()?.ok()?,
+        };
+        n.next().is_none().then_some(usage)
+    }
+}
+
+/// Where `measure` writes a command's usage, in the sandbox's run directory:
+/// `usage-MARKER`.
+pub const USAGE_FILE_PREFIX: &str = "usage-";
+
 /// A malformed frame or payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
@@ -493,6 +524,20 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_lines_go_both_ways_and_nothing_else_parses() {
+        let u = Usage {
+            cpu_user_ms: 12,
+            cpu_system_ms: 3,
+            peak_memory_bytes: 4_194_304,
+        };
+        assert_eq!(u.to_line(), "12 3 4194304\n");
+        assert_eq!(Usage::from_line(&u.to_line()), Some(u));
+        for bad in ["", "1 2", "1 2 3 4", "1 x 3", "-1 2 3\n"] {
+            assert_eq!(Usage::from_line(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn reset_requests_round_trip() {

@@ -143,9 +143,10 @@ impl Sandbox {
         let helper = engine.agent_config();
         // With POCKETDOCK_EXEC_VIA=exec the helper is still the first
         // process (the image's user, no-new-privileges), but serves nothing.
+        let serve = helper.via != crate::engine::ExecVia::Exec;
         let prepared = helper.dir.as_ref().and_then(|dir| {
             let mut p = agent::prepare(dir, &engine.info().socket)?;
-            p.serve = helper.via != crate::engine::ExecVia::Exec;
+            p.serve = serve;
             Some(p)
         });
         let podman = engine.info().kind == crate::engine::EngineKind::Podman;
@@ -225,6 +226,9 @@ impl Sandbox {
         {
             let _ = sandbox.backend.remove_container(&sandbox.id, true).await;
             return Err(e);
+        }
+        if helper_is_init && !serve {
+            sandbox.agent_serves_nothing();
         }
         sandbox.agent_bring_up(helper_is_init).await;
         Ok(sandbox)

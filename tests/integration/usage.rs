@@ -1,8 +1,8 @@
 //! What a command used: CPU time and peak memory, measured by the
-//! in-sandbox helper, in a command's result and in a step's record; none
-//! through the engine's exec (`POCKETDOCK_EXEC_VIA=exec`).
+//! in-sandbox helper (or its `measure` on the engine's exec path), in a
+//! command's result and in a step's record.
 
-use pocketdock::{ExecResult, RunOptions, Sandbox};
+use pocketdock::{ExecResult, ExecVia, RunOptions, Sandbox, Via};
 
 use crate::common::{self, instance_toml, stderr, stdout, Cleanup, TestProject};
 use crate::pd::Pd;
@@ -37,22 +37,29 @@ async fn results_carry_cpu_time_and_peak_memory() {
     let burn = run(&sb, BURN).await;
     let big = run(&sb, ALLOCATE).await;
     let small = run(&sb, "true").await;
-    if exec_mode() {
-        for r in [&burn, &big, &small] {
-            let figures = (r.cpu_user_ms, r.cpu_system_ms, r.peak_memory_bytes);
-            assert_eq!(figures, (None, None, None), "{r:?}");
-        }
-    } else {
-        let user = burn.cpu_user_ms.expect("the helper measures CPU time");
-        assert!(user >= 100, "{burn:?}");
-        assert!(burn.cpu_system_ms.is_some(), "{burn:?}");
-        let peak = big.peak_memory_bytes.expect("the helper measures memory");
-        assert!(peak >= 80 * MIB, "{big:?}");
-        let little = small.peak_memory_bytes.expect("and for `true` too");
-        assert!(little < 20 * MIB, "{small:?}");
-        // --json shows them as any other field.
-        let json = serde_json::to_value(&big).unwrap();
-        assert_eq!(json["peak_memory_bytes"], peak, "{json}");
+    // Through the helper, or (POCKETDOCK_EXEC_VIA=exec) through the
+    // engine's exec wrapped in the helper's `measure`: measured either way.
+    let via = if exec_mode() { Via::Exec } else { Via::Agent };
+    assert_eq!((burn.via, big.via, small.via), (via, via, via));
+    let user = burn.cpu_user_ms.expect("CPU time is measured");
+    assert!(user >= 100, "{burn:?}");
+    assert!(burn.cpu_system_ms.is_some(), "{burn:?}");
+    let peak = big.peak_memory_bytes.expect("memory is measured");
+    assert!(peak >= 80 * MIB, "{big:?}");
+    let little = small.peak_memory_bytes.expect("and for `true` too");
+    assert!(little < 20 * MIB, "{small:?}");
+    // --json shows them as any other field.
+    let json = serde_json::to_value(&big).unwrap();
+    assert_eq!(json["peak_memory_bytes"], peak, "{json}");
+    // The usage files are gone from the run directory once read.
+    let leftovers = run(&sb, "ls /.pocketdock/run | grep -c usage- || true").await;
+    assert_eq!(leftovers.stdout.trim(), "0", "{leftovers:?}");
+    if !exec_mode() {
+        // The engine's exec forced on a sandbox whose helper serves: the
+        // one path that cannot tell a command's share.
+        let exec = engine.with_exec_via(ExecVia::Exec);
+        let r = run(&Sandbox::attach(&exec, sb.name()), "true").await;
+        assert_eq!((r.via, r.peak_memory_bytes), (Via::Exec, None), "{r:?}");
     }
     sb.shutdown(pocketdock::ShutdownOptions::DISCARD)
         .await
@@ -78,13 +85,9 @@ async fn a_steps_record_keeps_what_its_command_used() {
     let rec = instance_toml(&record.path());
     let step = &rec["steps"][0];
     let usage = step.get("usage");
-    if exec_mode() {
-        assert!(usage.is_none(), "{step}");
-    } else {
-        let user = usage.and_then(|u| u["cpu_user_ms"].as_integer());
-        assert!(user.is_some_and(|ms| ms >= 100), "{step}");
-        let peak = usage.and_then(|u| u["peak_memory_bytes"].as_integer());
-        assert!(peak.is_some_and(|b| b > 0), "{step}");
-    }
+    let user = usage.and_then(|u| u["cpu_user_ms"].as_integer());
+    assert!(user.is_some_and(|ms| ms >= 100), "{step}");
+    let peak = usage.and_then(|u| u["peak_memory_bytes"].as_integer());
+    assert!(peak.is_some_and(|b| b > 0), "{step}");
     dir.assert_no_leaks().await;
 }

@@ -119,6 +119,9 @@ struct State {
     relaunched: Option<Instant>,
     /// Who commands naming no user run as.
     user: ImageUser,
+    /// The helper is init but serves nothing (`init -`): commands take the
+    /// engine's exec, wrapped in `measure`.
+    measured: bool,
     /// The container carries pocketdock's label: a handle that did not
     /// create it may still copy the helper in (see `route`).
     managed: bool,
@@ -155,6 +158,28 @@ impl Slot {
         );
         state.user = ImageUser::of(inspect.label(labels::USER).map(str::to_string));
         state.managed = inspect.label(labels::MANAGED).is_some();
+        state.measured = init_serves_nothing(
+            inspect.config.entrypoint.as_deref(),
+            inspect.config.cmd.as_deref(),
+        );
+    }
+}
+
+/// Where `measure` leaves a command's usage, on this host's side of the
+/// run directory; removed however the command ends.
+#[derive(Debug)]
+pub(crate) struct UsageFile(PathBuf);
+
+impl UsageFile {
+    /// The figures, once the command has ended.
+    pub(crate) fn read(&self) -> Option<wire::Usage> {
+        wire::Usage::from_line(&std::fs::read_to_string(&self.0).ok()?)
+    }
+}
+
+impl Drop for UsageFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -207,6 +232,19 @@ fn parse_init(v: Option<&[String]>) -> Option<(Option<&str>, usize)> {
         [flag, user, dd, ..] if flag == "--user" && dd == "--" => Some((Some(user), 6)),
         _ => None,
     }
+}
+
+/// Whether the helper is the first process but serves nothing (`init -`,
+/// `POCKETDOCK_EXEC_VIA=exec`): its binary is there to `measure` with.
+pub(crate) fn init_serves_nothing(entrypoint: Option<&[String]>, cmd: Option<&[String]>) -> bool {
+    let init = if starts_with_init(entrypoint) {
+        entrypoint
+    } else if entrypoint.is_none_or(<[String]>::is_empty) {
+        cmd.filter(|c| starts_with_init(Some(c)))
+    } else {
+        None
+    };
+    init.is_some_and(|v| v[2] == wire::NO_SOCKET)
 }
 
 fn starts_with_init(v: Option<&[String]>) -> bool {
@@ -561,6 +599,39 @@ impl Sandbox {
             .ok()
             .flatten()
             .is_some()
+    }
+
+    /// A sandbox this handle created with a helper that serves nothing.
+    pub(crate) fn agent_serves_nothing(&self) {
+        self.agent.state().measured = true;
+    }
+
+    /// `spec` for the engine's exec, wrapped in `measure` when the sandbox's
+    /// helper is its first process but serves nothing; and where the
+    /// command's usage will be on this host.
+    pub(crate) async fn exec_measured(
+        &self,
+        mut spec: ExecSpec,
+        marker: &str,
+    ) -> (ExecSpec, Option<UsageFile>) {
+        if matches!(self.agent.state().dir, Known::Unknown) {
+            let _ = self.inspect().await;
+        }
+        let dir = {
+            let s = self.agent.state();
+            s.dir.clone().dir().filter(|_| s.measured)
+        };
+        let Some(dir) = dir else {
+            return (spec, None);
+        };
+        let name = format!("{}{marker}", wire::USAGE_FILE_PREFIX);
+        let inside = format!("{}/{name}", wire::RUN_DIR_IN_SANDBOX);
+        spec.cmd = [wire::BINARY_IN_SANDBOX, "measure", &inside, "--"]
+            .into_iter()
+            .map(str::to_string)
+            .chain(spec.cmd)
+            .collect();
+        (spec, Some(UsageFile(dir.join(name))))
     }
 
     /// Whether an inspect showed pocketdock's label on the container.

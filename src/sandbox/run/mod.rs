@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::{AgentRun, Via};
+use super::agent::{AgentRun, UsageFile, Via};
 use super::output::{CappedOutput, Collected};
 use super::Sandbox;
 use crate::engine::demux::StreamKind;
@@ -210,6 +210,8 @@ pub(crate) enum Channel {
     Exec {
         exec_id: String,
         output: crate::engine::ExecOutput,
+        /// Where `measure` leaves the command's usage, when it wraps it.
+        usage: Option<UsageFile>,
     },
     /// The in-sandbox helper's connection.
     Agent(AgentRun),
@@ -354,6 +356,7 @@ impl Sandbox {
                 start,
             });
         }
+        let (spec, usage) = self.exec_measured(spec, &marker).await;
         let exec_id = match self.exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(self.explain(e).await),
@@ -363,7 +366,11 @@ impl Sandbox {
             Err(e) => return Err(self.explain(e).await),
         };
         Ok(Started {
-            channel: Channel::Exec { exec_id, output },
+            channel: Channel::Exec {
+                exec_id,
+                output,
+                usage,
+            },
             marker,
             user: opts.user.clone(),
             start,
@@ -652,6 +659,7 @@ async fn read_to_end(
         Channel::Exec {
             exec_id,
             mut output,
+            usage,
         } => {
             let mut runtime_error = RuntimeError::default();
             let mut pass = |k: StreamKind, d: &[u8]| {
@@ -663,7 +671,8 @@ async fn read_to_end(
             };
             while output.next(&mut pass).await? {}
             let code = wait_exit(backend, &exec_id).await?;
-            Ok((runtime_error.exit_code(code), None, None, None))
+            let usage = usage.and_then(|u| u.read());
+            Ok((runtime_error.exit_code(code), None, usage, None))
         }
         Channel::Agent(mut run) => {
             let mut pass = |k: StreamKind, d: &[u8]| {
