@@ -140,6 +140,16 @@ impl Backend {
         }
     }
 
+    /// The same backend, with commands sent as `via` says.
+    #[must_use]
+    pub fn with_exec_via(&self, via: crate::engine::ExecVia) -> Backend {
+        match self {
+            Backend::Engine(e) => Backend::Engine(e.with_exec_via(via)),
+            #[cfg(feature = "kubernetes")]
+            Backend::Kubernetes(k) => Backend::Kubernetes(Box::new(k.with_exec_via(via))),
+        }
+    }
+
     /// The same backend on connections of its own, for a runtime other
     /// than the caller's (a drop guard's removal thread).
     #[must_use]

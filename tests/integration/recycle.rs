@@ -78,7 +78,7 @@ async fn a_recycled_container_shows_nothing_of_the_previous_instance() {
     isolated("auto").await;
 }
 
-/// The same through the engine's exec alone: no helper, so the reset is
+/// The same through the engine's exec alone: the helper serves nothing, so the reset is
 /// its shell fallback.
 #[tokio::test]
 async fn the_exec_fallback_resets_as_completely() {

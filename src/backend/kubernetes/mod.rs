@@ -175,6 +175,15 @@ impl Kubernetes {
         &self.stand_in
     }
 
+    /// The same backend, with commands sent as `via` says (the stand-in
+    /// engine carries the helper's settings).
+    #[must_use]
+    pub fn with_exec_via(&self, via: crate::engine::ExecVia) -> Kubernetes {
+        let mut copy = self.clone();
+        copy.stand_in = self.stand_in.with_exec_via(via);
+        copy
+    }
+
     /// The same backend on connections of its own, made on the runtime
     /// that first uses it (a drop guard detaches on one thread and removes
     /// on another's runtime).

@@ -21,7 +21,7 @@ use crate::engine::{Engine, ExecSpec, ExecVia};
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox, Via};
 
-/// Sandboxes created per series for the helper's start-up cost.
+/// Sandboxes created per series for the helper's serving cost.
 const CREATES: usize = 5;
 
 pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
@@ -75,11 +75,13 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         );
     }
     println!("{}", report::helper_memory(rss));
-    if let (Some(with), Some(without), Some(_)) =
-        (p50("create + helper"), p50("create, no helper"), rss)
-    {
+    if let (Some(with), Some(without), Some(_)) = (
+        p50("create + helper"),
+        p50("create, helper not serving"),
+        rss,
+    ) {
         println!(
-            "helper start-up cost: {:.1} ms per sandbox (create p50 {with:.1} vs {without:.1} ms)",
+            "helper serving cost: {:.1} ms per sandbox (create p50 {with:.1} vs {without:.1} ms)",
             with - without
         );
     }
@@ -184,8 +186,8 @@ fn checked(r: crate::sandbox::ExecResult) -> Result<crate::sandbox::ExecResult, 
     }
 }
 
-/// Sandbox creation until a first `true` has run, with and without the
-/// helper: the difference is the helper's start-up cost.
+/// Sandbox creation until a first `true` has run, with the helper serving
+/// and not (`POCKETDOCK_EXEC_VIA=exec`): the difference is what serving costs.
 async fn creates(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<Vec<Series>, Error> {
     let plain = engine.with_exec_via(ExecVia::Exec);
     let mut with = Vec::with_capacity(CREATES);
@@ -202,18 +204,13 @@ async fn creates(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<Vec<
     }
     Ok(vec![
         series("create + helper + first run(\"true\")", with),
-        series("create, no helper + first run(\"true\")", without),
+        series("create, helper not serving + first run(\"true\")", without),
     ])
 }
 
-/// A handle on `name` whose commands take the backend's exec: an engine
-/// told so, or on Kubernetes a handle that did not create the pod (only
-/// the creating handle starts the helper's relay).
+/// A handle on `name` whose commands take the backend's exec.
 fn exec_only(backend: &Backend, name: &str) -> Sandbox {
-    match backend.as_engine() {
-        Some(engine) => Sandbox::attach(&engine.with_exec_via(ExecVia::Exec), name),
-        None => Sandbox::attach_on(backend, name),
-    }
+    Sandbox::attach_on(&backend.with_exec_via(ExecVia::Exec), name)
 }
 
 /// The floor: exactly the three calls an exec needs, nothing else.
