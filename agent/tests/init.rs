@@ -38,7 +38,14 @@ impl Owned {
 /// `init` as PID 1 of a new PID namespace (and a user namespace, so no
 /// root is needed), with `sleep` standing in for the image's command.
 fn sandbox(socket: &Path) -> Owned {
-    let child = Command::new("unshare")
+    init_in_namespace(socket.as_os_str(), &["sleep", "1000"], None)
+}
+
+/// `init SOCKET -- COMMAND` as PID 1 of new PID and user namespaces, in
+/// `cwd` when given.
+fn init_in_namespace(socket: &std::ffi::OsStr, command: &[&str], cwd: Option<&Path>) -> Owned {
+    let mut unshare = Command::new("unshare");
+    unshare
         .args([
             "--user",
             "--map-root-user",
@@ -49,10 +56,12 @@ fn sandbox(socket: &Path) -> Owned {
         .arg("--kill-child")
         .args([BIN, "init"])
         .arg(socket)
-        .args(["--", "sleep", "1000"])
-        .spawn()
-        .expect("unshare (util-linux) runs");
-    Owned(child)
+        .arg("--")
+        .args(command);
+    if let Some(dir) = cwd {
+        unshare.current_dir(dir);
+    }
+    Owned(unshare.spawn().expect("unshare (util-linux) runs"))
 }
 
 /// A connection past the greeting, once the socket answers.
@@ -132,21 +141,12 @@ fn a_helper_not_under_its_own_init_refuses_to_end_and_keeps_serving() {
 fn without_a_socket_init_runs_the_command_and_serves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let ran = dir.path().join("ran");
-    let child = Command::new("unshare")
-        .args([
-            "--user",
-            "--map-root-user",
-            "--pid",
-            "--fork",
-            "--mount-proc",
-        ])
-        .arg("--kill-child")
-        .args([BIN, "init", wire::NO_SOCKET, "--", "sh", "-c"])
-        .arg(format!("echo $$ > {}; exec sleep 1000", ran.display()))
-        .current_dir(dir.path())
-        .spawn()
-        .expect("unshare (util-linux) runs");
-    let _init = Owned(child);
+    let script = format!("echo $$ > {}; exec sleep 1000", ran.display());
+    let _init = init_in_namespace(
+        wire::NO_SOCKET.as_ref(),
+        &["sh", "-c", &script],
+        Some(dir.path()),
+    );
     let until = Instant::now() + Duration::from_secs(10);
     while std::fs::read_to_string(&ran).map_or(true, |s| s.trim().is_empty()) {
         assert!(Instant::now() < until, "the image's command did not run");
