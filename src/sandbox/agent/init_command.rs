@@ -58,14 +58,22 @@ fn parse_init(v: Option<&[String]>) -> Option<(Option<&str>, usize)> {
 /// Whether the helper is the first process but serves nothing (`init -`,
 /// `POCKETDOCK_EXEC_VIA=exec`): its binary is there to `measure` with.
 pub(crate) fn init_serves_nothing(entrypoint: Option<&[String]>, cmd: Option<&[String]>) -> bool {
-    let init = if starts_with_init(entrypoint) {
+    init_argv(entrypoint, cmd).is_some_and(|v| v[2] == wire::NO_SOCKET)
+}
+
+/// Which of a container's entrypoint and command starts the helper as
+/// init: the entrypoint, or the command when there is no entrypoint.
+fn init_argv<'a>(
+    entrypoint: Option<&'a [String]>,
+    cmd: Option<&'a [String]>,
+) -> Option<&'a [String]> {
+    if starts_with_init(entrypoint) {
         entrypoint
     } else if entrypoint.is_none_or(<[String]>::is_empty) {
         cmd.filter(|c| starts_with_init(Some(c)))
     } else {
         None
-    };
-    init.is_some_and(|v| v[2] == wire::NO_SOCKET)
+    }
 }
 
 fn starts_with_init(v: Option<&[String]>) -> bool {
@@ -75,8 +83,7 @@ fn starts_with_init(v: Option<&[String]>) -> bool {
 /// Whether a container's entrypoint or command makes the helper its
 /// first process.
 pub(crate) fn is_init(entrypoint: Option<&[String]>, cmd: Option<&[String]>) -> bool {
-    starts_with_init(entrypoint)
-        || (entrypoint.is_none_or(<[String]>::is_empty) && starts_with_init(cmd))
+    init_argv(entrypoint, cmd).is_some()
 }
 
 /// The Dockerfile changes that give a commit of such a container the
