@@ -8,10 +8,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
 
-use crate::{sys, wire};
-
-const ENOENT: i32 = 2;
-const EACCES: i32 = 13;
+use crate::{run::refused, sys, wire};
 
 /// Run `command`, record its usage in `file`; the exit code.
 pub fn run(file: &str, command: &[String]) -> i32 {
@@ -22,13 +19,9 @@ pub fn run(file: &str, command: &[String]) -> i32 {
         Ok(c) => c,
         Err(e) => {
             // As the engine answers a program it cannot start.
-            let (code, why) = match e.raw_os_error() {
-                Some(ENOENT) => (127, "executable file not found in $PATH".to_string()),
-                Some(EACCES) => (126, "permission denied".to_string()),
-                _ => (126, e.to_string()),
-            };
+            let (code, why) = refused(&e).map_or((126, e.to_string()), |(c, w)| (c, w.into()));
             eprintln!("exec: {prog:?}: {why}");
-            return code;
+            return i32::try_from(code).unwrap_or(126);
         }
     };
     let reaped = match sys::wait_with_usage(child.id()) {

@@ -151,13 +151,21 @@ fn command(run: &wire::Run) -> Result<Command, String> {
     Ok(cmd)
 }
 
+/// A missing or forbidden program, as the engine answers it: its exit
+/// code and reason; `None` for another spawn error.
+pub fn refused(e: &io::Error) -> Option<(i64, &'static str)> {
+    match e.raw_os_error() {
+        Some(ENOENT) => Some((127, "executable file not found in $PATH")),
+        Some(EACCES) => Some((126, "permission denied")),
+        _ => None,
+    }
+}
+
 /// A spawn error: the engine's answer for a missing or forbidden program,
 /// FALLBACK for anything else.
 fn not_started(e: &io::Error, prog: &str, out: &Out) -> Result<(), String> {
-    let (code, why) = match e.raw_os_error() {
-        Some(ENOENT) => (127, "executable file not found in $PATH"),
-        Some(EACCES) => (126, "permission denied"),
-        _ => return Err(format!("spawn {prog:?}: {e}")),
+    let Some((code, why)) = refused(e) else {
+        return Err(format!("spawn {prog:?}: {e}"));
     };
     let msg = format!("exec: {prog:?}: {why}\n");
     out.send(wire::tag::STDERR, msg.as_bytes());
