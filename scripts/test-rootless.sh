@@ -28,33 +28,14 @@ die() { printf 'test-rootless: ERROR: %s\n' "$*" >&2; exit 1; }
 # The user's commands start here: the clone may be closed to it.
 cd /
 
-# The core modules (whole module names: a plain filter `files::` would
-# also pick `profiles::`), and the snapshot tests.
-MODULES=(cli sandbox background files session kernel agent apply doctor pool library rootless)
-# Tests that cannot pass rootless, each for a documented reason
-# (docs/engines.md, "Rootless Podman"):
-SKIPS=(
-  # Rootless cgroup v1 applies no memory, cpu or pids limit (the warning
-  # says so; rootless::limits_the_engine_cannot_apply_are_a_warning checks
-  # it): these read the limits back, or wait for an OOM kill.
-  background::cpu_and_pids_limits_are_enforced
-  background::reboot_keeps_or_resets_the_filesystem
-  cli::create_json_prints_id_and_name
-  cli::info_shows_state_limits_and_processes
-  cli::memory_limit_exit_137_says_killed_for_memory
-  sandbox::create_applies_labels_limits_and_network
-  sandbox::memory_limit_kills_and_says_so
-  kernel::an_oom_killed_kernel_says_so
-  cli::info_shows_the_limits_the_cgroup_enforces_and_its_oom_kills
-  # A persistent sandbox's data/ is handed to the sandbox's user, which is
-  # a subordinate uid on the host: the host user cannot delete it.
-  sandbox::shutdown_removes_or_keeps_persistent_sandboxes
-  doctor::doctor_removes_stray_instance_dirs_only_when_data_is_empty
-)
-
-sock=$(bash "$ROOT/scripts/rootless.sh" start) || die "scripts/rootless.sh start failed"
-uid=$(id -u "$U")
-home=$(getent passwd "$U" | cut -d: -f6)
+# The tests of the rootless pass, and those it leaves out with the reason,
+# are listed in tests/passes.txt (`rootless MODULE`, `rootless -TEST`).
+MODULES=() SKIPS=()
+while read -r pass entry _; do
+  [[ $pass == rootless ]] || continue
+  case $entry in -*) SKIPS+=("${entry#-}") ;; *) MODULES+=("$entry") ;; esac
+done < <(grep -v '^\s*#' "$ROOT/tests/passes.txt")
+((${#MODULES[@]})) || die "tests/passes.txt names no rootless tests"
 
 bin=${bin:-}
 (($# > 1)) && MODULES=("${@:2}")
@@ -64,6 +45,19 @@ if [[ -z $bin ]]; then
     grep '"kind":\["test"\]' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
   [[ -x $bin ]] || die "could not build the integration test binary (cargo test --no-run --test integration)"
 fi
+
+# The tests of those modules (a name with `::` is a prefix), by exact
+# name, less the skipped ones.
+pattern=$(for m in "${MODULES[@]}"; do [[ $m == *::* ]] && echo "^$m" || echo "^$m::"; done | paste -sd'|')
+mapfile -t tests < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p' |
+  grep -E "$pattern" | grep -vxF -f <(printf '%s\n' "${SKIPS[@]}"))
+((${#tests[@]} > 0)) || die "no tests found in $bin for: ${MODULES[*]}"
+# ROOTLESS_LIST=1: name them, run nothing.
+[[ -n ${ROOTLESS_LIST:-} ]] && { printf '%s\n' "${tests[@]}"; exit 0; }
+
+sock=$(bash "$ROOT/scripts/rootless.sh" start) || die "scripts/rootless.sh start failed"
+uid=$(id -u "$U")
+home=$(getent passwd "$U" | cut -d: -f6)
 
 granted=()
 tmp=
@@ -94,7 +88,7 @@ reach() {
 }
 reach "$ROOT"
 reach "$(dirname "$bin")"
-for f in "$bin" "$ROOT/target/debug/pocketdock" "$ROOT/Cargo.toml"; do
+for f in "$bin" "${CARGO_TARGET_DIR:-$ROOT/target}/debug/pocketdock" "$ROOT/Cargo.toml"; do
   [[ -e $f ]] && ! runuser -u "$U" -- test -r "$f" && die "$U cannot read $f"
 done
 
@@ -106,12 +100,6 @@ mkdir "$tmp/work" "$tmp/tmp"
 chown -R "$U:" "$tmp"
 chmod 700 "$tmp"
 
-# The tests of those modules, by exact name, less the skipped ones.
-# The snapshot tests live in `images`, whose other tests build profiles.
-pattern="^($(IFS='|'; echo "${MODULES[*]}"))::|^images::.*snapshot"
-mapfile -t tests < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p' |
-  grep -E "$pattern" | grep -vxF -f <(printf '%s\n' "${SKIPS[@]}"))
-((${#tests[@]} > 0)) || die "no tests found in $bin for: ${MODULES[*]}"
 
 printf 'rootless pass: %s tests (%s skipped) of %s as %s on %s\n' \
   "${#tests[@]}" "${#SKIPS[@]}" "$bin" "$U" "$sock" >&2

@@ -1,171 +1,310 @@
 #!/usr/bin/env bash
-# The whole test suite: lints (also of the library built alone), the release
-# tarball, then unit, integration and CLI tests, once against Podman and once
-# against Docker, both real engines that scripts/provision.sh installs and
-# starts, with every shipped profile built from the registry-faithful base;
-# the core again against rootless Podman as an unprivileged user; then the
-# fault suite and the runner rehearsal on second engine instances, and a
-# bounded fuzz run of the manifest front end. A test that fails is run once
-# more alone: passing then, it is reported as flaky. Exits non-zero if
-# anything failed.
+# The test suite in three tiers, one script (docs/testing.md):
 #
-# Usage: scripts/test.sh [--podman-only | --docker-only]
+#   scripts/test.sh --quick    lints, then the unit and integration tests on
+#                              one engine: the inner loop
+#   scripts/test.sh            the gate, what .ci/run runs: lints (also of the
+#                              library built alone), the release tarball, every
+#                              test on Podman and on Docker, the exec path,
+#                              the Python package, rootless Podman, the fault
+#                              suite, the runner rehearsal, the fuzz corpus and
+#                              30 s of fuzzing per target
+#   scripts/test.sh --all      the gate plus the long suites
+#   scripts/test.sh --only SUITE[,SUITE...]   those suites alone
+#   scripts/test.sh --list     the suites, by tier
+#   scripts/test.sh --inventory [...]   every check the tier would run (each
+#                              test by binary, pass and engine), run nothing
+#
+# --podman-only / --docker-only narrow the engines. The engines are real:
+# scripts/provision.sh installs and starts them. Tests run under
+# cargo-nextest, each in its own process; one that fails is retried once,
+# and one that passes then is listed as FLAKY at the end rather than failing
+# the run. An engine test that was skipped fails the run. A long suite whose
+# prerequisite is missing is reported as not run, by name, and does not
+# fail. Builds go to the machine's cache (scripts/cache.sh), outside the
+# clone. Exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+# shellcheck source=scripts/cache.sh
+source scripts/cache.sh
 
+GATE=(lint build release podman docker python rootless faults rehearsal fuzz)
+QUICK=(lint build podman)
+LONG=(fuzz-long guest kube)
+usage() {
+  echo "usage: scripts/test.sh [--quick | --all | --only SUITE[,SUITE...] | --list] [--podman-only | --docker-only] [--inventory]" >&2
+  echo "suites: ${GATE[*]} ${LONG[*]}" >&2
+  exit 2
+}
+
+suites=("${GATE[@]}")
 engines=(podman docker)
-case "${1:-}" in
-  --podman-only) engines=(podman) ;;
-  --docker-only) engines=(docker) ;;
-  "") ;;
-  *) echo "usage: scripts/test.sh [--podman-only | --docker-only]" >&2; exit 2 ;;
-esac
+quick=0 inventory=0
+while (($#)); do
+  case $1 in
+    --quick) suites=("${QUICK[@]}") quick=1 ;;
+    --all) suites=("${GATE[@]}" "${LONG[@]}") ;;
+    --only)
+      [[ -n ${2:-} ]] || usage
+      IFS=, read -ra suites <<<"$2"
+      shift ;;
+    --podman-only) engines=(podman) ;;
+    --docker-only) engines=(docker) ;;
+    --inventory) inventory=1 ;;
+    --list)
+      printf 'quick: %s\ngate:  %s\nall:   the gate and %s\n' "${QUICK[*]}" "${GATE[*]}" "${LONG[*]}"
+      exit 0 ;;
+    *) usage ;;
+  esac
+  shift
+done
+for s in "${suites[@]}"; do
+  [[ " ${GATE[*]} ${LONG[*]} " == *" $s "* ]] || { echo "no suite '$s'" >&2; usage; }
+done
+# --quick: the integration suite on the first engine alone.
+((quick)) && engines=("${engines[0]}")
+# An engine suite not among the engines asked for is not run.
+want() { [[ " ${suites[*]} " == *" $1 "* ]]; }
 
 declare -A socket=([podman]=/run/podman/podman.sock [docker]=/var/run/docker.sock)
-failed=()
+failed=() flaky=() not_run=()
+LOGS=$ROOT/target/gate
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.xml "$LOGS"/*.log
+NEXTEST=$POCKETDOCK_TEST_VENV/bin/cargo-nextest
+PD=$CARGO_TARGET_DIR/debug/pocketdock
 
 # Each step says how long the run has taken so far, for the CI log.
 start=$SECONDS
 step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*" >&2; }
 
-flaky=()
 # Counted skips: each test the harness skips (`skip` in
 # tests/integration/common.rs) appends a line `pocketdock-test-skipped:
-# TEST: WHY` to this file; the summary at the end counts them, and any
-# skip fails the run. A snapshot that differs fails too, never accepted.
+# TEST: WHY` to this file; the summary counts them, and any skip fails the
+# run. A snapshot that differs fails too, never accepted.
 POCKETDOCK_SKIP_LOG=$(mktemp)
 export POCKETDOCK_SKIP_LOG INSTA_UPDATE=no
-# tests LABEL CARGO_TEST_ARGS...: run `cargo test ARGS`; a test that failed
-# is run once more, alone. One that passes then is reported as flaky (and
-# does not fail the run); one that fails again fails LABEL. A failure that
-# names no test (a build error, a crash) fails LABEL at once.
-tests() {
-  local label=$1; shift
-  local log rc=0
-  log=$(mktemp)
-  cargo test "$@" 2>&1 | tee "$log"
+
+# nextest NAME LABEL [NEXTEST-ARGS...]: run the tests ARGS select (the ci
+# profile of .config/nextest.toml: one retry, JUnit), keep the JUnit file
+# as target/gate/NAME.xml, and collect flaky tests and failures. Under
+# --inventory, list them as `NAME TEST-BINARY TEST` instead.
+nextest() {
+  local name=$1 label=$2 rc
+  shift 2
+  if ((inventory)); then
+    local a args=() skip=0
+    for a in "$@"; do  # -j N is the run's alone
+      ((skip)) && { skip=0; continue; }
+      [[ $a == -j ]] && { skip=1; continue; }
+      args+=("$a")
+    done
+    "$NEXTEST" nextest list --locked "${args[@]}" --message-format oneline 2>/dev/null |
+      sed "s|^|$name |" || failed+=("$label: nextest list")
+    return
+  fi
+  "$NEXTEST" nextest run --locked --profile ci --no-fail-fast "$@" 2>&1 | tee "$LOGS/$name.log"
   rc=${PIPESTATUS[0]}
-  if ((rc == 0)); then rm -f "$log"; return 0; fi
-  # "Running <target> (...)" then "test NAME ... FAILED": target|name pairs.
-  local -a failures
-  mapfile -t failures < <(awk '
-    /^ *Running / { target = ($2 == "unittests") ? $2 " " $3 : $2 }
-    /^ *Doc-tests / { target = "doc-tests" }
-    /^test .* \.\.\. FAILED$/ { print target "|" $2 }' "$log")
-  rm -f "$log"
-  if ((${#failures[@]} == 0)); then failed+=("$label"); return 1; fi
-  local f target name sel again=()
-  for f in "${failures[@]}"; do
-    target=${f%%|*} name=${f#*|}
-    case $target in
-      tests/integration/main.rs) sel=(--test integration) ;;
-      tests/faults/main.rs) sel=(--test faults) ;;
-      tests/hostile/main.rs) sel=(--test hostile) ;;
-      tests/rehearsal/main.rs) sel=(--test rehearsal) ;;
-      tests/serve.rs) sel=(-p pocketdock-agent --test serve) ;;
-      tests/cgroup.rs) sel=(-p pocketdock-agent --test cgroup) ;;
-      tests/relay.rs) sel=(-p pocketdock-agent --test relay) ;;
-      tests/init.rs) sel=(-p pocketdock-agent --test init) ;;
-      tests/measure.rs) sel=(-p pocketdock-agent --test measure) ;;
-      "unittests src/lib.rs") sel=(--lib) ;;
-      *) failed+=("$label: $name ($target)"); continue ;;
-    esac
-    printf '\n== %s: running %s once more, alone\n' "$label" "$name" >&2
-    if cargo test --locked "${sel[@]}" -- --exact --test-threads=1 "$name"; then
-      flaky+=("$label: $name")
-    else
-      again+=("$name")
-    fi
-  done
-  for name in "${again[@]}"; do failed+=("$label: $name"); done
-  ((${#again[@]} == 0))
+  cp "$CARGO_TARGET_DIR/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
+  local t
+  while read -r t; do flaky+=("$label: $t"); done < <(sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *//p' "$LOGS/$name.log" | sort -u)
+  ((rc == 0)) || failed+=("$label")
 }
 
-step "provision engines (${engines[*]})"
-provision_args=()
-[ ${#engines[@]} -eq 1 ] && provision_args=("--${engines[0]}-only")
-bash scripts/provision.sh "${provision_args[@]}" || { echo "provisioning failed" >&2; exit 1; }
+# A filterset of the integration tests a pass of tests/passes.txt names.
+pass_filter() {
+  local pass=$1 p entry incl=() excl=()
+  while read -r p entry _; do
+    [[ $p == "$pass" ]] || continue
+    case $entry in
+      -*) excl+=("test(=${entry#-})") ;;
+      *::*) incl+=("test(/^${entry}/)") ;;
+      *) incl+=("test(/^${entry}::/)") ;;
+    esac
+  done < <(grep -v '^\s*#' tests/passes.txt)
+  local f
+  f="binary(integration) & ($(IFS='|'; echo "${incl[*]}" | sed 's/|/ | /g'))"
+  ((${#excl[@]})) && f+=" & !($(IFS='|'; echo "${excl[*]}" | sed 's/|/ | /g'))"
+  printf '%s' "$f"
+}
 
-step "format and lints"
-cargo fmt --check || failed+=("cargo fmt --check")
-cargo clippy --locked --all-targets -- -D warnings || failed+=("cargo clippy")
-# The library alone (default-features = false): no command line, server,
-# spinners or Kubernetes client, and none of their crates.
-cargo clippy --locked --no-default-features --lib -- -D warnings || failed+=("clippy --no-default-features")
-heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif|kube|k8s-openapi) ' | sort -u)
-[ -z "$heavy" ] || failed+=("the library without default features still pulls: $heavy")
+# ------------------------------------------------------------------ suites
 
-step "build"
-cargo build --locked --all-targets || { echo "build failed" >&2; exit 1; }
+suite_lint() {
+  if ((inventory)); then
+    printf 'lint %s\n' "cargo fmt --check" "cargo clippy --all-targets -D warnings" \
+      "cargo clippy --no-default-features --lib -D warnings" "no heavy crate without default features"
+    return
+  fi
+  cargo fmt --check || failed+=("cargo fmt --check")
+  cargo clippy --locked --all-targets -- -D warnings || failed+=("cargo clippy")
+  # The library alone (default-features = false): no command line, server,
+  # spinners or Kubernetes client, and none of their crates.
+  cargo clippy --locked --no-default-features --lib -- -D warnings || failed+=("clippy --no-default-features")
+  local heavy
+  heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif|kube|k8s-openapi) ' | sort -u)
+  [[ -z $heavy ]] || failed+=("the library without default features still pulls: $heavy")
+}
+
+# Everything the engine suites run, compiled once; the doc tests, which
+# need no engine.
+suite_build() {
+  if ((inventory)); then
+    cargo test --locked --doc -- --list --format terse 2>/dev/null | sed -n 's/: test$//p' | sed 's/^/doc-tests /'
+    return
+  fi
+  "$NEXTEST" nextest run --locked --no-run --workspace || { failed+=("build"); return 1; }
+  cargo build --locked --all-targets || { failed+=("build"); return 1; }
+  cargo test --locked --doc || failed+=("doc tests")
+}
 
 # The release tarball the action installs by `version:`; the release and
 # rehearsal tests read dist/.
-step "release tarball (scripts/release.sh)"
-bash scripts/release.sh || failed+=("scripts/release.sh")
+suite_release() {
+  ((inventory)) && { echo "release scripts/release.sh"; return; }
+  bash scripts/release.sh || failed+=("scripts/release.sh")
+}
 
-for engine in "${engines[@]}"; do
+suite_engine() {
+  local engine=$1 peer=
   export POCKETDOCK_SOCKET=${socket[$engine]}
   # The other engine, for export here / import there; empty (skip) with one engine.
-  export POCKETDOCK_PEER_SOCKET=
-  [ ${#engines[@]} -eq 2 ] && POCKETDOCK_PEER_SOCKET=${socket[$([ "$engine" = podman ] && echo docker || echo podman)]}
-  # Every shipped profile, each timed: the profile tests need them (under
-  # CI=true a missing one fails). Up to date after the first run: ~0.1 s each.
-  step "$engine: build the shipped profiles with pocketdock itself"
-  built=1
-  for profile in minimal dev agent embedded; do
-    t0=$(date +%s)
-    if ! target/debug/pocketdock build -q "$profile"; then
-      failed+=("$engine: pocketdock build $profile")
-      built=0
-      break
-    fi
-    printf '%s: %s profile ready in %ss\n' "$engine" "$profile" "$(( $(date +%s) - t0 ))" >&2
-  done
-  ((built)) || continue
-  step "$engine: unit, integration, CLI and doc tests"
+  ((${#engines[@]} == 2)) && peer=${socket[$([[ $engine == podman ]] && echo docker || echo podman)]}
+  export POCKETDOCK_PEER_SOCKET=$peer
+  if ((!inventory)); then
+    # Every shipped profile, each timed: the profile tests need them (under
+    # CI=true a missing one fails). Up to date after the first run: ~0.1 s each.
+    step "$engine: build the shipped profiles with pocketdock itself"
+    local profile t0
+    for profile in minimal dev agent embedded; do
+      t0=$SECONDS
+      if ! "$PD" build -q "$profile"; then
+        failed+=("$engine: pocketdock build $profile")
+        return
+      fi
+      printf '%s: %s profile ready in %ss\n' "$engine" "$profile" "$((SECONDS - t0))" >&2
+    done
+  fi
+  step "$engine: unit, integration and CLI tests"
   # With CI=true a missing engine fails the tests instead of skipping them.
-  CI=true tests "$engine: tests" --locked --no-fail-fast
-  # Commands go through the in-sandbox helper by default; the sandbox, run,
-  # process, apply, usage and containment tests run again through the
-  # engine's exec alone.
-  step "$engine: sandbox, run, process and apply tests through the engine's exec"
-  POCKETDOCK_EXEC_VIA=exec CI=true tests "$engine: tests with POCKETDOCK_EXEC_VIA=exec" \
-    --locked --no-fail-fast --test integration -- agent:: sandbox:: background:: apply:: library:: cli:: usage:: containment::
-  step "$engine: python package"
-  bash scripts/test-python.sh || failed+=("$engine: python package")
-done
-unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
+  CI=true nextest "$engine" "$engine: tests" --workspace
+  ((quick)) && return
+  # Commands go through the in-sandbox helper by default; the tests whose
+  # behaviour differs run again through the engine's exec alone.
+  step "$engine: the exec pass (tests/passes.txt) through the engine's exec"
+  POCKETDOCK_EXEC_VIA=exec CI=true nextest "$engine-exec" "$engine: exec pass" -E "$(pass_filter exec)"
+  step "$engine: python package's pytest"
+  if ((inventory)); then
+    echo "$engine-python python/tests (pytest)"
+  else
+    bash scripts/test-python.sh pytest || failed+=("$engine: python package")
+  fi
+  unset POCKETDOCK_SOCKET POCKETDOCK_PEER_SOCKET
+}
+
+# The wheel's checks that hold whatever the engine, once; its examples and
+# smoke tests on the first engine.
+suite_python() {
+  ((inventory)) && { echo "python auditwheel, mypy --strict, stubtest, examples/python, CPython smoke"; return; }
+  POCKETDOCK_SOCKET=${socket[${engines[0]}]} bash scripts/test-python.sh checks || failed+=("python package checks")
+}
 
 # The core again against rootless Podman, as the unprivileged user
 # scripts/rootless.sh makes, with the images root Podman built above.
-if [[ " ${engines[*]} " == *" podman "* ]]; then
-  step "rootless podman: the core tests as an unprivileged user"
+suite_rootless() {
+  [[ " ${engines[*]} " == *" podman "* ]] || return 0
+  if ((inventory)); then
+    ROOTLESS_LIST=1 bash scripts/test-rootless.sh | sed "s/^/rootless pocketdock::integration /"
+    return
+  fi
   bash scripts/test-rootless.sh || failed+=("rootless podman")
-fi
+}
 
-# The fault suite runs last, serially, on second engine instances of its
-# own (scripts/provision.sh fault-engine): stopping or pausing them never
+# The fault suite, serially, on second engine instances of its own
+# (scripts/provision.sh fault-engine): stopping or pausing them never
 # touches the engines above. The load test (50 sandboxes x 10 steps,
 # about 45 s per engine) runs with it.
-step "fault suite and load test on ${engines[*]} (second engine instances)"
-fault_engines=$(IFS=,; echo "${engines[*]}")
-POCKETDOCK_FAULT_ENGINES=$fault_engines POCKETDOCK_LOAD=1 CI=true \
-  tests "fault suite" --locked --test faults -- --test-threads=1
+suite_faults() {
+  local fe
+  fe=$(IFS=,; echo "${engines[*]}")
+  POCKETDOCK_FAULT_ENGINES=$fe POCKETDOCK_LOAD=1 CI=true nextest faults "fault suite" --test faults -j 1
+}
 
 # The example workflow as GitHub's runner runs it, on the second engine
 # instances holding only the registry-faithful Debian base.
-step "runner rehearsal on ${engines[*]} (second engine instances holding only the Debian base)"
-POCKETDOCK_REHEARSAL_ENGINES=$fault_engines CI=true \
-  tests "runner rehearsal" --locked --test rehearsal -- --test-threads=1
-for engine in "${engines[@]}"; do
-  bash scripts/provision.sh fault-engine stop "$engine" >/dev/null 2>&1 || true
+suite_rehearsal() {
+  local fe e
+  fe=$(IFS=,; echo "${engines[*]}")
+  POCKETDOCK_REHEARSAL_ENGINES=$fe CI=true nextest rehearsal "runner rehearsal" --test rehearsal -j 1
+  ((inventory)) && return
+  for e in "${engines[@]}"; do
+    bash scripts/provision.sh fault-engine stop "$e" >/dev/null 2>&1 || true
+  done
+}
+
+# The manifest front end (YAML and KDL): the committed corpus, the seeds
+# and the examples replay in the integration tests; here, 30 s of new
+# fuzzing per target.
+suite_fuzz() {
+  ((inventory)) && { printf 'fuzz %s 30s\n' validate_yaml validate_kdl; return; }
+  bash scripts/fuzz.sh 30 || failed+=("fuzz")
+}
+
+suite_fuzz-long() {
+  ((inventory)) && { printf 'fuzz-long %s 300s\n' validate_yaml validate_kdl; return; }
+  bash scripts/fuzz.sh 300 || failed+=("fuzz-long")
+}
+
+# Long suites that need a machine of their own: a guest with cgroup v2 and
+# current engines, and a Kubernetes cluster built from upstream. Each runs
+# when its script and its built prerequisite are here, else it is named
+# as not run.
+long_suite() {
+  local name=$1 script=$2 why
+  if [[ ! -f $script ]]; then
+    why="$script does not exist yet"
+  elif ! bash "$script" ready >/dev/null 2>&1; then
+    why="not built on this machine ($script build)"
+  fi
+  if [[ -n ${why:-} ]]; then
+    not_run+=("$name: $why")
+    return
+  fi
+  ((inventory)) && { echo "$name $script test"; return; }
+  bash "$script" test || failed+=("$name")
+}
+suite_guest() { long_suite guest scripts/guest.sh; }
+suite_kube() { long_suite kube scripts/kube.sh; }
+
+# -------------------------------------------------------------------- run
+
+if ((!inventory)); then
+  bash scripts/cache.sh trim
+  step "provision engines (${engines[*]}) and the tests' tools"
+  provision_args=()
+  ((${#engines[@]} == 1)) && provision_args=("--${engines[0]}-only")
+  bash scripts/provision.sh "${provision_args[@]}" || { echo "provisioning failed" >&2; exit 1; }
+  [[ -x $NEXTEST ]] || { echo "no cargo-nextest at $NEXTEST (scripts/provision.sh installs it)" >&2; exit 1; }
+fi
+
+for suite in "${suites[@]}"; do
+  case $suite in
+    podman | docker)
+      [[ " ${engines[*]} " == *" $suite "* ]] || continue
+      suite_engine "$suite" ;;
+    build)
+      step "suite: build"
+      suite_build || { ((inventory)) || break; } ;;
+    *)
+      step "suite: $suite"
+      "suite_$suite" ;;
+  esac
 done
+((inventory)) && { ((${#failed[@]} == 0)) || { printf 'FAILED: %s\n' "${failed[@]}" >&2; exit 1; }; exit 0; }
+
 # The remote engine the remote:: tests started (scripts/remote-engine.sh).
 bash scripts/remote-engine.sh stop >/dev/null 2>&1 || true
-
-# A bounded fuzz run of the manifest front end (YAML and KDL).
-step "fuzz the manifest front end (${FUZZ_SECONDS:-60} s per target)"
-bash scripts/fuzz.sh || failed+=("fuzz")
 
 # The skips counted above: how many, which, and a failure if any.
 skipped=$(wc -l <"$POCKETDOCK_SKIP_LOG")
@@ -176,12 +315,15 @@ if ((skipped > 0)); then
 fi
 rm -f "$POCKETDOCK_SKIP_LOG"
 
-if [ ${#flaky[@]} -gt 0 ]; then
-  printf '\nFLAKY (failed, then passed alone): %s\n' "${flaky[@]}" >&2
+# The 20 slowest tests of this run, from the JUnit files.
+if compgen -G "$LOGS/*.xml" >/dev/null; then
+  "$POCKETDOCK_TEST_VENV/bin/python" scripts/slowest.py 20 "$LOGS"/*.xml >&2 || true
 fi
-step "summary"
-if [ ${#failed[@]} -gt 0 ]; then
+((${#not_run[@]})) && printf '\nNOT RUN (prerequisite missing): %s\n' "${not_run[@]}" >&2
+((${#flaky[@]})) && printf '\nFLAKY (failed, then passed on retry): %s\n' "${flaky[@]}" >&2
+step "summary (${suites[*]})"
+if ((${#failed[@]})); then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2
   exit 1
 fi
-printf '\nall checks passed on: %s\n' "${engines[*]}" >&2
+printf '\nall checks passed (%s) on: %s\n' "${suites[*]}" "${engines[*]}" >&2

@@ -34,6 +34,7 @@ mod everyday;
 mod examples;
 mod files;
 mod function_size;
+mod fuzz_corpus;
 mod github;
 mod glossary;
 mod idle;
