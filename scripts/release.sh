@@ -8,9 +8,10 @@
 # (the in-sandbox helper is embedded in it by build.rs), README.md and
 # LICENSE. The binary is linked against glibc 2.17 symbols by cargo-zigbuild,
 # so it runs on any glibc from 2.17 up, older than the build machine's.
-# ziglang and cargo-zigbuild come from PyPI, pinned, into a virtualenv under
-# target/release-tools. The tarball is reproducible (sorted, fixed owners,
-# mtimes from the last commit); a rerun with nothing changed takes seconds.
+# ziglang and cargo-zigbuild come from PyPI, pinned, into a virtualenv in
+# the machine's cache (scripts/cache.sh), where the build goes too. The
+# tarball is reproducible (sorted, fixed owners, mtimes from the last
+# commit); a rerun with nothing changed takes seconds.
 #
 # Usage: scripts/release.sh
 set -euo pipefail
@@ -20,7 +21,9 @@ cd "$ROOT"
 TRIPLE=x86_64-unknown-linux-gnu
 GLIBC=2.17
 PINS=(ziglang==0.17.0 cargo-zigbuild==0.24.0)
-TOOLS=$ROOT/target/release-tools
+# shellcheck source=scripts/cache.sh
+source scripts/cache.sh
+TOOLS=$POCKETDOCK_CACHE/release-tools
 
 log() { printf '[release] %s\n' "$*" >&2; }
 die() { printf 'release: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -43,7 +46,7 @@ fi
 log "building $name (cargo zigbuild, glibc $GLIBC)"
 PATH="$TOOLS/bin:$PATH" CARGO_PROFILE_RELEASE_DEBUG=false \
   cargo zigbuild --locked --release -p pocketdock --bin pocketdock --target "$TRIPLE.$GLIBC"
-built=target/$TRIPLE/release/pocketdock
+built=$CARGO_TARGET_DIR/$TRIPLE/release/pocketdock
 
 stage=target/release-stage/$name
 rm -rf "$(dirname "$stage")"

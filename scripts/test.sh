@@ -108,7 +108,7 @@ nextest() {
   rc=${PIPESTATUS[0]}
   cp "$CARGO_TARGET_DIR/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
   local t
-  while read -r t; do flaky+=("$label: $t"); done < <(sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *//p' "$LOGS/$name.log" | sort -u)
+  while read -r t; do flaky+=("$label: $t"); done < <(sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *\(([0-9/]*) \)\{0,1\}//p' "$LOGS/$name.log" | sort -u)
   ((rc == 0)) || failed+=("$label")
 }
 

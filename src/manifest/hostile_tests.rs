@@ -175,6 +175,30 @@ fn deep_kdl_overflowed_the_stack() {
     kdl(&quiet).unwrap();
 }
 
+// Regression (fuzzing, 2026-11-29): blocks nested under slash-dashes made
+// the kdl crate's parse take time doubling with each level: 684 bytes took
+// 17 s, `/- a {\n b\n` twenty times longer than anyone waits. Past
+// SLASHDASH_DEPTH it is a diagnostic before the kdl crate sees the text.
+#[test]
+fn kdl_blocks_nested_under_slashdashes_took_exponential_time() {
+    for unit in ["/- a {\n b\n", "a /-{\n", "/-a { /-b {\n"] {
+        let text = format!("version 1\n{}", unit.repeat(40));
+        let d = first(kdl(&text));
+        assert!(d.message.contains("under a `/-` more than 8 deep"), "{unit:?}: {}", d.message);
+    }
+    // Balanced, too: the time was in the slash-dash, not the open brace.
+    let balanced = format!("version 1\n{}{}", "a /-{\n".repeat(40), "}\n".repeat(40));
+    assert!(first(kdl(&balanced)).message.contains("under a `/-`"));
+    // Commented-out steps, a few levels deep, still parse; a slash-dash
+    // ends with its node, and the same depth unslashed is fine.
+    let ok = "version 1\nsandbox \"s\"\n/- step \"a\" { run \"x\"; needs { - \"b\" } }\nstep \"b\" sandbox=\"s\" { run \"y\" }\n";
+    kdl(ok).unwrap();
+    let plain = format!("version 1\nvars {{\n{}{}\n}}\n", "a {".repeat(40), "}".repeat(40));
+    kdl(&plain).unwrap();
+    let ended = format!("version 1\nvars {{\n{}}}\n", "/- a\nb {".repeat(20) + &"}".repeat(20));
+    kdl(&ended).unwrap();
+}
+
 // Regression: the file was read whole, so `validate /dev/zero` read 8 GB;
 // and a FIFO hung `validate` waiting for a writer. Neither is a file: both
 // are refused before anything is read, and a large file is read no
