@@ -17,7 +17,12 @@ pub fn validate(data: &[u8], format: Format, path: &str) {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let lines = lines(text);
         for d in diags {
-            assert!(d.line >= 1 && d.line <= lines.len(), "line {} of {}: {d}", d.line, lines.len());
+            assert!(
+                d.line >= 1 && d.line <= lines.len(),
+                "line {} of {}: {d}",
+                d.line,
+                lines.len()
+            );
             let line = lines[d.line - 1];
             assert!(
                 d.col >= 1 && d.col <= line.chars().count() + 1,

@@ -184,7 +184,11 @@ fn kdl_blocks_nested_under_slashdashes_took_exponential_time() {
     for unit in ["/- a {\n b\n", "a /-{\n", "/-a { /-b {\n"] {
         let text = format!("version 1\n{}", unit.repeat(40));
         let d = first(kdl(&text));
-        assert!(d.message.contains("under a `/-` more than 8 deep"), "{unit:?}: {}", d.message);
+        assert!(
+            d.message.contains("under a `/-` more than 8 deep"),
+            "{unit:?}: {}",
+            d.message
+        );
     }
     // Balanced, too: the time was in the slash-dash, not the open brace.
     let balanced = format!("version 1\n{}{}", "a /-{\n".repeat(40), "}\n".repeat(40));
@@ -193,9 +197,16 @@ fn kdl_blocks_nested_under_slashdashes_took_exponential_time() {
     // ends with its node, and the same depth unslashed is fine.
     let ok = "version 1\nsandbox \"s\"\n/- step \"a\" { run \"x\"; needs { - \"b\" } }\nstep \"b\" sandbox=\"s\" { run \"y\" }\n";
     kdl(ok).unwrap();
-    let plain = format!("version 1\nvars {{\n{}{}\n}}\n", "a {".repeat(40), "}".repeat(40));
+    let plain = format!(
+        "version 1\nvars {{\n{}{}\n}}\n",
+        "a {".repeat(40),
+        "}".repeat(40)
+    );
     kdl(&plain).unwrap();
-    let ended = format!("version 1\nvars {{\n{}}}\n", "/- a\nb {".repeat(20) + &"}".repeat(20));
+    let ended = format!(
+        "version 1\nvars {{\n{}}}\n",
+        "/- a\nb {".repeat(20) + &"}".repeat(20)
+    );
     kdl(&ended).unwrap();
 }
 

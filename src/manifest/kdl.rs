@@ -40,7 +40,9 @@ pub(crate) fn parse(source: &Source, limits: &Limits) -> Result<Node, Vec<Diagno
                 Span::new(at, at + 1),
                 format!("the manifest nests blocks under a `/-` more than {SLASHDASH_DEPTH} deep"),
             )
-            .hint("delete the commented-out nodes instead of slash-dashing them".to_string())]);
+            .hint(
+                "delete the commented-out nodes instead of slash-dashing them".to_string(),
+            )]);
         }
         None => {}
     }

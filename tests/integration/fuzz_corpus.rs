@@ -14,7 +14,9 @@ mod check;
 
 /// Every file below `dir`, recursively.
 fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -33,8 +35,15 @@ fn replay(target: &str, kind: &str, format: Format) {
     files(&root.join("fuzz/seeds").join(kind), &mut inputs);
     let mut examples = Vec::new();
     files(&root.join("examples"), &mut examples);
-    inputs.extend(examples.into_iter().filter(|p| p.extension().is_some_and(|e| e == kind)));
-    assert!(corpus > 0, "fuzz/corpus/{target} is empty (scripts/fuzz.sh cmin fills it)");
+    inputs.extend(
+        examples
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == kind)),
+    );
+    assert!(
+        corpus > 0,
+        "fuzz/corpus/{target} is empty (scripts/fuzz.sh cmin fills it)"
+    );
     for input in &inputs {
         let data = std::fs::read(input).unwrap();
         let path = format!("/fuzz/job.{kind}");
