@@ -106,7 +106,7 @@ nextest() {
   fi
   "$NEXTEST" nextest run --locked --profile ci --no-fail-fast "$@" 2>&1 | tee "$LOGS/$name.log"
   rc=${PIPESTATUS[0]}
-  cp "$CARGO_TARGET_DIR/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
+  cp "$ROOT/target/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
   local t
   while read -r t; do flaky+=("$label: $t"); done < <(sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *\(([0-9/]*) \)\{0,1\}//p' "$LOGS/$name.log" | sort -u)
   ((rc == 0)) || failed+=("$label")

@@ -175,6 +175,13 @@ impl Source {
         while !self.text.is_char_boundary(o) {
             o -= 1;
         }
+        // The LF of a CR LF is the same line break as its CR: the line's end.
+        if o > 0
+            && self.text.as_bytes().get(o) == Some(&b'\n')
+            && self.text.as_bytes()[o - 1] == b'\r'
+        {
+            o -= 1;
+        }
         o
     }
 }
@@ -211,6 +218,17 @@ mod tests {
         assert_eq!(s.line_text(11), "c: é");
         assert_eq!(s.line_col(17), (4, 1));
         assert_eq!(s.line_end(0), 4);
+    }
+
+    // Found by fuzzing (crash-281a6970): the YAML scanner can mark the LF of
+    // a CR LF, which was reported one column past the line's end.
+    #[test]
+    fn fuzz_crash_281a6970_the_lf_of_a_cr_lf_is_the_lines_end() {
+        let s = Source::new("m.yaml", "ab\r\ncd");
+        assert_eq!(s.line_col(3), (1, 3));
+        assert_eq!(s.line_col(2), (1, 3));
+        assert_eq!(s.line_text(3), "ab");
+        assert_eq!(s.line_col(4), (2, 1));
     }
 
     #[test]

@@ -25,26 +25,23 @@ pub(crate) fn parse(source: &Source, limits: &Limits) -> Result<Node, Vec<Diagno
     // The kdl crate recurses once per nesting level, and its time doubles
     // with each block nested under a slash-dash: check before it runs.
     let depth = limits.get_usize(Limit::Depth);
-    match too_deep(source.text(), depth) {
-        Some(Deep::Nodes(at)) => {
-            return Err(vec![Diagnostic::new(
-                source,
-                Span::new(at, at + 1),
-                format!("the manifest nests nodes more than {depth} deep"),
-            )
-            .hint(Limit::Depth.how_to_raise())]);
-        }
-        Some(Deep::SlashDashed(at)) => {
-            return Err(vec![Diagnostic::new(
-                source,
-                Span::new(at, at + 1),
-                format!("the manifest nests blocks under a `/-` more than {SLASHDASH_DEPTH} deep"),
-            )
-            .hint(
-                "delete the commented-out nodes instead of slash-dashing them".to_string(),
-            )]);
-        }
-        None => {}
+    if let Some(at) = too_deep(source.text(), depth) {
+        return Err(vec![Diagnostic::new(
+            source,
+            Span::new(at, at + 1),
+            format!("the manifest nests nodes more than {depth} deep"),
+        )
+        .hint(Limit::Depth.how_to_raise())]);
+    }
+    if let Some(at) = slashdashed_too_deep(source.text()) {
+        return Err(vec![Diagnostic::new(
+            source,
+            Span::new(at, at + 1),
+            format!("the manifest nests blocks under a `/-` more than {SLASHDASH_DEPTH} deep"),
+        )
+        .hint(
+            "delete the commented-out nodes instead of slash-dashing them".to_string(),
+        )]);
     }
     let doc = KdlDocument::parse_v2(source.text()).map_err(|e| {
         e.diagnostics
@@ -339,55 +336,62 @@ impl Converter<'_> {
 /// few hundred bytes would take hours. At 8 it stays in milliseconds.
 const SLASHDASH_DEPTH: usize = 8;
 
-/// Which nesting a manifest went past, at the byte offset of its `{`.
-#[derive(Debug, PartialEq, Eq)]
-enum Deep {
-    Nodes(usize),
-    SlashDashed(usize),
-}
-
-/// The first `{` nested deeper than `limit`, or deeper than
-/// [`SLASHDASH_DEPTH`] under a slash-dash, skipping strings (quoted, raw
-/// `#"…"#`, multi-line `"""…"""`) and comments (`//`, nested `/* … */`).
-/// A slash-dash holds until its node ends (a newline or `;`) and covers
-/// every block opened meanwhile, and all inside those. Where the scan
-/// misreads odd text it can only see fewer braces than the parser would in
-/// a string-heavy line, never recurse: it is a loop over bytes.
-fn too_deep(text: &str, limit: usize) -> Option<Deep> {
+/// The first `{` nested deeper than [`SLASHDASH_DEPTH`] under a
+/// slash-dash. A slash-dash holds until its line ends and covers every
+/// block opened meanwhile, and all inside those. Every byte counts, in
+/// strings and comments too: where the text is broken the parser's
+/// recovery may read them as nodes (it did, in the fuzzer's 684 bytes).
+fn slashdashed_too_deep(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     // Each open block: whether a slash-dash covers it.
     let mut open: Vec<bool> = Vec::new();
-    let mut slashdashed = 0usize;
+    let mut covered = 0usize;
     let mut pending = false;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'{' => {
+                let under = pending || open.last() == Some(&true);
+                open.push(under);
+                covered += usize::from(under);
+                if covered > SLASHDASH_DEPTH {
+                    return Some(i);
+                }
+                pending = false;
+            }
+            b'}' => {
+                if open.pop() == Some(true) {
+                    covered -= 1;
+                }
+                pending = false;
+            }
+            b'-' if i > 0 && b[i - 1] == b'/' => pending = true,
+            b'\n' => pending = false,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The byte offset of the first `{` nested deeper than `limit`, skipping
+/// strings (quoted, raw `#"…"#`, multi-line `"""…"""`) and comments (`//`,
+/// nested `/* … */`). Where the scan misreads odd text it can only see
+/// fewer braces than the parser would in a string-heavy line, never
+/// recurse: it is a loop over bytes.
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'{' => {
-                let covered = pending || open.last() == Some(&true);
-                open.push(covered);
-                slashdashed += usize::from(covered);
-                if open.len() > limit {
-                    return Some(Deep::Nodes(i));
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
                 }
-                if slashdashed > SLASHDASH_DEPTH {
-                    return Some(Deep::SlashDashed(i));
-                }
-                pending = false;
                 i += 1;
             }
             b'}' => {
-                if open.pop() == Some(true) {
-                    slashdashed -= 1;
-                }
-                pending = false;
-                i += 1;
-            }
-            b'/' if b.get(i + 1) == Some(&b'-') => {
-                pending = true;
-                i += 2;
-            }
-            b'\n' | b';' => {
-                pending = false;
+                depth = depth.saturating_sub(1);
                 i += 1;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {

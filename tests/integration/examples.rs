@@ -29,21 +29,43 @@ fn check(what: &str, o: &Output) {
 }
 
 fn cargo_example(name: &str) -> Output {
-    Command::new(env!("CARGO"))
+    as_a_reader(Command::new(env!("CARGO")))
         .args(["run", "--quiet", "--example", name])
         .current_dir(repo())
-        .env("PATH", path_with_binary())
         .output()
         .expect("run cargo")
 }
 
 fn bash_in(dir: &Path, script: &str) -> Output {
-    Command::new("bash")
+    as_a_reader(Command::new("bash"))
         .args(["-euo", "pipefail", "-c", script])
         .current_dir(dir)
-        .env("PATH", path_with_binary())
         .output()
         .expect("run bash")
+}
+
+/// `command` with the built binary on PATH and without the variables cargo
+/// sets for this test's package (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`,
+/// ...): a reader's shell has none, and a cargo run here that saw them
+/// would find every build script that watches them out of date, and
+/// rebuild those crates for this run and again for the next.
+fn as_a_reader(mut command: Command) -> Command {
+    const PACKAGE: [&str; 6] = [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+    ];
+    for (key, _) in std::env::vars_os() {
+        let name = key.to_string_lossy();
+        if PACKAGE.iter().any(|p| name.starts_with(p)) || name == "OUT_DIR" {
+            command.env_remove(&key);
+        }
+    }
+    command.env("PATH", path_with_binary());
+    command
 }
 
 /// The ```sh blocks of a README, joined.
