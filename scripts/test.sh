@@ -87,9 +87,11 @@ POCKETDOCK_SKIP_LOG=$(mktemp)
 export POCKETDOCK_SKIP_LOG INSTA_UPDATE=no
 
 # nextest NAME LABEL [NEXTEST-ARGS...]: run the tests ARGS select (the ci
-# profile of .config/nextest.toml: one retry, JUnit), keep the JUnit file
-# as target/gate/NAME.xml, and collect flaky tests and failures. Under
-# --inventory, list them as `NAME TEST-BINARY TEST` instead.
+# profile of .config/nextest.toml: one retry, JUnit), log them to
+# target/gate/NAME.log (and to the terminal, unless QUIET=1), keep the
+# JUnit file as NAME.xml, and count a failure under LABEL. Under
+# --inventory, list them as `NAME TEST-BINARY TEST` instead. The flaky
+# tests are read from all the logs at the end.
 nextest() {
   local name=$1 label=$2 rc
   shift 2
@@ -104,12 +106,16 @@ nextest() {
       sed "s|^|$name |" || failed+=("$label: nextest list")
     return
   fi
-  "$NEXTEST" nextest run --locked --profile ci --no-fail-fast "$@" 2>&1 | tee "$LOGS/$name.log"
-  rc=${PIPESTATUS[0]}
-  cp "$ROOT/target/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
-  local t
-  while read -r t; do flaky+=("$label: $t"); done < <(sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *\(([0-9/]*) \)\{0,1\}//p' "$LOGS/$name.log" | sort -u)
+  if [[ ${QUIET:-0} == 1 ]]; then
+    "$NEXTEST" nextest run --locked --profile ci --no-fail-fast "$@" >"$LOGS/$name.log" 2>&1
+    rc=$?
+  else
+    "$NEXTEST" nextest run --locked --profile ci --no-fail-fast "$@" 2>&1 | tee "$LOGS/$name.log"
+    rc=${PIPESTATUS[0]}
+    cp "$ROOT/target/nextest/ci/junit.xml" "$LOGS/$name.xml" 2>/dev/null
+  fi
   ((rc == 0)) || failed+=("$label")
+  return "$rc"
 }
 
 # A filterset of the integration tests a pass of tests/passes.txt names.
@@ -221,14 +227,30 @@ suite_rootless() {
   bash scripts/test-rootless.sh || failed+=("rootless podman")
 }
 
-# The fault suite, serially, on second engine instances of its own
+# The fault suite on second engine instances of their own
 # (scripts/provision.sh fault-engine): stopping or pausing them never
-# touches the engines above. The load test (50 sandboxes x 10 steps,
-# about 45 s per engine) runs with it.
+# touches the engines above. Its tests run one at a time on each engine,
+# the engines side by side (each run's log is shown when both are done).
+# The load test (50 sandboxes x 10 steps, about 45 s per engine) runs
+# with it.
 suite_faults() {
-  local fe
-  fe=$(IFS=,; echo "${engines[*]}")
-  POCKETDOCK_FAULT_ENGINES=$fe POCKETDOCK_LOAD=1 CI=true nextest faults "fault suite" --test faults -j 1
+  local e
+  declare -A pid=()
+  for e in "${engines[@]}"; do
+    if ((inventory)); then
+      POCKETDOCK_FAULT_ENGINES=$e nextest "faults-$e" "fault suite on $e" --test faults -j 1
+      continue
+    fi
+    POCKETDOCK_FAULT_ENGINES=$e POCKETDOCK_LOAD=1 CI=true QUIET=1 \
+      nextest "faults-$e" "fault suite on $e" --test faults -j 1 &
+    pid[$e]=$!
+  done
+  for e in "${engines[@]}"; do
+    [[ -n ${pid[$e]:-} ]] || continue
+    wait "${pid[$e]}" || failed+=("fault suite on $e")
+    step "fault suite on $e"
+    cat "$LOGS/faults-$e.log" >&2
+  done
 }
 
 # The example workflow as GitHub's runner runs it, on the second engine
@@ -315,9 +337,14 @@ if ((skipped > 0)); then
 fi
 rm -f "$POCKETDOCK_SKIP_LOG"
 
-# The 20 slowest tests of this run, from the JUnit files.
-if compgen -G "$LOGS/*.xml" >/dev/null; then
-  "$POCKETDOCK_TEST_VENV/bin/python" scripts/slowest.py 20 "$LOGS"/*.xml >&2 || true
+# The 20 slowest tests of this run, and the flaky ones, from the logs.
+if compgen -G "$LOGS/*.log" >/dev/null; then
+  python3 scripts/slowest.py 20 "$LOGS"/*.log >&2 || true
+  while read -r t; do flaky+=("$t"); done < <(
+    for log in "$LOGS"/*.log; do
+      sed -n 's/^ *FLAKY [0-9]*\/[0-9]* *\[ *[0-9.]*s\] *\(([0-9/]*) \)\{0,1\}//p' "$log" |
+        sed "s|^|$(basename "$log" .log): |"
+    done | sort -u)
 fi
 ((${#not_run[@]})) && printf '\nNOT RUN (prerequisite missing): %s\n' "${not_run[@]}" >&2
 ((${#flaky[@]})) && printf '\nFLAKY (failed, then passed on retry): %s\n' "${flaky[@]}" >&2
