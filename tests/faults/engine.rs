@@ -7,7 +7,7 @@ use crate::harness::{
     project, scrub, show, spawn_apply, spawn_apply_via, wait_started, Record,
 };
 
-const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: IMAGE\n  b:\n    image: IMAGE\nsteps:\n  first:\n    sandbox: a\n    run: echo written-before\n  s1:\n    sandbox: a\n    needs: [first]\n    run: sleep 60\n    timeout: 120\n  s2:\n    sandbox: b\n    run: sleep 60\n    timeout: 120\n";
+const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: IMAGE\n  b:\n    image: IMAGE\nsteps:\n  first:\n    sandbox: a\n    run: echo written-before\n  s1:\n    sandbox: a\n    needs: [first]\n    run: sleep 30\n    timeout: 120\n  s2:\n    sandbox: b\n    run: sleep 30\n    timeout: 120\n";
 
 // Issue 15, item 1: after the engine restarted mid-job, apply printed
 // "could not remove sandbox … lost the connection", then "sandbox …
