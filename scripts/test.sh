@@ -346,8 +346,14 @@ if compgen -G "$LOGS/*.log" >/dev/null; then
         sed "s|^|$(basename "$log" .log): |"
     done | sort -u)
 fi
-((${#not_run[@]})) && printf '\nNOT RUN (prerequisite missing): %s\n' "${not_run[@]}" >&2
-((${#flaky[@]})) && printf '\nFLAKY (failed, then passed on retry): %s\n' "${flaky[@]}" >&2
+if ((${#not_run[@]})); then
+  printf '\nNOT RUN (prerequisite missing):\n' >&2
+  printf '  %s\n' "${not_run[@]}" >&2
+fi
+if ((${#flaky[@]})); then
+  printf '\nFLAKY (failed, then passed on retry):\n' >&2
+  printf '  %s\n' "${flaky[@]}" >&2
+fi
 step "summary (${suites[*]})"
 if ((${#failed[@]})); then
   printf '\nFAILED: %s\n' "${failed[@]}" >&2

@@ -368,7 +368,8 @@ async fn cpu_and_pids_limits_are_enforced() {
         r.stderr.contains("fork"),
         "40 processes started under a limit of 20: {r:?}"
     );
-    // Once they are gone (the script's `wait` reaped them), the sandbox
-    // works again.
+    // Once they are gone, the sandbox works again. Through the engine's
+    // exec the sleepers outlive the script's `wait`: give them their 2 s.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(sb.run("echo ok", &opts()).await.unwrap().stdout, "ok\n");
 }
