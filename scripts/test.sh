@@ -308,6 +308,12 @@ if ((!inventory)); then
   ((${#engines[@]} == 1)) && provision_args=("--${engines[0]}-only")
   bash scripts/provision.sh "${provision_args[@]}" || { echo "provisioning failed" >&2; exit 1; }
   [[ -x $NEXTEST ]] || { echo "no cargo-nextest at $NEXTEST (scripts/provision.sh installs it)" >&2; exit 1; }
+  # The second engines and the remote ones start fresh: a run that was
+  # killed can leave them paused, or with the link down.
+  for e in "${engines[@]}"; do
+    bash scripts/provision.sh fault-engine stop "$e" >/dev/null 2>&1 || true
+  done
+  bash scripts/remote-engine.sh stop >/dev/null 2>&1 || true
 fi
 
 for suite in "${suites[@]}"; do
