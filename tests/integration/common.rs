@@ -217,6 +217,7 @@ pub fn source_files(dir: &str, ext: &str) -> Vec<(String, String)> {
 
 /// A host tool the tests call (junitparser's python, actionlint), from the
 /// virtualenv scripts/provision.sh makes: `$POCKETDOCK_TEST_VENV/bin/NAME`,
+/// which scripts/test.sh sets to the cache's `ci-venv` (scripts/cache.sh),
 /// default `target/ci-venv`. Never the `python3` on PATH, which may be
 /// pyenv's, conda's or an activated venv's.
 pub fn host_tool(name: &str) -> PathBuf {

@@ -8,7 +8,8 @@
 //!
 //! `POCKETDOCK_REHEARSAL_ENGINES=docker,podman` runs it (unset: skipped);
 //! it needs dist/ from scripts/release.sh and junitparser in the venv at
-//! `POCKETDOCK_TEST_VENV` (default target/ci-venv). It uses the fault
+//! `POCKETDOCK_TEST_VENV` (scripts/test.sh sets it to the cache's
+//! ci-venv; default target/ci-venv). It uses the fault
 //! suite's second engine instances, so it runs after that suite, serially,
 //! and leaves each instance stopped.
 
