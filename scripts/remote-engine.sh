@@ -254,6 +254,9 @@ stop() {
   stop_pid "$RUN/podman.pid"
   stop_pid "$RUN/dockerd.pid"
   stop_pid "$RUN/containerd.pid"
+  # An exec's conmon can outlive its container's forced removal (a relay
+  # whose link was cut): nothing of this engine may stay behind.
+  pkill -KILL -f "conmon .*$DATA/podman/" 2>/dev/null || true
   rm -f "$SOCK" "$PODMAN_SOCK"
   ip link del pdr0 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true

@@ -64,8 +64,6 @@ for s in "${suites[@]}"; do
 done
 # --quick: the integration suite on the first engine alone.
 ((quick)) && engines=("${engines[0]}")
-# An engine suite not among the engines asked for is not run.
-want() { [[ " ${suites[*]} " == *" $1 "* ]]; }
 
 declare -A socket=([podman]=/run/podman/podman.sock [docker]=/var/run/docker.sock)
 failed=() flaky=() not_run=()

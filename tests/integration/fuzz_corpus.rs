@@ -3,40 +3,25 @@
 //! committed corpus, the seeds and the examples, without fuzzing: in
 //! seconds, what fuzzing once found stays covered on every run.
 
-use std::path::Path;
-
 use pocketdock::manifest::Format;
 
-use crate::common::repo;
+use crate::common::{files_under, repo};
 
 #[path = "../../fuzz/fuzz_targets/common.rs"]
 mod check;
 
-/// Every file below `dir`, recursively.
-fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
 fn replay(target: &str, kind: &str, format: Format) {
     let root = repo();
-    let mut inputs = Vec::new();
-    files(&root.join("fuzz/corpus").join(target), &mut inputs);
+    let committed = root.join("fuzz/corpus").join(target);
+    let mut inputs = if committed.is_dir() {
+        files_under(&committed)
+    } else {
+        Vec::new()
+    };
     let corpus = inputs.len();
-    files(&root.join("fuzz/seeds").join(kind), &mut inputs);
-    let mut examples = Vec::new();
-    files(&root.join("examples"), &mut examples);
+    inputs.extend(files_under(&root.join("fuzz/seeds").join(kind)));
     inputs.extend(
-        examples
+        files_under(&root.join("examples"))
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == kind)),
     );
