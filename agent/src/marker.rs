@@ -55,9 +55,31 @@ pub fn signal_visible(marker: &str, signal: c_int) -> (usize, Vec<(u32, u32)>) {
     }
     hit.sort_unstable();
     hit.dedup();
+    if signal == sys::SIGKILL {
+        wait_dead(&hit, std::time::Duration::from_secs(2));
+    }
     hidden.sort_unstable();
     hidden.dedup();
     (hit.len(), hidden)
+}
+
+/// Wait, at most `limit`, until each of `pids` has exited (gone, or a
+/// zombie): a KILL takes effect only when its process next runs, and a
+/// caller told a command was killed must not find it still running.
+fn wait_dead(pids: &[i32], limit: std::time::Duration) {
+    let until = std::time::Instant::now() + limit;
+    while pids.iter().any(|&pid| running(pid)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Whether `pid` exists and has not exited: its state in `/proc/PID/stat`
+/// (after the command name, which may hold anything) is not `Z` or `X`.
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
+    })
 }
 
 /// Run `pocketdock-agent signal MARKER SIGNAL` as `uid`:`gid` (a uid other
@@ -132,6 +154,21 @@ fn owner(pid: i32) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_child_is_waited_for_until_it_is_a_zombie() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        assert!(running(pid));
+        sys::send_signal(pid, sys::SIGKILL).unwrap();
+        wait_dead(&[pid], std::time::Duration::from_secs(5));
+        assert!(!running(pid), "still running after the wait");
+        child.wait().unwrap();
+        assert!(!running(pid));
+    }
     use std::process::Command;
 
     fn sleeper(marker: Option<&str>) -> std::process::Child {

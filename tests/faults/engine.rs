@@ -4,10 +4,10 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{
     agrees_with_engine, containers, doctor_fix_leaves_nothing, finish, finish_within, manifest,
-    project, scrub, show, spawn_apply, spawn_apply_via, wait_started, Record,
+    project, scrub, show, spawn_apply, spawn_apply_via, wait_printed, wait_started, Record,
 };
 
-const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: IMAGE\n  b:\n    image: IMAGE\nsteps:\n  first:\n    sandbox: a\n    run: echo written-before\n  s1:\n    sandbox: a\n    needs: [first]\n    run: sleep 30\n    timeout: 120\n  s2:\n    sandbox: b\n    run: sleep 30\n    timeout: 120\n";
+const TWO_LONG: &str = "version: 1\nname: twolong\nsandboxes:\n  a:\n    image: IMAGE\n  b:\n    image: IMAGE\nsteps:\n  first:\n    sandbox: a\n    run: echo written-before\n  s1:\n    sandbox: a\n    needs: [first]\n    run: echo pd-running; sleep 30\n    timeout: 120\n  s2:\n    sandbox: b\n    run: echo pd-running; sleep 30\n    timeout: 120\n";
 
 // Issue 15, item 1: after the engine restarted mid-job, apply printed
 // "could not remove sandbox … lost the connection", then "sandbox …
@@ -24,8 +24,7 @@ async fn engine_restarted_mid_job_is_told_truthfully() {
             let dir = project("restart");
             manifest(dir.path(), TWO_LONG);
             let child = spawn_apply_via(dir.path(), &fault, &["--keep-going"], via);
-            wait_started(dir.path(), 3);
-            std::thread::sleep(Duration::from_millis(500));
+            wait_printed(dir.path(), "pd-running", 2);
             fault.provision("restart");
             let o = finish(child);
             let what = format!("{} via {via}: {}", fault.kind, show(&o));

@@ -375,6 +375,31 @@ pub fn manifest(dir: &Path, text: &str) {
     std::fs::write(dir.join("job.yaml"), text.replace("IMAGE", IMAGE)).unwrap();
 }
 
+/// Wait until `steps` step logs of the project's job hold `needle`: the
+/// commands run in their containers, not only started by the runner.
+pub fn wait_printed(dir: &Path, needle: &str, steps: usize) {
+    wait_for(
+        &format!("{steps} steps to print {needle}"),
+        Duration::from_mins(1),
+        || {
+            let instances = dir.join(".pocketdock/instances");
+            let Ok(rd) = std::fs::read_dir(&instances) else {
+                return false;
+            };
+            rd.filter_map(Result::ok).any(|e| {
+                std::fs::read_dir(e.path().join("logs")).is_ok_and(|logs| {
+                    logs.filter_map(Result::ok)
+                        .filter(|l| {
+                            std::fs::read_to_string(l.path()).is_ok_and(|t| t.contains(needle))
+                        })
+                        .count()
+                        >= steps
+                })
+            })
+        },
+    );
+}
+
 /// Wait until every one of `steps` has a `step_started` line in the record.
 pub fn wait_started(dir: &Path, steps: usize) {
     wait_for("the steps to start", Duration::from_mins(1), || {

@@ -1,14 +1,12 @@
 //! The runner itself: killed (SIGKILL), interrupted (SIGINT), terminated
 //! (SIGTERM).
 
-use std::time::Duration;
-
 use crate::harness::{
     agrees_with_engine, containers, doctor_fix_leaves_nothing, finish, manifest, pd, project,
-    scrub, show, signal, spawn_apply, wait_started, Record,
+    scrub, show, signal, spawn_apply, wait_printed, wait_started, Record,
 };
 
-const LONG_JOB: &str = "version: 1\nname: long\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  first:\n    run: echo written-before\n  long:\n    run: sleep 120\n    timeout: 300\n";
+const LONG_JOB: &str = "version: 1\nname: long\nsandboxes:\n  box:\n    image: IMAGE\nsteps:\n  first:\n    run: echo written-before\n  long:\n    run: echo pd-running; sleep 120\n    timeout: 300\n";
 
 /// SIGKILL leaves the record `running` and the container behind;
 /// `doctor --fix` closes the one and removes the other.
@@ -52,8 +50,7 @@ async fn sigint_and_sigterm_cancel_and_clean_up() {
             let dir = project("signal");
             manifest(dir.path(), LONG_JOB);
             let child = spawn_apply(dir.path(), &fault, &[]);
-            wait_started(dir.path(), 2);
-            std::thread::sleep(Duration::from_millis(300));
+            wait_printed(dir.path(), "pd-running", 1);
             signal(child.id(), sig);
             let o = finish(child);
             let what = format!("{} SIG{sig}: {}", fault.kind, show(&o));

@@ -168,7 +168,11 @@ async fn read_drains_peek_does_not_and_callbacks_get_their_own_copy() {
         )
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    let since = Instant::now();
+    while p.peek().stdout.is_empty() {
+        assert!(since.elapsed() < Duration::from_secs(10), "nothing printed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(p.peek().stdout, "one\n");
     assert_eq!(p.read().stdout, "one\n");
     assert_eq!(p.read().stdout, "");

@@ -48,10 +48,19 @@ fn a_script_runs_commands_files_sessions_and_processes_without_async() {
         let r = session.send_and_wait("echo $X $(pwd)", Duration::from_secs(10))?;
         assert_eq!(r.stdout, "7 /tmp\n");
 
-        // The runtime works between calls: the buffer fills while we sleep.
+        // The runtime works between calls: the buffer fills while this
+        // thread only looks at it.
         let p = sb.run_detached("echo early; sleep 30", &RunOptions::default(), 4096)?;
-        std::thread::sleep(Duration::from_millis(1500));
-        assert_eq!(p.read().stdout, "early\n");
+        let (since, mut early) = (std::time::Instant::now(), String::new());
+        while !early.ends_with('\n') {
+            assert!(
+                since.elapsed() < Duration::from_secs(10),
+                "printed: {early:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            early += &p.read().stdout;
+        }
+        assert_eq!(early, "early\n");
         p.kill("KILL")?;
         assert!(p.wait(Some(Duration::from_secs(10)))?.is_some());
         Ok::<_, Error>(sb.name().to_string())

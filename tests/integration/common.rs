@@ -17,6 +17,24 @@ use pocketdock::{Engine, Sandbox, SandboxSpec};
 /// Label on every test container.
 pub const TEST_LABEL: &str = "pocketdock.test";
 
+/// Run a shell test in the sandbox until it holds (10 s at most): a test
+/// asks for what it waits on rather than sleeping on a guess.
+pub async fn until_true(sb: &Sandbox, test: &str) {
+    let t = std::time::Instant::now();
+    while !sb
+        .run(test, &pocketdock::RunOptions::default())
+        .await
+        .unwrap()
+        .ok
+    {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "never held: {test}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// Connect, or `None` (skip) when no engine runs and this is not CI.
 pub async fn engine() -> Option<Engine> {
     match Engine::connect().await {

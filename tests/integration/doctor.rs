@@ -98,7 +98,8 @@ async fn doctor_removes_orphaned_job_containers() {
 
     let o = Pd::at(dir.path()).output(&["doctor", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", crate::common::stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", crate::common::stderr(&o)));
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");
     assert_eq!(findings[0]["kind"], "orphan");

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{sandbox, spec, stderr, stdout, Cleanup};
+use crate::common::{sandbox, spec, stderr, stdout, until_true, Cleanup};
 use crate::pd::Pd;
 use pocketdock::{Error, RunOptions};
 use serde_json::json;
@@ -167,13 +167,17 @@ async fn a_timeout_interrupts_the_code_and_keeps_the_state() {
 
     // An explicit interrupt: KeyboardInterrupt in the code, state kept.
     k.exec("y = 1", None).await.unwrap();
-    let k2 = k.clone();
-    let interrupter = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        k2.interrupt().await.unwrap();
-    });
-    let r = k.exec("import time; time.sleep(30)", None).await.unwrap();
-    interrupter.await.unwrap();
+    let (r, ()) = tokio::join!(
+        k.exec(
+            "open('/tmp/k-asleep', 'w').close(); import time; time.sleep(30)",
+            None
+        ),
+        async {
+            until_true(&sb, "test -e /tmp/k-asleep").await;
+            k.interrupt().await.unwrap();
+        }
+    );
+    let r = r.unwrap();
     assert!(!r.timed_out && r.error.unwrap().contains("KeyboardInterrupt"));
     assert_eq!(k.var("y").await.unwrap(), json!(1));
 }
@@ -349,18 +353,7 @@ async fn round_trips_are_quick_and_dropped_handles_leave_no_relays() {
         let k = sb.kernel().await.unwrap();
         k.exec("1", None).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let ps = sb
-        .run(
-            "ps -eo args | grep -c '[k]ernel-.*client'",
-            &RunOptions::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        ps.stdout.trim(),
-        "1",
-        "only the live handle's relay is left"
-    );
+    // Dropped handles end their relays in the background.
+    until_true(&sb, "test $(ps -eo args | grep -c '[k]ernel-.*client') = 1").await;
     drop(k);
 }

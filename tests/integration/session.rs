@@ -1,9 +1,10 @@
 //! Persistent shell sessions on real sandboxes, TTY and not.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{sandbox, spec, Cleanup};
+use crate::common::{sandbox, spec, until_true, Cleanup};
 use pocketdock::engine::demux::StreamKind;
 use pocketdock::sandbox::{Session, SessionOptions};
 use pocketdock::{Error, RunOptions, Sandbox};
@@ -23,6 +24,28 @@ fn tty() -> SessionOptions {
 
 async fn wait(s: &Session, cmd: &str) -> pocketdock::sandbox::SessionResult {
     s.send_and_wait(cmd, T).await.unwrap()
+}
+
+/// A `sleep` of a length of its own, and the shell test that holds once it
+/// runs (a process with exactly that command line exists).
+fn sleeper() -> (String, String) {
+    static N: AtomicUsize = AtomicUsize::new(1000);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    (
+        format!("sleep {n}"),
+        format!("ps -eo args | grep -qx 'sleep {n}'"),
+    )
+}
+
+/// A busy loop of the shell itself, and the shell test that holds once it
+/// started: a builtin with no process of its own makes a fresh file first.
+fn busy_loop() -> (String, String) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let mark = format!("/tmp/looping-{}", N.fetch_add(1, Ordering::Relaxed));
+    (
+        format!(": > {mark}; while :; do :; done"),
+        format!("test -e {mark}"),
+    )
 }
 
 /// State carries over; exit codes are the command's.
@@ -135,8 +158,9 @@ async fn reads_continue_where_the_last_stopped() {
 /// an interrupted `send_and_wait` reports 130 itself.
 async fn interrupts(sb: &Sandbox, opts: SessionOptions) {
     let s = sb.session(opts).await.unwrap();
-    s.send("sleep 100").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (sleep, running) = sleeper();
+    s.send(&sleep).await.unwrap();
+    until_true(sb, &running).await;
     let t = Instant::now();
     s.interrupt().await.unwrap();
     let r = s
@@ -149,15 +173,15 @@ async fn interrupts(sb: &Sandbox, opts: SessionOptions) {
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
 
     // The pending send_and_wait itself reports 130; a loop stops as a whole.
-    for cmd in [
-        "sleep 100",
-        "for i in 1 2 3; do sleep 100; done",
-        "while :; do :; done",
-    ] {
+    let in_loop = {
+        let (sleep, running) = sleeper();
+        (format!("for i in 1 2 3; do {sleep}; done"), running)
+    };
+    for (cmd, running) in [sleeper(), in_loop, busy_loop()] {
         let waiter = s.clone();
-        let cmd2 = cmd.to_string();
-        let pending = tokio::spawn(async move { waiter.send_and_wait(&cmd2, T).await });
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let sent = cmd.clone();
+        let pending = tokio::spawn(async move { waiter.send_and_wait(&sent, T).await });
+        until_true(sb, &running).await;
         let t = Instant::now();
         s.interrupt().await.unwrap();
         let r = pending.await.unwrap().unwrap();
@@ -171,7 +195,6 @@ async fn interrupts(sb: &Sandbox, opts: SessionOptions) {
     }
     // Interrupting an idle shell does no harm.
     s.interrupt().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(wait(&s, "echo fine").await.output, "fine\n");
     s.close().await.unwrap();
 }
@@ -288,7 +311,13 @@ async fn tty_mode_gives_clean_results_and_raw_reads() {
     let out = s.read(Duration::from_millis(700)).await.unwrap();
     assert!(out.contains("42"), "{out:?}");
     s.send("exit()").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Back at the shell once its prompt is drawn again.
+    let mut back = String::new();
+    let t = Instant::now();
+    while !back.contains("/tmp $ ") {
+        assert!(t.elapsed() < T, "no prompt after exit(): {back:?}");
+        back += &s.read(Duration::from_millis(200)).await.unwrap();
+    }
     assert_eq!(wait(&s, "echo back").await.output, "back\n");
     s.close().await.unwrap();
 }
@@ -361,14 +390,15 @@ async fn close_ends_the_shell_not_the_sandbox() {
 
     // A busy shell is killed, with what it started.
     let s = sb.session(plain()).await.unwrap();
-    s.send("sleep 200 | cat").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (sleep, running) = sleeper();
+    s.send(&format!("{sleep} | cat")).await.unwrap();
+    until_true(&sb, &running).await;
     let t = Instant::now();
     s.close().await.unwrap();
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
     assert!(!s.is_alive());
     let ps = sb.run("ps -eo args", &RunOptions::default()).await.unwrap();
-    assert!(!ps.stdout.contains("sleep 200"), "{}", ps.stdout);
+    assert!(!ps.stdout.lines().any(|l| l == sleep), "{}", ps.stdout);
 
     // An exiting shell ends the session.
     let s = sb.session(plain()).await.unwrap();
