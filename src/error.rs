@@ -193,6 +193,18 @@ pub enum Error {
         expected: &'static str,
     },
 
+    /// Something only a Podman or Docker engine does, asked of another
+    /// backend.
+    #[error("{what} needs a Podman or Docker engine, and {backend} is not one\nhint: {hint}")]
+    NotOnBackend {
+        /// What was asked ([`crate::backend::Capability::what`]).
+        what: &'static str,
+        /// The backend that cannot ("Kubernetes").
+        backend: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+
     /// `disk:` asked of an engine whose storage driver cannot cap a
     /// container's writable layer.
     #[error(

@@ -21,11 +21,13 @@ pub enum Capability {
     Recycle,
     /// Claim a sandbox of a warm pool instead of creating one.
     WarmPool,
+    /// Save images to archives and load them (`export`, `import`).
+    Images,
 }
 
 impl Capability {
     /// Every capability, in the order diagnostics list them.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::Snapshot,
         Capability::HostVolumes,
         Capability::Persist,
@@ -34,6 +36,7 @@ impl Capability {
         Capability::DiskCap,
         Capability::Recycle,
         Capability::WarmPool,
+        Capability::Images,
     ];
 
     /// The manifest key that asks for it.
@@ -48,6 +51,23 @@ impl Capability {
             Capability::DiskCap => "disk",
             Capability::Recycle => "recycle: true",
             Capability::WarmPool => "warm pools",
+            Capability::Images => "`pocketdock export` and `import`",
+        }
+    }
+
+    /// What it is, for a refusal that names no manifest key.
+    #[must_use]
+    pub fn what(self) -> &'static str {
+        match self {
+            Capability::Snapshot => "committing a sandbox to an image",
+            Capability::HostVolumes => "mounting host directories",
+            Capability::Persist => "keeping a sandbox after its job",
+            Capability::Build => "building images",
+            Capability::HelperMount => "mounting the in-sandbox helper",
+            Capability::DiskCap => "capping a sandbox's writable layer",
+            Capability::Recycle => "recycling sandboxes",
+            Capability::WarmPool => "warm pools",
+            Capability::Images => "saving and loading images",
         }
     }
 
@@ -76,6 +96,10 @@ impl Capability {
             }
             Capability::Recycle => "nothing: each instance gets a fresh sandbox",
             Capability::WarmPool => "nothing: the sandbox is created",
+            Capability::Images => {
+                "load the image into the cluster's nodes or a registry it pulls from \
+                 (docs/kubernetes.md)"
+            }
         }
     }
 }

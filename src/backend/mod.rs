@@ -1,28 +1,35 @@
 //! The seam below sandboxes: the operations `src/sandbox/` needs of
 //! whatever runs its containers, and what each backend can do.
 //!
-//! A [`Backend`] is an enum, not a trait object: dispatch is one `match`,
-//! the futures stay `Send` without boxing, and a backend that lacks an
-//! operation says so in its [`Capabilities`], which planning checks before
-//! anything is created (`plan::check_capabilities`). Two backends: the
-//! engine client (Unix socket, TCP, SSH) and, with the `kubernetes`
-//! feature, a pod per sandbox (docs/architecture.md, "Backends").
+//! A [`Backend`] is an enum, not a trait object: each variant implements
+//! the operations (`seam::Seam`), and each method here forwards to it
+//! through `each_backend!`, the one place that lists the variants, so the
+//! futures stay `Send` without boxing. A backend that lacks an operation
+//! says so in its [`Capabilities`], which planning checks before anything
+//! is created (`plan::check_capabilities`). Two backends: the engine client
+//! (Unix socket, TCP, SSH, `engine.rs`) and, with the `kubernetes` feature,
+//! a pod per sandbox (docs/architecture.md, "Backends").
 //!
 //! The seam speaks the engine's types (`ExecSpec`, `ContainerInspect`, the
 //! exec stream halves, a boxed archive body); the Kubernetes backend
 //! produces them from pods and exec WebSockets.
 
 mod capabilities;
+mod engine;
+mod facts;
 #[cfg(feature = "kubernetes")]
 mod kubernetes;
+mod seam;
 
 use std::collections::BTreeMap;
 
-use http_body_util::BodyExt;
-
 pub use capabilities::{Capabilities, Capability};
+pub use facts::BackendKind;
+pub use seam::HelperMount;
+
 #[cfg(feature = "kubernetes")]
 pub use kubernetes::Kubernetes;
+use seam::{each_backend, Seam};
 
 use crate::engine::transport::Body;
 use crate::engine::{
@@ -87,89 +94,39 @@ impl Backend {
     /// What this backend is, as a job record says it.
     #[must_use]
     pub fn info(&self) -> BackendInfo {
-        match self {
-            Backend::Engine(e) => BackendInfo {
-                kind: e.info().kind.cli().to_string(),
-                version: e.info().version.clone(),
-                endpoint: e.info().socket.display().to_string(),
-                namespace: None,
-            },
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => BackendInfo {
-                kind: "kubernetes".into(),
-                version: String::new(),
-                endpoint: k.server(),
-                namespace: Some(k.namespace().to_string()),
-            },
-        }
+        each_backend!(self, b => Seam::info(b))
     }
 
-    /// The engine client, when this backend is one (`None` on Kubernetes):
-    /// for what only an engine does (its storage driver, its connection
-    /// watch, its images).
+    /// The engine client, when this backend is one (`None` on Kubernetes).
     #[must_use]
     pub fn as_engine(&self) -> Option<&Engine> {
-        match self {
-            Backend::Engine(e) => Some(e),
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => None,
-        }
+        each_backend!(self, b => Seam::engine(b))
     }
 
     /// What this backend can do.
     #[must_use]
     pub fn capabilities(&self) -> Capabilities {
-        match self {
-            Backend::Engine(e) if e.info().endpoint.is_remote() => Capabilities::REMOTE_ENGINE,
-            Backend::Engine(_) => Capabilities::ENGINE,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Capabilities::KUBERNETES,
-        }
-    }
-
-    /// The engine behind this backend, for what is engine-specific (the
-    /// helper's bind mounts, the engine's host facts, its kind). On
-    /// Kubernetes, an engine that answers nothing: those calls fail at
-    /// once and the sandbox layer does without them.
-    #[must_use]
-    pub fn engine(&self) -> &Engine {
-        match self {
-            Backend::Engine(e) => e,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.stand_in(),
-        }
+        each_backend!(self, b => Seam::capabilities(b))
     }
 
     /// The same backend, with commands sent as `via` says.
     #[must_use]
     pub fn with_exec_via(&self, via: crate::engine::ExecVia) -> Backend {
-        match self {
-            Backend::Engine(e) => Backend::Engine(e.with_exec_via(via)),
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => Backend::Kubernetes(Box::new(k.with_exec_via(via))),
-        }
+        each_backend!(self, b => Backend::from(Seam::with_exec_via(b, via)))
     }
 
     /// The same backend on connections of its own, for a runtime other
     /// than the caller's (a drop guard's removal thread).
     #[must_use]
     pub fn detached(&self) -> Backend {
-        match self {
-            Backend::Engine(e) => Backend::Engine(e.detached()),
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => Backend::Kubernetes(Box::new(k.detached())),
-        }
+        each_backend!(self, b => Backend::from(Seam::detached(b)))
     }
 
     // Containers.
 
     /// Create a container named `name`; its id.
     pub async fn create_container(&self, name: &str, body: &CreateContainer) -> Result<String> {
-        match self {
-            Backend::Engine(e) => e.create_container(name, body).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.create(name, body).await,
-        }
+        each_backend!(self, b => Seam::create_container(b, name, body).await)
     }
 
     /// Create a container named `name` from a raw create body; its id.
@@ -178,99 +135,53 @@ impl Backend {
         name: &str,
         body: &serde_json::Value,
     ) -> Result<String> {
-        match self {
-            Backend::Engine(e) => e.create_container_raw(name, body).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("recreate a container")),
-        }
+        each_backend!(self, b => Seam::create_container_raw(b, name, body).await)
     }
 
     /// Start a created or stopped container.
     pub async fn start_container(&self, id: &str) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.start_container(id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.start(id).await,
-        }
+        each_backend!(self, b => Seam::start_container(b, id).await)
     }
 
     /// Stop a container, killing it after `grace_secs`.
     pub async fn stop_container(&self, id: &str, grace_secs: u32) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.stop_container(id, grace_secs).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("stop a container")),
-        }
+        each_backend!(self, b => Seam::stop_container(b, id, grace_secs).await)
     }
 
     /// Send `signal` to a container's main process.
     pub async fn kill_container(&self, id: &str, signal: &str) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.kill_container(id, signal).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("signal a container")),
-        }
+        each_backend!(self, b => Seam::kill_container(b, id, signal).await)
     }
 
     /// Restart a container (stop with `grace_secs`, then start).
     pub async fn restart_container(&self, id: &str, grace_secs: u32) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.restart_container(id, grace_secs).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("restart a container")),
-        }
+        each_backend!(self, b => Seam::restart_container(b, id, grace_secs).await)
     }
 
     /// Remove a container (`force`: running ones too).
     pub async fn remove_container(&self, id: &str, force: bool) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.remove_container(id, force).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.remove(id).await,
-        }
+        each_backend!(self, b => Seam::remove_container(b, id, force).await)
     }
 
     /// Rename a container.
     pub async fn rename_container(&self, id: &str, name: &str) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.rename_container(id, name).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("rename a container")),
-        }
+        each_backend!(self, b => Seam::rename_container(b, id, name).await)
     }
 
     /// A container's state: running, OOM-killed, exit code, labels, mounts.
     pub async fn inspect_container(&self, id: &str, size: bool) -> Result<ContainerInspect> {
-        match self {
-            Backend::Engine(e) => e.inspect_container(id, size).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.inspect(id).await,
-        }
+        each_backend!(self, b => Seam::inspect_container(b, id, size).await)
     }
 
     /// The error for a sandbox its backend lost (a pod deleted, evicted),
     /// asked once; `None` on an engine, whose containers are not lost so.
-    #[cfg_attr(
-        not(feature = "kubernetes"),
-        allow(unused_variables, clippy::unused_async)
-    )]
     pub async fn lost_now(&self, id: &str) -> Option<crate::Error> {
-        match self {
-            Backend::Engine(_) => None,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.lost_now(id).await,
-        }
+        each_backend!(self, b => Seam::lost_now(b, id).await)
     }
 
     /// A container's inspect as the backend sends it (to create one like it).
     pub async fn inspect_container_raw(&self, id: &str) -> Result<serde_json::Value> {
-        match self {
-            Backend::Engine(e) => e.inspect_container_raw(id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => {
-                Err(kubernetes::unsupported("inspect a container's raw config"))
-            }
-        }
+        each_backend!(self, b => Seam::inspect_container_raw(b, id).await)
     }
 
     /// Containers carrying every one of `labels` (`key` or `key=value`);
@@ -280,51 +191,29 @@ impl Backend {
         all: bool,
         labels: &[String],
     ) -> Result<Vec<ContainerSummary>> {
-        match self {
-            Backend::Engine(e) => e.list_containers(all, labels).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.list(all, labels).await,
-        }
+        each_backend!(self, b => Seam::list_containers(b, all, labels).await)
     }
 
     /// One sample of a container's resource figures.
     pub async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
-        match self {
-            Backend::Engine(e) => e.stats_once(id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported(
-                "read a container's resource figures",
-            )),
-        }
+        each_backend!(self, b => Seam::stats_once(b, id).await)
     }
 
     /// A container's processes.
     pub async fn top(&self, id: &str) -> Result<Top> {
-        match self {
-            Backend::Engine(e) => e.top(id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Err(kubernetes::unsupported("list a container's processes")),
-        }
+        each_backend!(self, b => Seam::top(b, id).await)
     }
 
     // Commands.
 
     /// Create a command in a container; its exec id.
     pub async fn exec_create(&self, container: &str, spec: &ExecSpec) -> Result<String> {
-        match self {
-            Backend::Engine(e) => e.exec_create(container, spec).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => Ok(k.exec_create(container, spec)),
-        }
+        each_backend!(self, b => Seam::exec_create(b, container, spec).await)
     }
 
     /// Start a command and read its output.
     pub async fn exec_start(&self, exec_id: &str, tty: bool) -> Result<ExecOutput> {
-        match self {
-            Backend::Engine(e) => e.exec_start(exec_id, tty).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.exec_run(exec_id, tty, false).await.map(|(out, _)| out),
-        }
+        each_backend!(self, b => Seam::exec_start(b, exec_id, tty).await)
     }
 
     /// Start a command with its stdin open.
@@ -333,49 +222,29 @@ impl Backend {
         exec_id: &str,
         tty: bool,
     ) -> Result<(ExecOutput, ExecInput)> {
-        match self {
-            Backend::Engine(e) => e.exec_start_attached(exec_id, tty).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => kubernetes::attached(k.exec_run(exec_id, tty, true).await?),
-        }
+        each_backend!(self, b => Seam::exec_start_attached(b, exec_id, tty).await)
     }
 
     /// Start a command and leave it running, its output unread.
     pub async fn exec_start_detached(&self, exec_id: &str) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.exec_start_detached(exec_id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.exec_run_detached(exec_id).await,
-        }
+        each_backend!(self, b => Seam::exec_start_detached(b, exec_id).await)
     }
 
     /// Resize a command's terminal.
     pub async fn exec_resize(&self, exec_id: &str, height: u16, width: u16) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.exec_resize(exec_id, height, width).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Ok(()),
-        }
+        each_backend!(self, b => Seam::exec_resize(b, exec_id, height, width).await)
     }
 
     /// A command's state: running, exit code.
     pub async fn exec_inspect(&self, exec_id: &str) -> Result<ExecInspect> {
-        match self {
-            Backend::Engine(e) => e.exec_inspect(exec_id).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.exec_state(exec_id),
-        }
+        each_backend!(self, b => Seam::exec_inspect(b, exec_id).await)
     }
 
     // Files.
 
     /// What is at `path` in a container; `None` when nothing is.
     pub async fn stat_path(&self, container: &str, path: &str) -> Result<Option<PathStat>> {
-        match self {
-            Backend::Engine(e) => e.stat_path(container, path).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.stat(container, path).await,
-        }
+        each_backend!(self, b => Seam::stat_path(b, container, path).await)
     }
 
     /// Unpack the tar stream `tar` into `dir` in a container.
@@ -386,11 +255,7 @@ impl Backend {
         tar: Body,
         copy_uid_gid: bool,
     ) -> Result<()> {
-        match self {
-            Backend::Engine(e) => e.put_archive(container, dir, tar, copy_uid_gid).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.put(container, dir, tar).await,
-        }
+        each_backend!(self, b => Seam::put_archive(b, container, dir, tar, copy_uid_gid).await)
     }
 
     /// `path` in a container as a tar stream.
@@ -399,14 +264,7 @@ impl Backend {
         container: &str,
         path: &str,
     ) -> Result<(PathStat, ArchiveBody)> {
-        match self {
-            Backend::Engine(e) => {
-                let (stat, body) = e.get_archive(container, path).await?;
-                Ok((stat, body.map_err(std::io::Error::other).boxed()))
-            }
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(k) => k.get(container, path).await,
-        }
+        each_backend!(self, b => Seam::get_archive(b, container, path).await)
     }
 
     // Images ([`Capability::Snapshot`]).
@@ -422,30 +280,16 @@ impl Backend {
         changes: &[String],
         pause: bool,
     ) -> Result<String> {
-        match self {
-            Backend::Engine(e) => e.commit(container, repo, tag, labels, changes, pause).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => {
-                Err(kubernetes::unsupported("commit a container to an image"))
-            }
-        }
+        each_backend!(self, b => Seam::commit(b, container, repo, tag, labels, changes, pause).await)
     }
 
     /// Images carrying every one of `labels`.
     pub async fn list_images(&self, labels: &[String]) -> Result<Vec<ImageInfo>> {
-        match self {
-            Backend::Engine(e) => e.list_images(labels).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Ok(Vec::new()),
-        }
+        each_backend!(self, b => Seam::list_images(b, labels).await)
     }
 
     /// Remove an image; whether it existed.
     pub async fn remove_image(&self, reference: &str, force: bool) -> Result<bool> {
-        match self {
-            Backend::Engine(e) => e.remove_image(reference, force).await,
-            #[cfg(feature = "kubernetes")]
-            Backend::Kubernetes(_) => Ok(false),
-        }
+        each_backend!(self, b => Seam::remove_image(b, reference, force).await)
     }
 }

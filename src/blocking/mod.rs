@@ -85,16 +85,20 @@ impl Engine {
     /// pocketdock's sandboxes in `scope`: running ones, or all with `all`
     /// (see [`manage::list_sandboxes`]).
     pub fn list_sandboxes(&self, scope: &Scope, all: bool) -> Result<Vec<SandboxSummary>> {
-        self.rt
-            .block_on(manage::list_sandboxes(&self.inner, scope, all))
+        self.rt.block_on(manage::list_sandboxes(
+            &self.inner.clone().into(),
+            scope,
+            all,
+        ))
     }
 
     /// Remove the stopped and abandoned sandboxes of `scope` (containers
     /// only: `store::prune` removes persistent ones' records too).
     pub fn prune(&self, scope: &Scope) -> Result<PruneReport> {
         self.rt.block_on(async {
-            let doomed = manage::prunable(&self.inner, scope).await?;
-            Ok(manage::prune(&self.inner, &doomed, &[]).await)
+            let backend = self.inner.clone().into();
+            let doomed = manage::prunable(&backend, scope).await?;
+            Ok(manage::prune(&backend, &doomed, &[]).await)
         })
     }
 

@@ -69,8 +69,6 @@ pub struct Args {
     keep: bool,
     #[command(flatten)]
     cache: super::cache_args::CacheArgs,
-    #[command(flatten)]
-    backend: super::backend_args::BackendArgs,
     /// Run only these steps (and what they need), e.g. `build` or
     /// `build[board=f4]`; comma-separated or repeated.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
@@ -149,7 +147,7 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
             return Ok(super::EXIT_USAGE);
         }
     };
-    let backend = a.backend.connect(ctx).await?;
+    let backend = ctx.backend_announced().await?;
     // What the backend lacks is refused at its key, before anything exists.
     let job = match job.check_backend(&backend) {
         Ok(job) => job,

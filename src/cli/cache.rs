@@ -98,8 +98,8 @@ pub async fn run(ctx: &Context, args: &Args) -> Result<u8, Error> {
                 max_size: max_size.map(ByteSize::bytes),
             };
             let chosen = cache_prune::select(&dir, rule, SystemTime::now());
-            let engine = ctx.engine().await?;
-            let done = cache_prune::remove(&engine, &dir, &chosen).await;
+            let backend = ctx.backend().await?;
+            let done = cache_prune::remove(&backend, &dir, &chosen).await;
             let left = cache_prune::size_of(&dir.entries(), |sha| {
                 std::fs::metadata(dir.blob_path(sha)).map_or(0, |m| m.len())
             });

@@ -146,10 +146,10 @@ pub async fn complete(ctx: &Context, a: &CompleteArgs) -> u8 {
                 return 0;
             };
             let scope = Scope::Project(project.name.clone());
-            let Ok(engine) = ctx.engine().await else {
+            let Ok(backend) = ctx.backend().await else {
                 return 0;
             };
-            manage::list_sandboxes(&engine, &scope, true)
+            manage::list_sandboxes(&backend, &scope, true)
                 .await
                 .map(|rows| rows.into_iter().map(|r| r.name).collect())
                 .unwrap_or_default()

@@ -46,6 +46,8 @@ pub struct Context {
     /// GitHub Actions' files and workspace (`$GITHUB_STEP_SUMMARY`,
     /// `$GITHUB_OUTPUT`, `$GITHUB_WORKSPACE`), when set.
     pub github: GithubEnv,
+    /// `--backend` and `--namespace` (see [`Context::backend`]).
+    pub backend_args: super::backend_args::BackendArgs,
 }
 
 /// How much a command says besides its results.
@@ -159,6 +161,7 @@ impl Context {
             verbosity: Verbosity::Normal,
             stdout_color: false,
             github: GithubEnv::from_process(),
+            backend_args: super::backend_args::BackendArgs::default(),
         })
     }
 
@@ -185,7 +188,9 @@ impl Context {
         &self.loaded().0
     }
 
-    /// Connect to the engine on [`Context::socket`].
+    /// Connect to the engine on [`Context::socket`] (for the verbs that
+    /// measure or compare an engine itself; the rest take
+    /// [`Context::backend`]).
     pub async fn engine(&self) -> Result<Engine, Error> {
         Engine::connect_to(self.socket.as_deref()).await
     }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::context::{resolve_spec, Context};
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT, DEFAULT_PROFILE};
 use crate::sandbox::{checked_name, pool, PortMap, Sandbox, SandboxSpec, VolumeMount};
@@ -124,19 +124,19 @@ fn parse_volume(s: &str) -> Result<VolumeMount, String> {
     s.parse().map_err(|e: Error| e.to_string())
 }
 
-pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let json = a.json;
     let data_dir = a.data_dir.as_deref().map(|d| ctx.absolute(d));
     let spec = spec(ctx, a)?;
     let project = ctx.project()?;
     let sandbox = if spec.persist {
-        PersistentSandbox::create_with_data(engine, &spec, project, data_dir.as_deref())
+        PersistentSandbox::create_with_data(backend, &spec, project, data_dir.as_deref())
             .await?
             .into_sandbox()
     } else {
-        match claim(engine, &spec).await? {
+        match claim(backend, &spec).await? {
             Some(sb) => sb,
-            None => Sandbox::create(engine, &spec).await?,
+            None => Sandbox::create(backend, &spec).await?,
         }
     };
     // It outlives this invocation: `shutdown` removes it.
@@ -155,12 +155,12 @@ pub async fn run(ctx: &Context, engine: &Engine, a: Args) -> Result<u8, Error> {
 
 /// A warm sandbox of a matching pool, renamed to the name asked for; the
 /// pool is refilled by a detached `pool fill` so that nobody waits for it.
-async fn claim(engine: &Engine, spec: &SandboxSpec) -> Result<Option<Sandbox>, Error> {
+async fn claim(backend: &Backend, spec: &SandboxSpec) -> Result<Option<Sandbox>, Error> {
     if pool::spec_key(spec).is_none() {
         return Ok(None);
     }
     let name = checked_name(spec)?;
-    pool::warm::claim(engine, spec, &name).await
+    pool::warm::claim(backend, spec, &name).await
 }
 
 /// The spec `create`'s flags describe (`pool start` takes the same flags).

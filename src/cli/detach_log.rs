@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Context;
+use crate::backend::Backend;
 use crate::engine::demux::StreamKind;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::{RunOptions, Sandbox, Spawned};
 use crate::store::{RunLog, Store};
@@ -61,7 +61,7 @@ pub fn spawn(ctx: &Context, name: &str, started: &Spawned, command: &str) {
 }
 
 /// Copy the in-sandbox log into the record until the process ends.
-pub async fn collect(ctx: &Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+pub async fn collect(ctx: &Context, backend: &Backend, a: &Args) -> Result<u8, Error> {
     let Some((dir, logging)) = super::run::record_dir(ctx, &a.name) else {
         return Ok(0);
     };
@@ -69,7 +69,7 @@ pub async fn collect(ctx: &Context, engine: &Engine, a: &Args) -> Result<u8, Err
     let Some(mut log) = RunLog::start_detach(&dir, &logging, &a.name, &command) else {
         return Ok(0);
     };
-    let sandbox = Sandbox::attach(engine, &a.name);
+    let sandbox = Sandbox::attach(backend, &a.name);
     let opts = RunOptions {
         timeout: Duration::from_secs(10).into(),
         ..RunOptions::default()

@@ -15,10 +15,6 @@ pub struct Args {
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
-    /// Where the jobs' sandboxes run: on Kubernetes only the job checks
-    /// apply (records against pods).
-    #[command(flatten)]
-    backend: super::backend_args::BackendArgs,
 }
 
 /// Heading of the group a finding is listed under, and its next step.
@@ -73,7 +69,7 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
 
 pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
-    let backend = a.backend.connect_quietly(ctx).await?;
+    let backend = ctx.backend().await?;
     let report = maintenance_doctor::check(&backend, project, a.fix).await?;
     if a.json {
         println!(

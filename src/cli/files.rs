@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::{CopyReport, Sandbox};
 use crate::size::ByteSize;
@@ -40,9 +40,9 @@ pub struct PullArgs {
     json: bool,
 }
 
-pub async fn push(ctx: &super::Context, engine: &Engine, a: PushArgs) -> Result<u8, Error> {
+pub async fn push(ctx: &super::Context, backend: &Backend, a: PushArgs) -> Result<u8, Error> {
     let started = Instant::now();
-    let report = Sandbox::attach(engine, &a.name)
+    let report = Sandbox::attach(backend, &a.name)
         .push(&a.src, &a.dst)
         .await?;
     summary(
@@ -55,9 +55,9 @@ pub async fn push(ctx: &super::Context, engine: &Engine, a: PushArgs) -> Result<
     Ok(0)
 }
 
-pub async fn pull(ctx: &super::Context, engine: &Engine, a: PullArgs) -> Result<u8, Error> {
+pub async fn pull(ctx: &super::Context, backend: &Backend, a: PullArgs) -> Result<u8, Error> {
     let started = Instant::now();
-    let report = Sandbox::attach(engine, &a.name)
+    let report = Sandbox::attach(backend, &a.name)
         .pull(&a.src, &a.dst)
         .await?;
     summary(

@@ -65,8 +65,8 @@ pub async fn sandbox(
     kind: Option<LogType>,
     tail: Option<usize>,
 ) -> Result<u8, Error> {
-    let engine = ctx.engine().await?;
-    let sandbox = Sandbox::attach(&engine, name);
+    let backend = ctx.backend().await?;
+    let sandbox = Sandbox::attach(&backend, name);
     let mut tailer = Tailer::new(tail);
     // Older logs are history: only the newest one is followed from its start.
     let existing = sandbox_log_files(store, name, kind);

@@ -11,10 +11,10 @@ pub async fn check(ctx: &Context) {
     let Some(timeout) = project.config.idle_timeout else {
         return;
     };
-    let Ok(engine) = ctx.engine().await else {
+    let Ok(backend) = ctx.backend().await else {
         return;
     };
-    let Ok(stopped) = idle::stop_idle(&engine, project, timeout).await else {
+    let Ok(stopped) = idle::stop_idle(&backend, project, timeout).await else {
         return;
     };
     for s in stopped {

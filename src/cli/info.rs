@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::table;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::{Sandbox, SandboxInfo};
 use crate::size::ByteSize;
@@ -17,8 +17,8 @@ pub struct Args {
     json: bool,
 }
 
-pub async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
-    let info = Sandbox::attach(engine, &a.name).info().await?;
+pub async fn run(backend: &Backend, a: Args) -> Result<u8, Error> {
+    let info = Sandbox::attach(backend, &a.name).info().await?;
     if a.json {
         println!(
             "{}",

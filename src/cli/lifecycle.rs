@@ -1,6 +1,6 @@
 //! `pocketdock stop`, `resume`, `shutdown` and `snapshot`.
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::manage;
 use crate::sandbox::Shutdown;
@@ -63,8 +63,8 @@ pub struct SnapshotArgs {
     image: String,
 }
 
-pub async fn snapshot(engine: &Engine, a: SnapshotArgs) -> Result<u8, Error> {
-    let id = Sandbox::attach(engine, &a.name).snapshot(&a.image).await?;
+pub async fn snapshot(backend: &Backend, a: SnapshotArgs) -> Result<u8, Error> {
+    let id = Sandbox::attach(backend, &a.name).snapshot(&a.image).await?;
     let short = id.strip_prefix("sha256:").unwrap_or(&id);
     println!(
         "saved {} as {} (image {}); `pocketdock create --image {}` starts from it",
@@ -76,11 +76,11 @@ pub async fn snapshot(engine: &Engine, a: SnapshotArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
-pub async fn stop(ctx: &super::Context, engine: &Engine, a: StopArgs) -> Result<u8, Error> {
+pub async fn stop(ctx: &super::Context, backend: &Backend, a: StopArgs) -> Result<u8, Error> {
     let Some(name) = &a.name else {
-        return stop_all(ctx, engine, &a).await;
+        return stop_all(ctx, backend, &a).await;
     };
-    Sandbox::attach(engine, name).stop().await?;
+    Sandbox::attach(backend, name).stop().await?;
     println!("stopped {name}");
     ctx.note(format_args!(
         "filesystem kept; `pocketdock resume {name}` starts it"
@@ -90,9 +90,9 @@ pub async fn stop(ctx: &super::Context, engine: &Engine, a: StopArgs) -> Result<
 
 /// Stop every running sandbox in scope, each on its own; one that fails
 /// does not keep the others running.
-async fn stop_all(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8, Error> {
+async fn stop_all(ctx: &super::Context, backend: &Backend, a: &StopArgs) -> Result<u8, Error> {
     let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
-    let running = manage::list_sandboxes(engine, &scope, false).await?;
+    let running = manage::list_sandboxes(backend, &scope, false).await?;
     if running.is_empty() {
         ctx.note("no running sandboxes to stop");
         return Ok(0);
@@ -111,7 +111,7 @@ async fn stop_all(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result
         }
     }
     let stops = names.iter().map(|n| async move {
-        let r = Sandbox::attach(engine, n).stop().await;
+        let r = Sandbox::attach(backend, n).stop().await;
         (*n, r)
     });
     let mut failed = 0;
@@ -143,14 +143,18 @@ fn confirm_or_refuse(
     super::ask(question)
 }
 
-pub async fn resume(engine: &Engine, a: NameArgs) -> Result<u8, Error> {
-    Sandbox::attach(engine, &a.name).resume().await?;
+pub async fn resume(backend: &Backend, a: NameArgs) -> Result<u8, Error> {
+    Sandbox::attach(backend, &a.name).resume().await?;
     println!("resumed {}", a.name);
     Ok(0)
 }
 
-pub async fn shutdown(ctx: &super::Context, engine: &Engine, a: ShutdownArgs) -> Result<u8, Error> {
-    let sandbox = Sandbox::attach(engine, &a.name);
+pub async fn shutdown(
+    ctx: &super::Context,
+    backend: &Backend,
+    a: ShutdownArgs,
+) -> Result<u8, Error> {
+    let sandbox = Sandbox::attach(backend, &a.name);
     let inspect = sandbox.inspect().await?;
     let persist = inspect.label(labels::PERSIST) == Some("true");
     let removes = !persist || a.remove;
@@ -225,8 +229,8 @@ pub fn confirm_reboot(ctx: &super::Context, a: &RebootArgs) -> Result<bool, Erro
     Ok(yes)
 }
 
-pub async fn reboot(engine: &Engine, a: RebootArgs) -> Result<u8, Error> {
-    let mut sandbox = Sandbox::attach(engine, &a.name);
+pub async fn reboot(backend: &Backend, a: RebootArgs) -> Result<u8, Error> {
+    let mut sandbox = Sandbox::attach(backend, &a.name);
     store::reboot(&mut sandbox, a.fresh).await?;
     if a.fresh {
         println!("recreated {} from its image", a.name);
@@ -250,8 +254,8 @@ pub struct KillArgs {
     user: Option<String>,
 }
 
-pub async fn kill(engine: &Engine, a: KillArgs) -> Result<u8, Error> {
-    Sandbox::attach(engine, &a.name)
+pub async fn kill(backend: &Backend, a: KillArgs) -> Result<u8, Error> {
+    Sandbox::attach(backend, &a.name)
         .kill_process(&a.id, &a.signal, a.user.as_deref())
         .await?;
     println!(

@@ -3,7 +3,7 @@
 use time::OffsetDateTime;
 
 use super::table;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::manage::{self, SandboxSummary, Scope};
 use crate::sandbox::Sandbox;
@@ -38,9 +38,9 @@ impl Args {
     }
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
-    let rows = manage::list_sandboxes(engine, &scope, a.all).await?;
+    let rows = manage::list_sandboxes(backend, &scope, a.all).await?;
     if a.json {
         println!(
             "{}",
@@ -64,7 +64,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
         ));
         return Ok(0);
     }
-    let memory = memory(engine, &rows).await;
+    let memory = memory(backend, &rows).await;
     let now = OffsetDateTime::now_utc().unix_timestamp();
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -94,12 +94,12 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
 
 /// `used / limit` of each running sandbox, asked in parallel; `-` for the
 /// others and for any the engine could not measure.
-async fn memory(engine: &Engine, rows: &[SandboxSummary]) -> Vec<String> {
+async fn memory(backend: &Backend, rows: &[SandboxSummary]) -> Vec<String> {
     let asks = rows.iter().map(|r| async move {
         if r.state != "running" {
             return "-".to_string();
         }
-        match Sandbox::attach(engine, &r.name).info().await {
+        match Sandbox::attach(backend, &r.name).info().await {
             Ok(i) => match (i.memory_usage, i.memory_limit) {
                 (Some(u), Some(l)) => format!("{} / {}", ByteSize(u), ByteSize(l)),
                 (Some(u), None) => format!("{} / unlimited", ByteSize(u)),

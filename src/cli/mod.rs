@@ -52,6 +52,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::backend::Capability;
 use crate::error::Error;
 use crate::sandbox::manage::Scope;
 
@@ -100,6 +101,10 @@ pub struct Cli {
     /// Colour status words and headers: `auto` on a terminal without NO_COLOR, or always, or never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: clap::ColorChoice,
+
+    /// `--backend` and `--namespace`: what runs the sandboxes.
+    #[command(flatten)]
+    pub backend: backend_args::BackendArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -256,6 +261,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Error> {
     let mut ctx = Context::from_process(cli.socket)?;
     ctx.verbosity = Verbosity::from_flags(cli.quiet, cli.verbose);
     ctx.set_color(cli.color);
+    ctx.backend_args = cli.backend.clone();
     let ctx = &ctx;
     let started = std::time::Instant::now();
     let watch_idle = watches_idle(&cli.command);
@@ -297,14 +303,14 @@ fn watches_idle(command: &Command) -> bool {
 }
 
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
-    let engine = || ctx.engine();
+    let backend = || ctx.backend();
     // A claim's refill must outlive this process.
     crate::sandbox::pool::warm::set_refill(pool::spawn_fill);
     match command {
         Command::Init(a) => init::run(ctx, &a),
-        Command::Status(a) => status::run(ctx, &engine().await?, &a).await,
+        Command::Status(a) => status::run(ctx, &backend().await?, &a).await,
         Command::Prune(a) if a.jobs() => prune::jobs(ctx, &a),
-        Command::Prune(a) => prune::run(ctx, &engine().await?, &a).await,
+        Command::Prune(a) => prune::run(ctx, &backend().await?, &a).await,
         // Manifest commands never touch the engine.
         Command::Validate(a) => Ok(validate::run(ctx, &a)),
         Command::Plan(a) => Ok(plan::run(ctx, &a).await),
@@ -318,38 +324,48 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Doctor(a) => doctor::run(ctx, &a).await,
-        Command::Create(a) => create::run(ctx, &ctx.engine_announced().await?, a).await,
-        Command::Pool(a) => pool::run(ctx, &engine().await?, a).await,
+        Command::Create(a) => create::run(ctx, &ctx.backend_announced().await?, a).await,
+        Command::Pool(a) => pool::run(ctx, &backend().await?, a).await,
         Command::Run(a) => {
             // Validate arguments before touching the engine.
             let opts = a.options()?;
-            run::run(ctx, &engine().await?, a, opts).await
+            run::run(ctx, &backend().await?, a, opts).await
         }
-        Command::Shell(a) => shell::run(ctx, &engine().await?, a).await,
-        Command::Python(a) => python::run(ctx, &engine().await?, a).await,
-        Command::Push(a) => files::push(ctx, &engine().await?, a).await,
-        Command::Pull(a) => files::pull(ctx, &engine().await?, a).await,
-        Command::List(a) => list::run(ctx, &engine().await?, a).await,
-        Command::Info(a) => info::run(&engine().await?, a).await,
-        Command::Stop(a) => lifecycle::stop(ctx, &engine().await?, a).await,
-        Command::Resume(a) => lifecycle::resume(&engine().await?, a).await,
+        Command::Shell(a) => shell::run(ctx, &backend().await?, a).await,
+        Command::Python(a) => python::run(ctx, &backend().await?, a).await,
+        Command::Push(a) => files::push(ctx, &backend().await?, a).await,
+        Command::Pull(a) => files::pull(ctx, &backend().await?, a).await,
+        Command::List(a) => list::run(ctx, &backend().await?, a).await,
+        Command::Info(a) => info::run(&backend().await?, a).await,
+        Command::Stop(a) => lifecycle::stop(ctx, &backend().await?, a).await,
+        Command::Resume(a) => lifecycle::resume(&backend().await?, a).await,
         Command::Reboot(a) if !lifecycle::confirm_reboot(ctx, &a)? => Ok(1),
-        Command::Reboot(a) => lifecycle::reboot(&engine().await?, a).await,
-        Command::Kill(a) => lifecycle::kill(&engine().await?, a).await,
-        Command::Shutdown(a) => lifecycle::shutdown(ctx, &engine().await?, a).await,
-        Command::Snapshot(a) => lifecycle::snapshot(&engine().await?, a).await,
-        Command::Build(a) => build::run(ctx, &ctx.engine_announced().await?, a).await,
+        Command::Reboot(a) => lifecycle::reboot(&backend().await?, a).await,
+        Command::Kill(a) => lifecycle::kill(&backend().await?, a).await,
+        Command::Shutdown(a) => lifecycle::shutdown(ctx, &backend().await?, a).await,
+        Command::Snapshot(a) => lifecycle::snapshot(&backend().await?, a).await,
+        Command::Build(a) => {
+            let backend = ctx.backend_announced().await?;
+            build::run(ctx, backend.engine_for(Capability::Build)?, a).await
+        }
         Command::Export(a) => {
             let names = a.profile_images(ctx.project_lenient())?;
-            airgap::export(ctx, &engine().await?, a, names).await
+            let backend = backend().await?;
+            airgap::export(ctx, backend.engine_for(Capability::Images)?, a, names).await
         }
-        Command::Import(a) => airgap::import(ctx, &engine().await?, a).await,
+        Command::Import(a) => {
+            let backend = backend().await?;
+            airgap::import(ctx, backend.engine_for(Capability::Images)?, a).await
+        }
         Command::Bench(a) => bench::run(ctx, a).await,
-        Command::Systemd(a) => systemd::run(&engine().await?, &a).await,
+        Command::Systemd(a) => {
+            let backend = backend().await?;
+            systemd::run(backend.engine_for(Capability::Persist)?, &a).await
+        }
         Command::Completions(a) => Ok(completions::completions(&a)),
         Command::Man(a) => completions::man(&a),
         Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
-        Command::DetachLog(a) => detach_log::collect(ctx, &engine().await?, &a).await,
+        Command::DetachLog(a) => detach_log::collect(ctx, &backend().await?, &a).await,
         Command::Serve(a) => serve::run(ctx, a).await,
     }
 }

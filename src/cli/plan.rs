@@ -30,10 +30,6 @@ pub struct Args {
     dot: bool,
     #[command(flatten)]
     cache: super::cache_args::CacheArgs,
-    /// Plan for this backend: what it cannot do is refused, as `apply`
-    /// would (nothing connects to it).
-    #[command(flatten)]
-    backend: super::backend_args::BackendArgs,
 }
 
 pub async fn run(ctx: &super::Context, args: &Args) -> u8 {
@@ -65,8 +61,14 @@ fn plan_for(ctx: &super::Context, args: &Args) -> Result<Plan, u8> {
     let project = ctx.project_lenient();
     let mut load = args.vars.options();
     args.guard.apply(&mut load, ctx, project, &args.file);
+    // Planned for the chosen backend: what it cannot do is refused, as
+    // `apply` would (nothing connects to it).
+    let capabilities = ctx.capabilities().map_err(|e| {
+        eprintln!("error: {e}");
+        super::EXIT_USAGE
+    })?;
     let opts = planner::PlanOptions {
-        capabilities: args.backend.capabilities(ctx),
+        capabilities,
         ..plan_options(project, None)
     };
     manifest::load(&args.file, &load)
@@ -85,7 +87,7 @@ async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> 
     if !plan.capabilities().has(Capability::Snapshot) {
         return crate::run::cache_unread(&cache);
     }
-    let engine = match ctx.engine().await {
+    let backend = match ctx.backend().await {
         Ok(e) => e,
         Err(e) => {
             eprintln!("warning: the cache was not read ({e}); showing what may be cached");
@@ -94,5 +96,5 @@ async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> 
     };
     // A secret without a value only makes its steps rerun here.
     let secrets = super::secrets::resolve(&plan.manifest).unwrap_or_default();
-    crate::run::cache_preview(plan, &cache, &engine, project, &secrets).await
+    crate::run::cache_preview(plan, &cache, &backend, project, &secrets).await
 }

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 
 use super::table;
+use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::labels;
 use crate::sandbox::pool::{spec_key, warm};
@@ -78,25 +78,25 @@ pub struct FillArgs {
     template_stdin: bool,
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     match a.command {
-        PoolCommand::Start(a) => start(ctx, engine, *a).await,
-        PoolCommand::Status(a) => status(ctx, engine, &a).await,
-        PoolCommand::Stop(a) => stop(ctx, engine, &a).await,
+        PoolCommand::Start(a) => start(ctx, backend, *a).await,
+        PoolCommand::Status(a) => status(ctx, backend, &a).await,
+        PoolCommand::Stop(a) => stop(ctx, backend, &a).await,
         PoolCommand::Fill(a) => {
             let template = if a.template_stdin {
                 read_template()
             } else {
                 None
             };
-            let n = warm::fill(engine, &a.key, template.as_ref()).await?;
+            let n = warm::fill(backend, &a.key, template.as_ref()).await?;
             ctx.note(format_args!("created {n} warm sandboxes"));
             Ok(0)
         }
     }
 }
 
-async fn start(ctx: &super::Context, engine: &Engine, a: StartArgs) -> Result<u8, Error> {
+async fn start(ctx: &super::Context, backend: &Backend, a: StartArgs) -> Result<u8, Error> {
     let size = usize::from(a.size);
     let spec = super::create::spec(ctx, a.spec)?;
     if let Some(name) = spec.name {
@@ -111,14 +111,14 @@ async fn start(ctx: &super::Context, engine: &Engine, a: StartArgs) -> Result<u8
         value: "--volume, --port, --device or --persist".into(),
         expected: "a spec without volumes, ports, devices or persist: those are never pooled",
     })?;
-    let running = warm::warm_sandboxes(engine, Some(&key))
+    let running = warm::warm_sandboxes(backend, Some(&key))
         .await?
         .iter()
         .filter(|c| c.state == "running")
         .count();
     let missing = size.saturating_sub(running);
     let results = futures_util::future::join_all(
-        (0..missing).map(|_| warm::create_warm(engine, &spec, size)),
+        (0..missing).map(|_| warm::create_warm(backend, &spec, size)),
     )
     .await;
     let created = results.iter().filter(|r| r.is_ok()).count();
@@ -157,11 +157,11 @@ struct PoolStatus {
 /// This project's warm sandboxes, by spec key.
 async fn pools(
     ctx: &super::Context,
-    engine: &Engine,
+    backend: &Backend,
 ) -> Result<BTreeMap<String, Vec<ContainerSummary>>, Error> {
     let project = ctx.project()?.name.clone();
     let mut by_key: BTreeMap<String, Vec<ContainerSummary>> = BTreeMap::new();
-    for c in warm::warm_sandboxes(engine, None).await? {
+    for c in warm::warm_sandboxes(backend, None).await? {
         let labels = c.labels.clone().unwrap_or_default();
         if labels.get(labels::PROJECT) != Some(&project) {
             continue;
@@ -173,12 +173,12 @@ async fn pools(
     Ok(by_key)
 }
 
-async fn status(ctx: &super::Context, engine: &Engine, a: &StatusArgs) -> Result<u8, Error> {
+async fn status(ctx: &super::Context, backend: &Backend, a: &StatusArgs) -> Result<u8, Error> {
     let mut rows = Vec::new();
-    for (key, members) in pools(ctx, engine).await? {
+    for (key, members) in pools(ctx, backend).await? {
         let newest = members.iter().max_by_key(|c| c.created).expect("non-empty");
         let label = |k: &str| newest.labels.as_ref().and_then(|l| l.get(k)).cloned();
-        let inspect = engine.inspect_container(&newest.id, false).await.ok();
+        let inspect = backend.inspect_container(&newest.id, false).await.ok();
         let host = inspect
             .as_ref()
             .map(|i| i.host_config.clone())
@@ -236,8 +236,8 @@ async fn status(ctx: &super::Context, engine: &Engine, a: &StatusArgs) -> Result
     Ok(0)
 }
 
-async fn stop(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8, Error> {
-    let going: Vec<ContainerSummary> = pools(ctx, engine)
+async fn stop(ctx: &super::Context, backend: &Backend, a: &StopArgs) -> Result<u8, Error> {
+    let going: Vec<ContainerSummary> = pools(ctx, backend)
         .await?
         .into_values()
         .flatten()
@@ -264,7 +264,7 @@ async fn stop(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8,
     }
     let (mut removed, mut failed) = (0, false);
     for c in &going {
-        match engine.remove_container(&c.id, true).await {
+        match backend.remove_container(&c.id, true).await {
             // Gone already (claimed or removed meanwhile): nothing to say.
             Err(Error::Api { status: 404, .. }) => {}
             Ok(()) => {
@@ -286,14 +286,14 @@ async fn stop(ctx: &super::Context, engine: &Engine, a: &StopArgs) -> Result<u8,
 
 /// Refill the pool of `key` from a detached child, so the caller does not
 /// wait: it outlives this process, with no terminal.
-pub(super) fn spawn_fill(engine: &Engine, key: &str, template: Option<&serde_json::Value>) {
+pub(super) fn spawn_fill(backend: &Backend, key: &str, template: Option<&serde_json::Value>) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
     let mut command = Command::new(exe);
     command
         .arg("--socket")
-        .arg(&engine.info().socket)
+        .arg(backend.info().endpoint)
         .args(["--quiet", "pool", "fill", "--key", key])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

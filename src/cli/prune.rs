@@ -10,7 +10,8 @@ use time::OffsetDateTime;
 
 use super::table;
 
-use crate::engine::{Engine, ImageInfo};
+use crate::backend::Backend;
+use crate::engine::ImageInfo;
 use crate::error::Error;
 use crate::labels;
 use crate::maintenance::prune::{self, SandboxPrunePlan};
@@ -159,9 +160,9 @@ pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(n.saturating_mul(secs)))
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8, Error> {
     let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
-    let plan = prune::sandboxes(engine, &scope, a.images).await?;
+    let plan = prune::sandboxes(backend, &scope, a.images).await?;
     let where_ = match &scope {
         Scope::All => "in any project".to_string(),
         Scope::Project(p) => format!("in project {p}"),
@@ -194,7 +195,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
         return Ok(1);
     }
 
-    let pruned = prune::remove_sandboxes(engine, &plan).await;
+    let pruned = prune::remove_sandboxes(backend, &plan).await;
     let report = &pruned.engine;
     for id in &report.in_use {
         ctx.note(format_args!("kept image {}: in use", short_id(id)));

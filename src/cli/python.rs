@@ -3,8 +3,8 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
+use crate::backend::Backend;
 use crate::engine::demux::StreamKind;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::sandbox::Sandbox;
 use crate::size::ByteSize;
@@ -54,7 +54,7 @@ pub struct Args {
     reset: bool,
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let code = match a.code.as_deref() {
         Some("-") => {
             let mut s = String::new();
@@ -65,7 +65,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
         }
         other => other.map(str::to_string),
     };
-    let sandbox = Sandbox::attach(engine, &a.name);
+    let sandbox = Sandbox::attach(backend, &a.name);
     let kernel = sandbox.kernel().await?;
     if a.reset {
         kernel.close().await?;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{Context, EXIT_INTERRUPTED, EXIT_TIMEOUT};
+use crate::backend::Backend;
 use crate::engine::demux::StreamKind;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::project::config::Logging;
 use crate::sandbox::spec::parse_env;
@@ -97,11 +97,11 @@ impl Args {
 
 pub async fn run(
     ctx: &Context,
-    engine: &Engine,
+    backend: &Backend,
     a: Args,
     mut opts: RunOptions,
 ) -> Result<u8, Error> {
-    let sandbox = Sandbox::attach(engine, &a.name);
+    let sandbox = Sandbox::attach(backend, &a.name);
     // Resolved once here: the timeout notice names it.
     opts.timeout = sandbox.timeout_of(opts.timeout).await?.into();
     let command = a.command.join(" ");

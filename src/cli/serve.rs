@@ -60,9 +60,9 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     };
     server::check_listen(a.listen, token.as_deref())?;
     let project = ctx.project()?.clone();
-    let engine = ctx.engine().await?;
+    let backend = ctx.backend().await?;
     if let Some(name) = &a.sandbox {
-        server::bind_sandbox(&engine, &project, name).await?;
+        server::bind_sandbox(&backend, &project, name).await?;
     }
     let listener = tokio::net::TcpListener::bind(a.listen)
         .await
@@ -83,7 +83,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         host_env: std::env::vars().collect(),
         sandbox: a.sandbox,
     };
-    server::serve(engine, config, listener, shutdown_signal(ctx.verbosity)).await?;
+    server::serve(backend, config, listener, shutdown_signal(ctx.verbosity)).await?;
     ctx.note("pocketdock: server stopped; every job it ran is closed and its sandboxes released");
     Ok(0)
 }

@@ -4,7 +4,7 @@
 //! output back, resizes forwarded); this command picks or makes the
 //! sandbox, and the shell's exit code becomes ours.
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::spec::DEFAULT_PROFILE;
 use crate::sandbox::{Sandbox, SandboxSpec, ShellOptions};
@@ -36,9 +36,9 @@ pub struct Args {
     user: Option<String>,
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let (sandbox, ephemeral) = match (&a.name, &a.profile, &a.image) {
-        (Some(name), _, _) => (Sandbox::attach(engine, name), false),
+        (Some(name), _, _) => (Sandbox::attach(backend, name), false),
         (None, profile, image) => {
             let project = ctx.project_lenient();
             let spec = SandboxSpec {
@@ -50,7 +50,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, E
                     DEFAULT_PROFILE,
                 )?
             };
-            let sandbox = Sandbox::create(engine, &spec).await?;
+            let sandbox = Sandbox::create(backend, &spec).await?;
             ctx.warn_all(sandbox.warnings());
             (sandbox, true)
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::table;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
@@ -64,10 +64,10 @@ struct LatestJob {
     resumed: Option<String>,
 }
 
-pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, Error> {
+pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8, Error> {
     let project = ctx.project()?;
     let containers: Vec<Sandbox> =
-        manage::list_sandboxes(engine, &Scope::Project(project.name.clone()), true)
+        manage::list_sandboxes(backend, &Scope::Project(project.name.clone()), true)
             .await?
             .into_iter()
             .map(|c| Sandbox {
@@ -102,7 +102,7 @@ pub async fn run(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<u8, 
     let status = Status {
         project: project.name.clone(),
         root: project.root.display().to_string(),
-        engine: format!("{} {}", engine.info().kind.cli(), engine.info().version),
+        engine: format!("{} {}", backend.info().kind, backend.info().version),
         persistent: containers.iter().filter(|c| c.persist).count(),
         sandboxes,
         containers,

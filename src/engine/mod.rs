@@ -237,38 +237,6 @@ impl Engine {
         })
     }
 
-    /// An engine that answers nothing, for a backend with none behind it
-    /// (Kubernetes): the sandbox layer's engine-only calls (host facts, the
-    /// image's config) fail at once and are done without, no helper is
-    /// mounted, and commands take the exec path. `shown` names the backend
-    /// in messages. `None` if the transport cannot be made.
-    #[cfg(feature = "kubernetes")]
-    pub(crate) fn stand_in(shown: &str) -> Option<Engine> {
-        let endpoint = Endpoint::Unix(PathBuf::from("/nonexistent/pocketdock-no-engine.sock"));
-        let transport = Transport::new(&endpoint).ok()?;
-        Some(Engine {
-            inner: Arc::new(Inner {
-                transport,
-                info: EngineInfo {
-                    socket: PathBuf::from(shown),
-                    endpoint,
-                    // Podman's layout: tmpfs filled by the runtime, no
-                    // copy-up through the archive endpoints.
-                    kind: EngineKind::Podman,
-                    version: String::new(),
-                    api_version: API_VERSION.to_string(),
-                },
-                host: tokio::sync::OnceCell::new(),
-                tunnel: None,
-            }),
-            // No helper mount; the relay unless the environment says exec.
-            agent: Arc::new(AgentConfig {
-                via: AgentConfig::from_env(|k| std::env::var(k).ok()).via,
-                dir: None,
-            }),
-        })
-    }
-
     /// The same engine with a connection pool of its own, made without a
     /// request: for work on another tokio runtime (a pooled connection is
     /// driven by the runtime that opened it).

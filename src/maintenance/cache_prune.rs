@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
+use crate::backend::Backend;
 use crate::cache::{CacheDir, Listed};
-use crate::engine::Engine;
 
 /// Which entries a prune removes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,7 +66,7 @@ pub fn size_of(entries: &[Listed], blob_size: impl Fn(&str) -> u64) -> u64 {
 /// Remove `chosen`: each entry first (so no entry names a missing image
 /// for long: a lookup would take that as a miss anyway), then its image,
 /// then the blobs left unnamed.
-pub async fn remove(engine: &Engine, dir: &CacheDir, chosen: &[Listed]) -> CachePruned {
+pub async fn remove(backend: &Backend, dir: &CacheDir, chosen: &[Listed]) -> CachePruned {
     let mut out = CachePruned::default();
     // Newest first: an image a later one was committed on can go after it.
     for l in chosen.iter().rev() {
@@ -75,7 +75,7 @@ pub async fn remove(engine: &Engine, dir: &CacheDir, chosen: &[Listed]) -> Cache
         }
         out.entries.push(l.key.hex());
         if let Some(image) = &l.entry.image {
-            if engine.remove_image(image, true).await.unwrap_or(false) {
+            if backend.remove_image(image, true).await.unwrap_or(false) {
                 out.images += 1;
             }
         }

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Result;
 use crate::project::Project;
 use crate::sandbox::manage::{list_sandboxes, Scope};
@@ -28,14 +28,14 @@ pub struct IdleStop {
 /// Stop every running sandbox of `project` idle for `timeout` or longer.
 /// A sandbox that cannot be judged (gone meanwhile, no record) is left.
 pub async fn stop_idle(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     timeout: Duration,
 ) -> Result<Vec<IdleStop>> {
     let scope = Scope::Project(project.name.clone());
     let mut stopped = Vec::new();
-    for s in list_sandboxes(engine, &scope, false).await? {
-        let sandbox = Sandbox::attach(engine, &s.name);
+    for s in list_sandboxes(backend, &scope, false).await? {
+        let sandbox = Sandbox::attach(backend, &s.name);
         let Ok(Some(idle)) = sandbox.idle_for().await else {
             continue;
         };

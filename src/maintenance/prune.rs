@@ -5,7 +5,8 @@
 use time::OffsetDateTime;
 
 use super::{plan_job_prune, JobPrunePlan, JobPruneRule};
-use crate::engine::{Engine, ImageInfo};
+use crate::backend::Backend;
+use crate::engine::ImageInfo;
 use crate::error::Error;
 use crate::sandbox::manage::{self, SandboxSummary, Scope};
 use crate::store::{self, reconcile, Pruned, Store};
@@ -58,13 +59,13 @@ impl SandboxPrunePlan {
 /// not: their owner died), and with `images` the superseded pocketdock
 /// images.
 pub async fn sandboxes(
-    engine: &Engine,
+    backend: &Backend,
     scope: &Scope,
     images: bool,
 ) -> Result<SandboxPrunePlan, Error> {
-    let sandboxes = manage::prunable(engine, scope).await?;
+    let sandboxes = manage::prunable(backend, scope).await?;
     let images = if images {
-        manage::superseded_images(engine, &sandboxes).await?
+        manage::superseded_images(backend, &sandboxes).await?
     } else {
         Vec::new()
     };
@@ -73,6 +74,6 @@ pub async fn sandboxes(
 
 /// Remove what `plan` selected, persistent sandboxes' record directories
 /// included.
-pub async fn remove_sandboxes(engine: &Engine, plan: &SandboxPrunePlan) -> Pruned {
-    store::prune(engine, &plan.sandboxes, &plan.images).await
+pub async fn remove_sandboxes(backend: &Backend, plan: &SandboxPrunePlan) -> Pruned {
+    store::prune(backend, &plan.sandboxes, &plan.images).await
 }

@@ -144,7 +144,7 @@ fn count() -> Value {
 // Keys the project section and the install-level file share.
 const BACKEND: KeyDoc = key(
     "backend",
-    "What runs `pocketdock apply`'s sandboxes: `engine` (Podman or Docker) or `kubernetes` (a pod per sandbox, from the kubeconfig; docs/kubernetes.md). `--backend` wins. Default: `engine`.",
+    "What runs the sandboxes of every command: `engine` (Podman or Docker) or `kubernetes` (a pod per sandbox, from the kubeconfig; docs/kubernetes.md). `--backend`, then `POCKETDOCK_BACKEND`, win. Default: `engine`.",
     || json!({ "enum": ["engine", "kubernetes"] }),
 );
 const NAMESPACE: KeyDoc = key(

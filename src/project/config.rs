@@ -23,8 +23,9 @@ pub struct Config {
     pub default_persist: bool,
     /// Engine socket (install level only); `--socket` and `POCKETDOCK_SOCKET` win.
     pub socket: Option<PathBuf>,
-    /// `backend`: what runs `apply`'s sandboxes (`engine`, `kubernetes`);
-    /// `--backend` wins. The engine when unset.
+    /// `backend`: what runs the sandboxes of every command (`engine`,
+    /// `kubernetes`); `--backend`, then `POCKETDOCK_BACKEND`, win. The
+    /// engine when unset.
     pub backend: Option<String>,
     /// `namespace`: the Kubernetes namespace of the pods; `--namespace` wins.
     pub namespace: Option<String>,

@@ -10,8 +10,8 @@ use super::cache_step::{base_key, commit, describe, Lookup};
 use super::runtime::{Runtime, StepEnd};
 use super::scheduler::Finished;
 use super::secret_values::SecretValues;
+use crate::backend::Backend;
 use crate::cache::{CacheDir, Entry, EntryFile, EntryPython, Key, SecretKey, STDOUT_KEPT};
-use crate::engine::Engine;
 use crate::event::{Artifact, EventKind, StepStatus};
 use crate::plan::{Plan, RenderedAction, RenderedStep};
 use crate::sandbox::Sandbox;
@@ -35,7 +35,7 @@ pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> L
         return Lookup::Miss(key);
     };
     // An entry whose image or blobs are gone is a miss, never an error.
-    if gone(rt.provision.engine(), rt.cache.dir(), &entry)
+    if gone(rt.provision.backend(), rt.cache.dir(), &entry)
         .await
         .is_some()
     {
@@ -46,9 +46,9 @@ pub(super) async fn lookup(rt: &Runtime, i: usize, rendered: &RenderedStep) -> L
 }
 
 /// What of `entry` is gone (its image, or a blob), if anything.
-pub(super) async fn gone(engine: &Engine, dir: &CacheDir, entry: &Entry) -> Option<&'static str> {
+pub(super) async fn gone(backend: &Backend, dir: &CacheDir, entry: &Entry) -> Option<&'static str> {
     if let Some(image) = &entry.image {
-        if !matches!(engine.image_exists(image).await, Ok(true)) {
+        if !matches!(backend.image_exists(image).await, Ok(true)) {
             return Some("its cached image is gone");
         }
     }
@@ -74,7 +74,7 @@ async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> 
         rt.provision.image_ready(step.sandbox).await.ok()?;
         let id = rt
             .cache
-            .image_id(rt.provision.engine(), spec.image())
+            .image_id(rt.provision.backend(), spec.image())
             .await?;
         let k = base_key(spec, &id);
         rt.cache.set_base(step.sandbox, k);
@@ -233,7 +233,7 @@ pub(super) async fn store(
             let image = commit(sandbox, &key, project)
                 .await
                 .map_err(|e| e.to_string())?;
-            entry.size = own_size(rt.provision.engine(), &image, &parent).await;
+            entry.size = own_size(rt.provision.backend(), &image, &parent).await;
             rt.cache.set_parent(sb, image.clone());
             entry.image = Some(image);
         }
@@ -254,11 +254,11 @@ pub(super) async fn store(
 }
 
 /// What `image` adds to `parent`, its layers being shared (0 if unknown).
-async fn own_size(engine: &Engine, image: &str, parent: &str) -> u64 {
+async fn own_size(backend: &Backend, image: &str, parent: &str) -> u64 {
     let size = |id: &str| {
         let id = id.to_string();
         async move {
-            engine
+            backend
                 .inspect_image(&id)
                 .await
                 .ok()

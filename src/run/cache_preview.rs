@@ -5,8 +5,8 @@
 //! rest of its chain rerun, and a step whose fields need the results of a
 //! step that reruns cannot be keyed before it runs.
 
+use crate::backend::Backend;
 use crate::cache::{CacheDir, Key, SecretKey};
-use crate::engine::Engine;
 use crate::plan::{Plan, StepCache};
 use crate::project::Project;
 use crate::store::Store;
@@ -51,7 +51,7 @@ pub fn unread(cache: &[StepCache]) -> Vec<CachePreview> {
 pub async fn preview(
     plan: &Plan,
     cache: &[StepCache],
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     secrets: &SecretValues,
 ) -> Vec<CachePreview> {
@@ -60,7 +60,7 @@ pub async fn preview(
     let paths = HostPaths::new(&project.root, &plan.manifest.base_dir, &allowed_roots(plan));
     let mut walk = Walk {
         plan,
-        engine,
+        backend,
         dir: &dir,
         secrets,
         secret_key: secret_key.as_ref(),
@@ -102,7 +102,7 @@ enum Chain {
 
 struct Walk<'a> {
     plan: &'a Plan,
-    engine: &'a Engine,
+    backend: &'a Backend,
     dir: &'a CacheDir,
     secrets: &'a SecretValues,
     secret_key: Option<&'a SecretKey>,
@@ -137,7 +137,7 @@ impl Walk<'_> {
             Chain::Hits(k) => *k,
             Chain::Fresh => {
                 let spec = &self.plan.sandboxes[step.sandbox].spec;
-                let info = self.engine.inspect_image(spec.image()).await;
+                let info = self.backend.inspect_image(spec.image()).await;
                 let Ok(Some(info)) = info else {
                     return Err(format!("its image `{}` is not there yet", spec.image()));
                 };
@@ -166,7 +166,7 @@ impl Walk<'_> {
         )
         .ok_or("it cannot be keyed before it runs (a secret, file or `cache_key` it reads)")?;
         let entry = self.dir.lookup(&key).ok_or("no cached result")?;
-        if let Some(why) = gone(self.engine, self.dir, &entry).await {
+        if let Some(why) = gone(self.backend, self.dir, &entry).await {
             return Err(why.into());
         }
         Ok((key, hit_result(&entry)))

@@ -136,7 +136,7 @@ impl CacheRun {
     /// The engine id of image `reference`, asked once per job.
     pub async fn image_id(
         &self,
-        engine: &crate::engine::Engine,
+        backend: &crate::backend::Backend,
         reference: &str,
     ) -> Option<String> {
         let known = self
@@ -148,7 +148,7 @@ impl CacheRun {
         if known.is_some() {
             return known;
         }
-        let id = engine.image_id(reference).await.ok()??;
+        let id = backend.image_id(reference).await.ok()??;
         self.image_ids
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

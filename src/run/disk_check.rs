@@ -3,13 +3,13 @@
 //! cap, the other fail every create.
 
 use super::job::ApplyError;
+use crate::backend::{Backend, Capability};
 use crate::diag::{Diagnostic, ManifestError};
-use crate::engine::Engine;
 use crate::manifest::Manifest;
 use crate::sandbox::mounts::disk_cap_refusal;
 
-/// A diagnostic at every `disk:` of `manifest` that `engine` cannot honour.
-pub(super) async fn check_disk(manifest: &Manifest, engine: &Engine) -> Result<(), ApplyError> {
+/// A diagnostic at every `disk:` of `manifest` that `backend` cannot honour.
+pub(super) async fn check_disk(manifest: &Manifest, backend: &Backend) -> Result<(), ApplyError> {
     let asks: Vec<_> = manifest
         .sandboxes
         .values()
@@ -18,7 +18,10 @@ pub(super) async fn check_disk(manifest: &Manifest, engine: &Engine) -> Result<(
     if asks.is_empty() {
         return Ok(());
     }
-    let (driver, backing) = engine.storage_driver().await?;
+    let (driver, backing) = backend
+        .engine_for(Capability::DiskCap)?
+        .storage_driver()
+        .await?;
     let Some(reason) = disk_cap_refusal(&driver, &backing) else {
         return Ok(());
     };

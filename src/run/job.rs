@@ -31,7 +31,6 @@ use super::secret_values::SecretValues;
 use crate::backend::{Backend, Capabilities};
 use crate::cache::CacheDir;
 use crate::diag::ManifestError;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::{self, Limits, LoadOptions, Manifest};
@@ -127,14 +126,14 @@ pub struct Job {
     max_sandboxes: Option<usize>,
 }
 
-/// Load, plan, record and run `req` on `engine`; see [`Job`].
+/// Load, plan, record and run `req` on `backend`; see [`Job`].
 pub async fn apply(
-    engine: &Engine,
+    backend: impl Into<Backend>,
     req: ApplyRequest,
     consumers: Vec<Box<dyn Consumer>>,
     cancel: CancellationToken,
 ) -> Result<ApplyOutcome, ApplyError> {
-    Job::prepare(req)?.run(engine, consumers, cancel).await
+    Job::prepare(req)?.run(backend, consumers, cancel).await
 }
 
 impl Job {
@@ -232,9 +231,7 @@ impl Job {
     ) -> Result<ApplyOutcome, ApplyError> {
         let backend = backend.into();
         let this = self.check_backend(&backend)?;
-        if let Some(engine) = backend.as_engine() {
-            super::disk_check::check_disk(&this.manifest, engine).await?;
-        }
+        super::disk_check::check_disk(&this.manifest, &backend).await?;
         this.record_and_run(&backend, consumers, cancel).await
     }
 

@@ -150,13 +150,13 @@ impl Provisioner {
         }
         // A persistent sandbox gets its record directory in the project.
         let created = if spec.persist {
-            PersistentSandbox::create(self.backend.engine(), &spec, &self.project)
+            PersistentSandbox::create(&self.backend, &spec, &self.project)
                 .await
                 .map(PersistentSandbox::into_sandbox)
         } else {
             match self.claim(&spec).await {
                 Some(warm) => Ok(warm),
-                None => Sandbox::create_on(&self.backend, &spec).await,
+                None => Sandbox::create(&self.backend, &spec).await,
             }
         }
         .map_err(|e| ProvisionError::Create(Arc::new(e)))?;
@@ -196,7 +196,7 @@ impl Provisioner {
     /// image's `WORKDIR`, a profile's Dockerfile says where its writable
     /// home goes.
     fn fit_to_backend(&self, spec: &mut SandboxSpec) {
-        if self.backend.as_engine().is_some() {
+        if self.backend.kind().is_engine() {
             return;
         }
         spec.name = spec
@@ -244,10 +244,9 @@ impl Provisioner {
         if !self.caps.has(Capability::WarmPool) {
             return None;
         }
-        let engine = self.backend.as_engine()?;
         pool::spec_key(spec)?;
         let name = spec.name.as_deref()?;
-        pool::warm::claim(engine, spec, name).await.ok()?
+        pool::warm::claim(&self.backend, spec, name).await.ok()?
     }
 
     /// Whether `recycle: true` is honoured: the backend can reset a
@@ -280,7 +279,11 @@ impl Provisioner {
         let mut announced = false;
         let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
         // Planning refused `build: auto` on a backend that cannot build.
-        let result = crate::images::build(self.backend.engine(), &profile, false, |line| {
+        let engine = self
+            .backend
+            .engine_for(Capability::Build)
+            .map_err(|e| ProvisionError::Profile(Arc::new(e)))?;
+        let result = crate::images::build(engine, &profile, false, |line| {
             if !announced {
                 announced = true;
                 self.events.emit(EventKind::ImageBuildStarted {
@@ -485,12 +488,12 @@ impl Provisioner {
 
     /// Wait up to [`ENGINE_RETURN`] for the engine to answer again.
     async fn engine_returns(&self) -> bool {
-        let Some(engine) = self.backend.as_engine() else {
+        if !self.backend.kind().is_engine() {
             return false;
-        };
+        }
         let until = Instant::now() + ENGINE_RETURN;
         while Instant::now() < until {
-            if engine.answers_anew().await {
+            if self.backend.answers_anew().await {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -506,13 +509,6 @@ impl Provisioner {
     /// The backend this job runs on.
     pub fn backend(&self) -> &Backend {
         &self.backend
-    }
-
-    /// The engine behind the backend, for the step cache's images: the
-    /// cache runs only where the backend can commit (planning refuses
-    /// every step's caching elsewhere, `plan::Refusal::Backend`).
-    pub fn engine(&self) -> &crate::engine::Engine {
-        self.backend.engine()
     }
 }
 

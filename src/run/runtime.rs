@@ -90,7 +90,7 @@ impl Runtime {
             selected: None,
             artifacts,
             actions: Actions::new(plan.sandboxes.len()),
-            watch: provision.backend().as_engine().map(Watch::start),
+            watch: provision.backend().watch(),
             host_paths: HostPaths::new(
                 &provision.project().root,
                 &plan.manifest.base_dir,

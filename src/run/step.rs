@@ -331,8 +331,8 @@ async fn engine_loss(
     }
     matches!(seen, StepError::Action(e) if refused(e)).then(|| {
         format!(
-            "the engine at {} refused or dropped the connection",
-            ctx.sandbox.engine().info().socket.display()
+            "{} refused or dropped the connection",
+            ctx.sandbox.backend().shown()
         )
     })
 }

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use super::{
     agent, dns, labels, mounts, owner, spec, RequestedLimits, SandboxSpec, DEFAULT_TIMEOUT,
 };
-use crate::engine::{CreateContainer, DeviceMapping, Engine, HostConfig, ImageInfo, PortBinding};
+use crate::engine::{CreateContainer, DeviceMapping, HostConfig, ImageInfo, PortBinding};
 use crate::error::{Error, Result};
 
 /// A create body that reproduces an inspected container (the settings
@@ -110,7 +110,7 @@ pub(super) fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> 
 /// them is needed; `None` for an image the engine does not have (the
 /// create then says so).
 pub(super) async fn image_of(
-    engine: &Engine,
+    backend: &crate::backend::Backend,
     spec: &SandboxSpec,
     with_helper: bool,
     podman: bool,
@@ -119,7 +119,7 @@ pub(super) async fn image_of(
     if !(with_helper || spec.read_only || user_matters) {
         return None;
     }
-    engine.inspect_image(&spec.image).await.ok()?
+    backend.inspect_image(&spec.image).await.ok()?
 }
 
 /// The working directory a read-only sandbox gets as tmpfs: the spec's,

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use super::{labels, Sandbox};
 use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
-use crate::engine::{Engine, ImageInfo};
+use crate::engine::ImageInfo;
 use crate::error::{Error, Result};
 
 /// Which projects' sandboxes.
@@ -85,11 +85,10 @@ impl SandboxSummary {
 
 /// pocketdock's sandboxes in `scope`, sorted by name: running ones, or all with `all`.
 pub async fn list_sandboxes(
-    engine: &Engine,
+    backend: &Backend,
     scope: &Scope,
     all: bool,
 ) -> Result<Vec<SandboxSummary>> {
-    let backend = Backend::from(engine);
     let mut filters = vec![format!("{}=true", labels::MANAGED)];
     if let Scope::Project(p) = scope {
         filters.push(format!("{}={p}", labels::PROJECT));
@@ -108,8 +107,8 @@ pub async fn list_sandboxes(
 /// Abandoned sandboxes (see [`SandboxSummary::abandoned`]) in `scope`,
 /// and for one project, those of no project too: a library program that
 /// names none labels its sandboxes with an empty project.
-pub async fn abandoned(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSummary>> {
-    let all = list_sandboxes(engine, &Scope::All, true).await?;
+pub async fn abandoned(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+    let all = list_sandboxes(backend, &Scope::All, true).await?;
     Ok(all
         .into_iter()
         .filter(|s| s.abandoned)
@@ -125,13 +124,13 @@ pub async fn abandoned(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSumm
 
 /// What a prune of `scope` removes: its stopped sandboxes, and the
 /// abandoned ones (running or not).
-pub async fn prunable(engine: &Engine, scope: &Scope) -> Result<Vec<SandboxSummary>> {
-    let mut doomed: Vec<SandboxSummary> = list_sandboxes(engine, scope, true)
+pub async fn prunable(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+    let mut doomed: Vec<SandboxSummary> = list_sandboxes(backend, scope, true)
         .await?
         .into_iter()
         .filter(SandboxSummary::is_stopped)
         .collect();
-    for s in abandoned(engine, scope).await? {
+    for s in abandoned(backend, scope).await? {
         if !doomed.iter().any(|d| d.id == s.id) {
             doomed.push(s);
         }
@@ -153,16 +152,16 @@ fn is_pooled_warm(c: &ContainerSummary) -> bool {
 }
 
 /// Start a stopped (persistent) sandbox again, by name, from anywhere.
-pub async fn resume_sandbox(engine: &Engine, name: &str) -> Result<Sandbox> {
-    let sandbox = Sandbox::attach(engine, name);
+pub async fn resume_sandbox(backend: &Backend, name: &str) -> Result<Sandbox> {
+    let sandbox = Sandbox::attach(backend, name);
     sandbox.resume().await?;
     Ok(sandbox)
 }
 
 /// Remove a sandbox, persistent or not (its record directory stays: see
 /// `store::destroy_sandbox`).
-pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
-    Sandbox::attach(engine, name)
+pub async fn destroy_sandbox(backend: &Backend, name: &str) -> Result<()> {
+    Sandbox::attach(backend, name)
         .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
         .await
         .map(drop)
@@ -171,10 +170,9 @@ pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
 /// Untagged images pocketdock built or committed (superseded by a rebuild or
 /// a newer snapshot) that no container uses, the containers in `going` aside.
 pub async fn superseded_images(
-    engine: &Engine,
+    backend: &Backend,
     going: &[SandboxSummary],
 ) -> Result<Vec<ImageInfo>> {
-    let backend = Backend::from(engine);
     let going: HashSet<&str> = going.iter().map(|c| c.id.as_str()).collect();
     let used: HashSet<String> = backend
         .list_containers(true, &[])
@@ -217,11 +215,10 @@ pub struct PruneReport {
 
 /// Remove `sandboxes` and `images`. Goes on past failures and reports them.
 pub async fn prune(
-    engine: &Engine,
+    backend: &Backend,
     sandboxes: &[SandboxSummary],
     images: &[ImageInfo],
 ) -> PruneReport {
-    let backend = Backend::from(engine);
     let mut report = PruneReport::default();
     for c in sandboxes {
         match backend.remove_container(&c.id, true).await {
@@ -244,6 +241,6 @@ pub async fn prune(
         }
     }
     // The helper's socket directories of sandboxes gone by any path.
-    let _ = super::sweep_agent_dirs(engine).await;
+    let _ = super::sweep_agent_dirs(backend).await;
     report
 }

@@ -66,7 +66,7 @@ pub use shell::ShellOptions;
 pub use spec::{PortMap, SandboxSpec, Ulimit, VolumeMount};
 
 use crate::backend::Backend;
-use crate::engine::{split_image, Engine};
+use crate::engine::split_image;
 use crate::error::{Error, Result};
 
 pub use crate::labels;
@@ -130,27 +130,24 @@ impl Sandbox {
     /// without [`Sandbox::shutdown`] (unless it is persistent, or
     /// [`Sandbox::keep`] was called): see [`Sandbox::with`] for a scope that
     /// shuts down for you, and the `guard` module notes for the cost.
-    pub async fn create(engine: &Engine, spec: &SandboxSpec) -> Result<Sandbox> {
-        Sandbox::create_on(&Backend::from(engine), spec).await
-    }
-
-    /// [`Sandbox::create`] on `backend`.
-    pub async fn create_on(backend: &Backend, spec: &SandboxSpec) -> Result<Sandbox> {
+    ///
+    /// `backend` is a [`Backend`], or an [`Engine`](crate::Engine) (Podman
+    /// or Docker), which is one.
+    pub async fn create(backend: impl Into<Backend>, spec: &SandboxSpec) -> Result<Sandbox> {
+        let backend = &backend.into();
         let name = checked_name(spec)?;
         remote::refuse_host_paths(backend, spec)?;
-        let engine = backend.engine();
-        mounts::check_disk(engine, spec).await?;
-        let helper = engine.agent_config();
+        mounts::check_disk(backend, spec).await?;
         // With POCKETDOCK_EXEC_VIA=exec the helper is still the first
         // process (the image's user, no-new-privileges), but serves nothing.
-        let serve = helper.via != crate::engine::ExecVia::Exec;
-        let prepared = helper.dir.as_ref().and_then(|dir| {
-            let mut p = agent::prepare(dir, &engine.info().socket)?;
+        let serve = backend.exec_via() != crate::engine::ExecVia::Exec;
+        let prepared = backend.helper_mount().and_then(|h| {
+            let mut p = agent::prepare(h.dir, h.engine_socket)?;
             p.serve = serve;
             Some(p)
         });
-        let podman = engine.info().kind == crate::engine::EngineKind::Podman;
-        let image = image_of(engine, spec, prepared.is_some(), podman).await;
+        let podman = backend.runtime_fills_tmpfs();
+        let image = image_of(backend, spec, prepared.is_some(), podman).await;
         let home = home_of(spec, image.as_ref());
         let layout = Layout {
             home: home.as_deref(),
@@ -165,7 +162,7 @@ impl Sandbox {
         // A port the engine may not bind is refused before anything exists;
         // otherwise the engine's host is asked alongside the create.
         let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
-            let facts = engine.host_facts().await;
+            let facts = backend.host_facts().await;
             if let Ok(f) = &facts {
                 if let Err(e) = limits::check_ports(spec, f) {
                     if let Some(p) = &prepared {
@@ -176,7 +173,7 @@ impl Sandbox {
             }
             (backend.create_container(&name, &body).await, facts)
         } else {
-            tokio::join!(backend.create_container(&name, &body), engine.host_facts())
+            tokio::join!(backend.create_container(&name, &body), backend.host_facts())
         };
         // Not knowing the host is no reason to fail a create.
         let warnings = facts
@@ -254,7 +251,7 @@ impl Sandbox {
         if !mounts.is_empty() {
             let image_id = match known {
                 Some(i) => i.id.clone(),
-                None => self.engine().image_id(image).await?.unwrap_or_default(),
+                None => self.backend.image_id(image).await?.unwrap_or_default(),
             };
             self.copy_up(&mounts, &image_id).await?;
         }
@@ -273,7 +270,7 @@ impl Sandbox {
         known: Option<&crate::engine::ImageInfo>,
         home: Option<&str>,
     ) -> Result<()> {
-        if self.engine().info().kind != crate::engine::EngineKind::Podman {
+        if !self.backend.runtime_fills_tmpfs() {
             return self.docker_tmpfs_setup(image, known, home).await;
         }
         let mounts = self.tmpfs.get().cloned().unwrap_or_default();
@@ -293,15 +290,9 @@ impl Sandbox {
     /// A handle on an existing sandbox by name or id. Makes no request: a
     /// wrong name surfaces as [`Error::ContainerGone`] on first use.
     #[must_use]
-    pub fn attach(engine: &Engine, name: &str) -> Sandbox {
-        Sandbox::attach_on(&Backend::from(engine), name)
-    }
-
-    /// [`Sandbox::attach`] on `backend`.
-    #[must_use]
-    pub fn attach_on(backend: &Backend, name: &str) -> Sandbox {
+    pub fn attach(backend: impl Into<Backend>, name: &str) -> Sandbox {
         Sandbox {
-            backend: backend.clone(),
+            backend: backend.into(),
             name: name.to_string(),
             id: name.to_string(),
             shared: std::sync::Arc::default(),
@@ -347,12 +338,6 @@ impl Sandbox {
     #[must_use]
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    /// The engine this sandbox lives on.
-    #[must_use]
-    pub fn engine(&self) -> &Engine {
-        self.backend.engine()
     }
 
     /// The backend this sandbox lives on: what its calls go through.
@@ -444,12 +429,9 @@ impl Sandbox {
         if !self.agent_end().await {
             return;
         }
-        if let Some(engine) = self
-            .backend
-            .as_engine()
-            .filter(|e| e.info().kind == crate::engine::EngineKind::Docker)
-        {
-            let _ = engine
+        if self.backend.kind() == crate::backend::BackendKind::Docker {
+            let _ = self
+                .backend
                 .wait_not_running(&self.name, std::time::Duration::from_secs(2))
                 .await;
         }
@@ -495,7 +477,7 @@ impl Sandbox {
     /// Podman copies the image's files in itself, but gives a home to the
     /// container's user, root when the helper runs as root.
     pub(super) async fn give_homes_again(&self) -> Result<()> {
-        let podman = self.engine().info().kind == crate::engine::EngineKind::Podman;
+        let podman = self.backend.runtime_fills_tmpfs();
         if podman && self.image_user().await.is_none() {
             return Ok(());
         }
@@ -547,7 +529,7 @@ impl Sandbox {
             .await;
         // Rootless Podman on cgroup v1 has no freezer: "can not pause
         // containers on rootless containers with cgroup V1".
-        let rootless = || async { self.engine().host_facts().await.is_ok_and(|f| f.rootless) };
+        let rootless = || self.backend.rootless();
         match paused {
             Err(Error::Api { message, .. }) if message.contains("pause") && rootless().await => {
                 self.backend

@@ -66,12 +66,13 @@ pub(crate) fn storage_opt(spec: &SandboxSpec) -> BTreeMap<String, String> {
 /// Refuse `spec.disk` when `engine`'s storage driver cannot honour it,
 /// rather than let the engine ignore it.
 pub async fn check_disk(
-    engine: &crate::engine::Engine,
+    backend: &crate::backend::Backend,
     spec: &SandboxSpec,
 ) -> crate::error::Result<()> {
     let Some(size) = spec.disk else {
         return Ok(());
     };
+    let engine = backend.engine_for(crate::backend::Capability::DiskCap)?;
     let (driver, backing) = engine.storage_driver().await?;
     match disk_cap_refusal(&driver, &backing) {
         None => Ok(()),

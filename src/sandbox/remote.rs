@@ -13,6 +13,15 @@ pub(super) fn refuse_host_paths(backend: &Backend, spec: &SandboxSpec) -> Result
     if backend.capabilities().has(Capability::HostVolumes) {
         return Ok(());
     }
+    if !backend.kind().is_engine() {
+        if spec.persist {
+            backend.engine_for(Capability::Persist)?;
+        }
+        if spec.volumes.iter().any(|v| v.host.starts_with('/')) {
+            backend.engine_for(Capability::HostVolumes)?;
+        }
+        return Ok(());
+    }
     if spec.persist {
         return Err(Error::Invalid {
             what: "option on a remote engine",

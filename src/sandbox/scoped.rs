@@ -11,7 +11,7 @@ use std::panic::AssertUnwindSafe;
 use futures_util::future::FutureExt;
 
 use super::{Sandbox, SandboxSpec};
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 
 impl Sandbox {
@@ -32,7 +32,7 @@ impl Sandbox {
     /// # Ok(()) }
     /// ```
     pub async fn with<T, E, F, Fut>(
-        engine: &Engine,
+        backend: impl Into<Backend>,
         spec: &SandboxSpec,
         f: F,
     ) -> std::result::Result<T, E>
@@ -41,7 +41,7 @@ impl Sandbox {
         Fut: Future<Output = std::result::Result<T, E>>,
         E: From<Error>,
     {
-        let sandbox = Sandbox::create(engine, spec).await?;
+        let sandbox = Sandbox::create(backend, spec).await?;
         let inner = sandbox.clone();
         let outcome = AssertUnwindSafe(async move { f(inner).await })
             .catch_unwind()

@@ -20,7 +20,7 @@ pub(super) fn watch(state: &Arc<State>) -> Option<JoinHandle<()>> {
                 () = state.stop.cancelled() => break,
                 () = tokio::time::sleep(every) => {}
             }
-            let Ok(stopped) = idle::stop_idle(&state.engine, &state.project, timeout).await else {
+            let Ok(stopped) = idle::stop_idle(&state.backend, &state.project, timeout).await else {
                 continue;
             };
             for s in stopped {

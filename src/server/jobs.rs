@@ -37,10 +37,10 @@ pub async fn healthz() -> &'static str {
 
 /// `GET /v1/version`.
 pub async fn version(State(state): State<Shared>) -> Json<Value> {
-    let e = state.engine.info();
+    let b = state.backend.info();
     Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "engine": { "kind": e.kind.cli(), "version": e.version, "api_version": e.api_version },
+        "engine": { "kind": b.kind, "version": b.version, "endpoint": b.endpoint, "namespace": b.namespace },
         "project": state.project.name,
     }))
 }
@@ -178,9 +178,9 @@ async fn launch(state: &Shared, job: Job) -> Result<String, ApiError> {
         started: Some(started_tx),
         id: None,
     };
-    let engine = state.engine.clone();
+    let backend = state.backend.clone();
     let task = tokio::spawn(async move {
-        if let Err(e) = job.run(&engine, vec![Box::new(watcher)], cancel).await {
+        if let Err(e) = job.run(&backend, vec![Box::new(watcher)], cancel).await {
             let _ = failed_tx.send(e.to_string());
         }
     });

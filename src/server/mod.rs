@@ -37,7 +37,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::project::Project;
 
@@ -72,8 +72,8 @@ pub struct ServerConfig {
 
 /// Check that `name` is a sandbox of `project` and reach its kernel, before
 /// a server binds it (`serve --sandbox NAME`).
-pub async fn bind_sandbox(engine: &Engine, project: &Project, name: &str) -> Result<()> {
-    sandboxes::bind(engine, &project.name, name).await
+pub async fn bind_sandbox(backend: &Backend, project: &Project, name: &str) -> Result<()> {
+    sandboxes::bind(backend, &project.name, name).await
 }
 
 /// Refuse an address off loopback without a token: a server that runs code
@@ -138,14 +138,14 @@ pub fn router(state: Arc<State>) -> Router {
 /// running jobs finish for the drain timeout, cancel the rest (which
 /// releases their sandboxes) and return.
 pub async fn serve(
-    engine: Engine,
+    backend: impl Into<Backend>,
     config: ServerConfig,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let stop = CancellationToken::new();
     let drain = config.drain_timeout;
-    let state = Arc::new(State::new(engine, config, stop.clone()));
+    let state = Arc::new(State::new(backend.into(), config, stop.clone()));
     let app = router(Arc::clone(&state));
     let idle_watch = idle::watch(&state);
     let stopping = stop.clone();

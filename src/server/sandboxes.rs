@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::api_error::ApiError;
 use super::state::Shared;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::{Error, Result as PdResult};
 use crate::sandbox::manage::{list_sandboxes, Scope};
 use crate::sandbox::{KernelResult, RunOptions, Sandbox, Timeout, VarInfo};
@@ -33,7 +33,7 @@ pub const KERNEL_EXEC_TIMEOUT: Duration = Duration::from_secs(30);
 /// `GET /v1/sandboxes`: the project's sandboxes, stopped ones included.
 pub async fn list(State(state): State<Shared>) -> Result<Json<Value>, ApiError> {
     let scope = Scope::Project(state.project.name.clone());
-    let boxes = list_sandboxes(&state.engine, &scope, true)
+    let boxes = list_sandboxes(&state.backend, &scope, true)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     Ok(Json(json!({ "sandboxes": boxes })))
@@ -42,11 +42,11 @@ pub async fn list(State(state): State<Shared>) -> Result<Json<Value>, ApiError> 
 /// The sandbox `name`, when it is one of this project's.
 async fn ours(state: &Shared, name: &str) -> Result<Sandbox, ApiError> {
     let scope = Scope::Project(state.project.name.clone());
-    let boxes = list_sandboxes(&state.engine, &scope, true)
+    let boxes = list_sandboxes(&state.backend, &scope, true)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     if boxes.iter().any(|b| b.name == name) {
-        Ok(Sandbox::attach(&state.engine, name))
+        Ok(Sandbox::attach(&state.backend, name))
     } else {
         Err(ApiError::missing(
             format!("no sandbox `{name}` in project `{}`", state.project.name),
@@ -180,7 +180,7 @@ pub async fn bound_var(
 /// The sandbox `serve --sandbox NAME` binds (checked when it started).
 fn bound(state: &Shared) -> Result<Sandbox, ApiError> {
     match &state.sandbox {
-        Some(name) => Ok(Sandbox::attach(&state.engine, name)),
+        Some(name) => Ok(Sandbox::attach(&state.backend, name)),
         None => Err(ApiError::missing(
             "no sandbox is bound to this server",
             "start it as `pocketdock serve --sandbox NAME`, or use /v1/sandboxes/{name}/exec",
@@ -191,9 +191,9 @@ fn bound(state: &Shared) -> Result<Sandbox, ApiError> {
 /// Check that `name` is a sandbox of `project` and start (or reach) its
 /// kernel, so the first request does not wait for it: what
 /// `serve --sandbox NAME` does before it listens.
-pub async fn bind(engine: &Engine, project: &str, name: &str) -> PdResult<()> {
+pub async fn bind(backend: &Backend, project: &str, name: &str) -> PdResult<()> {
     let scope = Scope::Project(project.to_string());
-    let boxes = list_sandboxes(engine, &scope, true).await?;
+    let boxes = list_sandboxes(backend, &scope, true).await?;
     if !boxes.iter().any(|b| b.name == name) {
         return Err(Error::Invalid {
             what: "--sandbox",
@@ -202,7 +202,7 @@ pub async fn bind(engine: &Engine, project: &str, name: &str) -> PdResult<()> {
                        `pocketdock create --name NAME --persist` makes one)",
         });
     }
-    Sandbox::attach(engine, name).kernel().await.map(drop)
+    Sandbox::attach(backend, name).kernel().await.map(drop)
 }
 
 /// The body of a kernel `exec` (seed 003): `timeout` in seconds, 30 when

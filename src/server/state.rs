@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::index::Index;
 use super::ServerConfig;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::project::Project;
 use crate::store::Store;
 
@@ -28,8 +28,8 @@ pub struct LiveJob {
 /// The server's shared state.
 #[derive(Debug)]
 pub struct State {
-    /// The engine jobs and sandboxes run on.
-    pub engine: Engine,
+    /// What jobs and sandboxes run on.
+    pub backend: Backend,
     /// The project served.
     pub project: Project,
     /// Its store: the job records served.
@@ -51,11 +51,11 @@ pub struct State {
 }
 
 impl State {
-    /// State for `config` on `engine`.
+    /// State for `config` on `backend`.
     #[must_use]
-    pub fn new(engine: Engine, config: ServerConfig, stop: CancellationToken) -> State {
+    pub fn new(backend: Backend, config: ServerConfig, stop: CancellationToken) -> State {
         State {
-            engine,
+            backend,
             store: Store::open(&config.project),
             project: config.project,
             token: config.token,

@@ -16,7 +16,8 @@ use super::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
 use super::run_log::RunLogger;
 use super::sandbox_dir::{self, DATA_MOUNT};
 use super::{ContainerMeta, Provenance, Resources, SandboxRecord};
-use crate::engine::{Engine, ImageInfo};
+use crate::backend::{Backend, Capability};
+use crate::engine::ImageInfo;
 use crate::error::Result;
 use crate::labels;
 use crate::project::Project;
@@ -39,11 +40,11 @@ impl PersistentSandbox {
     /// nothing is left behind: no container, and no directory that was not
     /// there before.
     pub async fn create(
-        engine: &Engine,
+        backend: impl Into<Backend>,
         spec: &SandboxSpec,
         project: &Project,
     ) -> Result<PersistentSandbox> {
-        Self::create_with_data(engine, spec, project, None).await
+        Self::create_with_data(backend, spec, project, None).await
     }
 
     /// [`PersistentSandbox::create`], with the data directory mounted at
@@ -51,11 +52,14 @@ impl PersistentSandbox {
     /// missing) instead of the record's own `data/`. The record remembers
     /// it, and removing the sandbox leaves it alone.
     pub async fn create_with_data(
-        engine: &Engine,
+        backend: impl Into<Backend>,
         spec: &SandboxSpec,
         project: &Project,
         data_dir: Option<&Path>,
     ) -> Result<PersistentSandbox> {
+        let backend = &backend.into();
+        // A kept sandbox's data directory is on this machine.
+        backend.engine_for(Capability::Persist)?;
         let mut spec = spec.clone();
         spec.persist = true;
         spec.project.get_or_insert_with(|| project.name.clone());
@@ -102,7 +106,7 @@ impl PersistentSandbox {
             .unwrap_or_default();
         spec.labels
             .insert(labels::CREATED_AT.into(), created_at.clone());
-        let mut sandbox = match Sandbox::create(engine, &spec).await {
+        let mut sandbox = match Sandbox::create(backend, &spec).await {
             Ok(s) => s,
             Err(e) => {
                 discard();
@@ -111,7 +115,7 @@ impl PersistentSandbox {
         };
         let user_data = data_dir.map(|_| data.display().to_string());
         if let Err(e) = record_new(&sandbox, &dir, &spec, &created_at, user_data).await {
-            let _ = engine.remove_container(sandbox.id(), true).await;
+            let _ = backend.remove_container(sandbox.id(), true).await;
             discard();
             return Err(e);
         }
@@ -124,13 +128,17 @@ impl PersistentSandbox {
     /// [`PersistentSandbox::create`]; `None` when `project` has no record
     /// of that name. Makes no request.
     #[must_use]
-    pub fn attach(engine: &Engine, project: &Project, name: &str) -> Option<PersistentSandbox> {
+    pub fn attach(
+        backend: impl Into<Backend>,
+        project: &Project,
+        name: &str,
+    ) -> Option<PersistentSandbox> {
         let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
         let dir = sandbox_dir::sandbox_dir(&root, name);
         if !sandbox_dir::is_sandbox_dir(&dir) {
             return None;
         }
-        let mut sandbox = Sandbox::attach(engine, name);
+        let mut sandbox = Sandbox::attach(backend, name);
         log_runs(&mut sandbox, &dir, project);
         Some(PersistentSandbox { sandbox, dir })
     }
@@ -189,7 +197,7 @@ async fn record_new(
             project: spec.project.clone().unwrap_or_default(),
             created_at: created_at.to_string(),
             persist: true,
-            engine: sandbox.engine().info().kind.cli().to_string(),
+            engine: sandbox.backend().kind().to_string(),
         },
         resources: Resources {
             mem_limit: spec.mem.to_string(),
@@ -265,8 +273,8 @@ pub async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
 }
 
 /// Remove a sandbox, persistent or not, with its record directory.
-pub async fn destroy_sandbox(engine: &Engine, name: &str) -> Result<()> {
-    shutdown(&Sandbox::attach(engine, name), ShutdownOptions::DISCARD)
+pub async fn destroy_sandbox(backend: &Backend, name: &str) -> Result<()> {
+    shutdown(&Sandbox::attach(backend, name), ShutdownOptions::DISCARD)
         .await
         .map(drop)
 }
@@ -284,8 +292,12 @@ pub struct Pruned {
 }
 
 /// [`manage::prune`], and the record directories of the sandboxes removed.
-pub async fn prune(engine: &Engine, sandboxes: &[SandboxSummary], images: &[ImageInfo]) -> Pruned {
-    let report = manage::prune(engine, sandboxes, images).await;
+pub async fn prune(
+    backend: &Backend,
+    sandboxes: &[SandboxSummary],
+    images: &[ImageInfo],
+) -> Pruned {
+    let report = manage::prune(backend, sandboxes, images).await;
     let mut kept_data_dirs = Vec::new();
     let record_dirs = report
         .sandboxes

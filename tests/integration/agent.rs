@@ -120,12 +120,12 @@ async fn a_sandbox_without_a_helper_uses_exec_unless_the_helper_is_required() {
     let sb = common::sandbox(&plain, &mut cleanup, &common::spec("plain")).await;
     let name = sb.name().to_string();
     let r = run(
-        &Sandbox::attach(&engine.with_exec_via(ExecVia::Auto), &name),
+        &Sandbox::attach(engine.with_exec_via(ExecVia::Auto), &name),
         "echo hi",
     )
     .await;
     assert_eq!((r.stdout.as_str(), r.via), ("hi\n", Via::Exec));
-    let forced = Sandbox::attach(&engine.with_exec_via(ExecVia::Agent), &name);
+    let forced = Sandbox::attach(engine.with_exec_via(ExecVia::Agent), &name);
     let e = forced
         .run("true", &RunOptions::default())
         .await
@@ -185,7 +185,7 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
         };
         victim.run("sleep 97; echo never", &opts).await
     });
-    let by_exec = Sandbox::attach(&engine.with_exec_via(ExecVia::Exec), sb.name());
+    let by_exec = Sandbox::attach(engine.with_exec_via(ExecVia::Exec), sb.name());
     let started = Instant::now();
     while count(&by_exec, "sleep 97").await == 0 {
         assert!(started.elapsed() < Duration::from_secs(30), "never started");

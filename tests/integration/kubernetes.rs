@@ -95,7 +95,7 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
     wanted.set_image(image);
     wanted.mem = ByteSize(96 << 20);
     wanted.cpu_percent = 50;
-    let sb = Sandbox::create_on(&backend, &wanted)
+    let sb = Sandbox::create(&backend, &wanted)
         .await
         .expect("create on Kubernetes");
     let name = sb.name().to_string();
@@ -136,7 +136,7 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod() {
     }
     // Another handle (another process, in practice) starts its own relay
     // and finds the helper already copied in: measured the same way.
-    let other = Sandbox::attach_on(&backend, &name)
+    let other = Sandbox::attach(&backend, &name)
         .run("echo again", &RunOptions::default())
         .await
         .unwrap();
@@ -206,7 +206,7 @@ async fn a_session_writes_to_stdin_over_the_exec_stream() {
     let (_api, backend, _cleanup) = cluster(&engine).await;
     let mut s = spec("k8s-sess");
     s.set_image(IMAGE);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let session = sb.session(SessionOptions::default()).await.unwrap();
     let r = session
         .send_and_wait("X=4; echo $((X * 2))", Duration::from_secs(20))
@@ -227,7 +227,7 @@ async fn v4_only_servers_still_run_commands() {
     api.v4_only(true);
     let mut s = spec("k8s-v4");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let r = sb
         .run("echo v4; exit 2", &RunOptions::default())
         .await
@@ -247,11 +247,11 @@ async fn a_failed_create_and_a_dropped_exec_stream_are_clear_errors() {
     s.set_image(image);
 
     api.fail_next_create();
-    let err = Sandbox::create_on(&backend, &s).await.unwrap_err();
+    let err = Sandbox::create(&backend, &s).await.unwrap_err();
     assert!(err.to_string().contains("500"), "{err}");
     assert!(containers_with(&engine, &api.label()).await.is_empty());
 
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     api.drop_exec_streams(true);
     let err = sb
         .run("echo a; sleep 1; echo b", &RunOptions::default())
@@ -268,7 +268,7 @@ async fn an_image_the_cluster_cannot_pull_fails_the_create() {
     let (api, backend, _cleanup) = cluster(&engine).await;
     let mut s = spec("k8s-pull");
     s.set_image("pocketdock-test/no-such-image:never");
-    let err = Sandbox::create_on(&backend, &s).await.unwrap_err();
+    let err = Sandbox::create(&backend, &s).await.unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("ErrImagePull") && text.contains("Kubernetes"),
@@ -320,7 +320,7 @@ async fn a_pod_deleted_under_a_command_is_a_lost_sandbox() {
     let (api, backend, _cleanup) = cluster(&engine).await;
     let mut s = spec("k8s-del");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let task = started_sleep(&sb).await;
     api.delete_pod("pdtest", sb.name()).await;
     assert_eq!(lost_why(task).await, "the pod was deleted");
@@ -344,7 +344,7 @@ async fn an_evicted_pod_is_a_lost_sandbox() {
     let (api, backend, _cleanup) = cluster(&engine).await;
     let mut s = spec("k8s-evict");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let task = started_sleep(&sb).await;
     api.evict_pod("pdtest", sb.name(), "The node was low on resource: memory.")
         .await;
@@ -367,7 +367,7 @@ async fn a_pod_never_scheduled_is_a_lost_sandbox_at_the_start_limit() {
     api.keep_pending(None);
     let mut s = spec("k8s-unsched");
     s.set_image(image);
-    let err = tokio::time::timeout(HANG, Sandbox::create_on(&backend, &s))
+    let err = tokio::time::timeout(HANG, Sandbox::create(&backend, &s))
         .await
         .expect("the start gives up at its limit")
         .unwrap_err();
@@ -394,7 +394,7 @@ async fn a_pod_pending_a_while_then_scheduled_starts() {
     api.keep_pending(Some(Duration::from_secs(10)));
     let mut s = spec("k8s-late");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let r = sb.run("echo placed", &RunOptions::default()).await.unwrap();
     assert_eq!((r.stdout.as_str(), r.exit_code), ("placed\n", 0));
     sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
@@ -417,7 +417,7 @@ async fn a_pod_carries_containment_pulling_and_a_deny_all_policy() {
     s.network = false;
     s.no_new_privileges = true;
     s.tmp = Some(ByteSize(32 << 20));
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let name = sb.name().to_string();
     let pod = api.pod("pdtest", &name).expect("the pod");
 
@@ -491,7 +491,7 @@ async fn a_bad_pull_policy_is_refused_and_a_networked_pod_has_no_policy() {
     let mut s = spec("k8s-net");
     s.set_image(image);
     s.network = true;
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let pod = api.pod("pdtest", sb.name()).unwrap();
     assert_eq!(
         pod["spec"]["containers"][0]["imagePullPolicy"],
@@ -510,7 +510,7 @@ async fn a_session_on_an_image_without_bash_is_shell_missing() {
     let (_api, backend, _cleanup) = cluster(&engine).await;
     let mut s = spec("k8s-nobash");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let opened = tokio::time::timeout(HANG, sb.session(SessionOptions::default()))
         .await
         .expect("the session fails instead of hanging");
@@ -535,7 +535,7 @@ async fn another_user_runs_through_the_helper_and_is_refused_without_it() {
     // The helper runs as the pod's root and switches user for a command.
     let mut s = spec("k8s-user");
     s.set_image(image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     if expected_via() == Via::Agent {
         let r = sb.run("id -un", &as_nobody).await.unwrap();
         assert_eq!((r.stdout.as_str(), r.via), ("nobody\n", Via::Agent));
@@ -546,7 +546,7 @@ async fn another_user_runs_through_the_helper_and_is_refused_without_it() {
     let mut s = spec("k8s-user-ro");
     s.set_image(image);
     s.read_only = true;
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
     assert!(
         err.contains("Kubernetes")

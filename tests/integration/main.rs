@@ -16,6 +16,7 @@ mod agent;
 mod airgap;
 mod apply;
 mod artifacts;
+mod backend_handle;
 mod background;
 mod bench_job;
 mod blocking;
@@ -48,6 +49,8 @@ mod kubernetes_apply;
 mod kubernetes_bench;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_lost;
+#[cfg(feature = "kubernetes")]
+mod kubernetes_verbs;
 mod layers;
 mod library;
 mod library_traps;

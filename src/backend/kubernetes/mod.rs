@@ -12,6 +12,7 @@ mod network;
 mod pod;
 mod pods;
 mod pull;
+mod seam;
 mod status;
 
 use std::sync::{Arc, OnceLock};
@@ -19,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 
-use crate::engine::{Engine, ExecInput, ExecOutput};
+use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
 
 pub(super) use error::unsupported;
@@ -45,7 +46,8 @@ pub struct Kubernetes {
     local: Arc<OnceLock<kube::Client>>,
     namespace: String,
     execs: exec::Execs,
-    stand_in: Engine,
+    /// How commands reach a pod: the relay, unless the environment says exec.
+    via: crate::engine::ExecVia,
     start_timeout: std::time::Duration,
     pull: pull::Pull,
 }
@@ -100,18 +102,13 @@ impl Kubernetes {
             config.default_namespace = ns.to_string();
         }
         let client = client(&config)?;
-        let stand_in =
-            Engine::stand_in(&config.cluster_url.to_string()).ok_or_else(|| Error::Kubernetes {
-                op: "connect",
-                detail: "could not set up the local side of the backend".into(),
-            })?;
         Ok(Kubernetes {
             namespace: config.default_namespace.clone(),
             local: Arc::new(OnceLock::from(client.clone())),
             client,
             config,
             execs: exec::Execs::default(),
-            stand_in,
+            via: crate::engine::AgentConfig::from_env(|k| std::env::var(k).ok()).via,
             start_timeout: pods::start_timeout(),
             pull: pull::Pull::default(),
         })
@@ -169,18 +166,16 @@ impl Kubernetes {
         &self.namespace
     }
 
-    /// An engine that answers nothing, for the sandbox layer's
-    /// engine-only calls (see `Engine::stand_in`).
-    pub(crate) fn stand_in(&self) -> &Engine {
-        &self.stand_in
+    /// How commands reach its pods.
+    pub(crate) fn exec_via(&self) -> crate::engine::ExecVia {
+        self.via
     }
 
-    /// The same backend, with commands sent as `via` says (the stand-in
-    /// engine carries the helper's settings).
+    /// The same backend, with commands sent as `via` says.
     #[must_use]
     pub fn with_exec_via(&self, via: crate::engine::ExecVia) -> Kubernetes {
         let mut copy = self.clone();
-        copy.stand_in = self.stand_in.with_exec_via(via);
+        copy.via = via;
         copy
     }
 

@@ -210,7 +210,7 @@ async fn creates(ctx: &super::Context, engine: &Engine, a: &Args) -> Result<Vec<
 
 /// A handle on `name` whose commands take the backend's exec.
 fn exec_only(backend: &Backend, name: &str) -> Sandbox {
-    Sandbox::attach_on(&backend.with_exec_via(ExecVia::Exec), name)
+    Sandbox::attach(backend.with_exec_via(ExecVia::Exec), name)
 }
 
 /// The floor: exactly the three calls an exec needs, nothing else.

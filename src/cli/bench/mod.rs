@@ -60,9 +60,6 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Where to measure (`exec` only on Kubernetes).
-    #[command(flatten)]
-    backend: super::backend_args::BackendArgs,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -89,9 +86,9 @@ pub(crate) fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Ser
 }
 
 pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
-    if a.backend.is_kubernetes(ctx) {
+    if ctx.backend_name()? == super::backend_args::BackendName::Kubernetes {
         on_kubernetes(a.suite)?;
-        let backend = a.backend.connect_quietly(ctx).await?;
+        let backend = ctx.backend().await?;
         return exec::run(ctx, &backend, a).await;
     }
     let engine = &ctx.engine().await?;
@@ -137,7 +134,7 @@ async fn bench_sandbox_on(ctx: &Context, backend: &Backend, a: &Args) -> Result<
         cpu_percent: 100,
         ..base
     };
-    Sandbox::create_on(backend, &spec).await
+    Sandbox::create(backend, &spec).await
 }
 
 /// Run a program to completion (output discarded); its wall time.

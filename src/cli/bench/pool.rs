@@ -123,17 +123,19 @@ async fn jobs(
         }
     };
     let warm_count = || async {
-        warm::warm_sandboxes(engine, None).await.map_or(0, |w| {
-            w.iter()
-                .filter(|c| {
-                    c.state == "running"
-                        && c.labels
-                            .as_ref()
-                            .and_then(|l| l.get(crate::labels::PROJECT))
-                            == Some(&project)
-                })
-                .count()
-        })
+        warm::warm_sandboxes(&engine.into(), None)
+            .await
+            .map_or(0, |w| {
+                w.iter()
+                    .filter(|c| {
+                        c.state == "running"
+                            && c.labels
+                                .as_ref()
+                                .and_then(|l| l.get(crate::labels::PROJECT))
+                                == Some(&project)
+                    })
+                    .count()
+            })
     };
     let cli = Path::new(engine.info().kind.cli());
     let result = async {

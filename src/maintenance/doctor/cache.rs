@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 
 use super::Finding;
+use crate::backend::Backend;
 use crate::cache::CacheDir;
-use crate::engine::Engine;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::labels;
@@ -17,7 +17,7 @@ use crate::store::Store;
 /// names; with `fix`, removed. Skipped while a job of the project runs:
 /// an image it just committed is named only once its entry is published.
 pub(super) async fn check(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
@@ -37,13 +37,15 @@ pub(super) async fn check(
         .collect();
     // One label filter: engines differ on how they combine two.
     let filter = [format!("{}={}", labels::PROJECT, project.name)];
-    // Podman fails a listing when an image goes meanwhile: ask again.
-    let mut listed = engine.list_images(&filter).await;
-    for _ in 0..2 {
+    // Podman fails a listing when an image goes meanwhile ("image not
+    // known"): ask again, a little later each time, while removals settle.
+    let mut listed = backend.list_images(&filter).await;
+    for pause_ms in [20, 80, 320] {
         if listed.is_ok() {
             break;
         }
-        listed = engine.list_images(&filter).await;
+        tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+        listed = backend.list_images(&filter).await;
     }
     let mut orphans = listed?;
     orphans.retain(|i| i.labels.contains_key(labels::CACHE_KEY) && !named.contains(bare(&i.id)));
@@ -53,7 +55,7 @@ pub(super) async fn check(
     for image in orphans {
         let mut errors = Vec::new();
         let fixed = fix
-            && match engine.remove_image(&image.id, true).await {
+            && match backend.remove_image(&image.id, true).await {
                 Ok(_) => true,
                 Err(e) => {
                     errors.push(format!("remove image {}: {e}", short(&image.id)));

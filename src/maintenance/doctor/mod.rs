@@ -280,24 +280,12 @@ impl Report {
 
 /// Run every check on `project` against `backend`; with `fix`, repair what
 /// can be repaired (never `data/` contents or persistent containers).
-/// The job checks run on any backend; the rest are of an engine's own
-/// sandboxes, pools and images.
 pub async fn check(backend: &Backend, project: &Project, fix: bool) -> Result<Report, Error> {
     let mut findings = jobs::check(backend, project, fix).await?;
-    // Without the `kubernetes` feature the engine is the only backend.
-    #[allow(irrefutable_let_patterns)]
-    let Backend::Engine(engine) = backend
-    else {
-        return Ok(Report {
-            project: project.name.clone(),
-            fix,
-            findings,
-        });
-    };
-    findings.extend(sandboxes::check(engine, project, fix).await?);
-    findings.extend(owners::check(engine, project, fix).await?);
-    findings.extend(pools::check(engine, project, fix).await?);
-    findings.extend(cache::check(engine, project, fix).await?);
+    findings.extend(sandboxes::check(backend, project, fix).await?);
+    findings.extend(owners::check(backend, project, fix).await?);
+    findings.extend(pools::check(backend, project, fix).await?);
+    findings.extend(cache::check(backend, project, fix).await?);
     Ok(Report {
         project: project.name.clone(),
         fix,

@@ -3,7 +3,7 @@
 //! job checks' business (their record tells more), so they are left out.
 
 use super::Finding;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::project::Project;
 use crate::sandbox::manage::{abandoned, Scope};
@@ -11,18 +11,18 @@ use crate::sandbox::manage::{abandoned, Scope};
 /// Every abandoned sandbox of `project` or of no project; with `fix`,
 /// removed.
 pub(super) async fn check(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let mut findings = Vec::new();
-    for s in abandoned(engine, &Scope::Project(project.name.clone())).await? {
+    for s in abandoned(backend, &Scope::Project(project.name.clone())).await? {
         if s.job.is_some() {
             continue;
         }
         let mut errors = Vec::new();
         let fixed = fix
-            && match engine.remove_container(&s.id, true).await {
+            && match backend.remove_container(&s.id, true).await {
                 Ok(()) => true,
                 Err(e) => {
                     errors.push(format!("remove {}: {e}", s.name));

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::Finding;
-use crate::engine::Engine;
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::labels;
 use crate::project::Project;
@@ -13,13 +13,13 @@ use crate::sandbox::pool::warm;
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let mut findings = Vec::new();
     let mut pools: BTreeMap<String, (Option<String>, usize, usize)> = BTreeMap::new();
-    for c in warm::warm_sandboxes(engine, None).await? {
+    for c in warm::warm_sandboxes(backend, None).await? {
         let labels = c.labels.clone().unwrap_or_default();
         if labels.get(labels::PROJECT) != Some(&project.name) {
             continue;
@@ -38,7 +38,7 @@ pub(super) async fn check(
         let mut errors = Vec::new();
         let mut fixed = false;
         if fix {
-            match engine.remove_container(&c.id, true).await {
+            match backend.remove_container(&c.id, true).await {
                 Ok(()) | Err(Error::Api { status: 404, .. }) => fixed = true,
                 Err(e) => errors.push(format!("remove {}: {e}", c.name())),
             }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Finding;
-use crate::engine::{ContainerInspect, Engine, EngineKind};
+use crate::backend::{Backend, BackendKind};
+use crate::engine::ContainerInspect;
 use crate::error::Error;
 use crate::images::canonical_name;
 use crate::project::Project;
@@ -47,14 +48,14 @@ impl Seen {
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
-    engine: &Engine,
+    backend: &Backend,
     project: &Project,
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let store = Store::open(project);
     let records = canonical(&store.records_dir());
     let mut seen = Vec::new();
-    for c in engine
+    for c in backend
         .list_containers(true, &[format!("{}=true", labels::MANAGED)])
         .await?
     {
@@ -72,7 +73,7 @@ pub(super) async fn check(
             continue;
         }
         // Gone between list and inspect: nothing to check.
-        let Ok(raw) = engine.inspect_container_raw(&c.id).await else {
+        let Ok(raw) = backend.inspect_container_raw(&c.id).await else {
             continue;
         };
         let Ok(inspect) = serde_json::from_value::<ContainerInspect>(raw.clone()) else {
@@ -83,7 +84,7 @@ pub(super) async fn check(
 
     let mut findings = Vec::new();
     for s in &seen {
-        if let Some(f) = missing_dir(engine, s, fix).await {
+        if let Some(f) = missing_dir(backend, s, fix).await {
             findings.push(f);
         }
     }
@@ -93,7 +94,7 @@ pub(super) async fn check(
             .iter()
             .find(|s| s.data_path().is_some_and(|d| canonical(&d) == here));
         // A sandbox recorded on the other engine is not lost: it is elsewhere.
-        let kind = engine.info().kind.cli();
+        let kind = backend.kind().as_str();
         let elsewhere = SandboxRecord::read(&dir)
             .is_some_and(|m| !m.container.engine.is_empty() && m.container.engine != kind);
         match owner {
@@ -102,7 +103,7 @@ pub(super) async fn check(
             None => findings.push(stray(&dir, &seen, fix)),
         }
     }
-    findings.extend(port_conflicts(engine, &seen, &project.name).await?);
+    findings.extend(port_conflicts(backend, &seen, &project.name).await?);
     Ok(findings)
 }
 
@@ -153,20 +154,22 @@ fn bind_sources(raw: &serde_json::Value) -> Vec<String> {
 }
 
 /// What the engine does when this container starts without its data/.
-fn on_start(kind: EngineKind, data: &Path) -> String {
+fn on_start(kind: BackendKind, data: &Path) -> String {
     match kind {
-        EngineKind::Podman => format!(
+        BackendKind::Podman => format!(
             "podman refuses to start it (the bind-mount source {} does not exist)",
             data.display()
         ),
-        EngineKind::Docker => format!(
+        BackendKind::Docker => format!(
             "docker starts it but creates {} empty and owned by root, without instance.toml or logs/",
             data.display()
         ),
+        // Pods are not kept, so none of them has a data directory.
+        BackendKind::Kubernetes => String::new(),
     }
 }
 
-async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
+async fn missing_dir(backend: &Backend, s: &Seen, fix: bool) -> Option<Finding> {
     let dir = s.data_path()?;
     let missing = missing_parts(&dir);
     if missing.is_empty() {
@@ -189,12 +192,12 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
     let mut errors = Vec::new();
     let mut fixed = false;
     if fix {
-        match recreate(&dir, &data, s, engine.info().kind.cli()) {
+        match recreate(&dir, &data, s, backend.kind().as_str()) {
             Ok(()) => fixed = true,
             Err(e) => errors.push(e.to_string()),
         }
         if fixed && hand_over {
-            match give_data(engine, s).await {
+            match give_data(backend, s).await {
                 Ok(Some(note)) => notes.push(note),
                 Ok(None) => {}
                 Err(e) => {
@@ -209,7 +212,7 @@ async fn missing_dir(engine: &Engine, s: &Seen, fix: bool) -> Option<Finding> {
         state: s.inspect.state.status.clone(),
         data_path: dir.display().to_string(),
         missing,
-        on_start: on_start(engine.info().kind, &data),
+        on_start: on_start(backend.kind(), &data),
         fixed,
         notes,
         errors,
@@ -231,8 +234,8 @@ fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), 
 
 /// Give a recreated data/ to the sandbox's user: at once when the container
 /// runs, else by starting it briefly (and stopping it again).
-async fn give_data(engine: &Engine, s: &Seen) -> Result<Option<String>, Error> {
-    let sandbox = Sandbox::attach(engine, &s.inspect.id);
+async fn give_data(backend: &Backend, s: &Seen) -> Result<Option<String>, Error> {
+    let sandbox = Sandbox::attach(backend, &s.inspect.id);
     if s.inspect.state.running {
         sandbox.give_to_user("data").await?;
         return Ok(None);
@@ -497,7 +500,7 @@ fn ports_of(map: &serde_json::Value) -> Vec<HostPort> {
 }
 
 async fn port_conflicts(
-    engine: &Engine,
+    backend: &Backend,
     seen: &[Seen],
     project: &str,
 ) -> Result<Vec<Finding>, Error> {
@@ -512,8 +515,8 @@ async fn port_conflicts(
     }
     // Every running container on the engine, pocketdock's or not.
     let mut holders: BTreeMap<String, (String, Vec<HostPort>)> = BTreeMap::new();
-    for c in engine.list_containers(false, &[]).await? {
-        if let Ok(raw) = engine.inspect_container_raw(&c.id).await {
+    for c in backend.list_containers(false, &[]).await? {
+        if let Ok(raw) = backend.inspect_container_raw(&c.id).await {
             holders.insert(c.id.clone(), (c.name().to_string(), held_ports(&raw)));
         }
     }

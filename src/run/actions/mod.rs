@@ -211,8 +211,8 @@ pub async fn stall_guard<T>(
 /// What a stall guard says when it fires.
 pub fn stall_words(sandbox: &Sandbox) -> String {
     format!(
-        "the engine at {} did not answer within {}s while the step was being stopped: it is stalled",
-        sandbox.engine().info().socket.display(),
+        "{} did not answer within {}s while the step was being stopped: it is stalled",
+        sandbox.backend().shown(),
         STALL_GRACE.as_secs()
     )
 }

@@ -33,7 +33,7 @@ pub(crate) use init_command::{
 };
 pub(crate) use install::{discard, prepare, Prepared};
 
-use crate::engine::Engine;
+use crate::backend::Backend;
 
 use super::{labels, Sandbox};
 use crate::engine::demux::StreamKind;
@@ -275,7 +275,7 @@ impl Sandbox {
     /// The host directory of this sandbox's helper socket, looked up once
     /// per handle (one inspect) when the handle did not create the sandbox.
     pub(crate) async fn agent_dir(&self) -> Option<PathBuf> {
-        if self.engine().agent_config().via == ExecVia::Exec {
+        if self.backend.exec_via() == ExecVia::Exec {
             return None;
         }
         let known = self.agent.state().dir.clone();
@@ -305,7 +305,7 @@ impl Sandbox {
 
     /// Start `run` through the helper. `Ok(None)`: use the engine's exec.
     pub(crate) async fn agent_run(&self, run: &wire::Run) -> Result<Option<AgentRun>> {
-        let forced = self.engine().agent_config().via == ExecVia::Agent;
+        let forced = self.backend.exec_via() == ExecVia::Agent;
         let Some(opened) = self.agent_open().await else {
             return if forced {
                 Err(unavailable(&self.name, "it was created without one"))
@@ -578,7 +578,7 @@ impl Sandbox {
 /// In a create body copied from another container (`recreate_body`): drop
 /// that container's helper binds and label, and give the new one its own.
 /// The new socket directory, when it has one.
-pub(crate) fn rebind(engine: &Engine, body: &mut serde_json::Value) -> Option<PathBuf> {
+pub(crate) fn rebind(backend: &Backend, body: &mut serde_json::Value) -> Option<PathBuf> {
     use serde_json::Value;
     if let Some(Value::Array(binds)) = body.pointer_mut("/HostConfig/Binds") {
         binds.retain(|b| !b.as_str().is_some_and(|b| b.contains(":/.pocketdock/")));
@@ -587,8 +587,8 @@ pub(crate) fn rebind(engine: &Engine, body: &mut serde_json::Value) -> Option<Pa
         l.remove(labels::AGENT);
     }
     // In both modes: the copied entrypoint may start the helper as init.
-    let config = engine.agent_config();
-    let prepared = prepare(config.dir.as_ref()?, &engine.info().socket)?;
+    let helper = backend.helper_mount()?;
+    let prepared = prepare(helper.dir, helper.engine_socket)?;
     if let Some(Value::Object(host)) = body.get_mut("HostConfig") {
         let binds = host
             .entry("Binds")
@@ -606,20 +606,20 @@ pub(crate) fn rebind(engine: &Engine, body: &mut serde_json::Value) -> Option<Pa
     Some(prepared.dir)
 }
 
-/// Remove the socket directories of this engine's sandboxes that are gone;
-/// how many. (Removal outside [`Sandbox::shutdown`] cannot clean up.)
-pub async fn sweep(engine: &Engine) -> Result<usize> {
-    let Some(root) = engine.agent_config().dir.clone() else {
+/// Remove the socket directories of this backend's sandboxes that are
+/// gone; how many. (Removal outside [`Sandbox::shutdown`] cannot clean up.)
+pub async fn sweep(backend: &Backend) -> Result<usize> {
+    let Some(helper) = backend.helper_mount() else {
         return Ok(0);
     };
-    let all = engine
+    let all = backend
         .list_containers(true, &[labels::AGENT.to_string()])
         .await?;
     let alive: Vec<PathBuf> = all
         .iter()
         .filter_map(|c| c.labels.as_ref()?.get(labels::AGENT).map(PathBuf::from))
         .collect();
-    let stale = install::stale(&root, &engine.info().socket, &alive);
+    let stale = install::stale(helper.dir, helper.engine_socket, &alive);
     for d in &stale {
         discard(d);
     }

@@ -100,7 +100,7 @@ impl Sandbox {
             self.agent_started();
         } else if self.agent_dir_known().is_some() {
             let _ = self.agent_launch().await;
-        } else if self.engine().agent_config().via != ExecVia::Exec
+        } else if self.backend.exec_via() != ExecVia::Exec
             && !self.backend.capabilities().has(Capability::HelperMount)
         {
             self.agent_relay_soon();
@@ -165,7 +165,7 @@ impl Sandbox {
     /// the sandbox is pocketdock's and no socket can be shared with it
     /// (`agent_open` has inspected it by then).
     fn agent_may_join(&self) -> bool {
-        self.engine().agent_config().via != ExecVia::Exec
+        self.backend.exec_via() != ExecVia::Exec
             && !self.backend.capabilities().has(Capability::HelperMount)
             && self.agent_managed()
     }

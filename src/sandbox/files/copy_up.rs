@@ -27,7 +27,7 @@ impl Sandbox {
         mounts: &[String],
         image_id: &str,
     ) -> Result<()> {
-        let known = KnownEmpty::new(self.engine(), image_id);
+        let known = KnownEmpty::new(self.backend.helper_mount().map(|h| h.dir), image_id);
         for mount in mounts {
             if known.is_empty(mount) {
                 continue;
@@ -95,11 +95,8 @@ struct KnownEmpty {
 static SEEN_EMPTY: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 impl KnownEmpty {
-    fn new(engine: &crate::engine::Engine, image_id: &str) -> KnownEmpty {
-        let dir = engine
-            .agent_config()
-            .dir
-            .as_ref()
+    fn new(helper_dir: Option<&std::path::Path>, image_id: &str) -> KnownEmpty {
+        let dir = helper_dir
             .and_then(|d| d.parent())
             .map(|state| state.join("empty-mounts"));
         KnownEmpty {

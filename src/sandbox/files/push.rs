@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use super::{container_path, join, join_error, split, CopyReport};
 use crate::engine::transport::{channel_body, ChannelWriter};
-use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::sandbox::run::sh;
 use crate::sandbox::Sandbox;
@@ -87,7 +86,7 @@ impl Sandbox {
 
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
-        let podman = self.engine().info().kind == EngineKind::Podman;
+        let podman = self.backend.kind() == crate::backend::BackendKind::Podman;
         let put = if via_exec {
             self.put_via_exec(&anchor, body).await
         } else {

@@ -9,7 +9,7 @@ use http_body_util::BodyExt;
 
 use crate::engine::demux::StreamKind;
 use crate::engine::transport::Body;
-use crate::engine::{EngineKind, ExecOutput, ExecSpec, PathStat};
+use crate::engine::{ExecOutput, ExecSpec, PathStat};
 use crate::error::{Error, Result};
 use crate::sandbox::{mounts, Sandbox};
 
@@ -23,7 +23,7 @@ const STDERR_KEPT: usize = 2048;
 impl Sandbox {
     /// Whether files at `path` must go through an exec.
     pub(super) async fn files_via_exec(&self, path: &str) -> Result<bool> {
-        if self.engine().info().kind == EngineKind::Podman {
+        if self.backend.runtime_fills_tmpfs() {
             return Ok(false);
         }
         if self.tmpfs.get().is_none() {

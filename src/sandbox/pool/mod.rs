@@ -39,7 +39,6 @@ pub use key::spec_key;
 
 use super::{labels, Sandbox, SandboxSpec};
 use crate::backend::Backend;
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 /// Name prefix of a [`SandboxPool`]'s sandboxes (never claimed by the CLI).
@@ -82,11 +81,11 @@ impl SandboxPool {
     /// pooled sandboxes are named `pdlib-<key8>-<rand>`). Creates nothing
     /// yet: see [`SandboxPool::start`]. A spec with volumes, ports, devices
     /// or `persist` is refused.
-    pub fn new(engine: &Engine, spec: SandboxSpec, size: usize) -> Result<SandboxPool> {
+    pub fn new(backend: impl Into<Backend>, spec: SandboxSpec, size: usize) -> Result<SandboxPool> {
         let key = spec_key(&spec).ok_or_else(warm::not_poolable)?;
         Ok(SandboxPool {
             inner: Arc::new(Inner {
-                backend: Backend::from(engine),
+                backend: backend.into(),
                 spec,
                 key,
                 size,
@@ -251,7 +250,7 @@ impl Inner {
         spec.name = Some(warm::pooled_name(HELD_PREFIX, &self.key));
         spec.instance = None;
         spec.labels.insert(labels::POOL.into(), self.key.clone());
-        Sandbox::create_on(&self.backend, &spec).await
+        Sandbox::create(&self.backend, &spec).await
     }
 }
 

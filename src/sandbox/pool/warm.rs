@@ -18,7 +18,6 @@ use super::super::{checked_name, labels, limits, recreate_body, Sandbox, Sandbox
 use super::key::spec_key;
 use crate::backend::Backend;
 use crate::engine::api::{ContainerInspect, ContainerSummary};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 /// Made in a warm sandbox's helper directory by the one process that claims it.
@@ -62,7 +61,7 @@ pub fn is_warm(c: &ContainerSummary) -> bool {
 
 /// Create and start one warm sandbox for `spec`, in a pool of `size`.
 /// It is kept (no drop guard): the pool outlives this process.
-pub async fn create_warm(engine: &Engine, spec: &SandboxSpec, size: usize) -> Result<Sandbox> {
+pub async fn create_warm(backend: &Backend, spec: &SandboxSpec, size: usize) -> Result<Sandbox> {
     let key = spec_key(spec).ok_or_else(not_poolable)?;
     let mut spec = spec.clone();
     spec.name = Some(pooled_name(WARM_PREFIX, &key));
@@ -71,15 +70,14 @@ pub async fn create_warm(engine: &Engine, spec: &SandboxSpec, size: usize) -> Re
     spec.labels.insert(labels::POOL.into(), key);
     spec.labels
         .insert(labels::POOL_SIZE.into(), size.to_string());
-    let sandbox = Sandbox::create(engine, &spec).await?;
+    let sandbox = Sandbox::create(backend, &spec).await?;
     sandbox.keep();
     Ok(sandbox)
 }
 
 /// Warm, unclaimed sandboxes of every CLI pool (or of the pool of `key`),
 /// in any state, oldest first.
-pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<ContainerSummary>> {
-    let backend = Backend::from(engine);
+pub async fn warm_sandboxes(backend: &Backend, key: Option<&str>) -> Result<Vec<ContainerSummary>> {
     let filter = match key {
         Some(k) => format!("{}={k}", labels::POOL),
         None => labels::POOL.to_string(),
@@ -99,8 +97,7 @@ pub async fn warm_sandboxes(engine: &Engine, key: Option<&str>) -> Result<Vec<Co
 /// never pooled), create as usual. The returned handle is an ordinary one:
 /// its drop guard removes the container. A claim starts the pool's refill
 /// ([`refill`]), handing it the claimed sandbox as its template.
-pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Option<Sandbox>> {
-    let backend = Backend::from(engine);
+pub async fn claim(backend: &Backend, spec: &SandboxSpec, name: &str) -> Result<Option<Sandbox>> {
     let Some(key) = spec_key(spec) else {
         return Ok(None);
     };
@@ -177,14 +174,14 @@ pub async fn claim(engine: &Engine, spec: &SandboxSpec, name: &str) -> Result<Op
             Ok(i) if i.short_name() == name && i.state.running => {
                 // The refill is made like this one: handed over now, since
                 // the claimer's job may remove it before the refill looks.
-                refill(engine, &key, raw.as_ref());
+                refill(backend, &key, raw.as_ref());
                 let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
-                let warnings = engine
+                let warnings = backend
                     .host_facts()
                     .await
                     .ok()
                     .and_then(|f| limits::unenforced(spec, &f));
-                let owned = Sandbox::owned(&backend, name, &c.id, agent);
+                let owned = Sandbox::owned(backend, name, &c.id, agent);
                 return Ok(Some(owned.with_warnings(warnings.into_iter().collect())));
             }
             Ok(i) if i.short_name() == name => {
@@ -204,7 +201,7 @@ static REFILL: OnceLock<RefillFn> = OnceLock::new();
 
 /// How a refill is started: the engine, the pool's key, the claimed
 /// sandbox's raw inspect.
-pub type RefillFn = fn(&Engine, &str, Option<&serde_json::Value>);
+pub type RefillFn = fn(&Backend, &str, Option<&serde_json::Value>);
 
 /// Set, once per process, how [`refill`] runs: a short-lived program (the
 /// CLI) hands it to a detached process, since a task of its own would die
@@ -216,16 +213,16 @@ pub fn set_refill(f: RefillFn) {
 /// Start refilling the pool of `key` (after a claim) without waiting for
 /// it; `template`, the raw inspect of the sandbox just claimed, is what to
 /// make the new ones like when no container of the pool is left by then.
-pub fn refill(engine: &Engine, key: &str, template: Option<&serde_json::Value>) {
+pub fn refill(backend: &Backend, key: &str, template: Option<&serde_json::Value>) {
     if let Some(f) = REFILL.get() {
-        f(engine, key, template);
+        f(backend, key, template);
         return;
     }
-    let engine = engine.clone();
+    let backend = backend.clone();
     let key = key.to_string();
     let template = template.cloned();
     tokio::spawn(async move {
-        let _ = fill(&engine, &key, template.as_ref()).await;
+        let _ = fill(&backend, &key, template.as_ref()).await;
     });
 }
 
@@ -235,11 +232,10 @@ pub fn refill(engine: &Engine, key: &str, template: Option<&serde_json::Value>) 
 /// `template` (the claimed sandbox, as its claimer saw it). Returns how
 /// many it created. With neither, there is no pool to fill.
 pub async fn fill(
-    engine: &Engine,
+    backend: &Backend,
     key: &str,
     template: Option<&serde_json::Value>,
 ) -> Result<usize> {
-    let backend = Backend::from(engine);
     let all = backend
         .list_containers(
             true,
@@ -279,7 +275,7 @@ pub async fn fill(
         (None, Some(t)) => t.clone(),
         (None, None) => return Ok(0),
     };
-    let results = join_all((0..missing).map(|_| create_like(engine, &raw, key))).await;
+    let results = join_all((0..missing).map(|_| create_like(backend, &raw, key))).await;
     let mut created = 0;
     let mut first_error = None;
     for r in results {
@@ -294,15 +290,14 @@ pub async fn fill(
     }
 }
 
-async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Result<()> {
-    let backend = Backend::from(engine);
+async fn create_like(backend: &Backend, raw: &serde_json::Value, key: &str) -> Result<()> {
     let name = pooled_name(WARM_PREFIX, key);
     let mut body = recreate_body(raw);
     if let Some(serde_json::Value::Object(l)) = body.get_mut("Labels") {
         l.insert(labels::INSTANCE.into(), name.clone().into());
     }
     // The template's helper directory is the template's: a new one of its own.
-    let agent = super::super::agent::rebind(engine, &mut body);
+    let agent = super::super::agent::rebind(backend, &mut body);
     let id = match backend.create_container_raw(&name, &body).await {
         Ok(id) => id,
         Err(e) => {
@@ -325,7 +320,7 @@ async fn create_like(engine: &Engine, raw: &serde_json::Value, key: &str) -> Res
     };
     let (entrypoint, cmd) = (list("Entrypoint"), list("Cmd"));
     if agent.is_some() {
-        let sb = Sandbox::owned(&backend, &name, &id, agent);
+        let sb = Sandbox::owned(backend, &name, &id, agent);
         sb.keep();
         if super::super::agent::is_init(entrypoint.as_deref(), cmd.as_deref()) {
             sb.agent_started();
