@@ -77,6 +77,8 @@ def request(
     tmp: Optional[Size] = None,
     read_only: bool = False,
     disk: Optional[Size] = None,
+    backend: Optional[str] = None,
+    namespace: Optional[str] = None,
 ) -> str:
     """A sandbox request as the JSON the native layer reads."""
     req: Dict[str, Any] = {
@@ -96,6 +98,8 @@ def request(
         "devices": list(devices or []),
         "env": {str(k): str(v) for k, v in (env or {}).items()},
         "workdir": workdir,
+        "backend": backend,
+        "namespace": namespace,
         "tmp": tmp if tmp == "disk" else size(tmp),
         "read_only": read_only,
         "disk": size(disk),

@@ -205,9 +205,13 @@ async def create_new_container(profile: str = "minimal", **params: Any) -> Async
     return AsyncContainer(await call(_sync.create_new_container, profile, **params))
 
 
-async def attach_container(name: str) -> AsyncContainer:
+async def attach_container(
+    name: str, *, backend: Optional[str] = None, namespace: Optional[str] = None
+) -> AsyncContainer:
     """As ``pocketdock.attach_container``."""
-    return AsyncContainer(await call(_sync.attach_container, name))
+    return AsyncContainer(
+        await call(_sync.attach_container, name, backend=backend, namespace=namespace)
+    )
 
 
 async def resume_container(name: str) -> AsyncContainer:

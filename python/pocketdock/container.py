@@ -267,6 +267,8 @@ def create_new_container(
     tmp: Optional[Size] = None,
     read_only: bool = False,
     disk: Optional[Size] = None,
+    backend: Optional[str] = None,
+    namespace: Optional[str] = None,
 ) -> Container:
     """Create and start a sandbox; see the module docs for every argument."""
     req = _options.request(
@@ -274,13 +276,20 @@ def create_new_container(
         data_dir=data_dir, mem_limit=mem_limit, cpu_percent=cpu_percent, pids_limit=pids_limit,
         network=network, ports=ports, persist=persist, volumes=volumes, devices=devices,
         env=env, workdir=workdir, tmp=tmp, read_only=read_only, disk=disk,
+        backend=backend, namespace=namespace,
     )
     return Container(_native.Sandbox.create(req), timeout)
 
 
-def attach_container(name: str, timeout: float = _options.DEFAULT_TIMEOUT) -> Container:
+def attach_container(
+    name: str,
+    timeout: float = _options.DEFAULT_TIMEOUT,
+    *,
+    backend: Optional[str] = None,
+    namespace: Optional[str] = None,
+) -> Container:
     """A handle on an existing sandbox by name; it removes nothing when dropped."""
-    return Container(_native.Sandbox.attach(name), timeout)
+    return Container(_native.Sandbox.attach(name, backend, namespace), timeout)
 
 
 def resume_container(name: str, timeout: float = _options.DEFAULT_TIMEOUT) -> Container:

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::engine;
+use crate::engine::backend;
 use crate::{errors, rt};
 
 /// Sends each event, as its JSON line, to the waiting Python thread.
@@ -79,14 +79,19 @@ pub fn apply(
     parallel: usize,
     keep_going: bool,
 ) -> PyResult<String> {
+    // The backend as for a sandbox: `POCKETDOCK_BACKEND`, else the
+    // project's `backend:` setting, else the engine.
+    let project = Project::find(&std::path::absolute(&project_dir).unwrap_or(project_dir.clone()));
     let job = prepare(manifest, project_dir, vars, keep, parallel, keep_going)?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let token = cancel.clone();
     let rt = rt::runtime();
     let mut task = rt.spawn(async move {
-        let engine = engine().await.map_err(ApplyError::Record)?;
-        job.run(&engine, vec![Box::new(Forward(tx))], token).await
+        let on = backend(None, None, &project)
+            .await
+            .map_err(ApplyError::Record)?;
+        job.run(on, vec![Box::new(Forward(tx))], token).await
     });
     let mut pending: Option<PyErr> = None;
     loop {

@@ -22,7 +22,9 @@ fn class_of(err: &Error) -> &'static str {
         Error::UnknownProfile { .. } => "UnknownProfile",
         Error::BadProjectProfile { .. } => "BadProjectProfile",
         Error::Build { .. } => "BuildError",
-        Error::Invalid { .. } | Error::DiskCapUnsupported { .. } => "InvalidValue",
+        Error::Invalid { .. } | Error::DiskCapUnsupported { .. } | Error::NotOnBackend { .. } => {
+            "InvalidValue"
+        }
         Error::NotFound { .. } => "NotFound",
         Error::PrivilegedPort { .. } => "PrivilegedPort",
         Error::LocalPathMissing { .. } => "LocalPathMissing",

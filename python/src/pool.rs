@@ -3,7 +3,7 @@
 use pocketdock::SandboxPool;
 use pyo3::prelude::*;
 
-use crate::engine::engine;
+use crate::engine::backend;
 use crate::sandbox::Sandbox;
 use crate::{rt, spec};
 
@@ -19,7 +19,12 @@ impl Pool {
     fn new(py: Python<'_>, request: &str, size: usize) -> PyResult<Pool> {
         let req = spec::request(request).map_err(crate::errors::to_py)?;
         let inner = rt::wait(py, None, async move {
-            SandboxPool::new(&engine().await?, req.spec, size)
+            let on = backend(
+                req.backend.as_deref(),
+                req.namespace.as_deref(),
+                &req.project,
+            );
+            SandboxPool::new(on.await?, req.spec, size)
         })?;
         Ok(Pool { inner })
     }

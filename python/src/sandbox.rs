@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use pocketdock::project::Project;
 use pocketdock::store::{self, PersistentSandbox};
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
@@ -11,7 +12,6 @@ use pyo3::types::PyBytes;
 use tokio_util::sync::CancellationToken;
 
 use crate::cancel::CancelToken;
-use crate::engine::engine;
 use crate::{callbacks, json, rt, spec};
 
 /// A sandbox handle; dropping the last one removes a sandbox it created
@@ -44,10 +44,15 @@ impl Sandbox {
     fn create(py: Python<'_>, request: &str) -> PyResult<Sandbox> {
         let req = spec::request(request).map_err(crate::errors::to_py)?;
         let handle = rt::wait(py, None, async move {
-            let engine = engine().await?;
+            let on = crate::engine::backend(
+                req.backend.as_deref(),
+                req.namespace.as_deref(),
+                &req.project,
+            );
+            let backend = on.await?;
             if req.spec.persist {
                 let p = PersistentSandbox::create_with_data(
-                    &engine,
+                    &backend,
                     &req.spec,
                     &req.project,
                     req.data_dir.as_deref(),
@@ -55,17 +60,26 @@ impl Sandbox {
                 .await?;
                 Ok(p.into_sandbox())
             } else {
-                Handle::create(&engine, &req.spec).await
+                Handle::create(&backend, &req.spec).await
             }
         })?;
         Ok(Sandbox::wrap(handle))
     }
 
-    /// A handle on an existing sandbox by name: it removes nothing when dropped.
+    /// A handle on an existing sandbox by name, on the backend `backend`
+    /// (as for `create`) names: it removes nothing when dropped.
     #[staticmethod]
-    fn attach(py: Python<'_>, name: String) -> PyResult<Sandbox> {
+    #[pyo3(signature = (name, backend=None, namespace=None))]
+    fn attach(
+        py: Python<'_>,
+        name: String,
+        backend: Option<String>,
+        namespace: Option<String>,
+    ) -> PyResult<Sandbox> {
         let handle = rt::wait(py, None, async move {
-            let sb = Handle::attach(&engine().await?, &name);
+            let project = Project::find(&std::env::current_dir().unwrap_or_default());
+            let on = crate::engine::backend(backend.as_deref(), namespace.as_deref(), &project);
+            let sb = Handle::attach(on.await?, &name);
             sb.inspect().await?;
             Ok(sb)
         })?;

@@ -12,11 +12,14 @@ use pocketdock::sandbox::{PortMap, VolumeMount};
 use pocketdock::{ByteSize, Error, Lang, RunOptions, SandboxSpec};
 use serde_json::Value;
 
-/// A sandbox request: the spec, and where a persistent one keeps its record.
+/// A sandbox request: the spec, where a persistent one keeps its record,
+/// and the backend asked for (`backend=`, `namespace=`).
 pub struct Request {
     pub spec: SandboxSpec,
     pub project: Project,
     pub data_dir: Option<PathBuf>,
+    pub backend: Option<String>,
+    pub namespace: Option<String>,
 }
 
 fn s(v: &Value, key: &str) -> Option<String> {
@@ -103,6 +106,8 @@ pub fn request(json: &str) -> pocketdock::Result<Request> {
         spec,
         project,
         data_dir: s(&v, "data_dir").map(PathBuf::from),
+        backend: s(&v, "backend"),
+        namespace: s(&v, "namespace"),
     })
 }
 

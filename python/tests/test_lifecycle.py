@@ -75,3 +75,16 @@ def test_200_create_shutdown_cycles_leave_nothing() -> None:
     grown = _rss_kib() - before
     assert grown < RSS_BOUND_KIB, f"resident memory grew by {grown} KiB"
     assert not any(exists(n) for n in names[::10] + names[-3:])
+
+
+def test_the_backend_is_chosen_by_argument_then_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pocketdock.create_new_container(profile="minimal", backend="engine") as c:
+        assert c.run("echo on the engine").stdout == "on the engine\n"
+    with pytest.raises(pocketdock.errors.InvalidValue, match="`engine` .* or `kubernetes`"):
+        pocketdock.create_new_container(profile="minimal", backend="nomad")
+    monkeypatch.setenv("POCKETDOCK_BACKEND", "nomad")
+    with pytest.raises(pocketdock.errors.InvalidValue, match="POCKETDOCK_BACKEND"):
+        pocketdock.create_new_container(profile="minimal")
+    # The argument wins over the environment.
+    with pocketdock.create_new_container(profile="minimal", backend="engine") as c:
+        assert c.run("true").exit_code == 0

@@ -15,6 +15,7 @@
 //! produces them from pods and exec WebSockets.
 
 mod capabilities;
+mod choice;
 mod engine;
 mod facts;
 #[cfg(feature = "kubernetes")]
@@ -24,6 +25,7 @@ mod seam;
 use std::collections::BTreeMap;
 
 pub use capabilities::{Capabilities, Capability};
+pub use choice::{BackendName, BACKEND_VAR};
 pub use facts::BackendKind;
 pub use seam::HelperMount;
 

@@ -1,35 +1,10 @@
 //! `--backend` / `--namespace`, global to every verb: what runs the
 //! sandboxes. The flag wins, then `POCKETDOCK_BACKEND`, then the project's
-//! `backend:` and `namespace:` settings; the engine is the default.
+//! `backend:` and `namespace:` settings; the engine is the default
+//! (`backend::BackendName::chosen`).
 
-use crate::backend::{Backend, Capabilities};
+use crate::backend::{Backend, BackendName, Capabilities};
 use crate::error::Error;
-
-/// The environment variable that names a backend when no flag does.
-pub const BACKEND_VAR: &str = "POCKETDOCK_BACKEND";
-
-/// A backend by name, as the flag and the settings spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendName {
-    /// A Podman or Docker engine (`--socket`, `POCKETDOCK_SOCKET`, detection).
-    Engine,
-    /// A Kubernetes cluster from the kubeconfig: a pod per sandbox.
-    Kubernetes,
-}
-
-impl BackendName {
-    fn parse(name: &str, from: &'static str) -> Result<BackendName, Error> {
-        match name {
-            "engine" => Ok(BackendName::Engine),
-            "kubernetes" => Ok(BackendName::Kubernetes),
-            _ => Err(Error::Invalid {
-                what: from,
-                value: name.into(),
-                expected: "`engine` (Podman or Docker) or `kubernetes`",
-            }),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct BackendArgs {
@@ -37,8 +12,8 @@ pub struct BackendArgs {
     /// or `kubernetes` (a pod per sandbox, from the kubeconfig) [default:
     /// $POCKETDOCK_BACKEND, else the project's `backend:` setting]. See
     /// docs/kubernetes.md.
-    #[arg(long, global = true, value_enum, value_name = "BACKEND")]
-    backend: Option<BackendName>,
+    #[arg(long, global = true, value_name = "BACKEND", value_parser = BackendName::NAMES)]
+    backend: Option<String>,
     /// Kubernetes namespace of the pods (default: the project's
     /// `namespace:` setting, else the kubeconfig context's).
     #[arg(long, global = true, value_name = "NS")]
@@ -49,16 +24,11 @@ impl super::Context {
     /// The backend chosen: the flag, `POCKETDOCK_BACKEND`, the project's
     /// setting, else the engine.
     pub fn backend_name(&self) -> Result<BackendName, Error> {
-        if let Some(b) = self.backend_args.backend {
-            return Ok(b);
-        }
-        if let Some(v) = std::env::var(BACKEND_VAR).ok().filter(|v| !v.is_empty()) {
-            return BackendName::parse(&v, BACKEND_VAR);
-        }
-        match self.project_lenient().config.backend.as_deref() {
-            Some(name) => BackendName::parse(name, "the project's `backend:` setting"),
-            None => Ok(BackendName::Engine),
-        }
+        BackendName::chosen(
+            self.backend_args.backend.as_deref(),
+            "--backend",
+            self.project_lenient().config.backend.as_deref(),
+        )
     }
 
     /// What the chosen backend can do, without connecting to it (for `plan`).
@@ -87,31 +57,23 @@ impl super::Context {
         }
     }
 
-    #[cfg(feature = "kubernetes")]
     async fn kubernetes(&self, announce: bool) -> Result<Backend, Error> {
         let namespace = self
             .backend_args
             .namespace
             .clone()
             .or_else(|| self.project_lenient().config.namespace.clone());
-        let k = crate::backend::Kubernetes::connect(namespace.as_deref()).await?;
+        let backend = BackendName::Kubernetes
+            .connect(None, namespace.as_deref())
+            .await?;
         if announce {
+            let info = backend.info();
             self.note(format_args!(
                 "running on Kubernetes: {} (namespace {})",
-                k.server(),
-                k.namespace()
+                info.endpoint,
+                info.namespace.unwrap_or_default()
             ));
         }
-        Ok(Backend::from(k))
-    }
-
-    #[cfg(not(feature = "kubernetes"))]
-    #[allow(clippy::unused_async)]
-    async fn kubernetes(&self, _announce: bool) -> Result<Backend, Error> {
-        Err(Error::Invalid {
-            what: "backend",
-            value: "kubernetes".into(),
-            expected: "`engine`: this pocketdock was built without the `kubernetes` feature",
-        })
+        Ok(backend)
     }
 }

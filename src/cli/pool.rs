@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 
 use super::table;
-use crate::backend::Backend;
+use crate::backend::{Backend, Capability};
 use crate::engine::api::ContainerSummary;
 use crate::error::Error;
 use crate::labels;
@@ -97,6 +97,8 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
 }
 
 async fn start(ctx: &super::Context, backend: &Backend, a: StartArgs) -> Result<u8, Error> {
+    // A warm sandbox outlives this process, which a cluster's pods do not.
+    backend.engine_for(Capability::WarmPool)?;
     let size = usize::from(a.size);
     let spec = super::create::spec(ctx, a.spec)?;
     if let Some(name) = spec.name {

@@ -58,6 +58,13 @@ async fn create_run_push_pull_list_info_and_shutdown_work_on_a_pod() {
     let info = pd.cmd(["info", &name, "--json"]).code(0).json();
     assert_eq!(info["name"].as_str(), Some(name.as_str()), "{info}");
 
+    // The kernel of a pod with Python (the minimal profile's image).
+    let py = unique("k8s-py");
+    pd.cmd(["create", "--name", &py]).code(0);
+    pd.cmd(["python", &py, "x = 6 * 7"]).code(0);
+    pd.cmd(["python", &py, "x"]).code(0).stdout_has("42");
+    pd.cmd(["shutdown", &py, "-y"]).code(0);
+
     pd.cmd(["shutdown", &name, "-y"]).code(0);
     assert_eq!(pods(&api).await, Vec::<String>::new());
     assert_nothing_left(&engine, &api).await;
@@ -77,6 +84,7 @@ async fn what_only_an_engine_does_is_refused_at_once_on_a_cluster() {
             "saving and loading images",
         ),
         (vec!["systemd", "x"], "keeping a sandbox after its job"),
+        (vec!["pool", "start", "--size", "1"], "warm pools"),
         (
             vec!["create", "--name", "kept", "--image", "x", "--persist"],
             "keeping a sandbox after its job",

@@ -193,8 +193,11 @@ async fn interrupts(sb: &Sandbox, opts: SessionOptions) {
         );
         assert_eq!(wait(&s, "echo ok").await.output, "ok\n");
     }
-    // Interrupting an idle shell does no harm.
+    // Interrupting an idle shell does no harm. A terminal throws away what
+    // was typed after a ^C it has not yet handled, and nothing says when it
+    // has: the next command waits a little.
     s.interrupt().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(wait(&s, "echo fine").await.output, "fine\n");
     s.close().await.unwrap();
 }

@@ -86,7 +86,7 @@ pub(crate) fn series(name: impl Into<String>, mut samples: Vec<Duration>) -> Ser
 }
 
 pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
-    if ctx.backend_name()? == super::backend_args::BackendName::Kubernetes {
+    if ctx.backend_name()? == crate::backend::BackendName::Kubernetes {
         on_kubernetes(a.suite)?;
         let backend = ctx.backend().await?;
         return exec::run(ctx, &backend, a).await;
