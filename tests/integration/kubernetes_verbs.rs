@@ -7,6 +7,7 @@ use crate::common::{busybox_image, stderr, unique, TestProject};
 use crate::kube_api::KubeApi;
 use crate::kubernetes_apply::{assert_nothing_left, cluster, pods};
 use crate::pd::Pd;
+use crate::serve::{until_ended, Server};
 
 /// `pocketdock` in `dir` on `api`'s cluster, chosen by the environment.
 fn on(api: &KubeApi, dir: &std::path::Path) -> Pd {
@@ -111,4 +112,47 @@ async fn what_only_an_engine_does_is_refused_at_once_on_a_cluster() {
         err.contains("`engine` (Podman or Docker) or `kubernetes`"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn serve_runs_a_job_on_pods_and_its_dashboard_lists_their_sandboxes() {
+    let engine = engine_or_skip!();
+    let Some(image) = busybox_image(&engine).await else {
+        return crate::common::skip("no busybox image");
+    };
+    let (api, _cleanup) = cluster(&engine).await;
+    let project = TestProject::new(&engine, "k8s-serve");
+    let manifest = format!(
+        "version: 1\nname: onpods\nsandboxes:\n  box:\n    image: {image}\n\
+         steps:\n  hi:\n    run: echo hello from a pod\n"
+    );
+    std::fs::write(project.path().join("job.yaml"), manifest).unwrap();
+    let server = Server::start_as(on(&api, project.path()), &[]);
+    let version = server.get_json("/v1/version").await;
+    assert_eq!(version["engine"]["kind"], "kubernetes", "{version}");
+
+    let r = server
+        .post("/v1/jobs", &serde_json::json!({ "manifest": "job.yaml" }))
+        .await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<serde_json::Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rec = until_ended(&server, &id, std::time::Duration::from_secs(60)).await;
+    assert_eq!(rec["status"], "succeeded", "{rec}");
+    let log = server.get(&format!("/v1/jobs/{id}/steps/hi@box/log")).await;
+    assert!(log.text().await.unwrap().contains("hello from a pod"));
+
+    // A sandbox made on the cluster shows in the server's list.
+    let name = unique("k8s-serve-sb");
+    on(&api, project.path())
+        .cmd(["create", "--name", &name, "--image", image])
+        .code(0);
+    let listed = server.get_json("/v1/sandboxes").await;
+    assert!(listed.to_string().contains(&name), "{listed}");
+    on(&api, project.path())
+        .cmd(["shutdown", &name, "-y"])
+        .code(0);
+    assert_nothing_left(&engine, &api).await;
 }
