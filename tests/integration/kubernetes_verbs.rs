@@ -127,7 +127,7 @@ async fn serve_runs_a_job_on_pods_and_its_dashboard_lists_their_sandboxes() {
          steps:\n  hi:\n    run: echo hello from a pod\n"
     );
     std::fs::write(project.path().join("job.yaml"), manifest).unwrap();
-    let server = Server::start_as(on(&api, project.path()), &[]);
+    let server = Server::start_as(&on(&api, project.path()), &[]);
     let version = server.get_json("/v1/version").await;
     assert_eq!(version["engine"]["kind"], "kubernetes", "{version}");
 
@@ -139,7 +139,7 @@ async fn serve_runs_a_job_on_pods_and_its_dashboard_lists_their_sandboxes() {
         .as_str()
         .unwrap()
         .to_string();
-    let rec = until_ended(&server, &id, std::time::Duration::from_secs(60)).await;
+    let rec = until_ended(&server, &id, std::time::Duration::from_mins(1)).await;
     assert_eq!(rec["status"], "succeeded", "{rec}");
     let log = server.get(&format!("/v1/jobs/{id}/steps/hi@box/log")).await;
     assert!(log.text().await.unwrap().contains("hello from a pod"));

@@ -23,11 +23,11 @@ pub struct Server {
 impl Server {
     /// Start a server in `dir` on a free loopback port, with `extra` arguments.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
-        Server::start_as(Pd::at(dir), extra)
+        Server::start_as(&Pd::at(dir), extra)
     }
 
     /// [`Server::start`] as `pd` runs it (its directory, its environment).
-    pub fn start_as(pd: Pd, extra: &[&str]) -> Server {
+    pub fn start_as(pd: &Pd, extra: &[&str]) -> Server {
         let mut child = pd
             .command(["serve", "--listen", "127.0.0.1:0", "--drain-timeout", "0"])
             .args(extra)
