@@ -18,7 +18,7 @@ fn on(api: &KubeApi, dir: &std::path::Path) -> Pd {
 }
 
 #[tokio::test]
-async fn create_run_push_pull_list_info_and_shutdown_work_on_a_pod() {
+async fn create_run_shell_push_pull_python_list_info_prune_and_shutdown_work_on_a_pod() {
     let engine = engine_or_skip!();
     let Some(image) = busybox_image(&engine).await else {
         return crate::common::skip("no busybox image");
@@ -58,6 +58,12 @@ async fn create_run_push_pull_list_info_and_shutdown_work_on_a_pod() {
     );
     let info = pd.cmd(["info", &name, "--json"]).code(0).json();
     assert_eq!(info["name"].as_str(), Some(name.as_str()), "{info}");
+    pd.cmd(["shell", &name, "echo through a shell"])
+        .code(0)
+        .stdout_has("through a shell");
+    // Nothing of the project is stopped or abandoned: prune keeps the pod.
+    pd.cmd(["prune", "-y"]).code(0);
+    assert_eq!(pods(&api).await, std::slice::from_ref(&name));
 
     // The kernel of a pod with Python (the minimal profile's image).
     let py = unique("k8s-py");
