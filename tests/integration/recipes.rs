@@ -89,9 +89,42 @@ async fn the_stm32_example_builds_emulates_and_asserts_each_variant() {
     );
     assert!(
         stdout(&o).contains("goodbye from stm32 (hello)")
-            && stdout(&o).contains("no output matched"),
+            && stdout(&o).contains("no output matched")
+            && stdout(&o).contains("the last lines it printed:")
+            && stdout(&o).contains("  | goodbye from stm32 (hello)"),
         "{}",
         stdout(&o)
+    );
+
+    // A firmware that prints the `fail_on` pattern and hangs fails at
+    // once, not at the timeout, and shows what it printed last.
+    std::fs::remove_dir_all(dir.path().join(".pocketdock/instances")).unwrap();
+    let o = Pd::at(dir.path()).output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "plain",
+        "--var",
+        "boards=[selftest]",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("printed /^PANIC/ on stm32vldiscovery: PANIC: self-test failed")
+            && out.contains("  | self-test (selftest): running"),
+        "{out}"
+    );
+    let rec = instance_toml(&only_record(dir.path()));
+    let emulate = rec["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"].as_str() == Some("emulate.emulate@fw[board=selftest]"))
+        .expect("the emulate step");
+    assert_eq!(emulate["status"].as_str(), Some("failed"));
+    eprintln!(
+        "emulate of the failing self-test: {} ms",
+        emulate["duration_ms"]
     );
     dir.assert_no_leaks().await;
 }
