@@ -54,6 +54,7 @@ mod kubernetes_verbs;
 mod layers;
 mod library;
 mod library_traps;
+mod list;
 mod logs;
 mod loopback;
 mod lost_sandbox;
