@@ -63,6 +63,7 @@ mod newcomer;
 mod official_base;
 mod op_log;
 mod pool;
+mod ports_network;
 mod profiles;
 mod projects;
 mod protocol;
