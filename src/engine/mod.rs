@@ -161,8 +161,12 @@ impl Engine {
                     *s = by;
                 }
             };
-            candidates.iter_mut().for_each(|c| rename(&mut c.source));
-            skipped.iter_mut().for_each(|s| rename(&mut s.1));
+            for c in &mut candidates {
+                rename(&mut c.source);
+            }
+            for s in &mut skipped {
+                rename(&mut s.1);
+            }
         }
         let mut attempts: Vec<SocketAttempt> = skipped
             .into_iter()
