@@ -31,7 +31,7 @@ async fn a_refill_that_lands_after_pool_stop_leaves_no_warm_sandbox() {
     pd.cmd(["create", "--name", "claimer"]).code(0);
     pd.cmd(["pool", "stop", "-y"]).code(0);
     // The refill is a `pool` call too: its line says it has ended.
-    let until = Instant::now() + Duration::from_secs(60);
+    let until = Instant::now() + Duration::from_mins(1);
     while pool_calls(&pd) < 3 {
         assert!(Instant::now() < until, "the refill never ended");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -47,7 +47,7 @@ async fn a_refill_that_lands_after_pool_stop_leaves_no_warm_sandbox() {
     pd.cmd(["pool", "start", "--profile", "minimal", "--size", "1"])
         .code(0);
     pd.cmd(["create", "--name", "second"]).code(0);
-    let until = Instant::now() + Duration::from_secs(60);
+    let until = Instant::now() + Duration::from_mins(1);
     while pooled(&engine, &project)
         .await
         .iter()

@@ -5,6 +5,7 @@
 //! per project and profile, for `pool stop --profile`) on this host,
 //! beside the helper directories.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -18,7 +19,12 @@ fn dir() -> Option<PathBuf> {
 
 /// The file of `project`'s pools, or of those of `profile` alone.
 fn file(project: &str, profile: Option<&str>) -> Option<PathBuf> {
-    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let hex = |s: &str| {
+        s.bytes().fold(String::new(), |mut h, b| {
+            let _ = write!(h, "{b:02x}");
+            h
+        })
+    };
     let name = match profile {
         Some(p) => format!("{}.{}", hex(project), hex(p)),
         None => hex(project),
