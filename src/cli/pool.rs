@@ -105,7 +105,11 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
 
 async fn start(ctx: &super::Context, backend: &Backend, a: StartArgs) -> Result<u8, Error> {
     let size = usize::from(a.size);
-    let spec = super::create::spec(ctx, a.spec)?;
+    let mut spec = super::create::spec(ctx, a.spec)?;
+    spec.labels.insert(
+        labels::PROJECT_DIR.into(),
+        ctx.project()?.root.display().to_string(),
+    );
     if let Some(name) = spec.name {
         return Err(Error::Invalid {
             what: "pool option",

@@ -13,6 +13,8 @@ use pocketdock::{RunOptions, SandboxPool, SandboxSpec};
 use crate::common::{project_label, unique, TestProject, TEST_LABEL};
 use crate::pd::Pd;
 
+#[path = "pool_gone_project.rs"]
+mod gone_project;
 #[path = "pool_late_refill.rs"]
 mod late_refill;
 

@@ -93,6 +93,19 @@ pub async fn warm_sandboxes(backend: &Backend, key: Option<&str>) -> Result<Vec<
     Ok(out)
 }
 
+/// Warm sandboxes of every CLI pool whose project's directory (label
+/// `pocketdock.project-dir`) no longer exists on this host: no claim will
+/// ever come for them.
+pub async fn of_gone_projects(backend: &Backend) -> Result<Vec<ContainerSummary>> {
+    Ok(warm_sandboxes(backend, None)
+        .await?
+        .into_iter()
+        .filter(|c| {
+            label(c, labels::PROJECT_DIR).is_some_and(|d| !std::path::Path::new(d).is_dir())
+        })
+        .collect())
+}
+
 /// Claim a running warm sandbox matching `spec` by renaming it to `name`
 /// (checked like a create's name). `Ok(None)`: none free (or the spec is
 /// never pooled), create as usual. The returned handle is an ordinary one:
