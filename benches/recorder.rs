@@ -131,6 +131,7 @@ fn job(dir: &std::path::Path, steps: usize) -> Duration {
         allowed: 0,
         failed: 0,
         skipped: 0,
+        cancelled: 0,
     });
     r.finish();
     t.elapsed()

@@ -135,8 +135,9 @@ install_packages() {
   ((WANT_DOCKER)) && pkgs+=(docker.io containerd runc iptables)
   # The remote-engine tests (scripts/remote-engine.sh): certificates, and
   # an sshd of their own for ssh:// engines, and a TLS terminator
-  # (stunnel) in front of the remote Podman service.
-  ((WANT_DOCKER)) && pkgs+=(openssl openssh-client openssh-server stunnel4)
+  # (stunnel) in front of the remote Podman service; socat is the
+  # terminator that cannot resume TLS sessions (remote_terminator.rs).
+  ((WANT_DOCKER)) && pkgs+=(openssl openssh-client openssh-server stunnel4 socat)
   local missing=() p
   for p in "${pkgs[@]}"; do
     pkg_installed "$p" || missing+=("$p")

@@ -307,6 +307,10 @@ pub enum EventKind {
         failed: usize,
         /// Steps not run.
         skipped: usize,
+        /// Steps the job's cancellation stopped or never started (absent
+        /// in records written before they were counted apart).
+        #[serde(default)]
+        cancelled: usize,
     },
 }
 

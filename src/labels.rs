@@ -42,6 +42,9 @@ pub const OWNER: &str = "pocketdock.owner";
 pub const POOL: &str = "pocketdock.pool";
 /// On a CLI pool's warm sandbox: how many the pool keeps warm.
 pub const POOL_SIZE: &str = "pocketdock.pool-size";
+/// On a CLI pool's warm sandbox: its project's directory on the host that
+/// started the pool, so that a pool whose project was deleted is found.
+pub const PROJECT_DIR: &str = "pocketdock.project-dir";
 /// The limits a sandbox was created with (`sandbox::RequestedLimits`), so
 /// `info` can tell them from what its cgroup enforces.
 pub const LIMITS: &str = "pocketdock.limits";

@@ -179,6 +179,7 @@ class ApplyOutcome:
     duration_s: float
     record_error: Optional[str] = None
     cached: int = 0
+    cancelled: int = 0
 
     @property
     def ok(self) -> bool:

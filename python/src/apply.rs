@@ -159,6 +159,7 @@ fn outcome_json(o: &ApplyOutcome) -> String {
         "allowed": o.counts.allowed,
         "failed": o.counts.failed,
         "skipped": o.counts.skipped,
+        "cancelled": o.counts.cancelled,
         "job_id": o.instance,
         "record": o.record.display().to_string(),
         "duration_s": o.duration.as_secs_f64(),

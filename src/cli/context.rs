@@ -28,6 +28,9 @@ pub struct Context {
     /// (unless `POCKETDOCK_SOCKET` is set); `None` leaves the choice to
     /// the engine's own detection.
     pub socket: Option<PathBuf>,
+    /// Where [`Context::socket`] came from, for a message that it cannot
+    /// be reached.
+    socket_source: &'static str,
     /// Standard input is a terminal (someone can answer a question).
     pub stdin_is_terminal: bool,
     /// Standard output is a terminal.
@@ -142,10 +145,12 @@ impl Context {
     /// Resolve everything from the process: current directory, project,
     /// settings, socket and terminals.
     pub fn from_process(socket_flag: Option<PathBuf>) -> Result<Context, Error> {
-        let socket = match socket_flag {
-            Some(s) => Some(s),
-            None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => None,
-            None => configured_socket()?,
+        let (socket, socket_source) = match socket_flag {
+            Some(s) => (Some(s), "--socket"),
+            None if std::env::var_os("POCKETDOCK_SOCKET").is_some_and(|s| !s.is_empty()) => {
+                (None, "POCKETDOCK_SOCKET")
+            }
+            None => (configured_socket()?, "the `socket` setting"),
         };
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Ok(Context {
@@ -153,6 +158,7 @@ impl Context {
             cwd,
             project: OnceLock::new(),
             socket,
+            socket_source,
             stdin_is_terminal: std::io::stdin().is_terminal(),
             stdout_is_terminal: std::io::stdout().is_terminal(),
             stderr_is_terminal: std::io::stderr().is_terminal(),
@@ -192,7 +198,10 @@ impl Context {
     /// measure or compare an engine itself; the rest take
     /// [`Context::backend`]).
     pub async fn engine(&self) -> Result<Engine, Error> {
-        Engine::connect_to(self.socket.as_deref()).await
+        match &self.socket {
+            Some(s) => Engine::connect_named(s, self.socket_source).await,
+            None => Engine::connect().await,
+        }
     }
 
     /// Connect, and name the engine chosen when detection found others

@@ -201,6 +201,9 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             v
         })
         .collect();
+    if !network && !a.port.is_empty() {
+        return Err(ports_without_network(&a.port, base.profile.as_deref()));
+    }
     let spec = SandboxSpec {
         labels: base.labels.clone(),
         timeout: a.timeout.map_or(base.timeout, |t| {
@@ -230,6 +233,33 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
         ..base
     };
     Ok(spec)
+}
+
+/// The engine publishes nothing from a sandbox without a network.
+fn ports_without_network(ports: &[PortMap], profile: Option<&str>) -> Error {
+    let ports: Vec<String> = ports
+        .iter()
+        .map(|p| {
+            let host = p.host.map_or_else(String::new, |h| format!("{h}:"));
+            let proto = if p.proto == "tcp" {
+                String::new()
+            } else {
+                format!("/{}", p.proto)
+            };
+            format!("{host}{}{proto}", p.container)
+        })
+        .collect();
+    Error::Invalid {
+        what: "option",
+        value: format!(
+            "--port {} with the network off{}",
+            ports.join(" --port "),
+            profile.map_or_else(String::new, |p| format!(" (profile `{p}`)"))
+        ),
+        expected: "`--network` too (or `--network dns-blocked`: no name lookups, raw IPs \
+                   still go out), or a profile with network; publishing a port with the \
+                   network off, through the in-sandbox helper, is not available yet",
+    }
 }
 
 /// `--tmp`: a tmpfs size, or `disk` (none).

@@ -48,6 +48,10 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Warm pool sandboxes that died",
                 "`pocketdock doctor --fix` removes them; `pocketdock pool start` tops the pool up",
             ),
+            Finding::GoneProjectWarm { .. } => (
+                "Warm pool sandboxes of projects whose directory was deleted",
+                "`pocketdock doctor --fix` or `pocketdock prune` removes them",
+            ),
             Finding::Abandoned { .. } => (
                 "Sandboxes whose owner process ended without removing them",
                 "`pocketdock doctor --fix` (or `pocketdock prune`) removes them",
@@ -145,6 +149,7 @@ fn describe(f: &Finding, fix: bool) -> String {
         }
         Finding::Mismatch { .. } => describe_mismatch(f, fix),
         Finding::DeadWarm { .. }
+        | Finding::GoneProjectWarm { .. }
         | Finding::WarmPool { .. }
         | Finding::PortConflict { .. }
         | Finding::CacheOrphan { .. }
@@ -320,6 +325,16 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!("{container}: {state} warm sandbox of pool {pool}; {action}")
+        }
+        Finding::GoneProjectWarm {
+            container,
+            project,
+            dir,
+            fixed,
+            ..
+        } => {
+            let action = removal(*fixed, fix);
+            format!("{container}: warm sandbox of project {project}, whose directory {dir} is gone; {action}")
         }
         Finding::Abandoned {
             container,

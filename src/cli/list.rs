@@ -11,7 +11,10 @@ use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Include stopped sandboxes.
+    /// Only running sandboxes (without it: every state, with its status).
+    #[arg(long, conflicts_with = "all")]
+    running: bool,
+    /// Every state: the default, kept for the scripts that ask for it.
     #[arg(long, short = 'a')]
     all: bool,
     /// Sandboxes of this project [default: the current project].
@@ -24,7 +27,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// List the current project's job records instead of sandboxes.
-    #[arg(long, conflicts_with_all = ["all", "project", "all_projects"])]
+    #[arg(long, conflicts_with_all = ["all", "running", "project", "all_projects"])]
     jobs: bool,
 }
 
@@ -40,7 +43,7 @@ impl Args {
 
 pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let scope = super::scope(ctx, a.project.as_ref(), a.all_projects)?;
-    let rows = manage::list_sandboxes(backend, &scope, a.all).await?;
+    let rows = manage::list_sandboxes(backend, &scope, !a.running).await?;
     if a.json {
         println!(
             "{}",
@@ -55,7 +58,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
         };
         ctx.note(format_args!(
             "no {}sandboxes{scope}; create one with `pocketdock create`{}",
-            if a.all { "" } else { "running " },
+            if a.running { "running " } else { "" },
             if a.all_projects {
                 ""
             } else {

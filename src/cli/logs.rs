@@ -31,7 +31,9 @@ use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDO
   \
     pocketdock logs my-box --history --last # its last 10 operations
   \
-    pocketdock logs my-box --type python --since 1d --tail 20")]
+    pocketdock logs my-box --type python --since 1d --tail 20
+  \
+    pocketdock logs --ops --tail 20 -f   # the operational log, followed")]
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
     /// this project; without it, list the job records.
@@ -72,6 +74,13 @@ pub struct Args {
     /// its history lines of this type).
     #[arg(long = "type", value_name = "TYPE", value_enum)]
     kind: Option<LogType>,
+    /// The operational log (a line per call, `logging:` settings) instead
+    /// of job records; with --tail N and -f.
+    #[arg(
+        long,
+        conflicts_with_all = ["instance", "step", "history", "json", "last", "since", "kind"]
+    )]
+    ops: bool,
 }
 
 /// The kinds of log, as their first line names them.
@@ -151,6 +160,9 @@ fn parse_since(s: &str) -> Result<OffsetDateTime, String> {
 }
 
 pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
+    if a.ops {
+        return super::logs_ops::show(ctx, a.tail, a.follow).await;
+    }
     let Some(name) = &a.record else {
         if a.follow || a.tail.is_some() || a.kind.is_some() {
             return Err(Error::Invalid {

@@ -28,6 +28,7 @@ mod init;
 mod lifecycle;
 mod list;
 mod logs;
+mod logs_ops;
 mod op_log;
 mod plan;
 mod plan_cache;

@@ -15,7 +15,7 @@ use crate::backend::{Backend, Capability};
 use crate::engine::api::ContainerSummary;
 use crate::error::Error;
 use crate::labels;
-use crate::sandbox::pool::{spec_key, warm};
+use crate::sandbox::pool::{spec_key, stops, warm};
 use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]
@@ -76,6 +76,10 @@ pub struct FillArgs {
     /// when no container of the pool is left.
     #[arg(long)]
     template_stdin: bool,
+    /// When the claim that asked for this refill was made (nanoseconds
+    /// since the epoch): a pool stopped since is not refilled.
+    #[arg(long, value_name = "NANOS")]
+    claimed_at: Option<u128>,
 }
 
 pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
@@ -89,7 +93,10 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
             } else {
                 None
             };
-            let n = warm::fill(backend, &a.key, template.as_ref()).await?;
+            let claimed = a
+                .claimed_at
+                .unwrap_or_else(|| stops::nanos(std::time::SystemTime::now()));
+            let n = warm::fill(backend, &a.key, template.as_ref(), claimed).await?;
             ctx.note(format_args!("created {n} warm sandboxes"));
             Ok(0)
         }
@@ -100,7 +107,11 @@ async fn start(ctx: &super::Context, backend: &Backend, a: StartArgs) -> Result<
     // A warm sandbox outlives this process, which a cluster's pods do not.
     backend.engine_for(Capability::WarmPool)?;
     let size = usize::from(a.size);
-    let spec = super::create::spec(ctx, a.spec)?;
+    let mut spec = super::create::spec(ctx, a.spec)?;
+    spec.labels.insert(
+        labels::PROJECT_DIR.into(),
+        ctx.project()?.root.display().to_string(),
+    );
     if let Some(name) = spec.name {
         return Err(Error::Invalid {
             what: "pool option",
@@ -239,6 +250,11 @@ async fn status(ctx: &super::Context, backend: &Backend, a: &StatusArgs) -> Resu
 }
 
 async fn stop(ctx: &super::Context, backend: &Backend, a: &StopArgs) -> Result<u8, Error> {
+    // Before listing: a refill that a claim started lands after this
+    // stop, and must make nothing (or remove what it made).
+    let project = &ctx.project()?.name;
+    stops::mark(project, a.profile.as_deref())
+        .map_err(|e| Error::io("record the pool's stop", e))?;
     let going: Vec<ContainerSummary> = pools(ctx, backend)
         .await?
         .into_values()
@@ -297,6 +313,8 @@ pub(super) fn spawn_fill(backend: &Backend, key: &str, template: Option<&serde_j
         .arg("--socket")
         .arg(backend.info().endpoint)
         .args(["--quiet", "pool", "fill", "--key", key])
+        .arg("--claimed-at")
+        .arg(stops::nanos(std::time::SystemTime::now()).to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

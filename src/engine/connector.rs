@@ -43,10 +43,14 @@ impl Connector {
             Endpoint::Unix(_) => Ok(Connector::Unix(UnixConnector)),
             Endpoint::Ssh { .. } => Err("an ssh:// engine is reached through its tunnel".into()),
             Endpoint::Tcp { tls, .. } => {
-                let config = match tls {
+                let mut config = match tls {
                     Some(dir) => client_config(dir)?,
                     None => empty_config()?,
                 };
+                // A full handshake every time, as Docker's client does: a
+                // terminator such as socat's OPENSSL-LISTEN aborts a
+                // resumed one (no session id context).
+                config.resumption = rustls::client::Resumption::disabled();
                 // Small requests and replies: without TCP_NODELAY, Nagle's
                 // algorithm meets delayed ACKs and a command waits ~40 ms.
                 let mut tcp = HttpConnector::new();

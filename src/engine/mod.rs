@@ -109,30 +109,37 @@ impl Engine {
     /// Find an engine in the documented order (see [`socket::candidates`]) and
     /// negotiate the API version with the first that answers.
     pub async fn connect() -> Result<Engine> {
-        Self::connect_with(|k| std::env::var(k).ok()).await
+        Self::connect_with(|k| std::env::var(k).ok(), None).await
     }
 
     /// Like [`Self::connect`], with an explicit socket taking precedence over the environment.
     pub async fn connect_to(socket: Option<&Path>) -> Result<Engine> {
         match socket {
-            Some(p) => {
-                let p = p.to_string_lossy().into_owned();
-                Self::connect_with(move |k| {
-                    if k == "POCKETDOCK_SOCKET" {
-                        Some(p.clone())
-                    } else {
-                        std::env::var(k).ok()
-                    }
-                })
-                .await
-            }
+            Some(p) => Self::connect_named(p, "the socket given").await,
             None => Self::connect().await,
         }
     }
 
-    async fn connect_with(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
+    /// Connect to `socket` alone, reported as named by `source` (`--socket`,
+    /// a setting) when it cannot be reached.
+    pub async fn connect_named(socket: &Path, source: &'static str) -> Result<Engine> {
+        let p = socket.to_string_lossy().into_owned();
+        let env = move |k: &str| {
+            if k == "POCKETDOCK_SOCKET" {
+                Some(p.clone())
+            } else {
+                std::env::var(k).ok()
+            }
+        };
+        Self::connect_with(env, Some(source)).await
+    }
+
+    async fn connect_with(
+        env: impl Fn(&str) -> Option<String>,
+        named_by: Option<&'static str>,
+    ) -> Result<Engine> {
         let mut agent = AgentConfig::from_env(&env);
-        let engine = Self::connect_candidates(env).await?;
+        let engine = Self::connect_candidates(env, named_by).await?;
         // The helper is bind-mounted from this machine: a remote engine
         // cannot see it, so commands go through the engine's exec.
         if engine.info().endpoint.is_remote() {
@@ -141,8 +148,26 @@ impl Engine {
         Ok(engine.with_agent(agent))
     }
 
-    async fn connect_candidates(env: impl Fn(&str) -> Option<String>) -> Result<Engine> {
-        let (candidates, skipped) = socket::candidates(env);
+    /// `named_by` replaces `POCKETDOCK_SOCKET` as the source of a socket
+    /// the caller named, so a message says where it really came from.
+    async fn connect_candidates(
+        env: impl Fn(&str) -> Option<String>,
+        named_by: Option<&'static str>,
+    ) -> Result<Engine> {
+        let (mut candidates, mut skipped) = socket::candidates(env);
+        if let Some(by) = named_by {
+            let rename = |s: &mut &'static str| {
+                if *s == "POCKETDOCK_SOCKET" {
+                    *s = by;
+                }
+            };
+            for c in &mut candidates {
+                rename(&mut c.source);
+            }
+            for s in &mut skipped {
+                rename(&mut s.1);
+            }
+        }
         let mut attempts: Vec<SocketAttempt> = skipped
             .into_iter()
             .map(|(value, source, reason)| SocketAttempt {

@@ -65,6 +65,8 @@ pub struct SandboxDecl {
     pub workdir: Option<Tpl>,
     /// `HOST:CONTAINER` port mappings (templates).
     pub ports: Vec<Tpl>,
+    /// Where the `ports` key is written.
+    pub ports_span: Option<crate::diag::Span>,
     /// `HOST:CONTAINER[:ro]` bind mounts (templates).
     pub volumes: Vec<Tpl>,
     /// Host devices (templates).

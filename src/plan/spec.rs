@@ -149,6 +149,9 @@ pub(crate) fn render_spec(
         .iter()
         .filter_map(|p| r.parse::<PortMap>(p, "port mapping", None))
         .collect();
+    if !spec.network && !spec.ports.is_empty() {
+        r.diags.push(ports_without_network(manifest, decl, &spec));
+    }
     for tpl in &decl.volumes {
         let Some(mut v) = r.parse::<VolumeMount>(tpl, "volume", None) else {
             continue;
@@ -172,6 +175,33 @@ pub(crate) fn render_spec(
     spec.devices = decl.devices.iter().filter_map(|d| r.render(d)).collect();
     spec.persist = decl.persist;
     spec
+}
+
+/// The engine publishes nothing from a sandbox without a network: say so
+/// at the `ports` key rather than let the ports vanish.
+fn ports_without_network(
+    manifest: &Manifest,
+    decl: &SandboxDecl,
+    spec: &SandboxSpec,
+) -> Diagnostic {
+    let span = decl.ports_span.unwrap_or(decl.ports[0].span);
+    let of = spec
+        .profile
+        .as_ref()
+        .map_or_else(String::new, |p| format!(" (profile `{p}`)"));
+    Diagnostic::new(
+        &manifest.source,
+        span,
+        format!(
+            "sandbox `{}` publishes ports, but its network is off{of}: nothing would be published",
+            decl.id
+        ),
+    )
+    .hint(
+        "set `network: true` (or `network: dns-blocked`: no name lookups, raw IPs still go out), \
+         or use a profile with network; publishing a port with the network off, through the \
+         in-sandbox helper, is not available yet",
+    )
 }
 
 /// A diagnostic when `name` (rendered from `tpl`) is not a profile of

@@ -288,8 +288,8 @@ fn check(cases: &[(&str, &str, &str, Hint)]) {
 fn literal_ports_volumes_and_profiles_are_checked() {
     check(&[
         (
-            "version: 1\nsandboxes:\n  s:\n    ports: ['8080:80', 'x:80']\n",
-            "4:24",
+            "version: 1\nsandboxes:\n  s:\n    network: true\n    ports: ['8080:80', 'x:80']\n",
+            "5:24",
             "invalid port mapping `x:80`",
             Has("HOST:CONTAINER"),
         ),

@@ -301,6 +301,7 @@ pub(crate) fn job_line(event: &EventKind, record: &str, color: bool) -> Option<S
         allowed,
         failed,
         skipped,
+        cancelled,
         ..
     } = event
     else {
@@ -328,8 +329,13 @@ pub(crate) fn job_line(event: &EventKind, record: &str, color: bool) -> Option<S
     } else {
         String::new()
     };
+    let cancelled = if *cancelled > 0 {
+        format!(", {cancelled} cancelled")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "job {word} in {:.1}s: {succeeded} succeeded{cached}{allowed}, {failed}, {skipped} skipped; record: {record}",
+        "job {word} in {:.1}s: {succeeded} succeeded{cached}{allowed}, {failed}, {skipped} skipped{cancelled}; record: {record}",
         *duration_ms as f64 / 1000.0
     ))
 }

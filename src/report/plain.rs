@@ -320,6 +320,7 @@ mod tests {
                     allowed: 0,
                     failed: 1,
                     skipped: 1,
+                    cancelled: 0,
                 },
             ];
             for e in events {
@@ -417,6 +418,7 @@ mod left_tests {
                 allowed: 0,
                 failed: 0,
                 skipped: 0,
+                cancelled: 0,
             }));
         }
         let out = String::from_utf8(buf).unwrap();
@@ -554,6 +556,7 @@ mod style_tests {
                 allowed: 0,
                 failed: 1,
                 skipped: 0,
+                cancelled: 0,
             });
             for e in events {
                 p.handle(&Event::now(e));

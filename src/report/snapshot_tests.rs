@@ -214,6 +214,7 @@ fn slow_skipped_and_the_end() -> Vec<EventKind> {
             allowed: 1,
             failed: 2,
             skipped: 1,
+            cancelled: 0,
         },
     ]
 }

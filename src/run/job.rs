@@ -322,6 +322,7 @@ impl Job {
             allowed: counts.allowed,
             failed: counts.failed,
             skipped: counts.skipped,
+            cancelled: counts.cancelled,
         });
         dispatch.finish().await;
         Ok(ApplyOutcome {

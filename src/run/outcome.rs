@@ -21,8 +21,11 @@ pub struct StepCounts {
     pub allowed: usize,
     /// Failed or timed out (allowed failures not included).
     pub failed: usize,
-    /// Not run: skipped or cancelled.
+    /// Not run: an `if` was false, `--only` left it out, or a step it
+    /// needs did not succeed.
     pub skipped: usize,
+    /// Stopped or never started because the job was cancelled.
+    pub cancelled: usize,
 }
 
 impl StepCounts {
@@ -36,7 +39,8 @@ impl StepCounts {
                 StepStatus::Cached => c.cached += 1,
                 StepStatus::FailedAllowed => c.allowed += 1,
                 StepStatus::Failed | StepStatus::TimedOut => c.failed += 1,
-                StepStatus::Skipped | StepStatus::Cancelled => c.skipped += 1,
+                StepStatus::Skipped => c.skipped += 1,
+                StepStatus::Cancelled => c.cancelled += 1,
             }
         }
         c
@@ -70,7 +74,7 @@ mod tests {
     };
 
     #[test]
-    fn a_timeout_counts_as_a_failure_and_a_cancellation_as_not_run() {
+    fn a_timeout_counts_as_a_failure_and_a_cancellation_apart() {
         let c = StepCounts::of(&[
             Succeeded,
             Cached,
@@ -87,7 +91,8 @@ mod tests {
                 cached: 1,
                 allowed: 1,
                 failed: 2,
-                skipped: 2
+                skipped: 1,
+                cancelled: 1
             }
         );
     }

@@ -135,6 +135,10 @@ pub async fn prunable(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSum
             doomed.push(s);
         }
     }
+    // Nobody's, whatever the scope: their project is gone.
+    for c in super::pool::warm::of_gone_projects(backend).await? {
+        doomed.push(SandboxSummary::from_container(&c));
+    }
     Ok(doomed)
 }
 

@@ -270,6 +270,7 @@ mod tests {
             allowed: 0,
             failed: 1,
             skipped: 0,
+            cancelled: 0,
         });
         let plain: serde_json::Value =
             serde_json::from_slice(&HistoryEntry::Job(&event).to_line().unwrap()).unwrap();

@@ -49,8 +49,14 @@ impl LogTail {
         let Ok(mut f) = std::fs::File::open(path) else {
             return Vec::new();
         };
+        let len = f.metadata().map_or(0, |m| m.len());
         let offset = if let Some(o) = self.offsets.get(path) {
-            *o
+            // Shorter than what was read: rotated (or truncated), a new file.
+            if *o > len {
+                0
+            } else {
+                *o
+            }
         } else {
             let mut text = String::new();
             if f.read_to_string(&mut text).is_err() {

@@ -302,7 +302,8 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
             cached: count(&|s| s == StepStatus::Cached),
             allowed: count(&|s| s == StepStatus::FailedAllowed),
             failed: count(&|s| matches!(s, StepStatus::Failed | StepStatus::TimedOut)),
-            skipped: count(&|s| matches!(s, StepStatus::Skipped | StepStatus::Cancelled)),
+            skipped: count(&|s| s == StepStatus::Skipped),
+            cancelled: count(&|s| s == StepStatus::Cancelled),
         },
     };
     history::append(

@@ -147,6 +147,7 @@ fn a_job_whose_one_step_fails(r: &mut Recorder) {
         allowed: 0,
         failed: 1,
         skipped: 0,
+        cancelled: 0,
     }));
 }
 
@@ -291,6 +292,7 @@ fn finished(r: &mut Recorder) {
         allowed: 0,
         failed: 0,
         skipped: 0,
+        cancelled: 0,
     }));
     r.finish();
 }

@@ -6,7 +6,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    copy_dir, instance_toml, repo, start_long_job, stderr, stdout, step_status, TestProject,
+    copy_dir, instance_toml, repo, start_long_job, start_long_job_as, stderr, stdout, step_status,
+    TestProject,
 };
 use crate::pd::Pd;
 
@@ -274,6 +275,30 @@ async fn ctrl_c_cancels_removes_sandboxes_and_closes_the_record() {
     assert_eq!(rec["status"].as_str(), Some("cancelled"));
     assert_eq!(step_status(&rec, "wait@box"), "cancelled");
     assert_eq!(history(&record).last().unwrap()["event"], "job_finished");
+    dir.assert_no_leaks().await;
+}
+
+/// Issue 45: the summary counted the cancelled step as skipped.
+#[tokio::test]
+async fn the_summary_counts_a_cancelled_step_as_cancelled() {
+    let engine = engine_or_skip!();
+    let dir = TestProject::new(&engine, "apply");
+    let (child, record) = start_long_job_as(dir.path(), "long", "plain");
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("job cancelled in") && said.contains("0 skipped, 1 cancelled;"),
+        "{said}"
+    );
+    let finished = history(&record).pop().unwrap();
+    assert_eq!(finished["event"], "job_finished", "{finished}");
+    assert_eq!(finished["cancelled"], 1, "{finished}");
+    assert_eq!(finished["skipped"], 0, "{finished}");
     dir.assert_no_leaks().await;
 }
 

@@ -239,6 +239,31 @@ fn a_socket_nobody_listens_on_is_reported() {
     );
 }
 
+/// Issue 45: a `--socket` path was reported as if `POCKETDOCK_SOCKET` named it.
+#[test]
+fn an_unreachable_socket_flag_is_reported_as_the_flag() {
+    let o = Pd::here()
+        .env("POCKETDOCK_SOCKET", "/elsewhere/engine.sock")
+        .output(&["--socket", "/nonexistent/flag.sock", "list"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("/nonexistent/flag.sock (--socket): no such socket"),
+        "{e}"
+    );
+    assert!(!e.contains("POCKETDOCK_SOCKET)"), "{e}");
+    // The variable, when it is what named the socket, is still named.
+    let e = stderr(
+        &Pd::here()
+            .env("POCKETDOCK_SOCKET", "/nonexistent/env.sock")
+            .output(&["list"]),
+    );
+    assert!(
+        e.contains("/nonexistent/env.sock (POCKETDOCK_SOCKET): no such socket"),
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn memory_limit_exit_137_says_killed_for_memory() {
     let engine = engine_or_skip!();

@@ -411,6 +411,16 @@ impl TestProject {
 /// Start `apply` of a job `name` with a long step in the background, and
 /// wait until that step runs; the child and the record directory.
 pub fn start_long_job(dir: &std::path::Path, name: &str) -> (std::process::Child, PathBuf) {
+    start_long_job_as(dir, name, "ndjson")
+}
+
+/// [`start_long_job`] with the report `output` (`-o`); its stdout is piped
+/// unless that is `ndjson`.
+pub fn start_long_job_as(
+    dir: &std::path::Path,
+    name: &str,
+    output: &str,
+) -> (std::process::Child, PathBuf) {
     use std::time::{Duration, Instant};
     std::fs::write(
         dir.join("job.yaml"),
@@ -419,9 +429,13 @@ pub fn start_long_job(dir: &std::path::Path, name: &str) -> (std::process::Child
     .unwrap();
     let mut child = Command::new(bin())
         .current_dir(dir)
-        .args(["apply", "job.yaml", "-o", "ndjson"])
+        .args(["apply", "job.yaml", "-o", output])
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
+        .stdout(if output == "ndjson" {
+            std::process::Stdio::null()
+        } else {
+            std::process::Stdio::piped()
+        })
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

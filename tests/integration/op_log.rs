@@ -94,3 +94,48 @@ fn log_file_and_log_level_choose_where_and_what() {
         .code(2)
         .stderr_has("unknown log level `loud`");
 }
+
+/// Issue 45: nothing showed the operational log; `logs --ops` does, with
+/// `--tail N` and `-f`.
+#[test]
+fn logs_ops_shows_tails_and_follows_the_operational_log() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    let pd = Pd::new()
+        .file("job.yaml", JOB)
+        .file(".pocketdock/.gitignore", "");
+    pd.cmd(["validate", "job.yaml"]).code(0);
+    pd.cmd(["validate", "missing.yaml"]).code(2);
+    let all = pd.cmd(["logs", "--ops"]).code(0).stdout();
+    assert!(
+        all.contains("validate: exit 0 in") && all.contains("validate: exit 2"),
+        "{all}"
+    );
+    let last = pd.cmd(["logs", "--ops", "--tail", "1"]).code(0).stdout();
+    assert_eq!(last.lines().count(), 1, "{last}");
+    assert!(last.contains("logs: exit 0"), "{last}");
+    pd.cmd(["logs", "--ops", "last"]).code(2);
+
+    let mut follow = pd
+        .command(["logs", "--ops", "-f", "--tail", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+    let seen = std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .find(|l| l.contains("validate: exit 0"))
+    });
+    let t = Instant::now();
+    while !seen.is_finished() && t.elapsed() < Duration::from_secs(10) {
+        pd.cmd(["validate", "job.yaml"]).code(0);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let _ = follow.kill();
+    let _ = follow.wait();
+    assert!(
+        seen.join().unwrap().is_some(),
+        "`logs --ops -f` never printed a new call's line"
+    );
+}

@@ -13,6 +13,11 @@ use pocketdock::{RunOptions, SandboxPool, SandboxSpec};
 use crate::common::{project_label, unique, TestProject, TEST_LABEL};
 use crate::pd::Pd;
 
+#[path = "pool_gone_project.rs"]
+mod gone_project;
+#[path = "pool_late_refill.rs"]
+mod late_refill;
+
 const POOL_LABEL: &str = "pocketdock.pool";
 /// Every process's command line, in any image (no `ps` needed).
 const PROCS: &str = "cat /proc/[0-9]*/cmdline | tr '\\0' ' '";

@@ -13,6 +13,8 @@ use crate::pd::Pd;
 
 #[path = "remote_link.rs"]
 mod link;
+#[path = "remote_terminator.rs"]
+mod terminator;
 
 const IMAGE: &str = "pocketdock-test/busybox:latest";
 /// The remote engines' own Unix sockets, to look behind pocketdock's back.

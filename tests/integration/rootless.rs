@@ -155,6 +155,7 @@ async fn a_host_port_below_the_unprivileged_start_is_refused_before_create() {
             image,
             "--name",
             name.as_str(),
+            "--network",
             "--port",
             "80:8080",
         ])

@@ -178,6 +178,21 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
+    /// A warm sandbox of a pool whose project's directory was deleted (any
+    /// project's): no claim will come for it.
+    GoneProjectWarm {
+        /// The container.
+        container: String,
+        /// Its project.
+        project: String,
+        /// The project's directory, gone.
+        dir: String,
+        /// Whether it was fixed.
+        fixed: bool,
+        /// What went wrong fixing it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
     /// An image the step cache committed that no cache entry names.
     CacheOrphan {
         /// The image id.
@@ -234,6 +249,7 @@ impl Finding {
             | Finding::StraySandboxRecord { fixed, .. }
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
+            | Finding::GoneProjectWarm { fixed, .. }
             | Finding::Abandoned { fixed, .. }
             | Finding::CacheOrphan { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
@@ -252,6 +268,7 @@ impl Finding {
             | Finding::StraySandboxRecord { errors, .. }
             | Finding::Mismatch { errors, .. }
             | Finding::DeadWarm { errors, .. }
+            | Finding::GoneProjectWarm { errors, .. }
             | Finding::Abandoned { errors, .. }
             | Finding::CacheOrphan { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],

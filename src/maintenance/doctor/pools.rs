@@ -1,6 +1,7 @@
 //! Doctor's look at the warm pools: how many warm sandboxes each holds
 //! (for information), and warm sandboxes that died (stopped, exited, never
-//! started), which no claim will ever take: `--fix` removes those.
+//! started), which no claim will ever take, and those of any project
+//! whose directory was deleted: `--fix` removes those.
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,7 @@ pub(super) async fn check(
             errors,
         });
     }
+    findings.extend(gone_projects(backend, fix).await?);
     for (key, (profile, warm, target)) in pools {
         findings.push(Finding::WarmPool {
             pool: key.chars().take(8).collect(),
@@ -58,6 +60,30 @@ pub(super) async fn check(
             profile,
             warm,
             target,
+        });
+    }
+    Ok(findings)
+}
+
+/// Warm sandboxes of any project whose directory was deleted.
+async fn gone_projects(backend: &Backend, fix: bool) -> Result<Vec<Finding>, Error> {
+    let mut findings = Vec::new();
+    for c in warm::of_gone_projects(backend).await? {
+        let labels = c.labels.clone().unwrap_or_default();
+        let mut errors = Vec::new();
+        let mut fixed = false;
+        if fix {
+            match backend.remove_container(&c.id, true).await {
+                Ok(()) | Err(Error::Api { status: 404, .. }) => fixed = true,
+                Err(e) => errors.push(format!("remove {}: {e}", c.name())),
+            }
+        }
+        findings.push(Finding::GoneProjectWarm {
+            container: c.name().to_string(),
+            project: labels.get(labels::PROJECT).cloned().unwrap_or_default(),
+            dir: labels.get(labels::PROJECT_DIR).cloned().unwrap_or_default(),
+            fixed,
+            errors,
         });
     }
     Ok(findings)

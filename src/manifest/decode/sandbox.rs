@@ -41,6 +41,7 @@ impl Decoder<'_> {
             .map(|n| self.env_map(n, "env"))
             .unwrap_or_default();
         let workdir = obj.value("workdir").and_then(|n| self.string(n, "workdir"));
+        let ports_span = obj.get("ports").map(|(k, _)| k.span);
         let ports = obj
             .value("ports")
             .and_then(|n| self.string_list(n, "ports"))
@@ -107,6 +108,7 @@ impl Decoder<'_> {
             env,
             workdir,
             ports,
+            ports_span,
             volumes,
             devices,
             persist,

@@ -15,13 +15,14 @@ use sha2::{Digest, Sha256};
 use super::super::{labels, SandboxSpec};
 
 /// Labels that name one use of a sandbox, not what it is: left out of the key.
-const PER_USE: [&str; 7] = [
+const PER_USE: [&str; 8] = [
     labels::INSTANCE,
     labels::CREATED_AT,
     labels::JOB,
     labels::SANDBOX,
     labels::POOL,
     labels::POOL_SIZE,
+    labels::PROJECT_DIR,
     labels::DATA_PATH,
 ];
 

@@ -25,6 +25,7 @@
 //! or `persist` (they tie a container to one user).
 
 mod key;
+pub mod stops;
 pub mod warm;
 
 use std::collections::{HashMap, VecDeque};

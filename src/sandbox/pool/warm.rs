@@ -16,6 +16,7 @@ use futures_util::future::join_all;
 
 use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
 use super::key::spec_key;
+use super::stops;
 use crate::backend::Backend;
 use crate::engine::api::{ContainerInspect, ContainerSummary};
 use crate::error::{Error, Result};
@@ -90,6 +91,19 @@ pub async fn warm_sandboxes(backend: &Backend, key: Option<&str>) -> Result<Vec<
         .collect();
     out.sort_by_key(|c| c.created);
     Ok(out)
+}
+
+/// Warm sandboxes of every CLI pool whose project's directory (label
+/// `pocketdock.project-dir`) no longer exists on this host: no claim will
+/// ever come for them.
+pub async fn of_gone_projects(backend: &Backend) -> Result<Vec<ContainerSummary>> {
+    Ok(warm_sandboxes(backend, None)
+        .await?
+        .into_iter()
+        .filter(|c| {
+            label(c, labels::PROJECT_DIR).is_some_and(|d| !std::path::Path::new(d).is_dir())
+        })
+        .collect())
 }
 
 /// Claim a running warm sandbox matching `spec` by renaming it to `name`
@@ -221,8 +235,9 @@ pub fn refill(backend: &Backend, key: &str, template: Option<&serde_json::Value>
     let backend = backend.clone();
     let key = key.to_string();
     let template = template.cloned();
+    let claimed = stops::nanos(std::time::SystemTime::now());
     tokio::spawn(async move {
-        let _ = fill(&backend, &key, template.as_ref()).await;
+        let _ = fill(&backend, &key, template.as_ref(), claimed).await;
     });
 }
 
@@ -230,12 +245,17 @@ pub fn refill(backend: &Backend, key: &str, template: Option<&serde_json::Value>
 /// warm sandboxes, each like the newest container made for that key (warm
 /// or claimed: labels and limits never change after create), else like
 /// `template` (the claimed sandbox, as its claimer saw it). Returns how
-/// many it created. With neither, there is no pool to fill.
+/// many it created. With neither, there is no pool to fill. A pool
+/// stopped since `claimed` (the claim that asked for the refill, in
+/// nanoseconds since the epoch, [`stops::nanos`]) is not refilled, and
+/// what this made is removed when the stop came while it was making it.
 pub async fn fill(
     backend: &Backend,
     key: &str,
     template: Option<&serde_json::Value>,
+    claimed: u128,
 ) -> Result<usize> {
+    test_delay().await;
     let all = backend
         .list_containers(
             true,
@@ -275,22 +295,46 @@ pub async fn fill(
         (None, Some(t)) => t.clone(),
         (None, None) => return Ok(0),
     };
+    let project = raw_label(&raw, labels::PROJECT).unwrap_or_default();
+    let profile = raw_label(&raw, labels::PROFILE);
+    if stops::since(project, profile, claimed) {
+        return Ok(0);
+    }
     let results = join_all((0..missing).map(|_| create_like(backend, &raw, key))).await;
-    let mut created = 0;
+    let mut created = Vec::new();
     let mut first_error = None;
     for r in results {
         match r {
-            Ok(()) => created += 1,
+            Ok(id) => created.push(id),
             Err(e) => first_error = first_error.or(Some(e)),
         }
     }
+    // A stop that listed the pool before these existed did not remove them.
+    if stops::since(project, profile, claimed) {
+        for id in &created {
+            let _ = backend.remove_container(id, true).await;
+        }
+        return Ok(0);
+    }
     match first_error {
-        Some(e) if created == 0 => Err(e),
-        _ => Ok(created),
+        Some(e) if created.is_empty() => Err(e),
+        _ => Ok(created.len()),
     }
 }
 
-async fn create_like(backend: &Backend, raw: &serde_json::Value, key: &str) -> Result<()> {
+/// `POCKETDOCK_TEST_REFILL_DELAY_MS`: hold a refill back, for the tests of
+/// a refill that lands late (read here only).
+async fn test_delay() {
+    let ms = std::env::var("POCKETDOCK_TEST_REFILL_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(ms) = ms {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+}
+
+/// Create and start one warm sandbox like `raw`; its id.
+async fn create_like(backend: &Backend, raw: &serde_json::Value, key: &str) -> Result<String> {
     let name = pooled_name(WARM_PREFIX, key);
     let mut body = recreate_body(raw);
     if let Some(serde_json::Value::Object(l)) = body.get_mut("Labels") {
@@ -335,5 +379,5 @@ async fn create_like(backend: &Backend, raw: &serde_json::Value, key: &str) -> R
             let _ = sb.agent_launch().await;
         }
     }
-    Ok(())
+    Ok(id)
 }
