@@ -55,3 +55,19 @@ async fn create_refuses_a_port_with_the_network_off() {
         .code(0);
     project.pd().cmd(["shutdown", "-y", &name]).code(0);
 }
+
+/// The library refuses the same spec: no caller gets a silent no-op.
+#[tokio::test]
+async fn the_library_refuses_ports_with_the_network_off() {
+    let engine = engine_or_skip!();
+    let mut s = crate::common::spec("ports-lib");
+    s.network = false;
+    s.ports = vec!["18082:80".parse().unwrap()];
+    let e = pocketdock::Sandbox::create(&engine, &s).await.unwrap_err();
+    assert!(e.to_string().contains("with the network off"), "{e}");
+    let name = s.name.as_deref().unwrap();
+    assert!(
+        engine.inspect_container(name, false).await.is_err(),
+        "{name} exists"
+    );
+}

@@ -170,6 +170,7 @@ async fn a_host_port_below_the_unprivileged_start_is_refused_before_create() {
     // The library refuses it the same way.
     let mut s = spec("port-lib");
     s.set_image(image);
+    s.network = true;
     s.ports = vec!["80:8080".parse().unwrap()];
     cleanup.add(s.name.clone().unwrap());
     let e = pocketdock::Sandbox::create(&engine, &s).await.unwrap_err();
