@@ -516,7 +516,7 @@ EOF
 smoke_pod() {
   local k=("$BIN_DIR/kubectl" --kubeconfig "$PKI/runner.kubeconfig") name=pd-kube-smoke
   "${k[@]}" delete pod "$name" --grace-period=0 --ignore-not-found >/dev/null 2>&1 || true
-  "${k[@]}" apply -f - >>"$LOG_DIR/setup.log" 2>&1 <<EOF || die "the runner could not create a pod" "$LOG_DIR/setup.log"
+  "${k[@]}" create -f - >>"$LOG_DIR/setup.log" 2>&1 <<EOF || die "the runner could not create a pod" "$LOG_DIR/setup.log"
 apiVersion: v1
 kind: Pod
 metadata: {name: $name}
@@ -553,7 +553,9 @@ cmd_start() {
   ip=$(node_ip)
   make_pki "$ip"
   write_configs
-  # A fresh cluster each start: etcd's data and the kubelet's pods go.
+  # A fresh cluster each start: etcd's data and the kubelet's pods go
+  # (a kubelet killed without `stop` may have left its volumes mounted).
+  unmount_under "$STATE_DIR/kubelet"
   rm -rf "$STATE_DIR/etcd" "$STATE_DIR/kubelet" "$STATE_DIR/cni/ipam"
   mkdir -p "$STATE_DIR/kubelet" "$STATE_DIR/cni/ipam" "$LOG_DIR/pods"
   start_daemon etcd "$BIN_DIR/etcd" --name pocketdock --data-dir "$STATE_DIR/etcd" \
@@ -609,9 +611,12 @@ cmd_start() {
 
 # ---------------------------------------------------------------- stop
 
-# Mount points under DIR, deepest first.
-mounts_under() {
-  awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo | sort -r
+# Unmount what is mounted under each DIR, deepest first.
+unmount_under() {
+  local m
+  for m in $(awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "WARNING: cannot unmount $m"
+  done
 }
 
 cmd_stop() {
@@ -622,16 +627,15 @@ cmd_stop() {
     timeout 90 "$BIN_DIR/crirm" "$CRI_ENDPOINT" >>"$LOG_DIR/stop.log" 2>&1 ||
       log "stop: WARNING: removing the pods through the CRI failed (log $LOG_DIR/stop.log); killing what is left"
   fi
-  local d pid m ns
+  local d pid ns
   for d in kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do stop_daemon "$d"; done
   # The shims outlive containerd: those of this containerd name its socket.
   for pid in $(pgrep -f -- "-address $CONTAINERD_SOCK" || true); do
     log "stop: killing leftover shim pid $pid"
     kill -9 "$pid" 2>/dev/null || true
   done
-  for m in $(mounts_under "$STATE_DIR") $(mounts_under "$RUN_DIR"); do
-    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "stop: WARNING: cannot unmount $m"
-  done
+  unmount_under "$STATE_DIR"
+  unmount_under "$RUN_DIR"
   # The CRI names its network namespaces cni-*; only our containerd makes
   # pods here (Docker's and Podman's do not use these names).
   for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ {print $1}'); do
