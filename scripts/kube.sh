@@ -337,6 +337,9 @@ state = "$RUN_DIR/containerd-state"
   path = "$STATE_DIR/containerd-opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
+  # Root here lacks CAP_SYS_RESOURCE: runc cannot lower oom_score_adj to
+  # the kubelet's -998 for a pod sandbox ("Permission denied").
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
