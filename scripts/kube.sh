@@ -73,6 +73,8 @@ BRIDGE=pdkube0
 CNI_BIN=/usr/lib/cni
 CNI_CONF_DIR=$STATE_DIR/cni/net.d
 PAUSE_IMAGE=pocketdock.local/pause:3.10
+# What the tests run in pods (see import_test_images).
+TEST_IMAGES=(pocketdock-test/busybox pocketdock/minimal)
 COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 # Started in this order, stopped in the reverse.
 DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
@@ -442,31 +444,40 @@ import_pause() {
   log "images: $PAUSE_IMAGE imported"
 }
 
-# pocketdock's images on the local Podman (scripts/provision.sh; the test
-# suites build the profiles), under the names a pod spec gives them:
-# localhost/pocketdock/minimal is docker.io/pocketdock/minimal on a cluster.
-# Imported again only when the engine's image changed.
+# pocketdock's images on the local Podman (scripts/provision.sh makes the
+# busybox one, `pocketdock build minimal` the profile), under the names a
+# pod spec gives them: pocketdock/minimal is docker.io/pocketdock/minimal:latest
+# on a cluster, whatever Podman calls it. Imported again only when Podman's
+# image changed.
 import_test_images() {
   if ! command -v podman >/dev/null || ! podman info >/dev/null 2>&1; then
-    log "images: no Podman here: only the pause image is imported (scripts/provision.sh makes the test images)"
+    log "images: no Podman here: only the pause image is imported (scripts/provision.sh starts it)"
     return
   fi
-  local ref id name have
-  while read -r ref id; do
-    name=docker.io/${ref#localhost/}
-    have=$(ctr_k8s images ls "name==$name" 2>/dev/null | awk 'NR == 2 {print $3}')
-    if [[ -n $have && $(cat "$STATE_DIR/images/${name//\//_}" 2>/dev/null) == "$id" ]]; then
+  local want id ref name
+  mkdir -p "$STATE_DIR/images"
+  for want in "${TEST_IMAGES[@]}"; do
+    name=docker.io/$want:latest
+    ref=
+    for ref in "localhost/$want:latest" "$name"; do
+      id=$(podman image inspect --format '{{.Id}}' "$ref" 2>/dev/null) && break
+      ref=
+    done
+    if [[ -z $ref ]]; then
+      log "images: WARNING: Podman has no $want: pods of that image will not start"
+      continue
+    fi
+    if ctr_k8s images ls -q | grep -qxF "$name" &&
+      [[ $(cat "$STATE_DIR/images/${want//\//_}" 2>/dev/null) == "$id" ]]; then
       continue
     fi
     log "images: $ref from Podman as $name"
-    mkdir -p "$STATE_DIR/images"
     {
       podman save --format docker-archive "$ref" | ctr_k8s images import - &&
-        ctr_k8s images tag --force "$ref" "$name"
+        if [[ $ref != "$name" ]]; then ctr_k8s images tag --force "$ref" "$name"; fi
     } >>"$LOG_DIR/images.log" 2>&1 || die "importing $ref into containerd failed" "$LOG_DIR/images.log"
-    echo "$id" >"$STATE_DIR/images/${name//\//_}"
-  done < <(podman images --format '{{.Repository}}:{{.Tag}} {{.ID}}' |
-    grep -E '^(localhost/)?pocketdock(-test)?/' | grep -v ':<none> ')
+    echo "$id" >"$STATE_DIR/images/${want//\//_}"
+  done
 }
 
 # The runner's identity: a service account bound to the Role of
