@@ -47,6 +47,8 @@ mod kubernetes_apply;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_bench;
 #[cfg(feature = "kubernetes")]
+mod kubernetes_cluster;
+#[cfg(feature = "kubernetes")]
 mod kubernetes_lost;
 mod layers;
 mod library;
