@@ -44,9 +44,10 @@ impl Cluster {
             "POCKETDOCK_TEST_KUBECONFIG_ADMIN names an admin kubeconfig of the same cluster",
         );
         let file = kube::config::Kubeconfig::read_from(admin).expect("the admin kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-            .await
-            .expect("the admin kubeconfig");
+        let config =
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("the admin kubeconfig");
         let admin = kube::Client::try_from(config).expect("an admin client");
         let namespace = Kubernetes::from_kubeconfig(&runner, None)
             .await
@@ -80,7 +81,7 @@ impl Cluster {
     /// Waits until pod `name` is gone from the API (a deleted pod stays
     /// while the kubelet stops its containers).
     async fn assert_gone(&self, name: &str) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let deadline = tokio::time::Instant::now() + Duration::from_mins(1);
         while self.pods().get_opt(name).await.unwrap().is_some() {
             assert!(
                 tokio::time::Instant::now() < deadline,
@@ -92,7 +93,7 @@ impl Cluster {
 
     /// No pod of the runner's namespace is left.
     async fn assert_no_pods(&self) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let deadline = tokio::time::Instant::now() + Duration::from_mins(1);
         loop {
             let left: Vec<String> = self
                 .pods()
@@ -331,7 +332,7 @@ async fn an_image_the_node_does_not_have_fails_the_create_and_leaves_no_pod() {
             && text.contains("Kubernetes"),
         "{text}"
     );
-    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_mins(1), "{:?}", t0.elapsed());
     c.assert_gone(s.name.as_deref().unwrap()).await;
 }
 
@@ -343,9 +344,10 @@ async fn the_runner_has_only_its_role() {
         return;
     };
     let file = kube::config::Kubeconfig::read_from(&c.runner).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-        .await
-        .unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
     let runner = kube::Client::try_from(config).unwrap();
     let forbidden = |e: kube::Error| matches!(e, kube::Error::Api(ref s) if s.code == 403);
     let secrets: Api<Secret> = Api::namespaced(runner.clone(), &c.namespace);
