@@ -74,7 +74,7 @@ CNI_BIN=/usr/lib/cni
 CNI_CONF_DIR=$STATE_DIR/cni/net.d
 PAUSE_IMAGE=pocketdock.local/pause:3.10
 # What the tests run in pods (see import_test_images).
-TEST_IMAGES=(pocketdock-test/busybox pocketdock/minimal)
+TEST_IMAGES=(pocketdock-test/busybox:latest pocketdock/minimal:latest library/debian:bookworm-slim)
 COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 # Started in this order, stopped in the reverse.
 DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
@@ -445,10 +445,10 @@ import_pause() {
 }
 
 # pocketdock's images on the local Podman (scripts/provision.sh makes the
-# busybox one, `pocketdock build minimal` the profile), under the names a
-# pod spec gives them: pocketdock/minimal is docker.io/pocketdock/minimal:latest
-# on a cluster, whatever Podman calls it. Imported again only when Podman's
-# image changed.
+# busybox and Debian ones, `pocketdock build minimal` the profile), under
+# the names a pod spec gives them: pocketdock/minimal is
+# docker.io/pocketdock/minimal:latest on a cluster, whatever Podman calls it.
+# Imported again only when Podman's image changed.
 import_test_images() {
   if ! command -v podman >/dev/null || ! podman info >/dev/null 2>&1; then
     log "images: no Podman here: only the pause image is imported (scripts/provision.sh starts it)"
@@ -457,9 +457,9 @@ import_test_images() {
   local want id ref name
   mkdir -p "$STATE_DIR/images"
   for want in "${TEST_IMAGES[@]}"; do
-    name=docker.io/$want:latest
+    name=docker.io/$want
     ref=
-    for ref in "localhost/$want:latest" "$name"; do
+    for ref in "localhost/$want" "$name" "localhost/${want#library/}"; do
       id=$(podman image inspect --format '{{.Id}}' "$ref" 2>/dev/null) && break
       ref=
     done
@@ -719,12 +719,18 @@ cmd_test() {
     cmd_start
     started=1
   fi
-  log "test: ${KUBE_TESTS[*]} on the cluster (log $LOG_DIR/test.log)"
-  (cd "$ROOT_DIR" &&
-    POCKETDOCK_TEST_KUBECONFIG=$PKI/runner.kubeconfig POCKETDOCK_TEST_KUBECONFIG_ADMIN=$PKI/admin.kubeconfig \
-      POCKETDOCK_TEST_IMAGE=pocketdock-test/busybox:latest POCKETDOCK_SOCKET=$PODMAN_SOCK \
-      nice -n 10 cargo test --locked --test integration -- "${KUBE_TESTS[@]}") 2>&1 |
-    tee "$LOG_DIR/test.log" || rc=$?
+  # Twice: commands as pocketdock chooses (the helper's relay where it
+  # runs), then through exec alone.
+  local via
+  : >"$LOG_DIR/test.log"
+  for via in "" exec; do
+    log "test: ${KUBE_TESTS[*]} on the cluster, commands via ${via:-the helper} (log $LOG_DIR/test.log)"
+    (cd "$ROOT_DIR" &&
+      POCKETDOCK_TEST_KUBECONFIG=$PKI/runner.kubeconfig POCKETDOCK_TEST_KUBECONFIG_ADMIN=$PKI/admin.kubeconfig \
+        POCKETDOCK_TEST_IMAGE=pocketdock-test/busybox:latest POCKETDOCK_SOCKET=$PODMAN_SOCK \
+        POCKETDOCK_EXEC_VIA=$via nice -n 10 cargo test --locked --test integration -- "${KUBE_TESTS[@]}") 2>&1 |
+      tee -a "$LOG_DIR/test.log" || rc=$?
+  done
   ((started)) && cmd_stop
   return $rc
 }

@@ -433,3 +433,69 @@ async fn a_step_whose_pod_is_deleted_reruns_with_retries_and_fails_without() {
         c.assert_no_pods().await;
     }
 }
+
+/// A read-only pod (its writable `/tmp` a memory-backed `emptyDir` with a
+/// size limit) takes the exec path; a command as another user runs through
+/// the helper of a writable pod, and is refused on the exec path; a
+/// session's shell reads its stdin over the kubelet's exec stream.
+#[tokio::test]
+async fn a_read_only_pod_another_user_and_a_session_on_the_cluster() {
+    let Some(c) = Cluster::get().await else {
+        return;
+    };
+    let backend = c.backend().await;
+    let as_nobody = RunOptions {
+        user: Some("nobody".into()),
+        ..RunOptions::default()
+    };
+    let mut s = spec("k8s-real-user");
+    s.set_image(&c.image);
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    if expected_via() == Via::Agent {
+        let r = sb.run("id -un", &as_nobody).await.unwrap();
+        assert_eq!((r.stdout.as_str(), r.via), ("nobody\n", Via::Agent));
+    }
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+
+    let mut s = spec("k8s-real-ro");
+    s.set_image(&c.image);
+    s.read_only = true;
+    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
+    assert!(err.contains("cannot choose a user"), "{err}");
+    let r = sb
+        .run(
+            "touch /x 2>/dev/null && echo wrote || echo refused; echo ok > /tmp/t && cat /tmp/t",
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.stdout.as_str(), r.via),
+        ("refused\nok\n", Via::Exec),
+        "{r:?}"
+    );
+    sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+
+    // Sessions run bash: the Debian image, when the node holds it.
+    let debian = "debian:bookworm-slim";
+    let mut s = spec("k8s-real-sess");
+    s.set_image(debian);
+    match Sandbox::create_on(&backend, &s).await {
+        Ok(sb) => {
+            let session = sb
+                .session(pocketdock::SessionOptions::default())
+                .await
+                .unwrap();
+            let r = session
+                .send_and_wait("X=4; echo $((X * 2))", Duration::from_secs(20))
+                .await
+                .unwrap();
+            assert_eq!((r.stdout.trim(), r.exit_code), ("8", 0));
+            drop(session);
+            sb.shutdown(ShutdownOptions::DISCARD).await.unwrap();
+        }
+        Err(e) => panic!("the node holds {debian} (scripts/kube.sh imports it): {e}"),
+    }
+    c.assert_no_pods().await;
+}
