@@ -21,8 +21,10 @@
 #           account bound to exactly the Role of docs/kubernetes.md in the
 #           namespace pocketdock (POCKETDOCK_KUBE_NAMESPACE)
 #   ready   exit 0 when the build cache is present (start needs no compile)
-#   test    start if needed, run the Kubernetes tests against the cluster,
-#           stop (if this call started it)
+#   test    build pocketdock ($POCKETDOCK_CACHE/target-kube) and the minimal
+#           profile on Podman, start if needed, run the Kubernetes tests
+#           against the cluster (via the helper, then via exec alone), stop
+#           (if this call started it)
 #   status  what runs, and the node and pods as the API server sees them
 #
 # The admin kubeconfig (system:masters, for the tests' eviction and
