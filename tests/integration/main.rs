@@ -48,6 +48,8 @@ mod kubernetes_apply;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_bench;
 #[cfg(feature = "kubernetes")]
+mod kubernetes_cluster;
+#[cfg(feature = "kubernetes")]
 mod kubernetes_lost;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_verbs;
