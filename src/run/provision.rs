@@ -199,10 +199,7 @@ impl Provisioner {
         if self.backend.kind().is_engine() {
             return;
         }
-        spec.name = spec
-            .name
-            .as_ref()
-            .map(|n| n.to_ascii_lowercase().replace('_', "-"));
+        spec.name = spec.name.as_deref().map(pod_name);
         if spec.read_only && spec.workdir.is_none() {
             spec.workdir = spec
                 .profile
@@ -512,6 +509,25 @@ impl Provisioner {
     }
 }
 
+/// `name` as a pod's name, a DNS subdomain: lowercase letters, digits and
+/// `-`, starting and ending with a letter or digit (a project directory
+/// such as `.work` or `my_app` gives names an API server refuses).
+fn pod_name(name: &str) -> String {
+    let fitted: String = name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9') => c,
+            _ => '-',
+        })
+        .collect();
+    let trimmed = fitted.trim_matches('-');
+    if trimmed.is_empty() {
+        "pd".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
 /// The first line of an error (its sentence, without the hint).
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
@@ -548,7 +564,18 @@ fn container_name(job_id: &str, sandbox: &str, tag: &str, renewal: u32) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::container_name;
+    use super::{container_name, pod_name};
+
+    #[test]
+    fn a_pod_name_is_a_dns_name_whatever_the_project_directory() {
+        assert_eq!(pod_name("pd-.tmpAbc_1-0001-box"), "pd--tmpabc-1-0001-box");
+        assert_eq!(
+            pod_name("pd-grading-0001-box-sub-alice"),
+            "pd-grading-0001-box-sub-alice"
+        );
+        assert_eq!(pod_name("_x_"), "x");
+        assert_eq!(pod_name("..."), "pd");
+    }
 
     #[test]
     fn container_names_are_engine_safe() {
