@@ -6,6 +6,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
+
 use crate::error::Error;
 use crate::mcp::{self, McpConfig};
 

@@ -105,7 +105,7 @@ mod tests {
         for t in &tools {
             let about = t.description.as_deref().unwrap_or_default();
             assert!(about.len() > 40, "{}: {about}", t.name);
-            assert_eq!(t.input_schema.get("type"), Some(&"object".into()), "{}", t.name);
+            assert_eq!(t.input_schema.get("type"), Some(&serde_json::json!("object")), "{}", t.name);
         }
         let run = tools.iter().find(|t| t.name == RUN_COMMAND).unwrap();
         let required = run.input_schema.get("required").unwrap();

@@ -36,12 +36,13 @@ const MAX_READ: u64 = 16 << 20;
 
 /// How file content is carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
 pub enum Encoding {
     /// Text as it is.
     #[default]
+    #[serde(rename = "utf-8")]
     Utf8,
     /// Base64 (RFC 4648, with padding).
+    #[serde(rename = "base64")]
     Base64,
 }
 

@@ -29,7 +29,7 @@ pub async fn serve_stdio(config: McpConfig, shutdown: impl Future<Output = ()>) 
             op: "serve the MCP session on stdio",
             detail: e.to_string(),
         })?;
-        Ok(())
+        Ok::<(), Error>(())
     };
     let outcome = tokio::select! {
         r = session => r,
