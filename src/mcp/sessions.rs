@@ -50,16 +50,22 @@ impl Sessions {
         endings.push(task);
     }
 
-    /// End every live session and wait for every removal under way.
+    /// End every live session and wait for every removal under way, until
+    /// none is left (a session dropped meanwhile hands over its removal).
     pub async fn end_all(&self) {
-        let live: Vec<Arc<Session>> = lock(&self.live)
-            .drain(..)
-            .filter_map(|w| w.upgrade())
-            .collect();
-        futures_util::future::join_all(live.iter().map(|s| s.end())).await;
-        drop(live);
-        let endings: Vec<JoinHandle<()>> = std::mem::take(&mut *lock(&self.endings));
-        futures_util::future::join_all(endings).await;
+        loop {
+            let live: Vec<Arc<Session>> = lock(&self.live)
+                .drain(..)
+                .filter_map(|w| w.upgrade())
+                .collect();
+            let endings: Vec<JoinHandle<()>> = std::mem::take(&mut *lock(&self.endings));
+            if live.is_empty() && endings.is_empty() {
+                return;
+            }
+            futures_util::future::join_all(live.iter().map(|s| s.end())).await;
+            drop(live);
+            futures_util::future::join_all(endings).await;
+        }
     }
 }
 
