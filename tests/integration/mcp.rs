@@ -48,6 +48,17 @@ async fn gone(engine: &pocketdock::Engine, label: &str, limit: Duration) -> Vec<
     }
 }
 
+/// Wait up to 20 s for the project to have no container left, then fail
+/// if it still has one (a stdio client may exit before its server has
+/// removed the session's sandboxes).
+async fn no_leaks(p: &TestProject) {
+    let start = Instant::now();
+    while !p.containers().await.is_empty() && start.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    p.assert_no_leaks().await;
+}
+
 /// What a sandbox is contained by, as the engine reports it.
 async fn containment(engine: &pocketdock::Engine, name: &str) -> Value {
     let raw = engine.inspect_container_raw(name).await.unwrap();
@@ -294,7 +305,7 @@ async fn inspector_cli_lists_and_calls_every_tool_over_stdio_and_http() {
     let p = project(&engine, "mcp-inspector");
     inspect_all(&cli, &p, &stdio_target());
     // Each stdio call was a session of its own, ended with the call.
-    p.assert_no_leaks().await;
+    no_leaks(&p).await;
     let mut server = HttpServer::start(&p, &[]);
     let auth = format!("Authorization: Bearer {}", server.token);
     let http = [server.url.clone(), "--transport".into(), "http".into(), "--header".into(), auth];

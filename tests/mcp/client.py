@@ -94,9 +94,9 @@ async def every_tool(client):
     names = {e["name"]: e for e in r["entries"]}
     assert names["hello.txt"]["size"] == 15 and names["hello.txt"]["kind"] == "file", r
 
-    r = await ok(client, "push_files", source="data/in.txt", destination="/tmp/in/")
+    r = await ok(client, "push_files", source="data/in.txt", destination="/tmp/")
     assert r["files"] == 1, r
-    r = await ok(client, "read_file", path="/tmp/in/in.txt")
+    r = await ok(client, "read_file", path="/tmp/in.txt")
     assert r["content"] == "pushed in\n", r
     await refused(client, "push_files", ["outside the project"], source="../outside.txt",
                   destination="/tmp/")
