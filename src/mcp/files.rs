@@ -10,7 +10,7 @@ use super::host_path::inside_project;
 use super::session::Session;
 use super::target::target;
 use super::tool_error::ToolError;
-use crate::sandbox::FileEntry;
+use crate::sandbox::{FileEntry, FileKind};
 
 /// `read_file`.
 pub const READ_ABOUT: &str = "Read a file in a sandbox. Text comes back as it is \
@@ -33,6 +33,8 @@ relative to the project's root; paths outside the project are refused) into a sa
 /// The default and the largest `max_bytes` of `read_file`.
 const DEFAULT_READ: u64 = 1 << 20;
 const MAX_READ: u64 = 16 << 20;
+/// The largest file `read_file` reads at all: it is read whole, then cut.
+const MAX_WHOLE: u64 = 64 << 20;
 
 /// How file content is carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -83,6 +85,15 @@ pub async fn read(session: &Session, args: ReadArgs) -> Result<Read, ToolError> 
         }
     };
     let sandbox = target(session, args.sandbox.as_deref()).await?;
+    // A file lists as itself: its size, before it is read into memory.
+    if let [entry] = sandbox.list_files(&args.path).await?.as_slice() {
+        if entry.kind == FileKind::File && entry.size > MAX_WHOLE {
+            return Err(ToolError::new(
+                format!("{} is {} bytes; read_file reads files up to {MAX_WHOLE}", args.path, entry.size),
+                "read a part with run_command (`head -c N FILE`, `tail -c N FILE`)",
+            ));
+        }
+    }
     let mut bytes = sandbox.read_file(&args.path).await?;
     let size = bytes.len() as u64;
     let truncated = size > cap;
