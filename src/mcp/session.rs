@@ -26,6 +26,9 @@ pub struct Session {
     sessions: Arc<Sessions>,
     owned: Mutex<Owned>,
     cancel: CancellationToken,
+    /// Held while the sandbox a call named none for is made, so that
+    /// calls at once make one, not one each.
+    first: tokio::sync::Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +53,7 @@ impl Session {
             sessions,
             owned: Mutex::new(Owned::default()),
             cancel: CancellationToken::new(),
+            first: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -94,6 +98,11 @@ impl Session {
             session: self,
             filled: false,
         })
+    }
+
+    /// Wait for the turn to make the session's first sandbox.
+    pub async fn first_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.first.lock().await
     }
 
     /// The session's sandbox `name`.

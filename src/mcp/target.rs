@@ -13,6 +13,7 @@ pub async fn target(session: &Session, name: Option<&str>) -> Result<Sandbox, To
     if let Some(name) = name {
         return session.get(name).ok_or_else(|| not_ours(session, name));
     }
+    let _turn = session.first_turn().await;
     let names = session.names();
     match names.as_slice() {
         [] => sandboxes::create_default(session).await,
