@@ -277,7 +277,7 @@ fn inspector_calls() -> Vec<Call> {
 }
 
 /// Each call of `inspector_calls` on `target`, four at a time.
-fn inspect_all(cli: &std::path::PathBuf, p: &TestProject, target: &[String]) {
+fn inspect_all(cli: &std::path::Path, target: &[String]) {
     let target: Vec<&str> = target.iter().map(String::as_str).collect();
     let calls = inspector_calls();
     for chunk in calls.chunks(4) {
@@ -290,7 +290,7 @@ fn inspect_all(cli: &std::path::PathBuf, p: &TestProject, target: &[String]) {
                         all.extend(["--method", "tools/call"]);
                     }
                     all.extend(args);
-                    let o = inspect(cli, p, target, &all);
+                    let o = inspect(cli, target, &all);
                     check(&inspected(&o, what));
                 });
             }
@@ -303,13 +303,13 @@ async fn inspector_cli_lists_and_calls_every_tool_over_stdio_and_http() {
     let engine = engine_or_skip!();
     let Some(cli) = inspector_or_skip() else { return };
     let p = project(&engine, "mcp-inspector");
-    inspect_all(&cli, &p, &stdio_target());
+    inspect_all(&cli, &stdio_target(&p));
     // Each stdio call was a session of its own, ended with the call.
     no_leaks(&p).await;
     let mut server = HttpServer::start(&p, &[]);
     let auth = format!("Authorization: Bearer {}", server.token);
     let http = [server.url.clone(), "--transport".into(), "http".into(), "--header".into(), auth];
-    inspect_all(&cli, &p, &http);
+    inspect_all(&cli, &http);
     // The inspector leaves its HTTP sessions open: SIGTERM ends them.
     assert_eq!(server.stop(Duration::from_secs(30)), Some(0));
     p.assert_no_leaks().await;

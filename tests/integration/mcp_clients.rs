@@ -5,7 +5,7 @@
 //! Both clients are pinned and installed by scripts/provision.sh.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -207,10 +207,12 @@ impl Drop for HttpServer {
 }
 
 /// One inspector CLI call on `target` (a server command, or a URL with
-/// its headers), `args` after it; its output, run in `p`'s directory.
-pub fn inspect(cli: &PathBuf, p: &TestProject, target: &[&str], args: &[&str]) -> Output {
+/// its headers), `args` after it; its output. It runs in its own
+/// `node_modules`: inspector-cli 1.0.3 reads its version from
+/// `../package.json` of its working directory, and fails elsewhere.
+pub fn inspect(cli: &Path, target: &[&str], args: &[&str]) -> Output {
     Command::new(cli)
-        .current_dir(p.path())
+        .current_dir(cli.parent().and_then(Path::parent).unwrap())
         .arg("--cli")
         .args(target)
         .args(args)
@@ -219,9 +221,19 @@ pub fn inspect(cli: &PathBuf, p: &TestProject, target: &[&str], args: &[&str]) -
         .expect("run the MCP inspector CLI")
 }
 
-/// The stdio target of the inspector: the built binary's `mcp`.
-pub fn stdio_target() -> Vec<String> {
-    vec![bin().display().to_string(), "mcp".into()]
+/// The stdio target of the inspector: a script that starts the built
+/// binary's `mcp` in the project (the inspector starts it in its own
+/// working directory).
+pub fn stdio_target(p: &TestProject) -> Vec<String> {
+    let script = p.path().join("mcp-server.sh");
+    let text = format!(
+        "#!/bin/sh\ncd '{}' && exec '{}' mcp \"$@\"\n",
+        p.path().display(),
+        bin().display()
+    );
+    std::fs::write(&script, text).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    vec![script.display().to_string()]
 }
 
 /// The JSON the inspector printed for one call, which must have succeeded.
