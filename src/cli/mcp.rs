@@ -12,7 +12,8 @@ use crate::error::Error;
 use crate::mcp::{self, McpConfig};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Serves this project's sandboxes as Model Context Protocol tools: \
+#[command(
+    after_help = "Serves this project's sandboxes as Model Context Protocol tools: \
     create, list and shut down sandboxes, run commands and Python, read, write, list and \
     push files, apply a manifest. Without --http it speaks MCP on stdin and stdout, as a \
     client that starts it expects; with --http ADDR, streamable HTTP at \
@@ -26,7 +27,8 @@ use crate::mcp::{self, McpConfig};
     Examples:\n  \
     pocketdock mcp\n  \
     pocketdock mcp --max-sandboxes 2\n  \
-    pocketdock mcp --http 127.0.0.1:7778 --token-file ~/.config/pocketdock/mcp-token")]
+    pocketdock mcp --http 127.0.0.1:7778 --token-file ~/.config/pocketdock/mcp-token"
+)]
 pub struct Args {
     /// Serve streamable HTTP on ADDR (a loopback address, e.g. 127.0.0.1:7778) instead of stdio.
     #[arg(long, value_name = "ADDR")]

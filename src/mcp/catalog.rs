@@ -83,8 +83,8 @@ where
     F: FnOnce(A) -> Fut,
     Fut: Future<Output = Result<O, ToolError>>,
 {
-    let args = serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError::arguments(name, &e))?;
+    let args =
+        serde_json::from_value(Value::Object(args)).map_err(|e| ToolError::arguments(name, &e))?;
     let out = f(args).await?;
     serde_json::to_value(out).map_err(|e| {
         ToolError::new(
@@ -105,7 +105,12 @@ mod tests {
         for t in &tools {
             let about = t.description.as_deref().unwrap_or_default();
             assert!(about.len() > 40, "{}: {about}", t.name);
-            assert_eq!(t.input_schema.get("type"), Some(&serde_json::json!("object")), "{}", t.name);
+            assert_eq!(
+                t.input_schema.get("type"),
+                Some(&serde_json::json!("object")),
+                "{}",
+                t.name
+            );
         }
         let run = tools.iter().find(|t| t.name == RUN_COMMAND).unwrap();
         let required = run.input_schema.get("required").unwrap();

@@ -89,7 +89,10 @@ pub async fn read(session: &Session, args: ReadArgs) -> Result<Read, ToolError> 
     if let [entry] = sandbox.list_files(&args.path).await?.as_slice() {
         if entry.kind == FileKind::File && entry.size > MAX_WHOLE {
             return Err(ToolError::new(
-                format!("{} is {} bytes; read_file reads files up to {MAX_WHOLE}", args.path, entry.size),
+                format!(
+                    "{} is {} bytes; read_file reads files up to {MAX_WHOLE}",
+                    args.path, entry.size
+                ),
                 "read a part with run_command (`head -c N FILE`, `tail -c N FILE`)",
             ));
         }

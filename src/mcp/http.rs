@@ -55,7 +55,12 @@ pub async fn serve_http(
     let sessions = Sessions::new(config);
     let stop = CancellationToken::new();
     let opened = Arc::clone(&sessions);
-    let hosts = ["localhost".to_string(), "127.0.0.1".into(), "::1".into(), addr.ip().to_string()];
+    let hosts = [
+        "localhost".to_string(),
+        "127.0.0.1".into(),
+        "::1".into(),
+        addr.ip().to_string(),
+    ];
     let mcp = StreamableHttpService::new(
         move || Ok(Handler::new(opened.open())),
         Arc::new(LocalSessionManager::default()),
@@ -114,7 +119,9 @@ mod tests {
             assert!(check_loopback(ok.parse().unwrap()).is_ok(), "{ok}");
         }
         for bad in ["0.0.0.0:7778", "192.168.1.5:7778", "[::]:7778"] {
-            let e = check_loopback(bad.parse().unwrap()).unwrap_err().to_string();
+            let e = check_loopback(bad.parse().unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("loopback"), "{bad}: {e}");
         }
     }

@@ -222,8 +222,12 @@ pub struct Listing {
 pub async fn list(session: &Session, _args: ListArgs) -> Result<Listed, ToolError> {
     let names = session.names();
     let config = session.config();
-    let all = list_sandboxes(&config.engine, &Scope::Project(config.project.name.clone()), true)
-        .await?;
+    let all = list_sandboxes(
+        &config.engine,
+        &Scope::Project(config.project.name.clone()),
+        true,
+    )
+    .await?;
     let sandboxes = all
         .into_iter()
         .filter(|s| names.contains(&s.name))

@@ -33,7 +33,11 @@ const TOOLS: [&str; 10] = [
 ];
 
 fn session_label(left: &Value) -> String {
-    format!("{}={}", labels::MCP_SESSION, left["session"].as_str().unwrap())
+    format!(
+        "{}={}",
+        labels::MCP_SESSION,
+        left["session"].as_str().unwrap()
+    )
 }
 
 /// Wait up to `limit` for no container to carry `label`.
@@ -64,40 +68,78 @@ async fn containment(engine: &pocketdock::Engine, name: &str) -> Value {
     let raw = engine.inspect_container_raw(name).await.unwrap();
     let h = &raw["HostConfig"];
     let keys = [
-        "CapAdd", "CapDrop", "SecurityOpt", "PidsLimit", "Ulimits", "Memory", "MemorySwap",
-        "NanoCpus", "CpuQuota", "CpuPeriod", "ReadonlyRootfs", "Privileged", "NetworkMode",
+        "CapAdd",
+        "CapDrop",
+        "SecurityOpt",
+        "PidsLimit",
+        "Ulimits",
+        "Memory",
+        "MemorySwap",
+        "NanoCpus",
+        "CpuQuota",
+        "CpuPeriod",
+        "ReadonlyRootfs",
+        "Privileged",
+        "NetworkMode",
         "Tmpfs",
     ];
-    keys.iter().map(|k| ((*k).to_string(), h[*k].clone())).collect()
+    keys.iter()
+        .map(|k| ((*k).to_string(), h[*k].clone()))
+        .collect()
 }
 
 fn owner(raw: &Value) -> Option<String> {
-    raw["Config"]["Labels"][labels::OWNER].as_str().map(str::to_string)
+    raw["Config"]["Labels"][labels::OWNER]
+        .as_str()
+        .map(str::to_string)
 }
 
 #[tokio::test]
 async fn python_client_over_stdio_calls_every_tool_and_the_session_owns_its_sandboxes() {
     let engine = engine_or_skip!();
-    let Some(python) = python_or_skip() else { return };
+    let Some(python) = python_or_skip() else {
+        return;
+    };
     let p = project(&engine, "mcp-stdio");
     let (dir, binary) = (p.path().display().to_string(), crate::common::bin());
     let binary = binary.display().to_string();
-    let mut client = PyClient::start(&python, &["stdio", dir.as_str(), binary.as_str(), "--max-sandboxes", "2"]);
+    let mut client = PyClient::start(
+        &python,
+        &[
+            "stdio",
+            dir.as_str(),
+            binary.as_str(),
+            "--max-sandboxes",
+            "2",
+        ],
+    );
     let left = client.summary();
     let sandbox = left["sandbox"].as_str().unwrap();
     // The session's sandbox carries its label and the project's; the one
     // it shut down is gone.
     let label = session_label(&left);
     assert_eq!(containers_with(&engine, &label).await, [sandbox]);
-    assert!(p.containers().await.iter().all(|c| c != left["removed"].as_str().unwrap()));
+    assert!(p
+        .containers()
+        .await
+        .iter()
+        .all(|c| c != left["removed"].as_str().unwrap()));
     // Made as `pocketdock create` makes one, tied to the server's process.
-    let created = p.pd().cmd(["create", "-p", "minimal", "--mem", "128m"]).code(0).stdout();
+    let created = p
+        .pd()
+        .cmd(["create", "-p", "minimal", "--mem", "128m"])
+        .code(0)
+        .stdout();
     assert_eq!(
         containment(&engine, sandbox).await,
         containment(&engine, created.trim()).await
     );
     let raw = engine.inspect_container_raw(sandbox).await.unwrap();
-    assert!(owner(&raw).is_some(), "not tied to the server: {}", raw["Config"]["Labels"]);
+    assert!(
+        owner(&raw).is_some(),
+        "not tied to the server: {}",
+        raw["Config"]["Labels"]
+    );
     // Its stdin closes: the session ends, its sandboxes go before the server exits.
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
     assert_eq!(containers_with(&engine, &label).await, Vec::<String>::new());
@@ -106,7 +148,9 @@ async fn python_client_over_stdio_calls_every_tool_and_the_session_owns_its_sand
 #[tokio::test]
 async fn python_client_over_http_needs_the_token_and_sessions_end_on_delete_and_sigterm() {
     let engine = engine_or_skip!();
-    let Some(python) = python_or_skip() else { return };
+    let Some(python) = python_or_skip() else {
+        return;
+    };
     let p = project(&engine, "mcp-http");
     let mut server = HttpServer::start(&p, &["--max-sandboxes", "2"]);
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -124,15 +168,27 @@ async fn python_client_over_http_needs_the_token_and_sessions_end_on_delete_and_
         assert_eq!(r.status(), 401, "{auth:?}");
         assert!(r.text().await.unwrap().contains("bearer token"));
     }
-    let mut client = PyClient::start(&python, &["http", server.url.as_str(), server.token.as_str()]);
+    let mut client = PyClient::start(
+        &python,
+        &["http", server.url.as_str(), server.token.as_str()],
+    );
     let left = client.summary();
     let label = session_label(&left);
-    assert_eq!(containers_with(&engine, &label).await, [left["sandbox"].as_str().unwrap()]);
+    assert_eq!(
+        containers_with(&engine, &label).await,
+        [left["sandbox"].as_str().unwrap()]
+    );
     // The client ends its HTTP session (DELETE): its sandboxes go, the server stays.
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
-    assert_eq!(gone(&engine, &label, Duration::from_secs(20)).await, Vec::<String>::new());
+    assert_eq!(
+        gone(&engine, &label, Duration::from_secs(20)).await,
+        Vec::<String>::new()
+    );
     // A session still open at SIGTERM: its sandbox goes before the server exits 0.
-    let mut holder = PyClient::start(&python, &["hold-http", server.url.as_str(), server.token.as_str()]);
+    let mut holder = PyClient::start(
+        &python,
+        &["hold-http", server.url.as_str(), server.token.as_str()],
+    );
     let held = session_label(&holder.summary());
     assert_eq!(containers_with(&engine, &held).await.len(), 1);
     assert_eq!(server.stop(Duration::from_secs(30)), Some(0));
@@ -144,7 +200,9 @@ async fn python_client_over_http_needs_the_token_and_sessions_end_on_delete_and_
 #[tokio::test]
 async fn stdio_sigterm_removes_the_sessions_sandboxes_and_keep_leaves_them() {
     let engine = engine_or_skip!();
-    let Some(python) = python_or_skip() else { return };
+    let Some(python) = python_or_skip() else {
+        return;
+    };
     let p = project(&engine, "mcp-keep");
     let (dir, binary) = (p.path().display().to_string(), crate::common::bin());
     let binary = binary.display().to_string();
@@ -157,12 +215,21 @@ async fn stdio_sigterm_removes_the_sessions_sandboxes_and_keep_leaves_them() {
         .unwrap();
     let pid = owner(&raw).unwrap();
     let pid = pid.split_whitespace().next().unwrap();
-    std::process::Command::new("kill").args(["-TERM", pid]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", pid])
+        .status()
+        .unwrap();
     let label = session_label(&left);
-    assert_eq!(gone(&engine, &label, Duration::from_secs(20)).await, Vec::<String>::new());
+    assert_eq!(
+        gone(&engine, &label, Duration::from_secs(20)).await,
+        Vec::<String>::new()
+    );
     let _ = client.finish(Duration::from_secs(30));
     // With --keep the session's sandbox outlives it, tied to no process.
-    let mut client = PyClient::start(&python, &["hold-stdio", dir.as_str(), binary.as_str(), "--keep"]);
+    let mut client = PyClient::start(
+        &python,
+        &["hold-stdio", dir.as_str(), binary.as_str(), "--keep"],
+    );
     let left = client.summary();
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
     let kept = containers_with(&engine, &session_label(&left)).await;
@@ -218,12 +285,27 @@ fn inspector_calls() -> Vec<Call> {
         }),
         call(
             "sandbox_create",
-            &["--tool-name", "sandbox_create", "--tool-arg", "profile=minimal"],
-            |v| assert!(answer(v)["sandbox"].as_str().is_some_and(|s| !s.is_empty()), "{v}"),
+            &[
+                "--tool-name",
+                "sandbox_create",
+                "--tool-arg",
+                "profile=minimal",
+            ],
+            |v| {
+                assert!(
+                    answer(v)["sandbox"].as_str().is_some_and(|s| !s.is_empty()),
+                    "{v}"
+                )
+            },
         ),
         call(
             "run_command",
-            &["--tool-name", "run_command", "--tool-arg", "command=echo hi there"],
+            &[
+                "--tool-name",
+                "run_command",
+                "--tool-arg",
+                "command=echo hi there",
+            ],
             |v| {
                 assert_eq!(answer(v)["stdout"], "hi there\n");
                 assert_eq!(answer(v)["exit_code"], 0);
@@ -231,7 +313,12 @@ fn inspector_calls() -> Vec<Call> {
         ),
         call(
             "run_python",
-            &["--tool-name", "run_python", "--tool-arg", "code=y = 6 * 7; print(y)"],
+            &[
+                "--tool-name",
+                "run_python",
+                "--tool-arg",
+                "code=y = 6 * 7; print(y)",
+            ],
             |v| {
                 assert_eq!(answer(v)["output"], "42\n");
                 assert_eq!(answer(v)["variables"][0]["name"], "y");
@@ -239,13 +326,29 @@ fn inspector_calls() -> Vec<Call> {
         ),
         call(
             "write_file",
-            &["--tool-name", "write_file", "--tool-arg", "path=/tmp/w.txt", "content=written"],
+            &[
+                "--tool-name",
+                "write_file",
+                "--tool-arg",
+                "path=/tmp/w.txt",
+                "content=written",
+            ],
             |v| assert_eq!(answer(v)["bytes"], 7),
         ),
         call(
             "read_file",
-            &["--tool-name", "read_file", "--tool-arg", "path=/etc/debian_version"],
-            |v| assert!(answer(v)["content"].as_str().unwrap().ends_with('\n'), "{v}"),
+            &[
+                "--tool-name",
+                "read_file",
+                "--tool-arg",
+                "path=/etc/debian_version",
+            ],
+            |v| {
+                assert!(
+                    answer(v)["content"].as_str().unwrap().ends_with('\n'),
+                    "{v}"
+                )
+            },
         ),
         call(
             "list_files",
@@ -257,17 +360,33 @@ fn inspector_calls() -> Vec<Call> {
         ),
         call(
             "push_files",
-            &["--tool-name", "push_files", "--tool-arg", "source=data/in.txt", "destination=/tmp/"],
+            &[
+                "--tool-name",
+                "push_files",
+                "--tool-arg",
+                "source=data/in.txt",
+                "destination=/tmp/",
+            ],
             |v| assert_eq!(answer(v)["files"], 1),
         ),
         call(
             "apply_manifest",
-            &["--tool-name", "apply_manifest", "--tool-arg", "manifest=job.yaml"],
+            &[
+                "--tool-name",
+                "apply_manifest",
+                "--tool-arg",
+                "manifest=job.yaml",
+            ],
             |v| assert_eq!(answer(v)["status"], "succeeded"),
         ),
         call(
             "sandbox_shutdown",
-            &["--tool-name", "sandbox_shutdown", "--tool-arg", "sandbox=nope"],
+            &[
+                "--tool-name",
+                "sandbox_shutdown",
+                "--tool-arg",
+                "sandbox=nope",
+            ],
             |v| {
                 assert_eq!(v["isError"], true, "{v}");
                 assert!(v.to_string().contains("no sandbox `nope`"), "{v}");
@@ -301,14 +420,22 @@ fn inspect_all(cli: &std::path::Path, target: &[String]) {
 #[tokio::test]
 async fn inspector_cli_lists_and_calls_every_tool_over_stdio_and_http() {
     let engine = engine_or_skip!();
-    let Some(cli) = inspector_or_skip() else { return };
+    let Some(cli) = inspector_or_skip() else {
+        return;
+    };
     let p = project(&engine, "mcp-inspector");
     inspect_all(&cli, &stdio_target(&p));
     // Each stdio call was a session of its own, ended with the call.
     no_leaks(&p).await;
     let mut server = HttpServer::start(&p, &[]);
     let auth = format!("Authorization: Bearer {}", server.token);
-    let http = [server.url.clone(), "--transport".into(), "http".into(), "--header".into(), auth];
+    let http = [
+        server.url.clone(),
+        "--transport".into(),
+        "http".into(),
+        "--header".into(),
+        auth,
+    ];
     inspect_all(&cli, &http);
     // The inspector leaves its HTTP sessions open: SIGTERM ends them.
     assert_eq!(server.stop(Duration::from_secs(30)), Some(0));

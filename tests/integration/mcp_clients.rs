@@ -37,8 +37,14 @@ fn tool_or_skip(path: PathBuf, what: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    let why = format!("no {what} at {} (scripts/provision.sh installs it)", path.display());
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but {why}");
+    let why = format!(
+        "no {what} at {} (scripts/provision.sh installs it)",
+        path.display()
+    );
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but {why}"
+    );
     skip(&why);
     None
 }
@@ -67,7 +73,10 @@ pub fn inspector_or_skip() -> Option<PathBuf> {
         },
         PathBuf::from,
     );
-    tool_or_skip(dir.join("node_modules/.bin/mcp-inspector-cli"), "MCP inspector CLI")
+    tool_or_skip(
+        dir.join("node_modules/.bin/mcp-inspector-cli"),
+        "MCP inspector CLI",
+    )
 }
 
 /// `tests/mcp/client.py MODE ARGS...`, its stdin held open.
@@ -113,7 +122,10 @@ impl PyClient {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let err = std::mem::replace(&mut self.stderr, std::thread::spawn(String::new));
-        panic!("the MCP client failed:\n{line}\n{}", err.join().unwrap_or_default());
+        panic!(
+            "the MCP client failed:\n{line}\n{}",
+            err.join().unwrap_or_default()
+        );
     }
 
     /// End its session (stdin closes) and wait for it to exit, at most `limit`.
@@ -245,6 +257,8 @@ pub fn inspected(o: &Output, what: &str) -> Value {
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-    let start = out.find('{').unwrap_or_else(|| panic!("inspector {what}: no JSON in\n{out}"));
+    let start = out
+        .find('{')
+        .unwrap_or_else(|| panic!("inspector {what}: no JSON in\n{out}"));
     serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("inspector {what}: {e}\n{out}"))
 }
