@@ -63,7 +63,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             "pocketdock: MCP server on stdio for project `{}` (at most {} sandboxes per session)",
             project.name, a.max_sandboxes
         ));
-        mcp::serve_stdio(config, shutdown_signal()).await?;
+        Box::pin(mcp::serve_stdio(config, shutdown_signal())).await?;
         return Ok(0);
     };
     let token = match &a.token_file {
@@ -83,7 +83,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     if a.token_file.is_none() {
         eprintln!("pocketdock: bearer token (send `Authorization: Bearer TOKEN`): {token}");
     }
-    mcp::serve_http(config, listener, token, shutdown_signal()).await?;
+    Box::pin(mcp::serve_http(config, listener, token, shutdown_signal())).await?;
     ctx.note("pocketdock: MCP server stopped; its sessions' sandboxes are released");
     Ok(0)
 }

@@ -355,7 +355,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
         Command::DetachLog(a) => detach_log::collect(ctx, &engine().await?, &a).await,
         Command::Serve(a) => serve::run(ctx, a).await,
-        Command::Mcp(a) => mcp::run(ctx, a).await,
+        Command::Mcp(a) => Box::pin(mcp::run(ctx, a)).await,
     }
 }
 

@@ -184,9 +184,10 @@ impl Drop for Session {
         let keep = self.config().keep;
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => self.sessions.ending(rt.spawn(release(sandboxes, keep))),
-            // No runtime to remove them on: with `keep` unset, the drop
-            // guards of the handles remove them as they go.
-            Err(_) => release_now(sandboxes, keep),
+            // No runtime to remove them on: unless kept, the drop guards
+            // of the handles remove them as they go.
+            Err(_) if keep => let_go(&sandboxes),
+            Err(_) => {}
         }
     }
 }
@@ -194,7 +195,7 @@ impl Drop for Session {
 /// Remove `sandboxes` (all at once), or with `keep` only let them go.
 async fn release(sandboxes: Vec<Sandbox>, keep: bool) {
     if keep {
-        release_now(sandboxes, true);
+        let_go(&sandboxes);
         return;
     }
     let removals = sandboxes
@@ -210,10 +211,9 @@ async fn release(sandboxes: Vec<Sandbox>, keep: bool) {
     }
 }
 
-fn release_now(sandboxes: Vec<Sandbox>, keep: bool) {
-    for s in &sandboxes {
-        if keep {
-            s.keep();
-        }
+/// Keep `sandboxes` after their handles go.
+fn let_go(sandboxes: &[Sandbox]) {
+    for s in sandboxes {
+        s.keep();
     }
 }

@@ -18,14 +18,12 @@ pub async fn serve_stdio(config: McpConfig, shutdown: impl Future<Output = ()>) 
     let sessions = Sessions::new(config);
     let handler = Handler::new(sessions.open());
     let session = async move {
-        let running =
-            handler
-                .serve(rmcp::transport::stdio())
-                .await
-                .map_err(|e| Error::Protocol {
-                    op: "start the MCP session on stdio",
-                    detail: e.to_string(),
-                })?;
+        let running = Box::pin(handler.serve(rmcp::transport::stdio()))
+            .await
+            .map_err(|e| Error::Protocol {
+                op: "start the MCP session on stdio",
+                detail: e.to_string(),
+            })?;
         running.waiting().await.map_err(|e| Error::Protocol {
             op: "serve the MCP session on stdio",
             detail: e.to_string(),

@@ -2,6 +2,7 @@
 //! keeps, or made anew from the kernel's random source (a token guards
 //! code execution, so no ordinary PRNG).
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
 
@@ -13,7 +14,10 @@ pub fn new_token() -> Result<String> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(|e| Error::io("read /dev/urandom for a token", e))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes.iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    }))
 }
 
 /// The token in `path`: one line, no spaces inside.

@@ -295,7 +295,7 @@ fn inspector_calls() -> Vec<Call> {
                 assert!(
                     answer(v)["sandbox"].as_str().is_some_and(|s| !s.is_empty()),
                     "{v}"
-                )
+                );
             },
         ),
         call(
@@ -347,7 +347,7 @@ fn inspector_calls() -> Vec<Call> {
                 assert!(
                     answer(v)["content"].as_str().unwrap().ends_with('\n'),
                     "{v}"
-                )
+                );
             },
         ),
         call(
