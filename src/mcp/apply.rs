@@ -13,6 +13,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use super::host_path::inside_project;
 use super::session::Session;
@@ -83,7 +84,11 @@ pub struct Step {
 }
 
 /// `apply_manifest`.
-pub async fn apply(session: &Session, args: ApplyArgs) -> Result<Applied, ToolError> {
+pub async fn apply(
+    session: &Session,
+    args: ApplyArgs,
+    cancel: CancellationToken,
+) -> Result<Applied, ToolError> {
     let config = session.config();
     let root = config.project.root.clone();
     let manifest = inside_project(&root, &args.manifest)?;
@@ -117,7 +122,7 @@ pub async fn apply(session: &Session, args: ApplyArgs) -> Result<Applied, ToolEr
     let job = prepared.map_err(refusal)?;
     let outcome = job
         .max_sandboxes(Some(config.max_sandboxes))
-        .run(config.engine.clone(), Vec::new(), session.cancel_token())
+        .run(config.engine.clone(), Vec::new(), cancel)
         .await
         .map_err(refusal)?;
     let entry = Store::open(&config.project).job(&outcome.instance).ok();

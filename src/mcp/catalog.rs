@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use super::tool_error::ToolError;
@@ -53,9 +54,12 @@ fn tool<P: JsonSchema + 'static>(name: &'static str, about: &'static str) -> Too
     Tool::new(name, about, schema_for_type::<P>())
 }
 
-/// Call tool `name` with `args` for `session`; `None` when there is no such tool.
+/// Call tool `name` with `args` for `session`; `None` when there is no
+/// such tool. `cancel` stops its command or job (the client cancelled the
+/// call, or the session ended).
 pub async fn call(
     session: &Session,
+    cancel: &CancellationToken,
     name: &str,
     args: JsonObject,
 ) -> Option<Result<Value, ToolError>> {
@@ -64,13 +68,13 @@ pub async fn call(
         SANDBOX_CREATE => with(name, args, |a| sandboxes::create(s, a)).await,
         SANDBOX_LIST => with(name, args, |a| sandboxes::list(s, a)).await,
         SANDBOX_SHUTDOWN => with(name, args, |a| sandboxes::shutdown(s, a)).await,
-        RUN_COMMAND => with(name, args, |a| commands::run(s, a)).await,
+        RUN_COMMAND => with(name, args, |a| commands::run(s, a, cancel.clone())).await,
         RUN_PYTHON => with(name, args, |a| commands::python(s, a)).await,
         READ_FILE => with(name, args, |a| files::read(s, a)).await,
         WRITE_FILE => with(name, args, |a| files::write(s, a)).await,
         LIST_FILES => with(name, args, |a| files::list(s, a)).await,
         PUSH_FILES => with(name, args, |a| files::push(s, a)).await,
-        APPLY_MANIFEST => with(name, args, |a| apply::apply(s, a)).await,
+        APPLY_MANIFEST => with(name, args, |a| apply::apply(s, a, cancel.clone())).await,
         _ => return None,
     })
 }

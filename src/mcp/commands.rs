@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use super::target::target;
@@ -73,12 +74,16 @@ pub struct Ran {
 }
 
 /// `run_command`.
-pub async fn run(session: &Session, args: RunArgs) -> Result<Ran, ToolError> {
+pub async fn run(
+    session: &Session,
+    args: RunArgs,
+    cancel: CancellationToken,
+) -> Result<Ran, ToolError> {
     let mut opts = RunOptions {
         max_output: ByteSize(output_cap(args.max_output_bytes)?),
         env: args.env.into_iter().collect(),
         workdir: args.workdir,
-        cancel: Some(session.cancel_token()),
+        cancel: Some(cancel),
         ..RunOptions::default()
     };
     if let Some(t) = args.timeout_s {

@@ -64,10 +64,20 @@ impl ServerHandler for Handler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        let result = match catalog::call(&self.session, &request.name, args).await {
+        // The call stops when its client cancels it or the session ends.
+        let cancel = self.session.cancel_token();
+        let _done = cancel.clone().drop_guard();
+        let watch = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = context.ct.cancelled() => watch.cancel(),
+                () = watch.cancelled() => {}
+            }
+        });
+        let result = match catalog::call(&self.session, &cancel, &request.name, args).await {
             Some(Ok(value)) => CallToolResult::structured(value),
             Some(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
             None => {

@@ -67,7 +67,7 @@ impl Session {
         self.sessions.config()
     }
 
-    /// Fires when the session ends: running commands and jobs stop.
+    /// A token that fires when the session ends: running commands and jobs stop.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.child_token()
     }

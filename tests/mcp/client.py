@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -72,6 +73,11 @@ async def every_tool(client):
     assert r["truncated"] and len(r["stdout"]) <= 10, r
     r = await ok(client, "run_command", command="echo $GREETING", env={"GREETING": "hi"})
     assert r["stdout"] == "hi\n", r
+    # A call the client cancels kills its command.
+    with anyio.move_on_after(1):
+        await client.call_tool("run_command", {"command": "sleep 30; echo late"})
+    r = await ok(client, "run_command", command="sleep 1; ps -eo args")
+    assert "sleep 30" not in r["stdout"], r
 
     r = await ok(client, "run_python", code="x = 6 * 7\nprint(x)")
     assert r["output"] == "42\n" and r["error"] is None, r
