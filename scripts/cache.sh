@@ -28,12 +28,14 @@ POCKETDOCK_CACHE_CAP=${POCKETDOCK_CACHE_CAP:-40}
 CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$POCKETDOCK_CACHE/target}
 # The tests' own tools (junitparser, actionlint, nextest): one venv per machine.
 POCKETDOCK_TEST_VENV=${POCKETDOCK_TEST_VENV:-$POCKETDOCK_CACHE/ci-venv}
-export POCKETDOCK_CACHE POCKETDOCK_CACHE_CAP CARGO_TARGET_DIR POCKETDOCK_TEST_VENV
+# The MCP inspector's CLI the MCP tests drive (npm, tests/mcp/package.json).
+POCKETDOCK_MCP_INSPECTOR=${POCKETDOCK_MCP_INSPECTOR:-$POCKETDOCK_CACHE/mcp-inspector}
+export POCKETDOCK_CACHE POCKETDOCK_CACHE_CAP CARGO_TARGET_DIR POCKETDOCK_TEST_VENV POCKETDOCK_MCP_INSPECTOR
 
 # What trim and clear remove: everything built, nothing provisioned.
 _cache_builds() {
   local d
-  for d in target target-python target-fuzz py-tools release-tools ci-venv; do
+  for d in target target-python target-fuzz py-tools release-tools ci-venv mcp-inspector; do
     [[ -e $POCKETDOCK_CACHE/$d ]] && printf '%s\n' "$POCKETDOCK_CACHE/$d"
   done
   return 0

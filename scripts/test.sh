@@ -144,10 +144,10 @@ suite_lint() {
   cargo fmt --check || failed+=("cargo fmt --check")
   cargo clippy --locked --all-targets -- -D warnings || failed+=("cargo clippy")
   # The library alone (default-features = false): no command line, server,
-  # spinners or Kubernetes client, and none of their crates.
+  # MCP server, spinners or Kubernetes client, and none of their crates.
   cargo clippy --locked --no-default-features --lib -- -D warnings || failed+=("clippy --no-default-features")
   local heavy
-  heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif|kube|k8s-openapi) ' | sort -u)
+  heavy=$(cargo tree --locked --no-default-features -e normal --prefix none | grep -E '^(clap|axum|indicatif|kube|k8s-openapi|rmcp|schemars) ' | sort -u)
   [[ -z $heavy ]] || failed+=("the library without default features still pulls: $heavy")
 }
 

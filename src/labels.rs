@@ -49,5 +49,9 @@ pub const PROJECT_DIR: &str = "pocketdock.project-dir";
 /// `info` can tell them from what its cgroup enforces.
 pub const LIMITS: &str = "pocketdock.limits";
 
+/// On a sandbox made through `pocketdock mcp`: the MCP session that owns it
+/// (removed when that session ends, unless the server runs with `--keep`).
+pub const MCP_SESSION: &str = "pocketdock.mcp-session";
+
 /// On a step cache image: the full key of the step whose result it is.
 pub const CACHE_KEY: &str = "pocketdock.cache-key";

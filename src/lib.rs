@@ -52,6 +52,8 @@ pub mod labels;
 mod limits;
 pub mod maintenance;
 pub mod manifest;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod plan;
 pub mod project;
 pub mod report;

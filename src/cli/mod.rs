@@ -29,6 +29,7 @@ mod lifecycle;
 mod list;
 mod logs;
 mod logs_ops;
+mod mcp;
 mod op_log;
 mod plan;
 mod plan_cache;
@@ -187,6 +188,8 @@ enum Command {
     DetachLog(detach_log::Args),
     /// Serve the HTTP API and the live dashboard for this project's jobs and sandboxes.
     Serve(serve::Args),
+    /// Serve this project's sandboxes as Model Context Protocol tools (stdio, or HTTP on loopback).
+    Mcp(mcp::Args),
 }
 
 /// When set, the CLI reports its peak resident memory on stderr at exit
@@ -292,6 +295,7 @@ fn watches_idle(command: &Command) -> bool {
     !matches!(
         command,
         Command::Serve(_)
+            | Command::Mcp(_)
             | Command::Validate(_)
             | Command::Plan(_)
             | Command::Recipe(_)
@@ -368,6 +372,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Complete(a) => Ok(completions::complete(ctx, &a).await),
         Command::DetachLog(a) => detach_log::collect(ctx, &backend().await?, &a).await,
         Command::Serve(a) => serve::run(ctx, a).await,
+        Command::Mcp(a) => Box::pin(mcp::run(ctx, a)).await,
     }
 }
 

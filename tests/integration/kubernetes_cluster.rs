@@ -147,7 +147,7 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod_of_the_cluster() {
     wanted.set_image(&c.image);
     wanted.mem = ByteSize(96 << 20);
     wanted.cpu_percent = 50;
-    let sb = Sandbox::create_on(&backend, &wanted)
+    let sb = Sandbox::create(&backend, &wanted)
         .await
         .expect("create on the cluster");
     let name = sb.name().to_string();
@@ -186,7 +186,7 @@ async fn a_sandbox_runs_commands_and_moves_files_in_a_pod_of_the_cluster() {
             .unwrap();
         assert_eq!(limit.stdout.trim(), (96u64 << 20).to_string());
     }
-    let other = Sandbox::attach_on(&backend, &name)
+    let other = Sandbox::attach(&backend, &name)
         .run("echo again", &RunOptions::default())
         .await
         .unwrap();
@@ -288,7 +288,7 @@ async fn a_pod_deleted_or_evicted_under_a_command_is_a_lost_sandbox() {
     for how in ["delete", "evict"] {
         let mut s = spec("k8s-real-lost");
         s.set_image(&c.image);
-        let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+        let sb = Sandbox::create(&backend, &s).await.unwrap();
         let task = started_sleep(&sb).await;
         let t0 = std::time::Instant::now();
         if how == "delete" {
@@ -331,7 +331,7 @@ async fn an_image_the_node_does_not_have_fails_the_create_and_leaves_no_pod() {
     let mut s = spec("k8s-real-pull");
     s.set_image("pocketdock-test/no-such-image:never");
     let t0 = std::time::Instant::now();
-    let err = Sandbox::create_on(&backend, &s).await.unwrap_err();
+    let err = Sandbox::create(&backend, &s).await.unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("ErrImageNeverPull") && text.contains("Kubernetes"),
@@ -455,7 +455,7 @@ async fn a_read_only_pod_another_user_and_a_session_on_the_cluster() {
     };
     let mut s = spec("k8s-real-user");
     s.set_image(&c.image);
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     if expected_via() == Via::Agent {
         let r = sb.run("id -un", &as_nobody).await.unwrap();
         assert_eq!((r.stdout.as_str(), r.via), ("nobody\n", Via::Agent));
@@ -465,7 +465,7 @@ async fn a_read_only_pod_another_user_and_a_session_on_the_cluster() {
     let mut s = spec("k8s-real-ro");
     s.set_image(&c.image);
     s.read_only = true;
-    let sb = Sandbox::create_on(&backend, &s).await.unwrap();
+    let sb = Sandbox::create(&backend, &s).await.unwrap();
     let err = sb.run("id -un", &as_nobody).await.unwrap_err().to_string();
     assert!(err.contains("cannot choose a user"), "{err}");
     let r = sb
@@ -486,7 +486,7 @@ async fn a_read_only_pod_another_user_and_a_session_on_the_cluster() {
     let debian = "debian:bookworm-slim";
     let mut s = spec("k8s-real-sess");
     s.set_image(debian);
-    match Sandbox::create_on(&backend, &s).await {
+    match Sandbox::create(&backend, &s).await {
         Ok(sb) => {
             let session = sb
                 .session(pocketdock::SessionOptions::default())

@@ -61,6 +61,8 @@ mod logs;
 mod loopback;
 mod lost_sandbox;
 mod manifests;
+mod mcp;
+mod mcp_clients;
 mod newcomer;
 mod official_base;
 mod op_log;
