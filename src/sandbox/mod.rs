@@ -136,18 +136,7 @@ impl Sandbox {
     pub async fn create(backend: impl Into<Backend>, spec: &SandboxSpec) -> Result<Sandbox> {
         let backend = &backend.into();
         let name = checked_name(spec)?;
-        if !spec.network && !spec.ports.is_empty() {
-            // The engine would publish nothing, and say nothing.
-            return Err(Error::Invalid {
-                what: "spec",
-                value: format!(
-                    "{} published port(s) with the network off",
-                    spec.ports.len()
-                ),
-                expected: "`network` on (or no ports): publishing a port with the network \
-                           off, through the in-sandbox helper, is not available yet",
-            });
-        }
+        spec.check_ports_have_network()?;
         remote::refuse_host_paths(backend, spec)?;
         mounts::check_disk(backend, spec).await?;
         // With POCKETDOCK_EXEC_VIA=exec the helper is still the first

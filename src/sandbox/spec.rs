@@ -287,6 +287,25 @@ impl Ulimit {
     }
 }
 
+impl SandboxSpec {
+    /// Ports need the network: an engine publishes nothing from a sandbox
+    /// without one, and says nothing.
+    pub fn check_ports_have_network(&self) -> Result<(), Error> {
+        if self.network || self.ports.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Invalid {
+            what: "spec",
+            value: format!(
+                "{} published port(s) with the network off",
+                self.ports.len()
+            ),
+            expected: "`network` on (or no ports): publishing a port with the network \
+                       off, through the in-sandbox helper, is not available yet",
+        })
+    }
+}
+
 /// `HOST:CONTAINER[/PROTO]` or `CONTAINER[/PROTO]` (host port chosen by the engine).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortMap {
