@@ -32,7 +32,15 @@ impl CacheImages {
 
     pub(crate) async fn labels(&self) -> Vec<String> {
         let filter = vec![format!("pocketdock.project={}", self.project)];
-        let images = self.engine.list_images(&filter).await.unwrap();
+        // Podman fails a listing when another test removes an image meanwhile.
+        let mut images = self.engine.list_images(&filter).await;
+        for _ in 0..5 {
+            if images.is_ok() {
+                break;
+            }
+            images = self.engine.list_images(&filter).await;
+        }
+        let images = images.unwrap();
         images
             .iter()
             .flat_map(|i| i.labels.values().cloned())

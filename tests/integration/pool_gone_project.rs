@@ -20,22 +20,24 @@ async fn warm_sandboxes_of_a_deleted_project_are_found_and_pruned() {
     let name = pooled(&engine, &doomed_project).await[0].1.clone();
     std::fs::remove_dir_all(gone.path()).unwrap();
 
+    // Any project's `doctor --fix` or `prune` removes them, and other
+    // tests run those meanwhile: one may have got there first.
     let elsewhere = Pd::new();
-    let report = elsewhere.cmd(["doctor", "--json"]).code(1).json();
+    let report = elsewhere.cmd(["doctor", "--json"]).json();
     let found: Vec<_> = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["kind"] == "gone_project_warm" && f["container"] == name.as_str())
         .collect();
-    assert_eq!(found.len(), 1, "{report}");
-    assert_eq!(found[0]["project"], doomed_project.as_str(), "{report}");
-    elsewhere
-        .cmd(["doctor"])
-        .code(1)
-        .stdout_has(&name)
-        .stdout_has("pocketdock prune");
-    assert!(engine.inspect_container(&warm[0], false).await.is_ok());
+    match found.as_slice() {
+        [f] => assert_eq!(f["project"], doomed_project.as_str(), "{report}"),
+        [] => assert!(
+            engine.inspect_container(&warm[0], false).await.is_err(),
+            "doctor did not report {name}: {report}"
+        ),
+        _ => panic!("{name} reported twice: {report}"),
+    }
 
     elsewhere.cmd(["prune", "-y"]).code(0);
     assert!(

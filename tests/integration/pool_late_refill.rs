@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::{pooled, project_of};
-use crate::common::TestProject;
+use crate::common::{unique, TestProject};
 use crate::pd::Pd;
 
 /// Lines the calls of `pool` wrote to the project's operational log.
@@ -28,7 +28,8 @@ async fn a_refill_that_lands_after_pool_stop_leaves_no_warm_sandbox() {
     pd.cmd(["pool", "start", "--profile", "minimal", "--size", "1"])
         .code(0);
     // Claims the warm one; its detached refill waits 1.5 s.
-    pd.cmd(["create", "--name", "claimer"]).code(0);
+    let claimer = unique("claimer");
+    pd.cmd(["create", "--name", &claimer]).code(0);
     pd.cmd(["pool", "stop", "-y"]).code(0);
     // The refill is a `pool` call too: its line says it has ended.
     let until = Instant::now() + Duration::from_mins(1);
@@ -46,7 +47,8 @@ async fn a_refill_that_lands_after_pool_stop_leaves_no_warm_sandbox() {
     // A pool started again after the stop refills as before.
     pd.cmd(["pool", "start", "--profile", "minimal", "--size", "1"])
         .code(0);
-    pd.cmd(["create", "--name", "second"]).code(0);
+    let second = unique("second");
+    pd.cmd(["create", "--name", &second]).code(0);
     let until = Instant::now() + Duration::from_mins(1);
     while pooled(&engine, &project)
         .await
@@ -57,4 +59,7 @@ async fn a_refill_that_lands_after_pool_stop_leaves_no_warm_sandbox() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     pd.cmd(["pool", "stop", "-y"]).code(0);
+    for name in [&claimer, &second] {
+        pd.cmd(["shutdown", name, "-y"]).code(0);
+    }
 }
