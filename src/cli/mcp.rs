@@ -67,7 +67,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         return Ok(0);
     };
     let token = match &a.token_file {
-        Some(f) => mcp::read_token_file(&ctx.absolute(f))?,
+        Some(f) => super::token_file::read_token_file(&ctx.absolute(f))?,
         None => mcp::new_token()?,
     };
     let listener = tokio::net::TcpListener::bind(addr)

@@ -46,6 +46,7 @@ mod status;
 mod style;
 mod systemd;
 mod table;
+mod token_file;
 mod validate;
 
 use std::ffi::OsString;

@@ -42,21 +42,7 @@ pub struct Args {
 pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     let token = match &a.token_file {
         None => None,
-        Some(f) => {
-            let path = ctx.absolute(f);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Error::io(format!("read the token file {}", path.display()), e))?;
-            let token = text.trim().to_string();
-            if token.is_empty() || token.contains(char::is_whitespace) {
-                return Err(Error::Invalid {
-                    what: "token file",
-                    value: path.display().to_string(),
-                    expected: "one line holding the token, with no spaces inside \
-                               (e.g. `openssl rand -hex 32 > FILE`)",
-                });
-            }
-            Some(token)
-        }
+        Some(f) => Some(super::token_file::read_token_file(&ctx.absolute(f))?),
     };
     server::check_listen(a.listen, token.as_deref())?;
     let project = ctx.project()?.clone();

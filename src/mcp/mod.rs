@@ -42,7 +42,7 @@ use crate::project::Project;
 pub use catalog::tool_names;
 pub use http::{check_loopback, serve_http, HTTP_PATH};
 pub use stdio::serve_stdio;
-pub use token::{new_token, read_token_file};
+pub use token::new_token;
 
 /// The default of `--max-sandboxes`: sandboxes one session may have at once.
 pub const DEFAULT_MAX_SANDBOXES: usize = 4;
