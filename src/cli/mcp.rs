@@ -63,7 +63,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             "pocketdock: MCP server on stdio for project `{}` (at most {} sandboxes per session)",
             project.name, a.max_sandboxes
         ));
-        Box::pin(mcp::serve_stdio(config, shutdown_signal())).await?;
+        Box::pin(mcp::serve_stdio(config, super::serve::stop_signal())).await?;
         return Ok(0);
     };
     let token = match &a.token_file {
@@ -83,23 +83,13 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
     if a.token_file.is_none() {
         eprintln!("pocketdock: bearer token (send `Authorization: Bearer TOKEN`): {token}");
     }
-    Box::pin(mcp::serve_http(config, listener, token, shutdown_signal())).await?;
+    Box::pin(mcp::serve_http(
+        config,
+        listener,
+        token,
+        super::serve::stop_signal(),
+    ))
+    .await?;
     ctx.note("pocketdock: MCP server stopped; its sessions' sandboxes are released");
     Ok(0)
-}
-
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    match &mut term {
-        Some(t) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = t.recv() => {}
-            }
-        }
-        None => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
