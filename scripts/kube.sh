@@ -87,23 +87,9 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 T0=$(date +%s)
 log() { printf '[kube +%ss] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
 
-# die MESSAGE [LOGFILE...]: print MESSAGE and the tail of each LOGFILE, exit 1.
-die() {
-  local msg=$1
-  shift
-  printf '\nkube: ERROR: %s\n' "$msg" >&2
-  local f
-  for f in "$@"; do
-    if [[ -s $f ]]; then
-      printf -- '----- last 40 lines of %s -----\n' "$f" >&2
-      tail -n 40 "$f" >&2 || true
-      printf -- '----- end of %s -----\n' "$f" >&2
-    fi
-  done
-  exit 1
-}
-
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+DIE_AS=kube
+# shellcheck source=scripts/die.sh
+source "$(dirname "${BASH_SOURCE[0]}")/die.sh"
 
 # ---------------------------------------------------------------- build
 
