@@ -9,7 +9,7 @@
 #
 #   build   compile the binaries (scripts/kube/go.mod, from the Go module
 #           proxy) into the machine's cache; a no-op when they are there
-#   start   build if needed, install the Debian packages (containerd, runc,
+#   start   build if needed (when running: refresh the test images only), install the Debian packages (containerd, runc,
 #           CNI plugins), start every daemon in the background, import the
 #           pause image and pocketdock's test images into containerd's
 #           k8s.io namespace, wait for the node to be Ready and a pod to run,
@@ -19,12 +19,12 @@
 #           network namespaces and the bridge; nothing is left running
 #   env     print `export KUBECONFIG=…`: the runner's kubeconfig, a service
 #           account bound to exactly the Role of docs/kubernetes.md in the
-#           namespace pocketdock (POCKETDOCK_KUBE_NAMESPACE)
+#           namespace pocketdock (POCKETDOCK_KUBE_NAMESPACE); `env --tests`
+#           prints what the tests read instead
 #   ready   exit 0 when the build cache is present (start needs no compile)
-#   test    build pocketdock ($POCKETDOCK_CACHE/target-kube) and the minimal
-#           profile on Podman, start if needed, run the Kubernetes tests
-#           against the cluster (via the helper, then via exec alone), stop
-#           (if this call started it)
+#   test    the gate's kube suite alone (scripts/test.sh --only kube): start
+#           if needed, run the tests that need a real cluster (via the
+#           helper, then via exec alone), stop (if it started it)
 #   status  what runs, and the node and pods as the API server sees them
 #
 # The admin kubeconfig (system:masters, for the tests' eviction and
@@ -539,6 +539,7 @@ cmd_start() {
   mkdir -p "$STATE_DIR" "$RUN_DIR" "$LOG_DIR"
   if alive kubelet && node_ready; then
     log "start: already running (node $NODE_NAME Ready)"
+    import_test_images
     return
   fi
   cmd_build
@@ -656,6 +657,12 @@ cmd_env() {
   local f=$PKI/runner.kubeconfig
   [[ ${1:-} == --admin ]] && f=$PKI/admin.kubeconfig
   [[ -f $f ]] || die "no kubeconfig at $f: run scripts/kube.sh start"
+  if [[ ${1:-} == --tests ]]; then
+    # What tests/integration/kubernetes_cluster*.rs read.
+    printf 'export POCKETDOCK_TEST_KUBECONFIG=%s POCKETDOCK_TEST_KUBECONFIG_ADMIN=%s POCKETDOCK_TEST_IMAGE=%s\n' \
+      "$f" "$PKI/admin.kubeconfig" "${TEST_IMAGES[0]}"
+    return
+  fi
   printf 'export KUBECONFIG=%s\n' "$f"
 }
 
@@ -679,48 +686,11 @@ cmd_status() {
 
 # ---------------------------------------------------------------- test
 
-# The tests that need a real cluster: tests/integration/kubernetes_cluster.rs
-# (the library, lost pods, a missing image, RBAC, examples/grading through
-# the binary) and the contract suite's real-cluster case, as the runner,
-# with an admin kubeconfig for what happens behind its back.
-KUBE_TESTS=(kubernetes_cluster:: contract::kubernetes_real_cluster_when_asked)
-PODMAN_SOCK=unix:///run/podman/podman.sock
-
+# The gate's kube suite alone (scripts/test.sh --only kube): the tests that
+# need a real cluster, with the runner's and an admin kubeconfig, via the
+# helper and then through exec alone.
 cmd_test() {
-  [[ $(id -u) -eq 0 ]] || die "must run as root"
-  mkdir -p "$LOG_DIR"
-  local started=0 rc=0 pd
-  # A target directory of its own: the gate's stays untouched.
-  export CARGO_TARGET_DIR=$POCKETDOCK_CACHE/target-kube
-  log "test: building pocketdock and the integration tests (log $LOG_DIR/cargo.log)"
-  (cd "$ROOT_DIR" && nice -n 10 cargo build --locked --bin pocketdock &&
-    nice -n 10 cargo test --locked --test integration --no-run) >"$LOG_DIR/cargo.log" 2>&1 ||
-    die "cargo build failed" "$LOG_DIR/cargo.log"
-  pd=$CARGO_TARGET_DIR/debug/pocketdock
-  # The profile image the grading example uses, built on Podman by
-  # pocketdock itself, then imported into the node's containerd.
-  POCKETDOCK_SOCKET=$PODMAN_SOCK "$pd" build -q minimal >>"$LOG_DIR/cargo.log" 2>&1 ||
-    die "pocketdock build minimal on Podman failed (scripts/provision.sh starts Podman)" "$LOG_DIR/cargo.log"
-  if alive kubelet && node_ready; then
-    import_test_images
-  else
-    cmd_start
-    started=1
-  fi
-  # Twice: commands as pocketdock chooses (the helper's relay where it
-  # runs), then through exec alone.
-  local via
-  : >"$LOG_DIR/test.log"
-  for via in "" exec; do
-    log "test: ${KUBE_TESTS[*]} on the cluster, commands via ${via:-the helper} (log $LOG_DIR/test.log)"
-    (cd "$ROOT_DIR" &&
-      POCKETDOCK_TEST_KUBECONFIG=$PKI/runner.kubeconfig POCKETDOCK_TEST_KUBECONFIG_ADMIN=$PKI/admin.kubeconfig \
-        POCKETDOCK_TEST_IMAGE=pocketdock-test/busybox:latest POCKETDOCK_SOCKET=$PODMAN_SOCK \
-        POCKETDOCK_EXEC_VIA=$via nice -n 10 cargo test --locked --test integration -- "${KUBE_TESTS[@]}") 2>&1 |
-      tee -a "$LOG_DIR/test.log" || rc=$?
-  done
-  ((started)) && cmd_stop
-  return $rc
+  exec bash "$ROOT_DIR/scripts/test.sh" --only kube --podman-only
 }
 
 main() {

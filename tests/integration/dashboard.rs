@@ -83,7 +83,7 @@ steps:
 
 /// Chromium and playwright-core, or `None` (skip); under `CI=true` their
 /// absence is a failure, since scripts/provision.sh installs them.
-fn browser() -> Option<(String, std::path::PathBuf)> {
+pub fn browser() -> Option<(String, std::path::PathBuf)> {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let dir = repo().join("tests/browser");
     let ready = std::path::Path::new(&chromium).exists()
@@ -117,16 +117,35 @@ async fn the_dashboard_shows_jobs_live_lays_them_out_and_filters_them_in_a_real_
         return;
     };
     let dir = TestProject::new(&engine, "dash");
+    write_jobs(dir.path());
+    let server = Server::start(dir.path(), &[]);
+    drive(&server, dir.path(), &chromium, script_dir, "").await;
+    dir.assert_no_leaks().await;
+}
+
+/// The manifests the browser script starts, into `dir`.
+pub fn write_jobs(dir: &std::path::Path) {
     for (file, text) in [
         ("steps.yaml", STEPS),
         ("follow.yaml", FOLLOW),
         ("grade.yaml", GRADE),
         ("long.yaml", LONG),
     ] {
-        std::fs::write(dir.path().join(file), text).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
     }
-    let server = Server::start(dir.path(), &[]);
-    let out = repo().join("target/test-artifacts");
+}
+
+/// Drive the dashboard of `server` (serving [`write_jobs`]'s manifests in
+/// `dir`) through the browser script, and check what it saw and left:
+/// its screenshots (in target/test-artifacts/`subdir`) and the jobs' records.
+pub async fn drive(
+    server: &Server,
+    dir: &std::path::Path,
+    chromium: &str,
+    script_dir: std::path::PathBuf,
+    subdir: &str,
+) {
+    let out = repo().join("target/test-artifacts").join(subdir);
     std::fs::create_dir_all(&out).unwrap();
     for f in SHOTS {
         let _ = std::fs::remove_file(out.join(f));
@@ -134,6 +153,7 @@ async fn the_dashboard_shows_jobs_live_lays_them_out_and_filters_them_in_a_real_
     let run = tokio::task::spawn_blocking({
         let base = server.base.clone();
         let out = out.clone();
+        let chromium = chromium.to_string();
         move || {
             Command::new("node")
                 .current_dir(&script_dir)
@@ -166,8 +186,7 @@ async fn the_dashboard_shows_jobs_live_lays_them_out_and_filters_them_in_a_real_
         ("grade-0001", "succeeded"),
         ("long-0001", "cancelled"),
     ] {
-        let rec = crate::common::instance_toml(&dir.path().join(".pocketdock/instances").join(job));
+        let rec = crate::common::instance_toml(&dir.join(".pocketdock/instances").join(job));
         assert_eq!(rec["status"].as_str(), Some(status), "{job}");
     }
-    dir.assert_no_leaks().await;
 }

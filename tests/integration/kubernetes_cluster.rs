@@ -29,16 +29,16 @@ use crate::pd::Pd;
 
 /// The cluster of the environment: the runner's kubeconfig, an admin
 /// client, the runner's namespace and the image the node holds.
-struct Cluster {
+pub struct Cluster {
     runner: PathBuf,
     admin: kube::Client,
-    namespace: String,
-    image: String,
+    pub namespace: String,
+    pub image: String,
 }
 
 impl Cluster {
     /// The environment's cluster, or `None` (the test returns) without one.
-    async fn get() -> Option<Cluster> {
+    pub async fn get() -> Option<Cluster> {
         let runner = PathBuf::from(std::env::var_os("POCKETDOCK_TEST_KUBECONFIG")?);
         let admin = std::env::var_os("POCKETDOCK_TEST_KUBECONFIG_ADMIN").expect(
             "POCKETDOCK_TEST_KUBECONFIG_ADMIN names an admin kubeconfig of the same cluster",
@@ -74,7 +74,7 @@ impl Cluster {
     }
 
     /// The runner's namespace's pods, as the admin sees them.
-    fn pods(&self) -> Api<Pod> {
+    pub fn pods(&self) -> Api<Pod> {
         Api::namespaced(self.admin.clone(), &self.namespace)
     }
 
@@ -91,8 +91,9 @@ impl Cluster {
         }
     }
 
-    /// No pod of the runner's namespace is left.
-    async fn assert_no_pods(&self) {
+    /// No pod of the runner's namespace whose name starts with `prefix` is
+    /// left (tests run side by side in the namespace: each checks its own).
+    pub async fn assert_no_pods(&self, prefix: &str) {
         let deadline = tokio::time::Instant::now() + Duration::from_mins(1);
         loop {
             let left: Vec<String> = self
@@ -103,6 +104,7 @@ impl Cluster {
                 .items
                 .into_iter()
                 .filter_map(|p| p.metadata.name)
+                .filter(|n| n.starts_with(prefix))
                 .collect();
             if left.is_empty() {
                 return;
@@ -113,6 +115,15 @@ impl Cluster {
             );
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+
+    /// `pocketdock` in `dir` as the runner, with no engine, on the
+    /// cluster (chosen by `POCKETDOCK_BACKEND`).
+    pub fn pd(&self, dir: &Path) -> Pd {
+        Pd::at(dir)
+            .no_engine()
+            .env("KUBECONFIG", self.runner.to_str().unwrap())
+            .env("POCKETDOCK_BACKEND", "kubernetes")
     }
 
     /// `pocketdock apply --backend kubernetes ARGS` in `dir`, as the
@@ -405,7 +416,7 @@ async fn the_grading_example_runs_on_the_cluster() {
         let text = std::fs::read_to_string(dir.path().join(format!("results/{s}.txt"))).unwrap();
         assert_eq!(text, verdict);
     }
-    c.assert_no_pods().await;
+    c.assert_no_pods("pd-grade-fizzbuzz-").await;
 }
 
 /// A pod deleted under a step, through the binary: with `retries` the step
@@ -435,7 +446,11 @@ async fn a_step_whose_pod_is_deleted_reruns_with_retries_and_fails_without() {
         } else {
             assert_failed_lost(dir.path(), &o, &events, lost);
         }
-        c.assert_no_pods().await;
+        c.assert_no_pods(&format!(
+            "pd-{}",
+            dir.path().file_name().unwrap().to_string_lossy()
+        ))
+        .await;
     }
 }
 
@@ -502,5 +517,5 @@ async fn a_read_only_pod_another_user_and_a_session_on_the_cluster() {
         }
         Err(e) => panic!("the node holds {debian} (scripts/kube.sh imports it): {e}"),
     }
-    c.assert_no_pods().await;
+    c.assert_no_pods("pdt-k8s-real-").await;
 }

@@ -50,6 +50,8 @@ mod kubernetes_bench;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_cluster;
 #[cfg(feature = "kubernetes")]
+mod kubernetes_cluster_verbs;
+#[cfg(feature = "kubernetes")]
 mod kubernetes_lost;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_verbs;

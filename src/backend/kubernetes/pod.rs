@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ObjectMeta;
+use pocketdock_agent::wire;
 
 use super::labels;
 use super::pull::Pull;
@@ -20,7 +21,8 @@ pub(super) const CONTAINER: &str = "sandbox";
 /// The pod for a container create named `name`, pulled as `pull` says.
 pub(super) fn pod(name: &str, body: &CreateContainer, pull: &Pull) -> Pod {
     let (fitted, original) = labels::to_pod(&body.labels);
-    let (volumes, mounts) = tmpfs_volumes(&body.host_config.tmpfs);
+    let (mut volumes, mut mounts) = tmpfs_volumes(&body.host_config.tmpfs);
+    helper_volume(&mut volumes, &mut mounts);
     let secrets: Vec<LocalObjectReference> = pull
         .secrets
         .iter()
@@ -152,6 +154,32 @@ fn tmpfs_volumes(tmpfs: &BTreeMap<String, String>) -> (Vec<Volume>, Vec<VolumeMo
     (volumes, mounts)
 }
 
+/// The in-sandbox helper's directory, a small memory-backed `emptyDir`
+/// anyone may write: the relay copies the helper there as the image's
+/// user, who may not write to `/` (or the root is read-only), so every
+/// pod's commands report CPU time and peak memory. The engines mount the
+/// helper instead; a pod cannot.
+fn helper_volume(volumes: &mut Vec<Volume>, mounts: &mut Vec<VolumeMount>) {
+    let dir = std::path::Path::new(wire::BINARY_IN_SANDBOX)
+        .ancestors()
+        .nth(2)
+        .and_then(std::path::Path::to_str)
+        .unwrap_or("/.pocketdock");
+    volumes.push(Volume {
+        name: "helper".into(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: Some("Memory".into()),
+            size_limit: Some(Quantity("64Mi".into())),
+        }),
+        ..Volume::default()
+    });
+    mounts.push(VolumeMount {
+        name: "helper".into(),
+        mount_path: dir.to_string(),
+        ..VolumeMount::default()
+    });
+}
+
 /// A tmpfs size (`65536`, `64k`, `64m`, `1g`) as a quantity.
 fn quantity(size: &str) -> Option<Quantity> {
     let digits = size.trim_end_matches(|c: char| c.is_ascii_alphabetic());
@@ -223,5 +251,28 @@ mod tests {
             spec.image_pull_secrets.as_ref().unwrap()[0].name,
             "registry"
         );
+    }
+
+    #[test]
+    fn every_pod_has_a_writable_helper_directory() {
+        let mut body = CreateContainer {
+            image: "busybox".into(),
+            ..CreateContainer::default()
+        };
+        let helper_dir = |pod: &Pod| {
+            pod.spec.as_ref().unwrap().containers[0]
+                .volume_mounts
+                .iter()
+                .flatten()
+                .any(|m| m.mount_path == "/.pocketdock")
+        };
+        assert!(helper_dir(&pod("pd-1", &body, &Pull::default())));
+        body.host_config.readonly_rootfs = true;
+        let ro = pod("pd-1", &body, &Pull::default());
+        assert!(helper_dir(&ro));
+        let sc = ro.spec.as_ref().unwrap().containers[0]
+            .security_context
+            .clone();
+        assert_eq!(sc.unwrap().read_only_root_filesystem, Some(true));
     }
 }

@@ -188,7 +188,11 @@ pub(super) fn summary(pod: &Pod) -> ContainerSummary {
         names: vec![i.name.clone()],
         image: i.config.image.clone(),
         image_id: String::new(),
-        created: 0,
+        created: pod
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(0, |t| t.0.timestamp()),
         state: i.state.status.clone(),
         status: pod
             .status
@@ -245,5 +249,14 @@ mod tests {
                 "state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}]}
         }));
         assert!(matches!(progress(&p), Progress::Failed(m) if m.contains("ErrImagePull")));
+    }
+
+    #[test]
+    fn a_listed_pod_is_as_old_as_the_api_server_says() {
+        let p = pod(serde_json::json!({
+            "metadata": {"name": "pd-1", "creationTimestamp": "2026-11-29T06:11:49Z"}
+        }));
+        assert_eq!(summary(&p).created, 1_795_932_709);
+        assert_eq!(inspect(&p).created, "2026-11-29T06:11:49Z");
     }
 }

@@ -172,9 +172,15 @@ pub(crate) fn archive() -> bytes::Bytes {
             .rsplit_once('/')
             .unwrap_or(("", ""));
         let mut path = String::new();
-        for part in dir.split('/') {
+        for (i, part) in dir.split('/').enumerate() {
             path.push_str(part);
             path.push('/');
+            // The top directory has no entry: `tar -x` makes it when it is
+            // missing and leaves it alone when it is a pod's volume (owned
+            // by root, where a non-root user cannot change its mode).
+            if i == 0 {
+                continue;
+            }
             let mut h = tar::Header::new_gnu();
             h.set_entry_type(tar::EntryType::Directory);
             h.set_mode(0o755);
@@ -261,9 +267,9 @@ mod tests {
         let bin = wire::BINARY_IN_SANDBOX.trim_start_matches('/');
         assert_eq!(
             entries.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
-            [".pocketdock/", ".pocketdock/bin/", bin]
+            [".pocketdock/bin/", bin]
         );
         assert!(entries.iter().all(|e| e.1 == 0o755));
-        assert_eq!(entries[2].2, super::BINARY.len() as u64);
+        assert_eq!(entries[1].2, super::BINARY.len() as u64);
     }
 }
