@@ -9,8 +9,9 @@
 //!
 //! On Kubernetes (`--backend kubernetes`) the same three first series on
 //! a pod: the backend's exec of `true`, `run("true")` through the helper's
-//! relay, and through the backend's exec; what compares with an engine's
-//! CLI or creates containers without the helper is skipped with a note.
+//! relay, and through the backend's exec; with `--cli`, `pocketdock run`
+//! against `kubectl exec`. Creating pods without the helper is skipped
+//! with a note.
 
 use std::path::Path;
 use std::time::Instant;
@@ -42,6 +43,7 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
     let mut all = result?;
     let Some(engine) = backend.as_engine() else {
         report::kubernetes(backend, &all, rss, &a);
+        cli_ratio(&all);
         return Ok(0);
     };
     all.extend(creates(ctx, engine, &a).await?);
@@ -63,17 +65,7 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
             .find(|s| s.name.starts_with(prefix))
             .map(|s| s.p50_ms)
     };
-    if let (Some(ours), Some(theirs)) = (
-        p50("pocketdock run NAME"),
-        all.iter()
-            .find(|s| s.name.ends_with("exec NAME true (CLI)")),
-    ) {
-        println!(
-            "pocketdock run / {} = {:.2}x (target <= 0.2x)",
-            theirs.name,
-            ours / theirs.p50_ms
-        );
-    }
+    cli_ratio(&all);
     println!("{}", report::helper_memory(rss));
     if let (Some(with), Some(without), Some(_)) = (
         p50("create + helper"),
@@ -126,10 +118,58 @@ async fn measure(
         series(format!("pocketdock library run(\"true\") via {via}"), lib),
         series("pocketdock library run(\"true\"), exec forced", lib_exec),
     ];
-    if let Some(engine) = backend.as_engine().filter(|_| a.cli) {
-        out.extend(cli(engine, sandbox, a, runs).await?);
+    if a.cli {
+        out.extend(match backend.as_engine() {
+            Some(engine) => cli(engine, sandbox, a, runs).await?,
+            None => kubectl(backend, sandbox, a, runs).await?,
+        });
     }
     Ok(out)
+}
+
+/// On a cluster: `pocketdock run NAME true` against `kubectl exec NAME --
+/// true`, both with the caller's kubeconfig, in the backend's namespace.
+async fn kubectl(
+    backend: &Backend,
+    sandbox: &Sandbox,
+    a: &Args,
+    runs: usize,
+) -> Result<Vec<Series>, Error> {
+    let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
+    let kubectl = super::kubectl()?;
+    let namespace = backend.info().namespace.unwrap_or_default();
+    let mut ours = Vec::with_capacity(runs);
+    let mut theirs = Vec::with_capacity(runs);
+    for i in 0..a.warmup + runs {
+        let our_time = time_cmd(
+            &me,
+            &[
+                "--backend",
+                "kubernetes",
+                "--namespace",
+                &namespace,
+                "run",
+                sandbox.name(),
+                "true",
+            ],
+            &[],
+        )
+        .await?;
+        let their_time = time_cmd(
+            &kubectl,
+            &["-n", &namespace, "exec", sandbox.name(), "--", "true"],
+            &[],
+        )
+        .await?;
+        if i >= a.warmup {
+            ours.push(our_time);
+            theirs.push(their_time);
+        }
+    }
+    Ok(vec![
+        series("pocketdock run NAME true (CLI)", ours),
+        series("kubectl exec NAME -- true (CLI)", theirs),
+    ])
 }
 
 /// `pocketdock run NAME true` against the engine's own CLI `exec`.
@@ -173,6 +213,23 @@ async fn cli(
         series("pocketdock run NAME true (CLI)", ours),
         series(format!("{tool} exec NAME true (CLI)"), theirs),
     ])
+}
+
+/// `pocketdock run` against the other tool's exec, when `--cli` measured both.
+fn cli_ratio(all: &[Series]) {
+    let ours = all
+        .iter()
+        .find(|s| s.name.starts_with("pocketdock run NAME"));
+    let theirs = all
+        .iter()
+        .find(|s| s.name.ends_with("true (CLI)") && !s.name.starts_with("pocketdock"));
+    if let (Some(ours), Some(theirs)) = (ours, theirs) {
+        println!(
+            "pocketdock run / {} = {:.2}x (target <= 0.2x)",
+            theirs.name,
+            ours.p50_ms / theirs.p50_ms
+        );
+    }
 }
 
 fn checked(r: crate::sandbox::ExecResult) -> Result<crate::sandbox::ExecResult, Error> {

@@ -4,7 +4,9 @@
 //! them alike:
 //! - a one-step job (one sandbox running `true`) through the library's
 //!   `apply`, against the engine's own `run --rm IMAGE true` (and the same
-//!   with `--network none`, as the sandbox has no network);
+//!   with `--network none`, as the sandbox has no network); on Kubernetes
+//!   against `kubectl run --rm --attach --restart=Never` (a pod has no
+//!   `--network none`);
 //! - `apply` of 200 `true` steps over 4 sandboxes, wall time;
 //! - the marginal cost of one more step: (time of 200 steps - time of 20
 //!   steps) / 180, from the medians.
@@ -18,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{series, time_cmd, Args, Series};
-use crate::engine::Engine;
+use super::{report, series, time_cmd, Args, Series};
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::project::Project;
@@ -33,19 +35,21 @@ const SHORT: usize = 20;
 #[derive(Debug, serde::Serialize)]
 struct Figures {
     one_step_job: Series,
+    /// `ENGINE run --rm IMAGE true`, or `kubectl run --rm` on a cluster.
     engine_run_rm: Series,
-    engine_run_rm_no_network: Series,
-    /// one-step job p50 / `ENGINE run --rm IMAGE true` p50.
+    /// `ENGINE run --rm --network none IMAGE true` (not on a cluster).
+    engine_run_rm_no_network: Option<Series>,
+    /// one-step job p50 / `engine_run_rm` p50.
     one_step_ratio: f64,
     /// The same against `--network none`.
-    one_step_ratio_no_network: f64,
+    one_step_ratio_no_network: Option<f64>,
     steps_200_over_4: Series,
     steps_20_over_4: Series,
     /// (p50 of 200 steps - p50 of 20 steps) / 180.
     marginal_step_ms: f64,
 }
 
-pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Result<u8, Error> {
+pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let runs = a.runs.unwrap_or(5);
     if runs == 0 {
         return Err(Error::Invalid {
@@ -61,49 +65,61 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
         &a.profile,
     )?;
     let work = std::env::temp_dir().join(format!("pocketdock-bench-{:08x}", fastrand::u32(..)));
-    let result = measure(engine, &work, &spec.image, &a, runs).await;
+    let result = measure(backend, &work, &spec.image, &a, runs).await;
     let _ = std::fs::remove_dir_all(&work);
     let f = result?;
     if a.json {
         println!(
             "{}",
-            serde_json::json!({"engine": engine.info(), "image": spec.image, "figures": f})
+            serde_json::json!({"engine": report::backend_json(backend), "image": spec.image, "figures": f})
         );
         return Ok(0);
     }
-    let info = engine.info();
-    let tool = info.kind.cli();
+    let info = backend.info();
+    let theirs = their_run_rm(backend);
+    let kind = [info.kind.as_str(), info.version.as_str()].join(" ");
     println!(
-        "engine: {:?} {}; image {}; median of {runs} runs",
-        info.kind, info.version, spec.image
+        "backend: {} at {}; image {}; median of {runs} runs",
+        kind.trim(),
+        info.endpoint,
+        spec.image
     );
-    let rows = [
-        (
-            "one-step job (library apply)".to_string(),
-            f.one_step_job.p50_ms,
-            "ms",
-        ),
-        (
-            format!("{tool} run --rm --network none IMAGE true"),
-            f.engine_run_rm_no_network.p50_ms,
-            "ms",
-        ),
-        (
-            format!("{tool} run --rm IMAGE true"),
-            f.engine_run_rm.p50_ms,
-            "ms",
-        ),
+    let mut rows = vec![(
+        "one-step job (library apply)".to_string(),
+        f.one_step_job.p50_ms,
+        "ms",
+    )];
+    if let (Some(none), Some(ratio)) = (&f.engine_run_rm_no_network, f.one_step_ratio_no_network) {
         // Like for like first: a sandbox has no network.
-        (
-            "  one-step job / run --rm --network none (target <= 1.0)".into(),
-            f.one_step_ratio_no_network,
-            "x",
-        ),
-        (
-            "  one-step job / run --rm (with a network)".into(),
-            f.one_step_ratio,
-            "x",
-        ),
+        rows.extend([
+            (
+                format!("{theirs} --network none IMAGE true"),
+                none.p50_ms,
+                "ms",
+            ),
+            (format!("{theirs} IMAGE true"), f.engine_run_rm.p50_ms, "ms"),
+            (
+                "  one-step job / run --rm --network none (target <= 1.0)".into(),
+                ratio,
+                "x",
+            ),
+            (
+                "  one-step job / run --rm (with a network)".into(),
+                f.one_step_ratio,
+                "x",
+            ),
+        ]);
+    } else {
+        rows.extend([
+            (format!("{theirs} IMAGE true"), f.engine_run_rm.p50_ms, "ms"),
+            (
+                "  one-step job / kubectl run --rm (target <= 1.0)".into(),
+                f.one_step_ratio,
+                "x",
+            ),
+        ]);
+    }
+    rows.extend([
         (
             "200 x true over 4 sandboxes (target <= 1500)".into(),
             f.steps_200_over_4.p50_ms,
@@ -119,15 +135,57 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
             f.marginal_step_ms,
             "ms",
         ),
-    ];
+    ]);
     for (label, value, unit) in rows {
         println!("{label:<48} {value:>9.2} {unit}");
     }
     Ok(0)
 }
 
+/// How the other tool runs one container and removes it, as a label.
+fn their_run_rm(backend: &Backend) -> String {
+    match backend.as_engine() {
+        Some(engine) => format!("{} run --rm", engine.info().kind.cli()),
+        None => "kubectl run --rm --attach --restart=Never".into(),
+    }
+}
+
+/// One `true` in a container of `image` that the other tool creates,
+/// waits for and removes: the engine's CLI, or `kubectl` on a cluster.
+async fn their_run(backend: &Backend, image: &str, no_network: bool) -> Result<Duration, Error> {
+    let Some(engine) = backend.as_engine() else {
+        let kubectl = super::kubectl()?;
+        let namespace = backend.info().namespace.unwrap_or_default();
+        let name = format!("pd-kubectl-{:08x}", fastrand::u32(..));
+        let image = format!("--image={image}");
+        let args = [
+            "-n",
+            &namespace,
+            "run",
+            &name,
+            "--rm",
+            "--attach",
+            "--restart=Never",
+            "--quiet",
+            &image,
+            "--image-pull-policy=IfNotPresent",
+            "--",
+            "true",
+        ];
+        return time_cmd(&kubectl, &args, &[]).await;
+    };
+    let tool = PathBuf::from(engine.info().kind.cli());
+    let docker_host = format!("unix://{}", engine.info().socket.display());
+    let mut args = vec!["run", "--rm"];
+    if no_network {
+        args.extend(["--network", "none"]);
+    }
+    args.extend([image, "true"]);
+    time_cmd(&tool, &args, &[("DOCKER_HOST", docker_host.as_str())]).await
+}
+
 async fn measure(
-    engine: &Engine,
+    backend: &Backend,
     work: &Path,
     image: &str,
     a: &Args,
@@ -153,44 +211,41 @@ async fn measure(
         std::fs::write(work.join(file), manifest(name, &sandbox, steps, sandboxes)).map_err(io)?;
     }
     let project = Project::find(work);
-
-    let tool = PathBuf::from(engine.info().kind.cli());
-    let docker_host = format!("unix://{}", engine.info().socket.display());
-    let env = [("DOCKER_HOST", docker_host.as_str())];
-    let run_rm = |no_network: bool| {
-        let tool = tool.clone();
-        let mut args = vec!["run", "--rm"];
-        if no_network {
-            args.extend(["--network", "none"]);
-        }
-        args.extend([image, "true"]);
-        async move { time_cmd(&tool, &args, &env).await }
-    };
+    let on_engine = backend.as_engine().is_some();
 
     let (mut one, mut rm, mut rm_none, mut long, mut short) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..a.warmup + runs {
         let measured = i >= a.warmup;
-        let one_time = job(engine, &project, &work.join("one.yaml")).await?;
-        let rm_time = run_rm(false).await?;
-        let rm_none_time = run_rm(true).await?;
+        let one_time = job(backend, &project, &work.join("one.yaml")).await?;
+        let rm_time = their_run(backend, image, false).await?;
+        let rm_none_time = if on_engine {
+            Some(their_run(backend, image, true).await?)
+        } else {
+            None
+        };
         if measured {
             one.push(one_time);
             rm.push(rm_time);
-            rm_none.push(rm_none_time);
-            short.push(job(engine, &project, &work.join("short.yaml")).await?);
-            long.push(job(engine, &project, &work.join("long.yaml")).await?);
+            rm_none.extend(rm_none_time);
+            short.push(job(backend, &project, &work.join("short.yaml")).await?);
+            long.push(job(backend, &project, &work.join("long.yaml")).await?);
         }
     }
     let one = series("one-step job (library apply)", one);
-    let rm = series("ENGINE run --rm IMAGE true", rm);
-    let rm_none = series("ENGINE run --rm --network none IMAGE true", rm_none);
+    let rm = series(format!("{} IMAGE true", their_run_rm(backend)), rm);
+    let rm_none = on_engine.then(|| {
+        series(
+            format!("{} --network none IMAGE true", their_run_rm(backend)),
+            rm_none,
+        )
+    });
     let long = series("200 x true over 4 sandboxes", long);
     let short = series("20 x true over 4 sandboxes", short);
     let marginal = (long.p50_ms - short.p50_ms) / (LONG - SHORT) as f64;
     Ok(Figures {
         one_step_ratio: ratio(one.p50_ms, rm.p50_ms),
-        one_step_ratio_no_network: ratio(one.p50_ms, rm_none.p50_ms),
+        one_step_ratio_no_network: rm_none.as_ref().map(|n| ratio(one.p50_ms, n.p50_ms)),
         one_step_job: one,
         engine_run_rm: rm,
         engine_run_rm_no_network: rm_none,
@@ -224,10 +279,10 @@ fn manifest(name: &str, sandbox: &str, steps: usize, sandboxes: usize) -> String
 
 /// Apply `file` in `project` with no reporter; its wall time, from the
 /// call to the outcome (the job's record closed, its sandboxes removed).
-async fn job(engine: &Engine, project: &Project, file: &Path) -> Result<Duration, Error> {
+async fn job(backend: &Backend, project: &Project, file: &Path) -> Result<Duration, Error> {
     let t = Instant::now();
     let req = ApplyRequest::new(file, project.clone());
-    let outcome = apply(engine, req, Vec::new(), CancellationToken::new())
+    let outcome = apply(backend.clone(), req, Vec::new(), CancellationToken::new())
         .await
         .map_err(|e| Error::Protocol {
             op: "benchmark apply",

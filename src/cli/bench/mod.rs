@@ -89,7 +89,10 @@ pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
     if ctx.backend_name()? == crate::backend::BackendName::Kubernetes {
         on_kubernetes(a.suite)?;
         let backend = ctx.backend().await?;
-        return exec::run(ctx, &backend, a).await;
+        return match a.suite {
+            Suite::Job => job::run(ctx, &backend, a).await,
+            _ => exec::run(ctx, &backend, a).await,
+        };
     }
     let engine = &ctx.engine().await?;
     match a.suite {
@@ -97,21 +100,37 @@ pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
         Suite::Files => files::run(ctx, engine, a).await,
         Suite::Memory => memory::run(ctx, engine, a).await,
         Suite::Apply => apply::run(engine, a).await,
-        Suite::Job => job::run(ctx, engine, a).await,
+        Suite::Job => job::run(ctx, &Backend::from(engine), a).await,
         Suite::Pool => pool::run(engine, a).await,
     }
 }
 
-/// Whether `suite` can measure on Kubernetes: only `exec` does.
+/// Whether `suite` can measure on Kubernetes: `exec` and `job` do.
 fn on_kubernetes(suite: Suite) -> Result<(), Error> {
-    if suite == Suite::Exec {
+    if matches!(suite, Suite::Exec | Suite::Job) {
         return Ok(());
     }
     Err(Error::Invalid {
         what: "benchmark on Kubernetes",
         value: format!("{suite:?}").to_lowercase(),
-        expected: "`exec`: the other suites measure an engine (`--backend engine`)",
+        expected: "`exec` or `job`: the other suites measure an engine (`--backend engine`)",
     })
+}
+
+/// `kubectl`, what the figures on a cluster are held against: `$KUBECTL`,
+/// else the first on PATH.
+fn kubectl() -> Result<std::path::PathBuf, Error> {
+    if let Some(k) = std::env::var_os("KUBECTL").filter(|k| !k.is_empty()) {
+        return Ok(k.into());
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("kubectl"))
+        .find(|p| p.is_file())
+        .ok_or(Error::Invalid {
+            what: "kubectl",
+            value: "not on PATH".into(),
+            expected: "kubectl on PATH (or KUBECTL=/path/to/kubectl): the cluster's figures are held against it",
+        })
 }
 
 /// The sandbox a suite measures in (removed by the suite when done).
@@ -182,17 +201,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_exec_suite_measures_on_kubernetes() {
+    fn only_the_exec_and_job_suites_measure_on_kubernetes() {
         assert!(on_kubernetes(Suite::Exec).is_ok());
-        for suite in [
-            Suite::Files,
-            Suite::Memory,
-            Suite::Apply,
-            Suite::Job,
-            Suite::Pool,
-        ] {
+        assert!(on_kubernetes(Suite::Job).is_ok());
+        for suite in [Suite::Files, Suite::Memory, Suite::Apply, Suite::Pool] {
             let e = on_kubernetes(suite).unwrap_err().to_string();
-            assert!(e.contains("`exec`"), "{suite:?}: {e}");
+            assert!(e.contains("`exec` or `job`"), "{suite:?}: {e}");
         }
     }
 }

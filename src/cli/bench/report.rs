@@ -8,8 +8,6 @@ use crate::engine::Engine;
 /// What was left out on Kubernetes, and why: one line each.
 const SKIPPED_CREATES: &str = "create with and without the helper: skipped on Kubernetes \
      (every pod of a run gets the helper's relay; compare a run under POCKETDOCK_EXEC_VIA=exec)";
-const SKIPPED_CLI: &str = "--cli: skipped on Kubernetes (no docker or podman exec to compare with)";
-
 /// The name of the floor series: what the backend needs for one exec.
 pub(super) fn floor_name(backend: &Backend) -> &'static str {
     if backend.as_engine().is_some() {
@@ -114,26 +112,27 @@ pub(super) fn helper_memory(rss: Option<u64>) -> String {
     }
 }
 
-/// What was skipped on Kubernetes with these arguments.
-fn skipped(a: &Args) -> Vec<&'static str> {
-    let mut out = vec![SKIPPED_CREATES];
-    if a.cli {
-        out.insert(0, SKIPPED_CLI);
+/// Where a benchmark measured, as JSON: the engine's info, or the
+/// cluster's kind, server and namespace.
+pub(super) fn backend_json(backend: &Backend) -> serde_json::Value {
+    if let Some(engine) = backend.as_engine() {
+        return serde_json::json!(engine.info());
     }
-    out
+    let info = backend.info();
+    serde_json::json!({
+        "kind": info.kind, "endpoint": info.endpoint, "namespace": info.namespace,
+    })
 }
 
 /// The whole report of a run on Kubernetes.
 pub(super) fn kubernetes(backend: &Backend, all: &[Series], rss: Option<u64>, a: &Args) {
     let info = backend.info();
     if a.json {
-        let backend = serde_json::json!({
-            "kind": info.kind, "endpoint": info.endpoint, "namespace": info.namespace,
-        });
+        let backend = backend_json(backend);
         println!(
             "{}",
             serde_json::json!({
-                "backend": backend, "series": all, "helper_rss_kib": rss, "skipped": skipped(a),
+                "backend": backend, "series": all, "helper_rss_kib": rss, "skipped": [SKIPPED_CREATES],
             })
         );
         return;
@@ -144,9 +143,7 @@ pub(super) fn kubernetes(backend: &Backend, all: &[Series], rss: Option<u64>, a:
         println!("{line}");
     }
     println!("{}", helper_memory(rss));
-    for line in skipped(a) {
-        println!("{line}");
-    }
+    println!("{SKIPPED_CREATES}");
 }
 
 #[cfg(test)]
