@@ -51,22 +51,32 @@ if [[ $seconds == cmin ]]; then
     exit 0
 fi
 
-status=0
+# Both targets built first, then fuzzed side by side (one core each), each
+# run's output shown when both are done.
+cargo fuzz build "${build[@]}" --sanitizer "$sanitizer" --debug-assertions
+status=0 logs=$(mktemp -d)
+declare -A pid=()
 for target in "${targets[@]}"; do
     kind="${target#validate_}"
-    examples=$(mktemp -d)
+    examples=$logs/examples-$kind
+    mkdir -p "$examples"
     for example in examples/*/*."$kind"; do
         cp "$example" "$examples/example-$(basename "$(dirname "$example")").$kind" 2>/dev/null || true
     done
     mkdir -p "$work/$target" "fuzz/corpus/$target"
     echo "fuzz: $target for ${seconds}s" >&2
-    if ! cargo fuzz run "${build[@]}" --sanitizer "$sanitizer" --debug-assertions "$target" \
+    cargo fuzz run "${build[@]}" --sanitizer "$sanitizer" --debug-assertions "$target" \
         "$work/$target" "fuzz/corpus/$target" "fuzz/seeds/$kind" "$examples" -- \
         -max_total_time="$seconds" -dict=fuzz/manifest.dict -max_len=65536 \
-        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1; then
+        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$logs/$target.log" 2>&1 &
+    pid[$target]=$!
+done
+for target in "${targets[@]}"; do
+    if ! wait "${pid[$target]}"; then
         echo "fuzz: $target found a crash: see fuzz/artifacts/$target/" >&2
         status=1
     fi
-    rm -rf "$examples"
+    tail -n 25 "$logs/$target.log" >&2
 done
+rm -rf "$logs"
 exit "$status"

@@ -62,7 +62,9 @@ built() { [[ -n $(wheel) && -x $SMOKE/bin/python ]] || build; }
 run_pytest() {
   built || return 1
   step "pytest on ${POCKETDOCK_SOCKET:-the first engine found}"
-  (cd python/tests && "$SMOKE/bin/python" -m pytest -q -p no:cacheprovider) || failed+=("pytest")
+  # PYTEST_MARK: which tests, as `pytest -m` takes it (the kube suite's
+  # `not engine_only`).
+  (cd python/tests && "$SMOKE/bin/python" -m pytest -q -p no:cacheprovider ${PYTEST_MARK:+-m "$PYTEST_MARK"}) || failed+=("pytest")
 }
 
 # The same package and stubs whatever the engine: these run once.

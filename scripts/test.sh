@@ -233,12 +233,14 @@ suite_rootless() {
 # The fault suite on second engine instances of their own
 # (scripts/provision.sh fault-engine): stopping or pausing them never
 # touches the engines above. Its tests run one at a time on each engine,
-# the engines side by side (each run's log is shown when both are done).
-# The load test (50 sandboxes x 10 steps, about 45 s per engine) runs
+# the engines side by side, in the background: they mostly wait on paused
+# and restarted engines, so the next suite (the cluster's) runs meanwhile,
+# and any other waits for them first (finish_faults). Each run's log is
+# shown when both are done. The load test (50 sandboxes x 10 steps) runs
 # with it.
+declare -A faults_pid=()
 suite_faults() {
   local e
-  declare -A pid=()
   for e in "${engines[@]}"; do
     if ((inventory)); then
       POCKETDOCK_FAULT_ENGINES=$e nextest "faults-$e" "fault suite on $e" --test faults -j 1
@@ -246,11 +248,15 @@ suite_faults() {
     fi
     POCKETDOCK_FAULT_ENGINES=$e POCKETDOCK_LOAD=1 CI=true QUIET=1 \
       nextest "faults-$e" "fault suite on $e" --test faults -j 1 &
-    pid[$e]=$!
+    faults_pid[$e]=$!
   done
+}
+finish_faults() {
+  local e
   for e in "${engines[@]}"; do
-    [[ -n ${pid[$e]:-} ]] || continue
-    wait "${pid[$e]}" || failed+=("fault suite on $e")
+    [[ -n ${faults_pid[$e]:-} ]] || continue
+    wait "${faults_pid[$e]}" || failed+=("fault suite on $e")
+    unset "faults_pid[$e]"
     step "fault suite on $e"
     cat "$LOGS/faults-$e.log" >&2
   done
@@ -307,10 +313,14 @@ suite_guest() { long_suite guest scripts/guest.sh; }
 # against it, via the helper and then through exec alone; without it,
 # each is named as not run. A cluster this suite started, it stops.
 KUBE_FILTER='binary(integration) & (test(/^kubernetes_cluster/) | test(=contract::kubernetes_real_cluster_when_asked))'
+# Again through exec alone: the library's tests, where the path matters
+# (the CLI's verbs and the dashboard take the same paths through them).
+KUBE_EXEC_FILTER='binary(integration) & (test(/^kubernetes_cluster::/) | test(=contract::kubernetes_real_cluster_when_asked))'
 suite_kube() {
   if ((inventory)); then
     nextest kube "kube: cluster tests" -E "$KUBE_FILTER"
-    nextest kube-exec "kube: cluster tests via exec" -E "$KUBE_FILTER"
+    nextest kube-exec "kube: cluster tests via exec" -E "$KUBE_EXEC_FILTER"
+    echo "kube-python python/tests -m 'not engine_only' (pytest)"
     return
   fi
   if ! bash scripts/kube.sh ready >/dev/null 2>&1; then
@@ -332,7 +342,10 @@ suite_kube() {
   eval "$env"
   export POCKETDOCK_SOCKET=${socket[podman]}
   CI=true nextest kube "kube: cluster tests" -E "$KUBE_FILTER"
-  POCKETDOCK_EXEC_VIA=exec CI=true nextest kube-exec "kube: cluster tests via exec" -E "$KUBE_FILTER"
+  POCKETDOCK_EXEC_VIA=exec CI=true nextest kube-exec "kube: cluster tests via exec" -E "$KUBE_EXEC_FILTER"
+  step "kube: python package's backend-neutral pytest on the cluster"
+  POCKETDOCK_BACKEND=kubernetes KUBECONFIG=$POCKETDOCK_TEST_KUBECONFIG PYTEST_MARK="not engine_only" \
+    POCKETDOCK_TEST_CYCLES=20 bash scripts/test-python.sh pytest || failed+=("kube: python package")
   unset POCKETDOCK_SOCKET POCKETDOCK_TEST_KUBECONFIG POCKETDOCK_TEST_KUBECONFIG_ADMIN POCKETDOCK_TEST_IMAGE
   ((was_up)) || bash scripts/kube.sh stop >/dev/null 2>&1 || failed+=("kube: scripts/kube.sh stop")
 }
@@ -355,6 +368,7 @@ if ((!inventory)); then
 fi
 
 for suite in "${suites[@]}"; do
+  [[ $suite == kube ]] || finish_faults
   case $suite in
     podman | docker)
       [[ " ${engines[*]} " == *" $suite "* ]] || continue
@@ -367,6 +381,7 @@ for suite in "${suites[@]}"; do
       "suite_$suite" ;;
   esac
 done
+finish_faults
 ((inventory)) && { ((${#failed[@]} == 0)) || { printf 'FAILED: %s\n' "${failed[@]}" >&2; exit 1; }; exit 0; }
 
 # The remote engine the remote:: tests started (scripts/remote-engine.sh).

@@ -9,6 +9,13 @@ import pytest
 import pocketdock
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "engine_only: needs a Podman or Docker engine (not run on a cluster: -m 'not engine_only')",
+    )
+
+
 @pytest.fixture
 def sb() -> Iterator[pocketdock.Container]:
     c = pocketdock.create_new_container(profile="minimal")

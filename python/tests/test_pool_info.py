@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import pocketdock
 from conftest import exists
 
@@ -18,6 +20,7 @@ def test_a_pool_hands_out_and_takes_back() -> None:
     assert not exists(name)
 
 
+@pytest.mark.engine_only  # a pod cannot be stopped and resumed
 def test_info_stop_resume_reboot(sb: pocketdock.Container) -> None:
     info = sb.info()
     assert info.status == "running" and info.name == sb.name and info.raw["via"]
@@ -38,6 +41,7 @@ def test_info_stop_resume_reboot(sb: pocketdock.Container) -> None:
     assert not sb.run("ls /home/sandbox/kept").ok
 
 
+@pytest.mark.engine_only  # a pod cannot be committed to an image
 def test_a_snapshot_makes_an_image(sb: pocketdock.Container) -> None:
     # In the home directory: /tmp is a tmpfs, which a snapshot does not keep.
     sb.run("echo saved > /home/sandbox/s")
@@ -50,6 +54,7 @@ def test_a_snapshot_makes_an_image(sb: pocketdock.Container) -> None:
         assert pocketdock.remove_image(tag, force=True)
 
 
+@pytest.mark.engine_only  # a pod does not outlive its job
 def test_a_persistent_container_is_stopped_then_resumed(tmp_path: Path) -> None:
     c = pocketdock.create_new_container(profile="minimal", persist=True, project_dir=str(tmp_path))
     name = c.name
@@ -64,6 +69,7 @@ def test_a_persistent_container_is_stopped_then_resumed(tmp_path: Path) -> None:
     assert not exists(name)
 
 
+@pytest.mark.engine_only  # a pod does not outlive its job
 def test_removing_a_persistent_container_removes_its_record(tmp_path: Path) -> None:
     c = pocketdock.create_new_container(profile="minimal", persist=True, project_dir=str(tmp_path))
     record = tmp_path / ".pocketdock" / "instances" / c.name

@@ -6,6 +6,8 @@ import threading
 import time
 from typing import List
 
+import pytest
+
 import pocketdock
 
 
@@ -15,6 +17,7 @@ def test_a_result_has_the_spec_fields(sb: pocketdock.Container) -> None:
     assert r.duration_ms >= 0 and not r.timed_out and not r.truncated
 
 
+@pytest.mark.engine_only  # a pod's commands run as its own user
 def test_options_reach_the_command(sb: pocketdock.Container) -> None:
     r = sb.run("echo $A; pwd; id -un", env={"A": "1"}, cwd="/tmp", user="root")
     assert r.stdout == "1\n/tmp\nroot\n"

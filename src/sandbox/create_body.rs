@@ -131,10 +131,16 @@ pub(super) fn home_of(spec: &SandboxSpec, image: Option<&ImageInfo>) -> Option<S
     if let Some(w) = &spec.workdir {
         return Some(w.clone());
     }
-    image
-        .map(|i| i.working_dir.clone())
-        .filter(|w| !w.is_empty())
+    match image {
+        Some(i) => Some(i.working_dir.clone()).filter(|w| !w.is_empty()),
+        // A backend that cannot inspect images (a cluster): a profile's
+        // image has the home its Dockerfile sets (images/*/Dockerfile).
+        None => spec.profile().map(|_| PROFILE_HOME.to_string()),
+    }
 }
+
+/// The working directory and home of a profile's image.
+const PROFILE_HOME: &str = "/home/sandbox";
 
 /// Where a new sandbox's files go beyond its image.
 pub(super) struct Layout<'a> {
