@@ -243,6 +243,7 @@ impl Job {
     ) -> Result<ApplyOutcome, ApplyError> {
         let (reserved, job_id, plan) = self.claim()?;
         let req = self.req;
+        let plan = Arc::new(Arc::unwrap_or_clone(plan).offline_for_cache(req.cache));
         let manifest_path =
             std::fs::canonicalize(&req.manifest).unwrap_or_else(|_| req.manifest.clone());
         let cache = plan.cache_plan(req.cache);
