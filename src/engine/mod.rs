@@ -21,6 +21,7 @@ mod host;
 mod image;
 pub mod socket;
 mod ssh_tunnel;
+mod volume;
 pub mod transport;
 mod watch;
 
