@@ -83,7 +83,8 @@ for engine in "${engines[@]}"; do
     (cd "$d" && "$pd" apply job.yaml --no-cache --output plain >"$d/log" 2>&1) ||
       { tail -n 30 "$d/log" >&2; "$cli" volume rm -f "$volume" >/dev/null; exit 1; }
     t1=$(date +%s.%N)
-    printf '%s %s build: %.1f s\n' "$engine" "$run" "$(echo "$t1 - $t0" | bc)"
+    printf '%s %s apply: %.1f s; %s\n' "$engine" "$run" "$(echo "$t1 - $t0" | bc)" \
+      "$(grep -o 'ccache: [0-9]* of [0-9]* compilations hit' "$d/log" || echo 'no ccache line')"
   done
   grep -E '\] +(Hits|Misses|Cacheable)' "$d/log" | sed "s/^/$engine second: /"
   rate=$(grep -E '\] +Hits:' "$d/log" | head -1 | sed -E 's/.*\(\s*([0-9.]+)%\).*/\1/')

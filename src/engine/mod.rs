@@ -21,8 +21,8 @@ mod host;
 mod image;
 pub mod socket;
 mod ssh_tunnel;
-mod volume;
 pub mod transport;
+mod volume;
 mod watch;
 
 use std::path::{Path, PathBuf};

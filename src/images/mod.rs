@@ -71,7 +71,7 @@ pub const SHIPPED: &[Shipped] = &[
         image: "pocketdock/embedded",
         network: true,
         about:
-            "arm-none-eabi gcc + newlib, gdb-multiarch, make, cmake, ninja, PlatformIO; network on",
+            "arm-none-eabi and riscv64 gcc, avr-gcc, ccache, gdb-multiarch, qemu-arm, make, cmake, ninja, esptool, PlatformIO; network on",
         dockerfile: include_str!("../../images/embedded/Dockerfile"),
         compiler_cache: Some("/home/sandbox/.cache/ccache"),
     },
@@ -90,7 +90,13 @@ pub fn compiler_cache_volume(project: &str, image: &str) -> Option<VolumeMount> 
         .and_then(|s| s.compiler_cache)?;
     let safe: String = project
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     Some(VolumeMount {
         host: format!("pocketdock-ccache-{safe}"),

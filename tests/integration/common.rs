@@ -279,10 +279,9 @@ impl Drop for LabelCleanup {
             }
             // The compiler cache volume its `embedded` jobs mounted.
             if let Some(project) = label.strip_prefix("pocketdock.project=") {
-                if let Some(v) = pocketdock::images::compiler_cache_volume(
-                    project,
-                    "pocketdock/embedded",
-                ) {
+                if let Some(v) =
+                    pocketdock::images::compiler_cache_volume(project, "pocketdock/embedded")
+                {
                     let _ = engine.remove_volume(&v.host, true).await;
                 }
             }

@@ -39,7 +39,10 @@ async fn the_esp32_c3_example_builds_offline_and_applies_again_from_the_cache() 
     // 0xE9 is an ESP image; 5 is the ESP32-C3's chip id.
     assert_eq!(magic_and_chip(&image), (0xE9, 5));
     // EM_RISCV.
-    assert_eq!(elf_machine(&read(&dir.path().join("out/firmware.elf"))), 243);
+    assert_eq!(
+        elf_machine(&read(&dir.path().join("out/firmware.elf"))),
+        243
+    );
 
     std::fs::remove_dir_all(dir.path().join("out")).unwrap();
     let second = apply(&dir, &[]);
@@ -49,7 +52,7 @@ async fn the_esp32_c3_example_builds_offline_and_applies_again_from_the_cache() 
 
 /// `uses: stm32` on the `embedded` profile, as a user writes it first:
 /// `cache: true` and no `network:` key.
-const STM32: &str = r#"version: 1
+const STM32: &str = r"version: 1
 cache: true
 sandboxes:
   fw:
@@ -59,7 +62,7 @@ steps:
   fw:
     uses: stm32
     with: { src: board, target: build, out: out }
-"#;
+";
 
 #[tokio::test]
 async fn an_stm32_job_that_says_nothing_of_the_network_is_cached() {
