@@ -48,6 +48,12 @@ async fn the_esp32_c3_example_builds_offline_and_applies_again_from_the_cache() 
     let second = apply(&dir, &[]);
     assert_eq!(with_status(&second, "cached").len(), 3, "{second:?}");
     assert_eq!(read(&dir.path().join("out/firmware.bin")), image);
+
+    // A prune of everything takes the project's compiler cache volume too.
+    dir.pd()
+        .args(["cache", "prune"])
+        .code(0)
+        .stdout_has(", the compiler cache volume;");
 }
 
 /// `uses: stm32` on the `embedded` profile, as a user writes it first:
