@@ -217,4 +217,8 @@ impl Seam for Engine {
     async fn remove_image(&self, reference: &str, force: bool) -> Result<bool> {
         Engine::remove_image(self, reference, force).await
     }
+
+    async fn remove_volume(&self, name: &str) -> Result<bool> {
+        Engine::remove_volume(self, name, false).await
+    }
 }

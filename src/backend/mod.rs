@@ -294,4 +294,9 @@ impl Backend {
     pub async fn remove_image(&self, reference: &str, force: bool) -> Result<bool> {
         each_backend!(self, b => Seam::remove_image(b, reference, force).await)
     }
+
+    /// Remove a named volume no container uses; whether it existed.
+    pub async fn remove_volume(&self, name: &str) -> Result<bool> {
+        each_backend!(self, b => Seam::remove_volume(b, name).await)
+    }
 }

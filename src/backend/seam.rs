@@ -176,4 +176,10 @@ pub(crate) trait Seam: Sized {
     async fn remove_image(&self, _reference: &str, _force: bool) -> Result<bool> {
         Ok(false)
     }
+
+    // Volumes.
+
+    async fn remove_volume(&self, _name: &str) -> Result<bool> {
+        Ok(false)
+    }
 }

@@ -99,15 +99,24 @@ pub async fn run(ctx: &Context, args: &Args) -> Result<u8, Error> {
             };
             let chosen = cache_prune::select(&dir, rule, SystemTime::now());
             let backend = ctx.backend().await?;
-            let done = cache_prune::remove(&backend, &dir, &chosen).await;
+            let mut done = cache_prune::remove(&backend, &dir, &chosen).await;
+            if older_than.is_none() && max_size.is_none() {
+                done.compiler_cache =
+                    cache_prune::remove_compiler_cache(&backend, &ctx.project()?.name).await;
+            }
             let left = cache_prune::size_of(&dir.entries(), |sha| {
                 std::fs::metadata(dir.blob_path(sha)).map_or(0, |m| m.len())
             });
             println!(
-                "removed {} entries, {} images, {} blobs; {} left",
+                "removed {} entries, {} images, {} blobs{}; {} left",
                 done.entries.len(),
                 done.images,
                 done.blobs,
+                if done.compiler_cache {
+                    ", the compiler cache volume"
+                } else {
+                    ""
+                },
                 ByteSize(left)
             );
             Ok(0)

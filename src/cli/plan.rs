@@ -73,6 +73,7 @@ fn plan_for(ctx: &super::Context, args: &Args) -> Result<Plan, u8> {
     };
     manifest::load(&args.file, &load)
         .and_then(|m| planner::plan(m, &opts))
+        .map(|p| p.offline_for_cache(args.cache.switch()))
         .map_err(|e| manifest_error(ctx, &e))
 }
 

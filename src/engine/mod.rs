@@ -22,6 +22,7 @@ mod image;
 pub mod socket;
 mod ssh_tunnel;
 pub mod transport;
+mod volume;
 mod watch;
 
 use std::path::{Path, PathBuf};

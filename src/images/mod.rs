@@ -20,6 +20,7 @@ use crate::engine::{BuildLine, Engine};
 use crate::error::{Error, Result};
 use crate::labels;
 use crate::project::Project;
+use crate::sandbox::VolumeMount;
 
 /// A profile compiled into the binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +35,9 @@ pub struct Shipped {
     pub about: &'static str,
     /// The Dockerfile (the whole build context).
     pub dockerfile: &'static str,
+    /// Where its image keeps its compiler cache (ccache), if it has one:
+    /// jobs mount the project's [`compiler_cache_volume`] there.
+    pub compiler_cache: Option<&'static str>,
 }
 
 /// Profiles this build of pocketdock ships.
@@ -44,6 +48,7 @@ pub const SHIPPED: &[Shipped] = &[
         network: false,
         about: "Debian slim with bash and python3; no network by default",
         dockerfile: include_str!("../../images/minimal/Dockerfile"),
+        compiler_cache: None,
     },
     Shipped {
         name: "dev",
@@ -51,6 +56,7 @@ pub const SHIPPED: &[Shipped] = &[
         network: true,
         about: "minimal + git, curl, jq, vim-tiny, build-essential, ipython; network on",
         dockerfile: include_str!("../../images/dev/Dockerfile"),
+        compiler_cache: None,
     },
     Shipped {
         name: "agent",
@@ -58,16 +64,46 @@ pub const SHIPPED: &[Shipped] = &[
         network: false,
         about: "minimal + requests, httpx, bs4, lxml, pandas, numpy, yaml, pillow; no network",
         dockerfile: include_str!("../../images/agent/Dockerfile"),
+        compiler_cache: None,
     },
     Shipped {
         name: "embedded",
         image: "pocketdock/embedded",
         network: true,
         about:
-            "arm-none-eabi gcc + newlib, gdb-multiarch, make, cmake, ninja, PlatformIO; network on",
+            "arm-none-eabi and riscv64 gcc, avr-gcc, ccache, gdb-multiarch, qemu-arm, make, cmake, ninja, esptool, PlatformIO; network on",
         dockerfile: include_str!("../../images/embedded/Dockerfile"),
+        compiler_cache: Some("/home/sandbox/.cache/ccache"),
     },
 ];
+
+/// The volume that keeps `project`'s compiler cache across jobs, mounted
+/// where a sandbox of `image` (a shipped profile's) keeps it; `None` for
+/// an image without one. One per project name: every job and matrix
+/// instance of the project shares it. It is a cache, not an input (ccache
+/// checks what it serves), so the step cache does not refuse it.
+#[must_use]
+pub fn compiler_cache_volume(project: &str, image: &str) -> Option<VolumeMount> {
+    let dir = SHIPPED
+        .iter()
+        .find(|s| s.image == image)
+        .and_then(|s| s.compiler_cache)?;
+    let safe: String = project
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    Some(VolumeMount {
+        host: format!("pocketdock-ccache-{safe}"),
+        container: dir.to_string(),
+        read_only: false,
+    })
+}
 
 /// Where a profile's build context comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

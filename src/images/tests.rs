@@ -278,3 +278,18 @@ fn dir_context_packs_what_the_digest_covers() {
     pack_dir(&dir, &mut again).unwrap();
     assert_eq!(tar, again);
 }
+
+#[test]
+fn the_embedded_image_keeps_its_compiler_cache_in_a_volume_per_project() {
+    let v = compiler_cache_volume("my fw/x", "pocketdock/embedded").unwrap();
+    assert_eq!(
+        (v.host.as_str(), v.container.as_str(), v.read_only),
+        (
+            "pocketdock-ccache-my-fw-x",
+            "/home/sandbox/.cache/ccache",
+            false
+        )
+    );
+    assert!(compiler_cache_volume("p", "pocketdock/minimal").is_none());
+    assert!(compiler_cache_volume("p", "myorg/embedded").is_none());
+}

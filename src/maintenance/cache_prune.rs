@@ -26,6 +26,9 @@ pub struct CachePruned {
     pub images: usize,
     /// Blobs no entry named any more.
     pub blobs: usize,
+    /// Whether the project's compiler cache volume went (a prune of
+    /// everything takes it too).
+    pub compiler_cache: bool,
 }
 
 /// The entries `rule` selects, least recently hit first; every entry
@@ -86,6 +89,19 @@ pub async fn remove(backend: &Backend, dir: &CacheDir, chosen: &[Listed]) -> Cac
         }
     }
     out
+}
+
+/// Remove `project`'s compiler cache volume (the `embedded` profile's,
+/// see [`crate::images::compiler_cache_volume`]); whether it went. One a
+/// running job mounts stays: the engine refuses, and nothing is forced.
+pub async fn remove_compiler_cache(backend: &Backend, project: &str) -> bool {
+    let Some(v) = crate::images::SHIPPED
+        .iter()
+        .find_map(|s| crate::images::compiler_cache_volume(project, s.image))
+    else {
+        return false;
+    };
+    backend.remove_volume(&v.host).await.unwrap_or(false)
 }
 
 #[cfg(test)]

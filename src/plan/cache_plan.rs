@@ -152,6 +152,44 @@ impl Plan {
         out
     }
 
+    /// This plan with the network off in each sandbox that has it only by
+    /// its profile's default (its manifest says nothing about the network)
+    /// when the cache then serves every one of its steps. A cached step
+    /// must not fetch, and a profile's default (the `embedded` profile's,
+    /// for PlatformIO) is no promise a job depends on: one that needs the
+    /// network says `network: true`, and is not cached.
+    #[must_use]
+    pub fn offline_for_cache(mut self, switch: CacheSwitch) -> Plan {
+        let by_default: Vec<usize> = (0..self.sandboxes.len())
+            .filter(|&s| self.network_by_default(s))
+            .collect();
+        if by_default.is_empty() || switch == CacheSwitch::Off {
+            return self;
+        }
+        for &s in &by_default {
+            self.sandboxes[s].spec.network = false;
+        }
+        let cache = self.cache_plan(switch);
+        for &s in &by_default {
+            let steps = &self.steps_by_sandbox[s];
+            if steps.is_empty() || !steps.iter().all(|&i| cache[i].is_cached()) {
+                self.sandboxes[s].spec.network = true;
+            }
+        }
+        self
+    }
+
+    /// Whether sandbox `s` has network on only by its profile's default.
+    fn network_by_default(&self, s: usize) -> bool {
+        let inst = &self.sandboxes[s];
+        inst.spec.network
+            && self
+                .manifest
+                .sandboxes
+                .get(&inst.sandbox)
+                .is_some_and(|d| d.network.is_none())
+    }
+
     /// `cache:` of the step, else its sandbox, else the job, else `--cache`.
     fn wants_cache(&self, i: usize, switch: CacheSwitch) -> CacheChoice {
         let step = &self.steps[i];

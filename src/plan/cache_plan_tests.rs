@@ -207,3 +207,47 @@ fn a_backend_that_cannot_commit_refuses_every_step_with_the_reason() {
         .iter()
         .all(|s| *s == StepCache::Off));
 }
+
+fn offline(text: &str, switch: CacheSwitch) -> (bool, Vec<StepCache>) {
+    let m = parse(
+        Path::new("/w/job.yaml"),
+        text,
+        Format::Yaml,
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let p = plan(m, &PlanOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .offline_for_cache(switch);
+    (p.sandboxes[0].spec.network, p.cache_plan(switch))
+}
+
+const FIRMWARE: &str = "
+version: 1
+sandboxes: { fw: { profile: embedded } }
+steps:
+  build: { run: make }
+  test: { run: make test }
+";
+
+#[test]
+fn a_profile_default_network_is_turned_off_when_every_step_is_cached() {
+    let (network, cache) = offline(FIRMWARE, CacheSwitch::On);
+    assert!(!network);
+    assert!(cache.iter().all(StepCache::is_cached));
+    // Not asked for the cache: the profile's default stands.
+    assert!(offline(FIRMWARE, CacheSwitch::Manifest).0);
+    assert!(offline(FIRMWARE, CacheSwitch::Off).0);
+}
+
+#[test]
+fn a_network_the_manifest_asks_for_or_a_step_that_is_not_cached_keeps_it() {
+    let said = FIRMWARE.replace("profile: embedded", "profile: embedded, network: true");
+    let (network, cache) = offline(&said, CacheSwitch::On);
+    assert!(network);
+    assert_eq!(cache[0], StepCache::Refused(Refusal::Network));
+    let uncached = FIRMWARE.replace("run: make test", "run: make test, cache: false");
+    let (network, cache) = offline(&uncached, CacheSwitch::On);
+    assert!(network);
+    assert_eq!(cache[0], StepCache::Refused(Refusal::Network));
+}

@@ -150,6 +150,7 @@ impl Job {
             &profiles,
             &recipes,
             Capabilities::ENGINE,
+            req.cache,
         )?;
         Ok(Job {
             req,
@@ -198,6 +199,7 @@ impl Job {
                 &self.profiles,
                 &self.recipes,
                 caps,
+                self.req.cache,
             )?;
             self.caps = caps;
         }
@@ -352,6 +354,7 @@ impl Job {
                 &self.profiles,
                 &self.recipes,
                 self.caps,
+                self.req.cache,
             )?;
         }
     }
@@ -368,6 +371,7 @@ fn plan_as(
     profiles: &ProfileSet,
     recipes: &RecipeSet,
     capabilities: Capabilities,
+    cache: CacheSwitch,
 ) -> Result<Arc<Plan>, ManifestError> {
     let opts = PlanOptions {
         job_id: Some(job_id.to_string()),
@@ -375,7 +379,8 @@ fn plan_as(
         recipes: recipes.clone(),
         capabilities,
     };
-    plan::plan(Arc::clone(manifest), &opts).map(Arc::new)
+    // The plan the job runs: a sandbox the cache serves whole runs offline.
+    plan::plan(Arc::clone(manifest), &opts).map(|p| Arc::new(p.offline_for_cache(cache)))
 }
 
 /// The job's name before its id is known (`job.id` renders empty), as the

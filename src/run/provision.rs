@@ -138,6 +138,12 @@ impl Provisioner {
         spec.name = Some(container_name(&self.job_id, &inst.id, &self.tag, renewal));
         self.fit_to_backend(&mut spec);
         spec.project = Some(self.project.name.clone());
+        if self.backend.kind().is_engine() {
+            spec.volumes.extend(crate::images::compiler_cache_volume(
+                &self.project.name,
+                &inst.spec.image,
+            ));
+        }
         spec.instance = Some(self.job_id.clone());
         spec.persist = inst.persist;
         // `--keep`: the container outlives the job, so no process owns it.

@@ -277,6 +277,14 @@ impl Drop for LabelCleanup {
             for n in containers_with(&engine, &label).await {
                 let _ = engine.remove_container(&n, true).await;
             }
+            // The compiler cache volume its `embedded` jobs mounted.
+            if let Some(project) = label.strip_prefix("pocketdock.project=") {
+                if let Some(v) =
+                    pocketdock::images::compiler_cache_volume(project, "pocketdock/embedded")
+                {
+                    let _ = engine.remove_volume(&v.host, true).await;
+                }
+            }
         });
     }
 }

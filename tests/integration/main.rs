@@ -34,6 +34,7 @@ mod engine_choice;
 mod everyday;
 mod examples;
 mod files;
+mod firmware;
 mod function_size;
 mod fuzz_corpus;
 mod github;
