@@ -659,8 +659,8 @@ cmd_env() {
   [[ -f $f ]] || die "no kubeconfig at $f: run scripts/kube.sh start"
   if [[ ${1:-} == --tests ]]; then
     # What tests/integration/kubernetes_cluster*.rs read.
-    printf 'export POCKETDOCK_TEST_KUBECONFIG=%s POCKETDOCK_TEST_KUBECONFIG_ADMIN=%s POCKETDOCK_TEST_IMAGE=%s\n' \
-      "$f" "$PKI/admin.kubeconfig" "${TEST_IMAGES[0]}"
+    printf 'export POCKETDOCK_TEST_KUBECONFIG=%s POCKETDOCK_TEST_KUBECONFIG_ADMIN=%s POCKETDOCK_TEST_IMAGE=%s KUBECTL=%s\n' \
+      "$f" "$PKI/admin.kubeconfig" "${TEST_IMAGES[0]}" "$BIN_DIR/kubectl"
     return
   fi
   printf 'export KUBECONFIG=%s\n' "$f"

@@ -346,7 +346,7 @@ suite_kube() {
   step "kube: python package's backend-neutral pytest on the cluster"
   POCKETDOCK_BACKEND=kubernetes KUBECONFIG=$POCKETDOCK_TEST_KUBECONFIG PYTEST_MARK="not engine_only" \
     POCKETDOCK_TEST_CYCLES=20 bash scripts/test-python.sh pytest || failed+=("kube: python package")
-  unset POCKETDOCK_SOCKET POCKETDOCK_TEST_KUBECONFIG POCKETDOCK_TEST_KUBECONFIG_ADMIN POCKETDOCK_TEST_IMAGE
+  unset POCKETDOCK_SOCKET POCKETDOCK_TEST_KUBECONFIG POCKETDOCK_TEST_KUBECONFIG_ADMIN POCKETDOCK_TEST_IMAGE KUBECTL
   ((was_up)) || bash scripts/kube.sh stop >/dev/null 2>&1 || failed+=("kube: scripts/kube.sh stop")
 }
 

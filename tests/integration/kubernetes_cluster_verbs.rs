@@ -62,6 +62,23 @@ async fn every_sandbox_verb_and_doctor_work_on_pods_of_the_cluster() {
     pd.cmd(["python", &py, "x = 6 * 7"]).code(0);
     pd.cmd(["python", &py, "print(x)"]).code(0).stdout_has("42");
 
+    // `bench exec --cli` beside the cluster's kubectl (no timing asserted).
+    if let Ok(kubectl) = std::env::var("KUBECTL") {
+        let o = c
+            .pd(dir.path())
+            .env("KUBECTL", &kubectl)
+            .cmd([
+                "bench", "exec", "--cli", "-n", "2", "--warmup", "0", "--image", &c.image,
+            ])
+            .code(0);
+        let out = o.stdout();
+        assert!(
+            out.contains("kubectl exec NAME -- true (CLI)")
+                && out.contains("pocketdock run / kubectl exec NAME -- true (CLI) = "),
+            "{out}"
+        );
+    }
+
     // Doctor looks at the cluster's sandboxes; nothing here is wrong.
     pd.cmd(["doctor"]).code(0).stdout_has("nothing wrong");
     // Nothing of the project is stopped: prune keeps both pods.
@@ -102,18 +119,19 @@ async fn a_job_on_the_cluster_is_followed_and_cancelled_from_other_processes() {
 
     // `logs -f` shows the running step's lines as they come.
     let deadline = Instant::now() + Duration::from_mins(2);
-    let mut follow = loop {
-        let f = pd
+    let (mut follower, mut follow) = loop {
+        let mut f = pd
             .command(["logs", "-f", "last"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(f.stdout.unwrap()).lines();
+        let mut lines = BufReader::new(f.stdout.take().unwrap()).lines();
         // A follower started before the job's first record exits at once.
         if lines.any(|l| l.is_ok_and(|l| l.contains("tick 3"))) {
-            break lines;
+            break (f, lines);
         }
+        f.wait().unwrap();
         assert!(Instant::now() < deadline, "no tick followed in 2 min");
         std::thread::sleep(Duration::from_millis(200));
     };
@@ -129,6 +147,7 @@ async fn a_job_on_the_cluster_is_followed_and_cancelled_from_other_processes() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     // The follower ends with the job.
     assert!(follow.all(|l| l.is_ok()));
+    follower.wait().unwrap();
     let rec = instance_toml(&record);
     assert_eq!(rec["status"].as_str(), Some("cancelled"), "{rec}");
     c.assert_no_pods(&format!("pd-{id}-")).await;

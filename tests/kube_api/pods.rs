@@ -92,7 +92,9 @@ fn container_body(state: &State, pod: &Value) -> Result<CreateContainer, String>
         };
         if v["emptyDir"]["medium"] == "Memory" {
             let path = m["mountPath"].as_str().unwrap_or("/").to_string();
-            body.host_config.tmpfs.insert(path, "mode=1777".into());
+            // Like the kubelet's tmpfs, not the engines' default: programs
+            // run from it (the helper does).
+            body.host_config.tmpfs.insert(path, "mode=1777,exec".into());
         }
     }
     let security = &c["securityContext"];

@@ -120,8 +120,19 @@ fn on_kubernetes(suite: Suite) -> Result<(), Error> {
 /// `kubectl`, what the figures on a cluster are held against: `$KUBECTL`,
 /// else the first on PATH.
 fn kubectl() -> Result<std::path::PathBuf, Error> {
+    let expected =
+        "kubectl on PATH, or KUBECTL=/path/to/kubectl: the cluster's figures are held against it";
     if let Some(k) = std::env::var_os("KUBECTL").filter(|k| !k.is_empty()) {
-        return Ok(k.into());
+        let k = std::path::PathBuf::from(k);
+        return if k.is_file() {
+            Ok(k)
+        } else {
+            Err(Error::Invalid {
+                what: "KUBECTL",
+                value: k.display().to_string(),
+                expected,
+            })
+        };
     }
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|d| d.join("kubectl"))
@@ -129,7 +140,7 @@ fn kubectl() -> Result<std::path::PathBuf, Error> {
         .ok_or(Error::Invalid {
             what: "kubectl",
             value: "not on PATH".into(),
-            expected: "kubectl on PATH (or KUBECTL=/path/to/kubectl): the cluster's figures are held against it",
+            expected,
         })
 }
 
