@@ -4,9 +4,10 @@ use std::path::Path;
 
 use super::*;
 use crate::manifest::{parse, Format, LoadOptions};
-use crate::plan::{plan, PlanOptions};
+use crate::plan::{plan, Plan, PlanOptions};
 
-fn cache_of(text: &str, switch: CacheSwitch) -> Vec<(String, StepCache)> {
+/// The plan of a test manifest.
+fn planned(text: &str) -> Plan {
     let m = parse(
         Path::new("/w/job.yaml"),
         text,
@@ -14,7 +15,11 @@ fn cache_of(text: &str, switch: CacheSwitch) -> Vec<(String, StepCache)> {
         &LoadOptions::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let p = plan(m, &PlanOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    plan(m, &PlanOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cache_of(text: &str, switch: CacheSwitch) -> Vec<(String, StepCache)> {
+    let p = planned(text);
     let c = p.cache_plan(switch);
     p.steps.iter().map(|s| s.id.clone()).zip(c).collect()
 }
@@ -209,16 +214,7 @@ fn a_backend_that_cannot_commit_refuses_every_step_with_the_reason() {
 }
 
 fn offline(text: &str, switch: CacheSwitch) -> (bool, Vec<StepCache>) {
-    let m = parse(
-        Path::new("/w/job.yaml"),
-        text,
-        Format::Yaml,
-        &LoadOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let p = plan(m, &PlanOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .offline_for_cache(switch);
+    let p = planned(text).offline_for_cache(switch);
     (p.sandboxes[0].spec.network, p.cache_plan(switch))
 }
 

@@ -127,6 +127,37 @@ async fn measure(
     Ok(out)
 }
 
+/// One command line of each tool, timed in turn.
+struct Line<'a> {
+    program: &'a Path,
+    args: Vec<&'a str>,
+    env: Vec<(&'a str, &'a str)>,
+}
+
+/// `pocketdock run NAME true` (`ours`) against the other tool's exec
+/// (`theirs`, named `label`), interleaved.
+async fn cli_pair(
+    ours: Line<'_>,
+    theirs: Line<'_>,
+    label: String,
+    a: &Args,
+    runs: usize,
+) -> Result<Vec<Series>, Error> {
+    let (mut mine, mut other) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for i in 0..a.warmup + runs {
+        let my_time = time_cmd(ours.program, &ours.args, &ours.env).await?;
+        let their_time = time_cmd(theirs.program, &theirs.args, &theirs.env).await?;
+        if i >= a.warmup {
+            mine.push(my_time);
+            other.push(their_time);
+        }
+    }
+    Ok(vec![
+        series("pocketdock run NAME true (CLI)", mine),
+        series(label, other),
+    ])
+}
+
 /// On a cluster: `pocketdock run NAME true` against `kubectl exec NAME --
 /// true`, both with the caller's kubeconfig, in the backend's namespace.
 async fn kubectl(
@@ -137,39 +168,34 @@ async fn kubectl(
 ) -> Result<Vec<Series>, Error> {
     let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
     let kubectl = super::kubectl()?;
-    let namespace = backend.info().namespace.unwrap_or_default();
-    let mut ours = Vec::with_capacity(runs);
-    let mut theirs = Vec::with_capacity(runs);
-    for i in 0..a.warmup + runs {
-        let our_time = time_cmd(
-            &me,
-            &[
-                "--backend",
-                "kubernetes",
-                "--namespace",
-                &namespace,
-                "run",
-                sandbox.name(),
-                "true",
-            ],
-            &[],
-        )
-        .await?;
-        let their_time = time_cmd(
-            &kubectl,
-            &["-n", &namespace, "exec", sandbox.name(), "--", "true"],
-            &[],
-        )
-        .await?;
-        if i >= a.warmup {
-            ours.push(our_time);
-            theirs.push(their_time);
-        }
-    }
-    Ok(vec![
-        series("pocketdock run NAME true (CLI)", ours),
-        series("kubectl exec NAME -- true (CLI)", theirs),
-    ])
+    let ns = backend.info().namespace.unwrap_or_default();
+    let name = sandbox.name();
+    let ours = Line {
+        program: &me,
+        args: vec![
+            "--backend",
+            "kubernetes",
+            "--namespace",
+            &ns,
+            "run",
+            name,
+            "true",
+        ],
+        env: Vec::new(),
+    };
+    let theirs = Line {
+        program: &kubectl,
+        args: vec!["-n", &ns, "exec", name, "--", "true"],
+        env: Vec::new(),
+    };
+    cli_pair(
+        ours,
+        theirs,
+        "kubectl exec NAME -- true (CLI)".into(),
+        a,
+        runs,
+    )
+    .await
 }
 
 /// `pocketdock run NAME true` against the engine's own CLI `exec`.
@@ -182,37 +208,26 @@ async fn cli(
     let me = std::env::current_exe().map_err(|e| Error::io("find the pocketdock binary", e))?;
     let info = engine.info();
     let tool = info.kind.cli();
-    let mut ours = Vec::with_capacity(runs);
-    let mut theirs = Vec::with_capacity(runs);
-    for i in 0..a.warmup + runs {
-        let our_time = time_cmd(
-            &me,
-            &[
-                "--socket",
-                &info.socket.to_string_lossy(),
-                "run",
-                sandbox.name(),
-                "true",
-            ],
-            &[],
-        )
-        .await?;
-        let docker_host = format!("unix://{}", info.socket.display());
-        let their_time = time_cmd(
-            Path::new(tool),
-            &["exec", sandbox.name(), "true"],
-            &[("DOCKER_HOST", &docker_host)],
-        )
-        .await?;
-        if i >= a.warmup {
-            ours.push(our_time);
-            theirs.push(their_time);
-        }
-    }
-    Ok(vec![
-        series("pocketdock run NAME true (CLI)", ours),
-        series(format!("{tool} exec NAME true (CLI)"), theirs),
-    ])
+    let socket = info.socket.to_string_lossy();
+    let docker_host = format!("unix://{}", info.socket.display());
+    let ours = Line {
+        program: &me,
+        args: vec!["--socket", &socket, "run", sandbox.name(), "true"],
+        env: Vec::new(),
+    };
+    let theirs = Line {
+        program: Path::new(tool),
+        args: vec!["exec", sandbox.name(), "true"],
+        env: vec![("DOCKER_HOST", &docker_host)],
+    };
+    cli_pair(
+        ours,
+        theirs,
+        format!("{tool} exec NAME true (CLI)"),
+        a,
+        runs,
+    )
+    .await
 }
 
 /// `pocketdock run` against the other tool's exec, when `--cli` measured both.
