@@ -6,7 +6,7 @@ use super::{ActionCtx, Attempt, Use};
 use crate::run::step_error::StepError;
 
 /// Copy `src` (host) to `dst` (sandbox); stops at cancellation.
-pub(super) async fn push(ctx: &ActionCtx<'_>, src: &Path, dst: &str) -> Attempt {
+pub(crate) async fn push(ctx: &ActionCtx<'_>, src: &Path, dst: &str) -> Attempt {
     if let Err(e) = ctx.host_paths.check(src, Use::PushSource) {
         return Attempt::failed(StepError::HostPath(e));
     }

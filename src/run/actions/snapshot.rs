@@ -4,7 +4,7 @@ use super::{ActionCtx, Attempt};
 
 /// Commit to `image`. Not stopped by cancellation: a commit half done is
 /// the engine's to finish, and it is short.
-pub(super) async fn snapshot(ctx: &ActionCtx<'_>, image: &str) -> Attempt {
+pub(crate) async fn snapshot(ctx: &ActionCtx<'_>, image: &str) -> Attempt {
     let r = ctx
         .sandbox
         .snapshot(image)

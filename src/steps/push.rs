@@ -1,0 +1,101 @@
+//! `push:`: copy a host file or directory into the sandbox.
+
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+
+
+use super::transfer::{self, Transfer};
+use super::{Bound, StepKind};
+use crate::cache::{content_digest, Key, StepKeyInput};
+use crate::diag::Diagnostic;
+use crate::manifest::decode::{ActionAt, Decoder};
+use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
+use crate::manifest::{StepDecl, Tpl};
+use crate::plan::{HostUse, Render};
+use crate::run::actions::{self, ActionCtx, Attempt, HostPaths, Use};
+
+/// The kind.
+pub struct Step;
+/// What the manifest holds.
+pub type Decl = Transfer;
+/// What it renders to.
+pub type Rendered = RenderedPush;
+
+/// A `push`, rendered: copy `src` (host, absolute) to `dst` in the sandbox.
+#[derive(Debug, Clone)]
+pub struct RenderedPush {
+    /// Host path, resolved against the manifest's directory.
+    pub src: PathBuf,
+    /// Path in the sandbox.
+    pub dst: String,
+}
+
+impl StepKind for Step {
+    const NAME: &'static str = "push";
+    const EXAMPLE: &'static str = "push: {src: ./a, dst: /b}";
+    const KEY: KeyDoc = key(
+        "push",
+        "Action: copy a host file or directory (relative to the manifest) into the sandbox.",
+        || reference("transfer"),
+    );
+    const FORMS: &'static [MapForm] = transfer::FORMS;
+
+    type Decl = Transfer;
+    type Rendered = RenderedPush;
+    type State = ();
+
+    fn decode(d: &mut Decoder<'_>, at: &ActionAt<'_>) -> Option<Transfer> {
+        transfer::decode(d, at, Self::NAME, false)
+    }
+
+    fn templates(decl: &Transfer, each: &mut dyn FnMut(&Tpl)) {
+        each(&decl.src);
+        decl.dst.iter().for_each(each);
+    }
+
+    fn host_paths<'a>(decl: &'a Transfer, each: &mut dyn FnMut(&'a Tpl, HostUse)) {
+        each(&decl.src, HostUse::PushSource);
+    }
+
+    fn render(t: &Transfer, _step: &StepDecl, r: &Render<'_>) -> Result<RenderedPush, Diagnostic> {
+        Ok(RenderedPush {
+            src: r.host_path(&r.text(&t.src)?),
+            // Decoding requires a push's `dst`.
+            dst: t.dst.as_ref().map(|d| r.text(d)).transpose()?.unwrap_or_default(),
+        })
+    }
+
+    fn bound(_r: &RenderedPush) -> Bound {
+        Bound::Step
+    }
+
+    fn paths_allowed(r: &RenderedPush, paths: &HostPaths) -> bool {
+        paths.check(&r.src, Use::PushSource).is_ok()
+    }
+
+    fn cache_input(
+        r: &RenderedPush,
+        input: &mut StepKeyInput,
+        _secrets: &[(String, Key)],
+        _base: &Path,
+    ) -> io::Result<()> {
+        input.fields.push(("dst".to_string(), r.dst.clone()));
+        input.content = Some(content_digest(&r.src)?);
+        Ok(())
+    }
+
+    fn describe(r: &RenderedPush) -> String {
+        format!("push: {} -> {}", r.src.display(), r.dst)
+    }
+
+    fn new_state(_sandboxes: usize) {}
+
+    fn attempt<'a>(
+        r: &'a RenderedPush,
+        _state: &'a (),
+        ctx: &'a ActionCtx<'a>,
+    ) -> impl Future<Output = Attempt> + Send + 'a {
+        actions::push::push(ctx, &r.src, &r.dst)
+    }
+}
