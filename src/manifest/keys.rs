@@ -466,7 +466,12 @@ const STEP_TAIL: &[KeyDoc] = &[
 /// Keys of one step: its own, with each kind's key in the registry's order.
 pub(crate) static STEP_KEYS: LazyLock<Vec<KeyDoc>> = LazyLock::new(|| {
     let kinds = Kind::ALL.iter().map(|k| k.key());
-    STEP_HEAD.iter().copied().chain(kinds).chain(STEP_TAIL.iter().copied()).collect()
+    STEP_HEAD
+        .iter()
+        .copied()
+        .chain(kinds)
+        .chain(STEP_TAIL.iter().copied())
+        .collect()
 });
 
 /// Keys of a step's `limits`.
@@ -507,9 +512,7 @@ pub(crate) struct MapForm {
 }
 
 /// The required keys of each kind of map.
-pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
-    ("manifest", &["version"]),
-];
+pub(crate) const REQUIRED: &[(&str, &[&str])] = &[("manifest", &["version"])];
 
 /// Keys of a recipe file (`recipe.yaml` / `recipe.kdl`).
 pub(crate) const RECIPE_KEYS: &[KeyDoc] = &[

@@ -48,13 +48,6 @@ pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 // paths inside the manifest still resolve through this import.
 use crate::limits;
 pub use crate::limits::{parse_limit_arg, Limit, Limits};
-pub use decode::{is_id, is_project_name, VERSION};
-pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
-pub use manifest::Manifest;
-pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
-pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl, TMP_ON_DISK};
-pub use secret_decl::{SecretDecl, SecretSource};
-pub use settings_decl::SettingsDecl;
 pub use crate::steps::python::PythonAction;
 pub use crate::steps::run::{Interpreter, Protocol, RunAction, StdinDecl};
 pub use crate::steps::session::{is_session_name, SessionAction, DEFAULT_SESSION};
@@ -62,6 +55,13 @@ pub use crate::steps::snapshot::SnapshotAction;
 pub use crate::steps::transfer::Transfer;
 pub use crate::steps::uses::{UsesAction, WithValue};
 pub use crate::steps::Action;
+pub use decode::{is_id, is_project_name, VERSION};
+pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
+pub use manifest::Manifest;
+pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
+pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl, TMP_ON_DISK};
+pub use secret_decl::{SecretDecl, SecretSource};
+pub use settings_decl::SettingsDecl;
 pub use step_decl::{CacheChoice, CacheInput, StepDecl, StepLimits};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 

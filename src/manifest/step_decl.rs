@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::sandbox_decl::Tpl;
-use crate::steps::Action;
 use crate::diag::{Span, Spanned};
 use crate::size::ByteSize;
+use crate::steps::Action;
 
 /// A declared step, as written (templates unrendered: the runner renders
 /// them just before the step runs, with the results of the steps before).

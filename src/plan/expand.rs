@@ -21,8 +21,8 @@ use super::recipe_set::{FoundRecipe, RecipeSet};
 use super::SandboxInstance;
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::{
-    Diagnostic, InputType, Manifest, ManifestError, RecipeDecl, Spanned, StepDecl,
-    UsesAction, WithValue,
+    Diagnostic, InputType, Manifest, ManifestError, RecipeDecl, Spanned, StepDecl, UsesAction,
+    WithValue,
 };
 
 /// One step that uses a recipe, as planned.

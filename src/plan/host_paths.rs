@@ -41,7 +41,8 @@ impl Use {
 pub(super) fn check(manifest: &Manifest) -> Vec<Diagnostic> {
     let mut paths: Vec<(&Tpl, Use)> = Vec::new();
     for step in manifest.steps.values() {
-        step.action.host_paths(&mut |tpl, what| paths.push((tpl, what)));
+        step.action
+            .host_paths(&mut |tpl, what| paths.push((tpl, what)));
     }
     let made = Made::of(manifest);
     let mut roots = manifest.host_roots.resolved(&manifest.base_dir);

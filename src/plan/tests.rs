@@ -499,7 +499,8 @@ fn conditions_and_step_template_errors_point_into_the_file() {
     }];
     let ctx = p.context_with_results(b, |i| results.get(i));
     assert!(p.should_run(b, &ctx).unwrap());
-    let RenderedAction::Run(RenderedRun { cmd, .. }) = p.render_step(b, &ctx).unwrap().action else {
+    let RenderedAction::Run(RenderedRun { cmd, .. }) = p.render_step(b, &ctx).unwrap().action
+    else {
         panic!()
     };
     assert_eq!(cmd, "echo 1hi");
@@ -622,7 +623,9 @@ fn grading_example_yaml_and_kdl_plan_alike() {
             ..StepResult::default()
         });
         let ctx = p.context_with_results(record, |i| results[i].as_ref());
-        let RenderedAction::Run(RenderedRun { cmd, .. }) = p.render_step(record, &ctx).unwrap().action else {
+        let RenderedAction::Run(RenderedRun { cmd, .. }) =
+            p.render_step(record, &ctx).unwrap().action
+        else {
             panic!()
         };
         cmd
@@ -1146,7 +1149,9 @@ steps:
     };
     let ctx = p.context_with_results(1, |_| Some(&done));
     assert!(p.should_run(1, &ctx).unwrap());
-    let RenderedAction::Session(RenderedSession { send, .. }) = p.render_step(1, &ctx).unwrap().action else {
+    let RenderedAction::Session(RenderedSession { send, .. }) =
+        p.render_step(1, &ctx).unwrap().action
+    else {
         panic!()
     };
     assert_eq!(send, "echo int: 41 None 0");

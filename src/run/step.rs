@@ -20,8 +20,8 @@ use super::step_error::{StepError, STALL_GRACE};
 use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
 use crate::plan::RenderedStep;
-use crate::steps::Bound;
 use crate::sandbox::Sandbox;
+use crate::steps::Bound;
 use crate::template::{ResultStatus, StepResult};
 
 /// How long a step that lost its connection waits for the engine watch to

@@ -21,7 +21,7 @@ use std::time::Duration;
 use crate::backend::Capability;
 use crate::cache::{Key, StepKeyInput};
 use crate::diag::Diagnostic;
-use crate::manifest::decode::{ActionAt, Decoder, Obj};
+use crate::manifest::decode::{ActionAt, Decoder, Misplaced, Obj};
 use crate::manifest::keys::{KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Refusal, Render};
@@ -39,6 +39,9 @@ pub(crate) trait StepKind {
     const KEY: KeyDoc;
     /// The maps its long form uses, for the schema (`$defs`).
     const FORMS: &'static [MapForm] = &[];
+    /// Keys of its long form written on the step itself, and where they
+    /// belong, for the decoder's hint.
+    const ON_STEP: Misplaced = &[];
     /// In KDL, the key a node of this name's first argument sets.
     const KDL_PRIMARY: Option<&'static str> = None;
     /// It takes the step's `limits:`.
@@ -206,6 +209,12 @@ macro_rules! registry {
             pub(crate) fn forms(self) -> &'static [MapForm] {
                 match self {
                     $(Kind::$variant => <$m::Step as StepKind>::FORMS,)*
+                }
+            }
+
+            pub(crate) fn on_step(self) -> Misplaced {
+                match self {
+                    $(Kind::$variant => <$m::Step as StepKind>::ON_STEP,)*
                 }
             }
 

@@ -10,7 +10,7 @@ use super::transfer::{self, Transfer};
 use super::{Bound, HostWrites, StepKind};
 use crate::cache::{Key, StepKeyInput};
 use crate::diag::Diagnostic;
-use crate::manifest::decode::{ActionAt, Decoder};
+use crate::manifest::decode::{ActionAt, Decoder, Misplaced};
 use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Render};
@@ -44,6 +44,7 @@ impl StepKind for Step {
     );
     const FORMS: &'static [MapForm] = transfer::FORMS;
 
+    const ON_STEP: Misplaced = transfer::ON_STEP;
     type Decl = Transfer;
     type Rendered = RenderedPull;
     type State = ();

@@ -81,6 +81,7 @@ impl StepKind for Step {
     const KDL_PRIMARY: Option<&'static str> = Some("code");
     const PYTHON_RESULT: bool = true;
 
+    const ON_STEP: Misplaced = &[("code", "inside `python`")];
     type Decl = PythonAction;
     type Rendered = RenderedPython;
     type State = Kernels;

@@ -229,6 +229,16 @@ impl StepKind for Step {
     const TAKES_LIMITS: bool = true;
     const TAKES_SECRETS: bool = true;
 
+    const ON_STEP: Misplaced = &[
+        ("cmd", "inside `run`"),
+        ("lang", "inside `run`"),
+        ("env", "inside `run`"),
+        ("workdir", "inside `run`"),
+        ("user", "inside `run`"),
+        ("max_output", "inside `run`"),
+        ("stdin", "inside `run`"),
+        ("protocol", "inside `run`"),
+    ];
     type Decl = RunAction;
     type Rendered = RenderedRun;
     type State = ();

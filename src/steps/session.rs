@@ -123,6 +123,10 @@ impl StepKind for Step {
     }];
     const KDL_PRIMARY: Option<&'static str> = Some("send");
 
+    const ON_STEP: Misplaced = &[
+        ("send", "inside `session`"),
+        ("expect_exit", "inside `session`"),
+    ];
     type Decl = SessionAction;
     type Rendered = RenderedSession;
     type State = Sessions;

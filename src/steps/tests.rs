@@ -39,10 +39,20 @@ fn every_kind_has_one_name_its_key_and_its_schema_entry() {
         assert!(seen.insert(name), "two kinds are named `{name}`");
         assert_eq!(Kind::from_name(name), Some(kind));
         assert_eq!(kind.key().name, name, "the key of `{name}`");
-        assert!(STEP_KEYS.iter().any(|k| k.name == name), "`{name}` is no step key");
-        assert!(one_of.contains(&format!("\"{name}\"")), "the schema lacks `{name}`");
+        assert!(
+            STEP_KEYS.iter().any(|k| k.name == name),
+            "`{name}` is no step key"
+        );
+        assert!(
+            one_of.contains(&format!("\"{name}\"")),
+            "the schema lacks `{name}`"
+        );
         for form in kind.forms() {
-            assert!(schema["$defs"].get(form.def).is_some(), "no `$defs.{}`", form.def);
+            assert!(
+                schema["$defs"].get(form.def).is_some(),
+                "no `$defs.{}`",
+                form.def
+            );
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What `push` and `pull` share: a source and a destination.
 
-use crate::manifest::decode::{ActionAt, Decoder};
+use crate::manifest::decode::{ActionAt, Decoder, Misplaced};
 use crate::manifest::keys::{key, template, KeyDoc, MapForm};
 use crate::manifest::Tpl;
 
@@ -28,6 +28,12 @@ const TRANSFER_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// Its keys written on the step itself.
+pub(super) const ON_STEP: Misplaced = &[
+    ("src", "inside `push` or `pull`"),
+    ("dst", "inside `push` or `pull`"),
+];
+
 /// The map both take.
 pub(super) const FORMS: &[MapForm] = &[MapForm {
     def: "transfer",
@@ -43,7 +49,7 @@ pub(super) fn decode(
     kind: &str,
     dst_optional: bool,
 ) -> Option<Transfer> {
-let (node, what) = (at.value, at.what);
+    let (node, what) = (at.value, at.what);
     let obj = d.obj(
         node,
         &format!("`{kind}` of {what}"),

@@ -1,9 +1,11 @@
 //! `steps.<id>`: the sandbox a step runs on, its one action, `needs`, `if`
 //! and failure policy.
 
+use std::sync::LazyLock;
+
 use super::top_level::Ids;
 use super::values::split_words;
-use super::{did_you_mean, hint_for, Decoder, Key, Misplaced, Node, NodeKind, Obj, Span, Spanned};
+use super::{did_you_mean, hint_for, Decoder, Key, Node, NodeKind, Obj, Span, Spanned};
 use crate::manifest::keys::STEP_KEYS;
 use crate::manifest::step_decl::StepDecl;
 use crate::steps::{Action, Kind};
@@ -20,21 +22,14 @@ pub(crate) struct ActionAt<'n> {
     pub what: &'n str,
 }
 
-const STEP_MISPLACED: Misplaced = &[
-    ("cmd", "inside `run`"),
-    ("lang", "inside `run`"),
-    ("env", "inside `run`"),
-    ("workdir", "inside `run`"),
-    ("user", "inside `run`"),
-    ("max_output", "inside `run`"),
-    ("stdin", "inside `run`"),
-    ("protocol", "inside `run`"),
-    ("src", "inside `push` or `pull`"),
-    ("dst", "inside `push` or `pull`"),
-    ("send", "inside `session`"),
-    ("expect_exit", "inside `session`"),
-    ("code", "inside `python`"),
-];
+/// Keys of a kind's long form written on the step: each kind's.
+static STEP_MISPLACED: LazyLock<Vec<(&str, &str)>> = LazyLock::new(|| {
+    Kind::ALL
+        .iter()
+        .flat_map(|k| k.on_step())
+        .copied()
+        .collect()
+});
 
 impl Decoder<'_> {
     pub(super) fn step(
@@ -45,7 +40,7 @@ impl Decoder<'_> {
         steps: &Ids<'_>,
     ) -> Option<StepDecl> {
         let what = format!("step `{}`", id.name);
-        let obj = self.obj(node, &what, &id.name, &STEP_KEYS, STEP_MISPLACED)?;
+        let obj = self.obj(node, &what, &id.name, &STEP_KEYS, &STEP_MISPLACED)?;
 
         let sandbox = self.step_sandbox(id, &obj, sandboxes, &what);
         let (action, first_action) = self.step_action(id, &obj, &what);

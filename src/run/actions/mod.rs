@@ -39,8 +39,8 @@ use crate::template::PythonResult;
 pub use host_paths::{Escape, HostPaths, Use};
 pub use limits::Passed;
 pub use outputs_file::OUTPUT_DIR;
-pub use run::STDOUT_IN_CONTEXT;
 pub(crate) use python::Kernels;
+pub use run::STDOUT_IN_CONTEXT;
 pub(crate) use session::Sessions;
 
 /// What an action works with.
