@@ -38,7 +38,7 @@ impl StepKind for Step {
     const NAME: &'static str = "pull";
     const EXAMPLE: &'static str = "pull: {src: /b}";
     const KEY: KeyDoc = key(
-        "pull",
+        Self::NAME,
         "Action: copy a file or directory out of the sandbox to the host.",
         || reference("transfer"),
     );

@@ -35,7 +35,7 @@ impl StepKind for Step {
     const NAME: &'static str = "push";
     const EXAMPLE: &'static str = "push: {src: ./a, dst: /b}";
     const KEY: KeyDoc = key(
-        "push",
+        Self::NAME,
         "Action: copy a host file or directory (relative to the manifest) into the sandbox.",
         || reference("transfer"),
     );

@@ -68,7 +68,7 @@ impl StepKind for Step {
     const NAME: &'static str = "python";
     const EXAMPLE: &'static str = "python: x = 1";
     const KEY: KeyDoc = key(
-        "python",
+        Self::NAME,
         "Action: run code in the sandbox's persistent Python kernel (variables persist across `python` steps). A string (the code) or a map with `code`.",
         || json!({ "oneOf": [ { "type": "string" }, reference("python") ] }),
     );

@@ -207,7 +207,7 @@ impl StepKind for Step {
     const NAME: &'static str = "run";
     const EXAMPLE: &'static str = "run: make";
     const KEY: KeyDoc = key(
-        "run",
+        Self::NAME,
         "Action: run a command. A string (the command, run by `sh -c`) or a map with `cmd` and options.",
         || json!({ "oneOf": [ { "type": "string" }, reference("run") ] }),
     );

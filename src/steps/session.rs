@@ -111,7 +111,7 @@ impl StepKind for Step {
     const NAME: &'static str = "session";
     const EXAMPLE: &'static str = "session: cd /tmp";
     const KEY: KeyDoc = key(
-        "session",
+        Self::NAME,
         "Action: send a command to a persistent bash session of the sandbox (cwd and variables persist between steps that name the same session). A string (the command) or a map with `send` and options.",
         || json!({ "oneOf": [ { "type": "string" }, reference("session") ] }),
     );

@@ -45,7 +45,7 @@ impl StepKind for Step {
     const NAME: &'static str = "snapshot";
     const EXAMPLE: &'static str = "snapshot: img:1";
     const KEY: KeyDoc = key(
-        "snapshot",
+        Self::NAME,
         "Action: commit the sandbox's filesystem to an image. A string (the image name) or a map with `image`.",
         || json!({ "oneOf": [ { "type": "string" }, reference("snapshot") ] }),
     );

@@ -64,7 +64,7 @@ impl StepKind for Step {
     const NAME: &'static str = "uses";
     const EXAMPLE: &'static str = "uses: ./recipe";
     const KEY: KeyDoc = key(
-        "uses",
+        Self::NAME,
         "Action: run a recipe's steps on this step's sandbox: `./path` to a recipe directory (relative to the manifest), or the name of a project recipe (`.pocketdock/recipes/NAME/`) or a shipped one. See docs/recipes.md.",
         || json!({ "type": "string" }),
     );
