@@ -238,17 +238,14 @@ async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep
     let started = Instant::now();
     let work = rt.actions.attempt(ctx, &rendered.action);
     let mut attempt = match (rendered.action.bound(), rendered.timeout) {
-        (Bound::Command(limit), _) => match limit {
-            Some(limit) => tokio::time::timeout(limit + STALL_GRACE, work)
-                .await
-                .unwrap_or_else(|_| {
-                    Attempt::failed(StepError::TimedOut {
-                        after: limit,
-                        stalled: Some(actions::stall_words(ctx.sandbox)),
-                    })
-                }),
-            None => work.await,
-        },
+        (Bound::Command(Some(limit)), _) => tokio::time::timeout(limit + STALL_GRACE, work)
+            .await
+            .unwrap_or_else(|_| {
+                Attempt::failed(StepError::TimedOut {
+                    after: limit,
+                    stalled: Some(actions::stall_words(ctx.sandbox)),
+                })
+            }),
         (Bound::Step, Some(limit)) => {
             tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
                 Attempt::failed(StepError::TimedOut {

@@ -76,7 +76,7 @@ pub(crate) trait StepKind {
     fn host_paths<'a>(_decl: &'a Self::Decl, _each: &mut dyn FnMut(&'a Tpl, HostUse)) {}
 
     /// Where on the host it may write, for steps that read there later.
-    fn host_writes<'a>(_decl: &'a Self::Decl) -> HostWrites<'a> {
+    fn host_writes(_decl: &Self::Decl) -> HostWrites<'_> {
         HostWrites::Nothing
     }
 

@@ -168,12 +168,12 @@ impl StepKind for Step {
         _state: &'a (),
         _ctx: &'a ActionCtx<'a>,
     ) -> impl Future<Output = Attempt> + Send + 'a {
-        std::future::ready(never(r))
+        std::future::ready(never(*r))
     }
 }
 
-fn never(r: &Infallible) -> Attempt {
-    match *r {}
+fn never(r: Infallible) -> Attempt {
+    match r {}
 }
 
 /// Every string in `v`, however deep.
