@@ -1,6 +1,5 @@
 //! `push:`: copy a host file or directory into the sandbox.
 
-use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +12,7 @@ use crate::manifest::decode::{ActionAt, Decoder, Misplaced};
 use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Render};
-use crate::run::actions::{self, ActionCtx, Attempt, HostPaths, Use};
+use crate::run::actions::{ActionCtx, Attempt, HostPaths, StepError, Use};
 
 /// The kind.
 pub struct Step;
@@ -92,11 +91,22 @@ impl StepKind for Step {
 
     fn new_state(_sandboxes: usize) {}
 
-    fn attempt<'a>(
+    async fn attempt<'a>(
         r: &'a RenderedPush,
         _state: &'a (),
         ctx: &'a ActionCtx<'a>,
-    ) -> impl Future<Output = Attempt> + Send + 'a {
-        actions::push::push(ctx, &r.src, &r.dst)
+    ) -> Attempt {
+        // Stops at cancellation.
+        if let Err(e) = ctx.host_paths.check(&r.src, Use::PushSource) {
+            return Attempt::failed(StepError::HostPath(e));
+        }
+        let result = tokio::select! {
+            r = ctx.sandbox.push(&r.src, &r.dst) => r.map(drop).map_err(|e| ctx.error(e)),
+            () = ctx.cancel.cancelled() => Err(StepError::Cancelled),
+        };
+        Attempt {
+            result,
+            ..Attempt::default()
+        }
     }
 }

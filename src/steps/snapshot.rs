@@ -1,6 +1,5 @@
 //! `snapshot:`: commit the sandbox's filesystem to an image.
 
-use std::future::Future;
 
 use serde_json::json;
 
@@ -11,7 +10,7 @@ use crate::manifest::decode::{ActionAt, Decoder, NodeKind};
 use crate::manifest::keys::{key, reference, template, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
-use crate::run::actions::{self, ActionCtx, Attempt};
+use crate::run::actions::{ActionCtx, Attempt};
 
 /// The kind.
 pub struct Step;
@@ -118,11 +117,22 @@ impl StepKind for Step {
 
     fn new_state(_sandboxes: usize) {}
 
-    fn attempt<'a>(
+    async fn attempt<'a>(
         r: &'a RenderedSnapshot,
         _state: &'a (),
         ctx: &'a ActionCtx<'a>,
-    ) -> impl Future<Output = Attempt> + Send + 'a {
-        actions::snapshot::snapshot(ctx, &r.image)
+    ) -> Attempt {
+        // Not stopped by cancellation: a commit half done is the engine's
+        // to finish, and it is short.
+        let result = ctx
+            .sandbox
+            .snapshot(&r.image)
+            .await
+            .map(drop)
+            .map_err(|e| ctx.error(e));
+        Attempt {
+            result,
+            ..Attempt::default()
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! What one attempt of a step does in its sandbox: the context and result
-//! every step kind's `attempt` shares, and the engine work of each kind
-//! (a file each), which the kinds (`crate::steps`) call.
+//! every step kind's `attempt` shares, and the engine work of the kinds
+//! that need more than a few lines (a file each), which the kinds
+//! (`crate::steps`) call.
 //!
 //! An action gets an [`ActionCtx`] (its sandbox, where its output goes, the
 //! job's cancellation) and gives back an [`Attempt`]: how it ended, as a
@@ -14,11 +15,9 @@ mod limits;
 mod outputs_file;
 mod protocol;
 pub(crate) mod pull;
-pub(crate) mod push;
 pub(crate) mod python;
 pub(crate) mod run;
 pub(crate) mod session;
-pub(crate) mod snapshot;
 mod stdin;
 
 use std::future::Future;
@@ -29,13 +28,14 @@ use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::Emitter;
-use super::step_error::{StepError, STALL_GRACE};
+use super::step_error::STALL_GRACE;
 use crate::event::{Artifact, EventKind, StepStatus, StreamKind, Usage};
 use crate::plan::RenderedAction;
 use crate::sandbox::Sandbox;
 use crate::steps::States;
 use crate::template::PythonResult;
 
+pub(crate) use super::step_error::StepError;
 pub use host_paths::{Escape, HostPaths, Use};
 pub use limits::Passed;
 pub use outputs_file::OUTPUT_DIR;
@@ -75,7 +75,7 @@ impl ActionCtx<'_> {
 
     /// `e` as the step sees it (a cancellation whatever the engine said,
     /// once the job is cancelled).
-    fn error(&self, e: crate::error::Error) -> StepError {
+    pub(crate) fn error(&self, e: crate::error::Error) -> StepError {
         StepError::from_action(e, self.cancel.is_cancelled())
     }
 }
