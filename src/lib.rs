@@ -62,6 +62,7 @@ pub mod sandbox;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod size;
+mod steps;
 pub mod store;
 pub mod template;
 

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use super::{style, table};
 use crate::error::Error;
 use crate::event::StepStatus;
+use crate::plan::ActionKind;
 use crate::store::log_tail::tail;
 use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDONED_HINT};
 
@@ -99,9 +100,10 @@ pub enum LogType {
 impl LogType {
     fn as_str(self) -> &'static str {
         match self {
-            LogType::Run => "run",
-            LogType::Session => "session",
-            LogType::Python => "python",
+            // The step kinds' own names, so job steps match them.
+            LogType::Run => ActionKind::Run.name(),
+            LogType::Session => ActionKind::Session.name(),
+            LogType::Python => ActionKind::Python.name(),
             LogType::Detach => "detach",
         }
     }

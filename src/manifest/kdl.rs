@@ -19,6 +19,7 @@ use super::limits::{Limit, Limits};
 use super::node::{Key, Node, NodeKind};
 use crate::diag::Diagnostic;
 use crate::diag::{Source, Span};
+use crate::steps::Kind;
 
 /// Parse `source` as a KDL v2 document, nested at most `limits`' depth.
 pub(crate) fn parse(source: &Source, limits: &Limits) -> Result<Node, Vec<Diagnostic>> {
@@ -232,13 +233,7 @@ impl Converter<'_> {
     fn value(&mut self, node: &KdlNode) -> Node {
         let name = node.name().value();
         let name_span = span_of(node.name().span());
-        let primary = match name {
-            "run" => Some("cmd"),
-            "snapshot" => Some("image"),
-            "session" => Some("send"),
-            "python" => Some("code"),
-            _ => None,
-        };
+        let primary = Kind::from_name(name).and_then(Kind::kdl_primary);
         self.body(node, node.entries(), name_span, primary)
     }
 

@@ -2,10 +2,14 @@
 //! Schema. One table feeds the decoder (what is known, what to suggest),
 //! the generated schema and the reference docs, so they cannot drift apart.
 
+use std::sync::LazyLock;
+
 use serde_json::{json, Value};
 
+use crate::steps::Kind;
+
 /// One key of one kind of map in the manifest.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct KeyDoc {
     /// The key as written in YAML.
     pub name: &'static str,
@@ -17,7 +21,7 @@ pub(crate) struct KeyDoc {
     pub reserved: bool,
 }
 
-const fn key(name: &'static str, doc: &'static str, schema: fn() -> Value) -> KeyDoc {
+pub(crate) const fn key(name: &'static str, doc: &'static str, schema: fn() -> Value) -> KeyDoc {
     KeyDoc {
         name,
         doc,
@@ -37,34 +41,34 @@ const fn reserved(name: &'static str, doc: &'static str) -> KeyDoc {
     }
 }
 
-fn template() -> Value {
+pub(crate) fn template() -> Value {
     json!({ "type": "string" })
 }
-fn string_or_list() -> Value {
+pub(crate) fn string_or_list() -> Value {
     json!({ "oneOf": [ { "type": "string" }, { "type": "array", "items": { "type": "string" } } ] })
 }
-fn boolean() -> Value {
+pub(crate) fn boolean() -> Value {
     json!({ "type": "boolean" })
 }
-fn cache_choice() -> Value {
+pub(crate) fn cache_choice() -> Value {
     json!({ "oneOf": [{ "type": "boolean" }, { "const": "force" }] })
 }
-fn size() -> Value {
+pub(crate) fn size() -> Value {
     json!({ "oneOf": [
         { "type": "string", "pattern": "^\\s*[0-9]+\\s*([kKmMgG][iI]?[bB]?|[bB])?\\s*$|\\{\\{" },
         { "type": "integer", "minimum": 0 }
     ] })
 }
-fn duration() -> Value {
+pub(crate) fn duration() -> Value {
     json!({ "oneOf": [
         { "type": "number", "exclusiveMinimum": 0 },
         { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$" }
     ] })
 }
-fn string_map() -> Value {
+pub(crate) fn string_map() -> Value {
     json!({ "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] } })
 }
-fn reference(def: &str) -> Value {
+pub(crate) fn reference(def: &str) -> Value {
     json!({ "$ref": format!("#/$defs/{def}") })
 }
 
@@ -388,13 +392,8 @@ pub(crate) const CACHE_FILE_KEYS: &[KeyDoc] = &[key(
     template,
 )];
 
-/// The step keys that are actions, in the order the decoder and the schema list them.
-pub(crate) const ACTIONS: &[&str] = &[
-    "run", "push", "pull", "snapshot", "session", "python", "uses",
-];
-
-/// Keys of one step.
-pub(crate) const STEP_KEYS: &[KeyDoc] = &[
+/// Keys of one step before its action's.
+const STEP_HEAD: &[KeyDoc] = &[
     key(
         "name",
         "Display name (a template). Default: the step id.",
@@ -405,41 +404,10 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
         "Id of the sandbox the step runs on. May be left out when the manifest declares exactly one sandbox.",
         || json!({ "type": "string" }),
     ),
-    key(
-        "run",
-        "Action: run a command. A string (the command, run by `sh -c`) or a map with `cmd` and options.",
-        || json!({ "oneOf": [ { "type": "string" }, reference("run") ] }),
-    ),
-    key(
-        "push",
-        "Action: copy a host file or directory (relative to the manifest) into the sandbox.",
-        || reference("transfer"),
-    ),
-    key(
-        "pull",
-        "Action: copy a file or directory out of the sandbox to the host.",
-        || reference("transfer"),
-    ),
-    key(
-        "snapshot",
-        "Action: commit the sandbox's filesystem to an image. A string (the image name) or a map with `image`.",
-        || json!({ "oneOf": [ { "type": "string" }, reference("snapshot") ] }),
-    ),
-    key(
-        "session",
-        "Action: send a command to a persistent bash session of the sandbox (cwd and variables persist between steps that name the same session). A string (the command) or a map with `send` and options.",
-        || json!({ "oneOf": [ { "type": "string" }, reference("session") ] }),
-    ),
-    key(
-        "python",
-        "Action: run code in the sandbox's persistent Python kernel (variables persist across `python` steps). A string (the code) or a map with `code`.",
-        || json!({ "oneOf": [ { "type": "string" }, reference("python") ] }),
-    ),
-    key(
-        "uses",
-        "Action: run a recipe's steps on this step's sandbox: `./path` to a recipe directory (relative to the manifest), or the name of a project recipe (`.pocketdock/recipes/NAME/`) or a shipped one. See docs/recipes.md.",
-        || json!({ "type": "string" }),
-    ),
+];
+
+/// Keys of one step after its action's.
+const STEP_TAIL: &[KeyDoc] = &[
     key(
         "with",
         "Values of the recipe's inputs (with `uses`); strings are templates over the caller's `vars`, `env`, `matrix`, `job` and `steps`.",
@@ -495,6 +463,17 @@ pub(crate) const STEP_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// Keys of one step: its own, with each kind's key in the registry's order.
+pub(crate) static STEP_KEYS: LazyLock<Vec<KeyDoc>> = LazyLock::new(|| {
+    let kinds = Kind::ALL.iter().map(|k| k.key());
+    STEP_HEAD
+        .iter()
+        .copied()
+        .chain(kinds)
+        .chain(STEP_TAIL.iter().copied())
+        .collect()
+});
+
 /// Keys of a step's `limits`.
 pub(crate) const STEP_LIMIT_KEYS: &[KeyDoc] = &[
     key(
@@ -519,114 +498,21 @@ pub(crate) const STEP_LIMIT_KEYS: &[KeyDoc] = &[
     ),
 ];
 
-/// Keys of the map form of `run`.
-pub(crate) const RUN_KEYS: &[KeyDoc] = &[
-    key("cmd", "The command or script (a template).", template),
-    key(
-        "lang",
-        "Interpreter: sh (default), bash, python or node.",
-        || json!({ "enum": ["sh", "bash", "python", "python3", "node", "js", "javascript"] }),
-    ),
-    key(
-        "max_output",
-        "Keep at most this much output (stdout and stderr together), e.g. 1m. Default: 10m.",
-        size,
-    ),
-    key(
-        "env",
-        "Extra environment variables for this command (values are templates).",
-        string_map,
-    ),
-    key("workdir", "Working directory of this command.", template),
-    key(
-        "user",
-        "User to run as. Default: the image's user.",
-        template,
-    ),
-    key(
-        "stdin",
-        "What the command reads on its standard input, which is then closed: text (a template), or `{file: PATH}`, a host file relative to the manifest (a template, inside the project as a `push` source is). Default: nothing (end of file at once).",
-        || json!({ "oneOf": [ { "type": "string" }, reference("stdin") ] }),
-    ),
-    key(
-        "protocol",
-        "`ndjson`: stdout lines that are JSON objects with `type` `progress-update`, `completion` or `error` are messages: a progress update becomes a `step_progress` event, a completion's `result` fields become the step's outputs, an error fails the step with its `message`. Other lines stay output. See docs/manifest.md.",
-        || json!({ "enum": ["ndjson"] }),
-    ),
-];
-
-/// Keys of the map form of `run.stdin`.
-pub(crate) const STDIN_KEYS: &[KeyDoc] = &[key(
-    "file",
-    "A host file (a template, relative to the manifest) whose bytes are the command's stdin.",
-    template,
-)];
-
-/// Keys of `push` and `pull`.
-pub(crate) const TRANSFER_KEYS: &[KeyDoc] = &[
-    key(
-        "src",
-        "Source path (a template): on the host for `push` (relative to the manifest), in the sandbox for `pull`.",
-        template,
-    ),
-    key(
-        "dst",
-        "Destination path (a template): in the sandbox for `push` (required), on the host for `pull` (relative to the manifest; without it, the job record's `artifacts/`).",
-        template,
-    ),
-];
-
-/// Keys of the map form of `snapshot`.
-pub(crate) const SNAPSHOT_KEYS: &[KeyDoc] = &[key(
-    "image",
-    "Image name (and optional tag) to commit to (a template).",
-    template,
-)];
-
-/// Keys of the map form of `session`.
-pub(crate) const SESSION_KEYS: &[KeyDoc] = &[
-    key(
-        "name",
-        "Which session (a template): steps naming the same session on the same sandbox instance share one shell, in order. Letters, digits, `-`, `_` and `.`. Default: `default`.",
-        template,
-    ),
-    key(
-        "send",
-        "The command line or script to send (a template).",
-        template,
-    ),
-    key(
-        "timeout",
-        "Time limit of the command: seconds, or a number with ms, s, m or h. Default: the step's `timeout`, else 30s.",
-        duration,
-    ),
-    key(
-        "expect_exit",
-        "The exit code that counts as success. Default: 0.",
-        || json!({ "type": "integer", "minimum": 0, "maximum": 255 }),
-    ),
-];
-
-/// Keys of the map form of `python`.
-pub(crate) const PYTHON_KEYS: &[KeyDoc] = &[
-    key("code", "The Python code to run (a template).", template),
-    key(
-        "timeout",
-        "Time limit of the call: seconds, or a number with ms, s, m or h. Default: the step's `timeout`.",
-        duration,
-    ),
-];
+/// A map a step kind's long form uses: a `$defs` entry of the schema.
+#[derive(Debug)]
+pub(crate) struct MapForm {
+    /// Its name under `$defs`.
+    pub def: &'static str,
+    /// What it is, for the schema.
+    pub description: &'static str,
+    /// Its keys.
+    pub keys: &'static [KeyDoc],
+    /// The keys it requires.
+    pub required: &'static [&'static str],
+}
 
 /// The required keys of each kind of map.
-pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
-    ("manifest", &["version"]),
-    ("run", &["cmd"]),
-    ("stdin", &["file"]),
-    ("transfer", &["src"]),
-    ("snapshot", &["image"]),
-    ("session", &["send"]),
-    ("python", &["code"]),
-];
+pub(crate) const REQUIRED: &[(&str, &[&str])] = &[("manifest", &["version"])];
 
 /// Keys of a recipe file (`recipe.yaml` / `recipe.kdl`).
 pub(crate) const RECIPE_KEYS: &[KeyDoc] = &[

@@ -12,17 +12,18 @@
 //! same message, with `file:line:col`, whichever syntax it was made in.
 //! Settings files go through the same decoder into [`SettingsDecl`].
 //!
-//! This is the language only: it imports nothing but the leaves and
-//! [`crate::template`] (for template syntax), reads no file but the one it
+//! This is the language only: it imports nothing but the leaves,
+//! [`crate::template`] (for template syntax) and the step kinds' registry
+//! (each kind decodes its own action), reads no file but the one it
 //! is given (and `--vars-file`), and no environment but
 //! [`LoadOptions::host_env`]. Profiles, ports and volumes are checked by
 //! the plan.
 
-mod decode;
+pub(crate) mod decode;
 mod host_roots;
 mod input;
 mod kdl;
-mod keys;
+pub(crate) mod keys;
 // One type per file, named after the type.
 #[allow(clippy::module_inception)]
 mod manifest;
@@ -47,6 +48,13 @@ pub use crate::diag::{Diagnostic, ManifestError, Source, Span, Spanned};
 // paths inside the manifest still resolve through this import.
 use crate::limits;
 pub use crate::limits::{parse_limit_arg, Limit, Limits};
+pub use crate::steps::python::PythonAction;
+pub use crate::steps::run::{Interpreter, Protocol, RunAction, StdinDecl};
+pub use crate::steps::session::{is_session_name, SessionAction, DEFAULT_SESSION};
+pub use crate::steps::snapshot::SnapshotAction;
+pub use crate::steps::transfer::Transfer;
+pub use crate::steps::uses::{UsesAction, WithValue};
+pub use crate::steps::Action;
 pub use decode::{is_id, is_project_name, VERSION};
 pub use host_roots::{resolve as resolve_host_path, HostPathEscape, HostRoots};
 pub use manifest::Manifest;
@@ -54,12 +62,7 @@ pub use recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDB
 pub use sandbox_decl::{AxisValues, BuildPolicy, ImageSource, SandboxDecl, Tpl, TMP_ON_DISK};
 pub use secret_decl::{SecretDecl, SecretSource};
 pub use settings_decl::SettingsDecl;
-pub(crate) use step_decl::SESSION_NAME_FORM;
-pub use step_decl::{
-    is_session_name, Action, CacheChoice, CacheInput, Interpreter, Protocol, PythonAction,
-    RunAction, SessionAction, SnapshotAction, StdinDecl, StepDecl, StepLimits, Transfer,
-    UsesAction, WithValue, DEFAULT_SESSION,
-};
+pub use step_decl::{CacheChoice, CacheInput, StepDecl, StepLimits};
 pub use vars::{parse_var_arg, parse_var_value, read_vars_file};
 
 /// What the caller adds to a manifest: variable overrides and environment.

@@ -8,15 +8,23 @@
 use serde_json::{json, Map, Value};
 
 use super::keys::{
-    KeyDoc, ACTIONS, CACHE_FILE_KEYS, CONTAINERS_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS,
-    PYTHON_KEYS, REQUIRED, RUN_KEYS, SANDBOX_KEYS, SESSION_KEYS, SNAPSHOT_KEYS, STDIN_KEYS,
-    STEP_KEYS, STEP_LIMIT_KEYS, TRANSFER_KEYS,
+    KeyDoc, CACHE_FILE_KEYS, CONTAINERS_KEYS, LOGGING_KEYS, MANIFEST_KEYS, PROJECT_KEYS, REQUIRED,
+    SANDBOX_KEYS, STEP_KEYS, STEP_LIMIT_KEYS,
 };
+use crate::steps::Kind;
 
 /// Where the checked-in schema lives, relative to the crate root.
 pub const SCHEMA_PATH: &str = "schemas/pocketdock.schema.json";
 
 fn object(description: &str, keys: &[KeyDoc], required_of: &str) -> Value {
+    let required = REQUIRED
+        .iter()
+        .find(|(name, _)| *name == required_of)
+        .map_or(&[][..], |(_, req)| req);
+    object_requiring(description, keys, required)
+}
+
+fn object_requiring(description: &str, keys: &[KeyDoc], required: &[&str]) -> Value {
     let mut props = Map::new();
     for k in keys {
         let mut schema = (k.schema)();
@@ -31,8 +39,8 @@ fn object(description: &str, keys: &[KeyDoc], required_of: &str) -> Value {
         "additionalProperties": false,
         "properties": props,
     });
-    if let Some((_, req)) = REQUIRED.iter().find(|(name, _)| *name == required_of) {
-        obj["required"] = json!(req);
+    if !required.is_empty() {
+        obj["required"] = json!(required);
     }
     obj
 }
@@ -47,12 +55,12 @@ pub fn json_schema() -> Value {
     );
     let mut step = object(
         "One step: exactly one action (`run`, `push`, `pull`, `snapshot`, `session` or `python`), or `uses` a recipe with `with` values, on one sandbox.",
-        STEP_KEYS,
+        &STEP_KEYS,
         "step",
     );
-    step["oneOf"] = json!(ACTIONS
+    step["oneOf"] = json!(Kind::ALL
         .iter()
-        .map(|a| json!({ "required": [a] }))
+        .map(|k| json!({ "required": [k.name()] }))
         .collect::<Vec<_>>());
     step["dependentRequired"] = json!({ "with": ["uses"] });
     let mut sandbox = object(
@@ -61,21 +69,18 @@ pub fn json_schema() -> Value {
         "sandbox",
     );
     sandbox["not"] = json!({ "required": ["profile", "image"] });
-    let defs = json!({
+    let mut defs = json!({
         "sandbox": sandbox,
         "step": step,
-        "run": object("A command and how to run it.", RUN_KEYS, "run"),
-        "stdin": object("A host file fed to a command's stdin.", STDIN_KEYS, "stdin"),
         "cache_file": object("A host file whose content counts in a step's cache key.", CACHE_FILE_KEYS, "cache_file"),
         "step_limits": object("What a `run` step's command may use.", STEP_LIMIT_KEYS, "step_limits"),
-        "transfer": object("A copy between the host and the sandbox.", TRANSFER_KEYS, "transfer"),
-        "snapshot": object("Commit the sandbox to an image.", SNAPSHOT_KEYS, "snapshot"),
-        "session": object("A command sent to a persistent shell session.", SESSION_KEYS, "session"),
-        "python": object("Code run in the sandbox's persistent Python kernel.", PYTHON_KEYS, "python"),
         "project": object("Project settings.", PROJECT_KEYS, "project"),
         "logging": object("Logs of persistent sandboxes.", LOGGING_KEYS, "logging"),
         "containers": object("Idle sandboxes.", CONTAINERS_KEYS, "containers"),
     });
+    for form in Kind::ALL.iter().flat_map(|k| k.forms()) {
+        defs[form.def] = object_requiring(form.description, form.keys, form.required);
+    }
     let Value::Object(obj) = &mut root else {
         unreachable!()
     };
@@ -133,22 +138,18 @@ mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/manifest.md"),
         )
         .unwrap();
-        for table in [
+        let forms = Kind::ALL.iter().flat_map(|k| k.forms()).map(|f| f.keys);
+        let tables = [
             MANIFEST_KEYS,
             SANDBOX_KEYS,
-            STEP_KEYS,
-            RUN_KEYS,
-            STDIN_KEYS,
+            &STEP_KEYS,
             STEP_LIMIT_KEYS,
-            TRANSFER_KEYS,
-            SNAPSHOT_KEYS,
-            SESSION_KEYS,
-            PYTHON_KEYS,
             PROJECT_KEYS,
             LOGGING_KEYS,
             CONTAINERS_KEYS,
             INSTALL_KEYS,
-        ] {
+        ];
+        for table in tables.into_iter().chain(forms) {
             for key in table {
                 assert!(
                     doc.contains(&format!("`{}`", key.name)),

@@ -14,7 +14,7 @@ use petgraph::graph::NodeIndex;
 
 use super::Plan;
 use crate::backend::Capability;
-use crate::manifest::{Action, CacheChoice, CacheInput};
+use crate::manifest::{CacheChoice, CacheInput};
 
 /// What `apply --cache` / `--no-cache` asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -239,12 +239,7 @@ impl Plan {
     }
 
     fn step_refusal(&self, i: usize) -> Option<Refusal> {
-        match &self.steps[i].decl.action {
-            Action::Session(_) => Some(Refusal::Process("session")),
-            Action::Python(_) => Some(Refusal::Process("python")),
-            Action::Snapshot(_) => Some(Refusal::Snapshot),
-            _ => None,
-        }
+        self.steps[i].decl.action.cache_refusal()
     }
 }
 

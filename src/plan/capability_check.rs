@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::expand::RecipeUse;
 use crate::backend::{Capabilities, Capability};
-use crate::manifest::{Action, BuildPolicy, Diagnostic, Manifest, Span};
+use crate::manifest::{BuildPolicy, Diagnostic, Manifest, Span};
 
 /// One diagnostic for each use `manifest` (and the recipes its steps use)
 /// makes of a capability `caps` lacks.
@@ -45,30 +45,26 @@ pub fn check_capabilities(
             refuse(s.id_span, what, Capability::Build);
         }
     }
-    if caps.has(Capability::Snapshot) {
-        return diags;
-    }
     for step in manifest.steps.values() {
-        match &step.action {
-            Action::Snapshot(_) => {
-                let what = format!("step `{}` snapshots its sandbox", step.id);
-                refuse(step.action_span, what, Capability::Snapshot);
+        if let Some((cap, does)) = step.action.which().needs() {
+            if !caps.has(cap) {
+                let what = format!("step `{}` {does}", step.id);
+                refuse(step.action_span, what, cap);
             }
-            Action::Uses(_) => {
-                let snapshots = uses.iter().filter(|u| u.step == step.id).find_map(|u| {
-                    let mut steps = u.decl.steps.values();
-                    let local = steps.find(|s| matches!(s.action, Action::Snapshot(_)))?;
-                    Some((u.recipe.clone(), local.id.clone()))
-                });
-                if let Some((recipe, local)) = snapshots {
-                    let what = format!(
-                        "step `{}` uses recipe `{recipe}`, whose step `{local}` snapshots its sandbox",
-                        step.id
-                    );
-                    refuse(step.action_span, what, Capability::Snapshot);
-                }
+        } else if step.action.as_uses().is_some() {
+            let missing = uses.iter().filter(|u| u.step == step.id).find_map(|u| {
+                u.decl.steps.values().find_map(|s| {
+                    let (cap, does) = s.action.which().needs()?;
+                    (!caps.has(cap)).then(|| (u.recipe.clone(), s.id.clone(), cap, does))
+                })
+            });
+            if let Some((recipe, local, cap, does)) = missing {
+                let what = format!(
+                    "step `{}` uses recipe `{recipe}`, whose step `{local}` {does}",
+                    step.id
+                );
+                refuse(step.action_span, what, cap);
             }
-            _ => {}
         }
     }
     diags

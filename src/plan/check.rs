@@ -31,8 +31,7 @@ use indexmap::IndexMap;
 use super::{Edge, RecipeUse};
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::{
-    Action, AxisValues, Diagnostic, Format, ImageSource, Interpreter, Limit, Manifest, RunAction,
-    Spanned, StdinDecl, StepDecl, Tpl,
+    Action, AxisValues, Diagnostic, Format, ImageSource, Limit, Manifest, Spanned, StepDecl, Tpl,
 };
 use crate::template::{
     self, check_calls, is_template, path_text, references, single_expression, Reference, Syntax,
@@ -61,7 +60,7 @@ const PYTHON_RESULT_KEYS: [&str; 8] = [
 
 /// The fields of the result of `decl`, and how they read in a hint.
 fn result_keys(decl: &StepDecl) -> (&'static [&'static str], &'static str) {
-    if matches!(decl.action, Action::Python(_)) {
+    if decl.action.which().python_result() {
         (
             &PYTHON_RESULT_KEYS,
             "`status`, `exit_code`, `stdout`, `stderr`, `outputs`, `vars`, `result` and `error`",
@@ -121,16 +120,7 @@ pub(super) fn check_recipe(caller: &Manifest, u: &RecipeUse) -> Vec<Diagnostic> 
                 id_span: out.value.span,
                 name: None,
                 sandbox: using.sandbox.clone(),
-                action: Action::Run(RunAction {
-                    cmd: out.value.clone(),
-                    lang: Interpreter::Sh,
-                    max_output: None,
-                    env: IndexMap::new(),
-                    workdir: None,
-                    user: None,
-                    stdin: None,
-                    protocol: None,
-                }),
+                action: Action::command(out.value.clone()),
                 action_span: out.value.span,
                 needs: Some(all.clone()),
                 condition: None,
@@ -304,43 +294,8 @@ impl Checker<'_> {
                 self.template(i, cond, syntax);
             }
         }
-        match &decl.action {
-            Action::Run(run) => {
-                self.template(i, &run.cmd, Syntax::Template);
-                for v in run.env.values() {
-                    self.template(i, v, Syntax::Template);
-                }
-                for t in run.workdir.iter().chain(&run.user) {
-                    self.template(i, t, Syntax::Template);
-                }
-                if let Some(StdinDecl::Text(t) | StdinDecl::File(t)) = &run.stdin {
-                    self.template(i, t, Syntax::Template);
-                }
-            }
-            Action::Push(t) | Action::Pull(t) => {
-                self.template(i, &t.src, Syntax::Template);
-                if let Some(dst) = &t.dst {
-                    self.template(i, dst, Syntax::Template);
-                }
-            }
-            Action::Snapshot(s) => self.template(i, &s.image, Syntax::Template),
-            Action::Session(s) => {
-                if let Some(name) = &s.name {
-                    self.template(i, name, Syntax::Template);
-                }
-                self.template(i, &s.send, Syntax::Template);
-            }
-            Action::Python(p) => self.template(i, &p.code, Syntax::Template),
-            Action::Uses(u) => {
-                for v in u.with.values() {
-                    let mut strings = Vec::new();
-                    leaf_strings(&v.value, &mut strings);
-                    for text in strings {
-                        self.template(i, &Spanned::new(text.to_string(), v.span), Syntax::Template);
-                    }
-                }
-            }
-        }
+        decl.action
+            .templates(&mut |t| self.template(i, t, Syntax::Template));
     }
 
     fn template(&mut self, step: usize, tpl: &Tpl, syntax: Syntax) {
@@ -643,15 +598,6 @@ fn scalar_attribute(r: &Reference, kind: &str) -> Option<Problem> {
 }
 
 /// Every string inside a `with:` value.
-fn leaf_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
-    match v {
-        serde_json::Value::String(s) => out.push(s),
-        serde_json::Value::Array(a) => a.iter().for_each(|x| leaf_strings(x, out)),
-        serde_json::Value::Object(m) => m.values().for_each(|x| leaf_strings(x, out)),
-        _ => {}
-    }
-}
-
 fn quoted(names: &[&str]) -> String {
     names
         .iter()

@@ -21,8 +21,8 @@ use super::recipe_set::{FoundRecipe, RecipeSet};
 use super::SandboxInstance;
 use crate::diag::suggest::did_you_mean;
 use crate::manifest::{
-    Action, Diagnostic, InputType, Manifest, ManifestError, RecipeDecl, Spanned, StepDecl,
-    UsesAction, WithValue,
+    Diagnostic, InputType, Manifest, ManifestError, RecipeDecl, Spanned, StepDecl, UsesAction,
+    WithValue,
 };
 
 /// One step that uses a recipe, as planned.
@@ -68,7 +68,7 @@ pub(super) fn expand(
     if !manifest
         .steps
         .values()
-        .any(|s| matches!(s.action, Action::Uses(_)))
+        .any(|s| s.action.as_uses().is_some())
     {
         return Some(Expansion {
             manifest: Arc::clone(manifest),
@@ -84,7 +84,7 @@ pub(super) fn expand(
     let mut uses = Vec::new();
     for decl in manifest.steps.values() {
         let needs = decl.needs.as_ref().map(|n| remap_needs(n, &expanded_ids));
-        let Action::Uses(u) = &decl.action else {
+        let Some(u) = decl.action.as_uses() else {
             let mut d = decl.clone();
             d.needs = needs;
             steps.insert(d.id.clone(), d);

@@ -12,14 +12,18 @@
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Source};
-use crate::manifest::{resolve_host_path, Action, Manifest, StdinDecl, Tpl};
+use crate::manifest::{resolve_host_path, Manifest, Tpl};
+use crate::steps::HostWrites;
 use crate::template::is_template;
 
 /// Which way a step uses a host path.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Use {
+pub(crate) enum Use {
+    /// A push reads it.
     PushSource,
+    /// A pull writes it.
     PullDestination,
+    /// A run reads it as its stdin.
     StdinFile,
 }
 
@@ -37,16 +41,8 @@ impl Use {
 pub(super) fn check(manifest: &Manifest) -> Vec<Diagnostic> {
     let mut paths: Vec<(&Tpl, Use)> = Vec::new();
     for step in manifest.steps.values() {
-        match &step.action {
-            Action::Push(t) => paths.push((&t.src, Use::PushSource)),
-            Action::Pull(t) => paths.extend(t.dst.as_ref().map(|d| (d, Use::PullDestination))),
-            Action::Run(r) => {
-                if let Some(StdinDecl::File(f)) = &r.stdin {
-                    paths.push((f, Use::StdinFile));
-                }
-            }
-            _ => {}
-        }
+        step.action
+            .host_paths(&mut |tpl, what| paths.push((tpl, what)));
     }
     let made = Made::of(manifest);
     let mut roots = manifest.host_roots.resolved(&manifest.base_dir);
@@ -109,11 +105,10 @@ impl Made {
             }
         };
         for step in manifest.steps.values() {
-            match &step.action {
-                Action::Pull(t) => t.dst.iter().for_each(|d| add(&d.value)),
-                // A recipe's steps are not known here: they may pull.
-                Action::Uses(_) => add("{{ recipe }}"),
-                _ => {}
+            match step.action.host_writes() {
+                HostWrites::At(d) => add(&d.value),
+                HostWrites::Anywhere => add("{{ recipe }}"),
+                HostWrites::Nothing => {}
             }
         }
         for sandbox in manifest.sandboxes.values() {

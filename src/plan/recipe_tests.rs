@@ -1,5 +1,6 @@
 //! Recipe expansion: names, waiting, contexts, outputs and the errors.
 
+use crate::plan::RenderedRun;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -113,7 +114,8 @@ fn recipe_steps_see_inputs_matrix_and_job_and_the_caller_sees_outputs() {
     let ctx = p.step_context(hi, none).unwrap();
     assert_eq!(ctx.as_json()["inputs"], json!({"who": "w2", "n": 2}));
     assert_eq!(ctx.as_json()["vars"], json!({}));
-    let RenderedAction::Run { cmd, .. } = p.render_step(hi, &ctx).unwrap().action else {
+    let RenderedAction::Run(RenderedRun { cmd, .. }) = p.render_step(hi, &ctx).unwrap().action
+    else {
         panic!()
     };
     assert_eq!(cmd, "echo w2 2 2 j-1");

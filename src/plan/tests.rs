@@ -1,5 +1,6 @@
 //! Planning: fan-out, dependency rules, cycles, rendering, and the examples.
 
+use crate::plan::{RenderedPush, RenderedPython, RenderedRun, RenderedSession};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -445,7 +446,7 @@ fn steps_render_with_results_of_finished_steps() {
     assert_eq!(r.name, "grade");
     assert_eq!(r.timeout, Some(Duration::from_mins(1)));
     assert!(r.allow_failure);
-    let RenderedAction::Run { cmd, options, .. } = &r.action else {
+    let RenderedAction::Run(RenderedRun { cmd, options, .. }) = &r.action else {
         panic!()
     };
     assert_eq!(cmd, "python3 -m unittest discover -s tests");
@@ -456,7 +457,7 @@ fn steps_render_with_results_of_finished_steps() {
 
     let code = p.instances_of("code").nth(1).unwrap();
     let r = p.render_step(code, &p.context(code)).unwrap();
-    let RenderedAction::Push { src, dst } = &r.action else {
+    let RenderedAction::Push(RenderedPush { src, dst }) = &r.action else {
         panic!()
     };
     assert_eq!(src, &PathBuf::from("/w/submissions/bob/"));
@@ -498,7 +499,8 @@ fn conditions_and_step_template_errors_point_into_the_file() {
     }];
     let ctx = p.context_with_results(b, |i| results.get(i));
     assert!(p.should_run(b, &ctx).unwrap());
-    let RenderedAction::Run { cmd, .. } = p.render_step(b, &ctx).unwrap().action else {
+    let RenderedAction::Run(RenderedRun { cmd, .. }) = p.render_step(b, &ctx).unwrap().action
+    else {
         panic!()
     };
     assert_eq!(cmd, "echo 1hi");
@@ -621,7 +623,9 @@ fn grading_example_yaml_and_kdl_plan_alike() {
             ..StepResult::default()
         });
         let ctx = p.context_with_results(record, |i| results[i].as_ref());
-        let RenderedAction::Run { cmd, .. } = p.render_step(record, &ctx).unwrap().action else {
+        let RenderedAction::Run(RenderedRun { cmd, .. }) =
+            p.render_step(record, &ctx).unwrap().action
+        else {
             panic!()
         };
         cmd
@@ -1083,16 +1087,16 @@ steps:
         p.render_step(i, &p.context(i))
     };
     let session = |id: &str| match render(id).unwrap().action {
-        RenderedAction::Session {
+        RenderedAction::Session(RenderedSession {
             name,
             send,
             timeout,
             expect_exit,
-        } => (name, send, timeout, expect_exit),
+        }) => (name, send, timeout, expect_exit),
         other => panic!("{other:?}"),
     };
     let python = |id: &str| match render(id).unwrap().action {
-        RenderedAction::Python { code, timeout } => (code, timeout),
+        RenderedAction::Python(RenderedPython { code, timeout }) => (code, timeout),
         other => panic!("{other:?}"),
     };
     assert_eq!(
@@ -1145,7 +1149,9 @@ steps:
     };
     let ctx = p.context_with_results(1, |_| Some(&done));
     assert!(p.should_run(1, &ctx).unwrap());
-    let RenderedAction::Session { send, .. } = p.render_step(1, &ctx).unwrap().action else {
+    let RenderedAction::Session(RenderedSession { send, .. }) =
+        p.render_step(1, &ctx).unwrap().action
+    else {
         panic!()
     };
     assert_eq!(send, "echo int: 41 None 0");

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::actions::{HostPaths, Use};
+use super::actions::HostPaths;
 use super::cache_key::{secret_macs, step_input};
 use super::cache_step::{base_key, commit, describe, Lookup};
 use super::runtime::{Runtime, StepEnd};
@@ -13,7 +13,7 @@ use super::secret_values::SecretValues;
 use crate::backend::Backend;
 use crate::cache::{CacheDir, Entry, EntryFile, EntryPython, Key, SecretKey, STDOUT_KEPT};
 use crate::event::{Artifact, EventKind, StepStatus};
-use crate::plan::{Plan, RenderedAction, RenderedStep};
+use crate::plan::{Plan, RenderedStep};
 use crate::sandbox::Sandbox;
 use crate::template::{Context, PythonResult, ResultStatus, StepResult};
 
@@ -98,13 +98,7 @@ async fn key_of(rt: &Runtime, i: usize, rendered: &RenderedStep) -> Option<Key> 
 /// Whether the host paths a transfer reads or writes are allowed (a step
 /// whose paths are not fails when it runs; it is not keyed).
 pub(super) fn paths_allowed(paths: &HostPaths, rendered: &RenderedStep) -> bool {
-    match &rendered.action {
-        RenderedAction::Pull { dst: Some(dst), .. } => {
-            paths.check(dst, Use::PullDestination).is_ok()
-        }
-        RenderedAction::Push { src, .. } => paths.check(src, Use::PushSource).is_ok(),
-        _ => true,
-    }
+    rendered.action.paths_allowed(paths)
 }
 
 /// The key of step `i` of `plan`, rendered as `rendered` in `ctx`, after
@@ -150,12 +144,12 @@ pub(super) fn serve(
         kind: rendered.action.kind().to_string(),
         action: describe(rendered),
     });
-    let artifacts = match &rendered.action {
-        RenderedAction::Pull { src, dst } => {
-            let target = pull_target(rt, &step.id, src, dst.as_deref());
+    let artifacts = match rendered.action.pulled() {
+        Some((src, dst)) => {
+            let target = pull_target(rt, &step.id, src, dst);
             restore(rt, &target, &entry.files)
         }
-        _ => Ok(Vec::new()),
+        None => Ok(Vec::new()),
     };
     let (status, reason, artifacts) = match artifacts {
         Ok(a) => (StepStatus::Cached, None, a),
@@ -223,7 +217,7 @@ pub(super) async fn store(
     }
     let stored = async {
         let mut entry = entry_of(rt, i, &key, rendered);
-        if !matches!(rendered.action, RenderedAction::Pull { .. }) {
+        if rendered.action.pulled().is_none() {
             let project = &rt.provision.project().name;
             let sb = step.sandbox;
             let parent = rt
@@ -292,9 +286,9 @@ fn entry_of(rt: &Runtime, i: usize, key: &Key, rendered: &RenderedStep) -> Entry
         error: p.error.as_deref().map(mask),
     });
     let mut files = Vec::new();
-    if let RenderedAction::Pull { src, dst } = &rendered.action {
+    if let Some((src, dst)) = rendered.action.pulled() {
         let step = &rt.plan.steps[i];
-        let target = pull_target(rt, &step.id, src, dst.as_deref());
+        let target = pull_target(rt, &step.id, src, dst);
         for a in rt.cache.take_pulled(i) {
             let path = PathBuf::from(&a.path);
             let rel = path.strip_prefix(&target).unwrap_or(Path::new(""));

@@ -199,5 +199,5 @@ pub(super) async fn commit(
 
 /// What a hit tells of itself in `step_started`.
 pub(super) fn describe(rendered: &RenderedStep) -> String {
-    super::actions::describe(&rendered.action)
+    rendered.action.describe()
 }

@@ -15,7 +15,7 @@
 //!
 //! Nothing here prints: everything the job does is told as an event.
 
-mod actions;
+pub(crate) mod actions;
 mod cache_flow;
 mod cache_key;
 mod cache_preview;
@@ -39,6 +39,7 @@ mod step_error;
 
 pub use crate::plan::CacheSwitch;
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub(crate) use cache_key::relative;
 pub use cache_preview::{preview as cache_preview, unread as cache_unread, CachePreview};
 pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};

@@ -19,8 +19,9 @@ use super::scheduler::Finished;
 use super::step_error::{StepError, STALL_GRACE};
 use crate::error::Error;
 use crate::event::{EventKind, StepStatus};
-use crate::plan::{RenderedAction, RenderedStep};
+use crate::plan::RenderedStep;
 use crate::sandbox::Sandbox;
+use crate::steps::Bound;
 use crate::template::{ResultStatus, StepResult};
 
 /// How long a step that lost its connection waits for the engine watch to
@@ -83,12 +84,13 @@ fn render(rt: &Runtime, i: usize) -> Result<RenderedStep, Finished> {
         .render_step(i, &ctx)
         .map_err(|d| fail(rt, i, &StepError::Template(d)))?;
     // Secrets reach the command as environment variables, never templates.
-    if let RenderedAction::Run { options, .. } = &mut rendered.action {
-        for name in &plan.steps[i].decl.secrets {
-            if let Some(value) = rt.secrets.get(&name.value) {
-                options.env.push((name.value.clone(), value.to_string()));
-            }
-        }
+    let secrets = &plan.steps[i].decl.secrets;
+    if !secrets.is_empty() {
+        let given = secrets
+            .iter()
+            .filter_map(|n| Some((n.value.clone(), rt.secrets.get(&n.value)?.to_string())))
+            .collect();
+        rendered.action.give_secrets(given);
     }
     Ok(rendered)
 }
@@ -113,7 +115,7 @@ async fn run_attempts(
             sandbox: plan.sandboxes[step.sandbox].id.clone(),
             attempt,
             kind: rendered.action.kind().to_string(),
-            action: actions::describe(&rendered.action),
+            action: rendered.action.describe(),
         });
         let t = Instant::now();
         let outcome = attempt_once(rt, &action_ctx(rt, i, sandbox), rendered).await;
@@ -235,19 +237,16 @@ fn finish_attempt(
 async fn attempt_once(rt: &Runtime, ctx: &ActionCtx<'_>, rendered: &RenderedStep) -> Attempt {
     let started = Instant::now();
     let work = rt.actions.attempt(ctx, &rendered.action);
-    let mut attempt = match (&rendered.action, rendered.timeout) {
-        (RenderedAction::Run { options, .. }, _) => match options.timeout.after() {
-            Some(limit) => tokio::time::timeout(limit + STALL_GRACE, work)
-                .await
-                .unwrap_or_else(|_| {
-                    Attempt::failed(StepError::TimedOut {
-                        after: limit,
-                        stalled: Some(actions::stall_words(ctx.sandbox)),
-                    })
-                }),
-            None => work.await,
-        },
-        (action, Some(limit)) if !actions::times_itself(action) => {
+    let mut attempt = match (rendered.action.bound(), rendered.timeout) {
+        (Bound::Command(Some(limit)), _) => tokio::time::timeout(limit + STALL_GRACE, work)
+            .await
+            .unwrap_or_else(|_| {
+                Attempt::failed(StepError::TimedOut {
+                    after: limit,
+                    stalled: Some(actions::stall_words(ctx.sandbox)),
+                })
+            }),
+        (Bound::Step, Some(limit)) => {
             tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
                 Attempt::failed(StepError::TimedOut {
                     after: limit,

@@ -9,11 +9,10 @@
 //!
 //! One [`Decoder`] collects the diagnostics; each file adds the methods of
 //! one part of the language: [`top_level`] the manifest's own keys,
-//! [`sandbox`] and [`step`] their declarations, [`actions`] what a step
-//! does and [`limits`] what its command may use, [`settings`] the `project:` section and the install-level file,
+//! [`sandbox`] and [`step`] their declarations (each kind of action
+//! decodes itself, `crate::steps`) and [`limits`] what a command may use, [`settings`] the `project:` section and the install-level file,
 //! [`values`] and [`names`] the scalar forms they share.
 
-mod actions;
 mod cache;
 mod limits;
 mod names;
@@ -27,15 +26,18 @@ mod values;
 use indexmap::IndexMap;
 
 use super::keys::{KeyDoc, INSTALL_KEYS, PROJECT_KEYS, SEED_PROJECT_KEYS};
-use super::node::{Key, Node, NodeKind};
+pub(crate) use super::node::{Key, Node, NodeKind};
 use super::sandbox_decl::{SandboxDecl, Tpl};
 use super::settings_decl::SettingsDecl;
 use super::step_decl::StepDecl;
-use crate::diag::suggest::{did_you_mean, hint_for};
+use crate::diag::suggest::did_you_mean;
+pub(crate) use crate::diag::suggest::hint_for;
 use crate::diag::Diagnostic;
 use crate::diag::{Source, Span, Spanned};
 
 pub use names::{is_id, is_project_name};
+pub(crate) use step::ActionAt;
+pub(crate) use values::has_key;
 
 /// The manifest version this build reads.
 pub const VERSION: u32 = 1;
@@ -162,7 +164,7 @@ pub(crate) fn decode_seed_settings(
 }
 
 /// Keys of a map that are known, with their table entry.
-struct Obj<'n> {
+pub(crate) struct Obj<'n> {
     entries: Vec<(&'static KeyDoc, &'n Key, &'n Node)>,
     /// Known keys that an unknown key looked like (already reported, so a
     /// "missing key" error for them would only repeat the typo).
@@ -170,41 +172,41 @@ struct Obj<'n> {
 }
 
 impl<'n> Obj<'n> {
-    fn get(&self, name: &str) -> Option<(&'n Key, &'n Node)> {
+    pub(crate) fn get(&self, name: &str) -> Option<(&'n Key, &'n Node)> {
         self.entries
             .iter()
             .find(|(doc, _, _)| doc.name == name)
             .map(|(_, k, v)| (*k, *v))
     }
 
-    fn value(&self, name: &str) -> Option<&'n Node> {
+    pub(crate) fn value(&self, name: &str) -> Option<&'n Node> {
         self.get(name).map(|(_, v)| v)
     }
 
-    fn misspelt(&self, name: &str) -> bool {
+    pub(crate) fn misspelt(&self, name: &str) -> bool {
         self.typos.contains(&name)
     }
 }
 
 /// The decoder's state: the source for positions, the syntax for
 /// spellings, and every mistake found so far.
-struct Decoder<'a> {
-    src: &'a Source,
-    kdl: bool,
+pub(crate) struct Decoder<'a> {
+    pub(crate) src: &'a Source,
+    pub(crate) kdl: bool,
     diags: Vec<Diagnostic>,
 }
 
 /// Keys that exist, but elsewhere: (key, where it belongs).
-type Misplaced = &'static [(&'static str, &'static str)];
+pub(crate) type Misplaced = &'static [(&'static str, &'static str)];
 
 impl Decoder<'_> {
-    fn error(&mut self, span: Span, message: impl Into<String>, hint: Option<String>) {
+    pub(crate) fn error(&mut self, span: Span, message: impl Into<String>, hint: Option<String>) {
         let d = Diagnostic::new(self.src, span, message).maybe_hint(hint);
         self.diags.push(d);
     }
 
     /// How a key is spelt in this syntax, for messages.
-    fn spell(&self, key: &str) -> String {
+    pub(crate) fn spell(&self, key: &str) -> String {
         if self.kdl {
             key.replace('_', "-")
         } else {
@@ -212,7 +214,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn type_error(&mut self, node: &Node, key: &str, expected: &str) {
+    pub(crate) fn type_error(&mut self, node: &Node, key: &str, expected: &str) {
         let found = node.type_name();
         let (t, f) = if self.kdl {
             ("#true", "#false")
@@ -238,7 +240,7 @@ impl Decoder<'_> {
     }
 
     /// The known keys of a map; unknown ones are reported.
-    fn obj<'n>(
+    pub(crate) fn obj<'n>(
         &mut self,
         node: &'n Node,
         what: &str,

@@ -1,8 +1,6 @@
-//! Recipes: the `uses:` / `with:` of a step, and a recipe file itself
-//! (`inputs`, `outputs`, `steps` written in the manifest language).
-//!
-//! Whether a `with:` fits the recipe's inputs needs the recipe, which the
-//! plan finds; here each side is only checked for its own form.
+//! A recipe file (`inputs`, `outputs`, `steps` written in the manifest
+//! language); the `uses:` / `with:` of a step is the `uses` kind's
+//! (`crate::steps::uses`).
 
 use indexmap::IndexMap;
 
@@ -11,54 +9,9 @@ use super::values::has_key;
 use super::{hint_for, Decoder, Key, Node, NodeKind, Span, Spanned};
 use crate::manifest::keys::{INPUT_KEYS, OUTPUT_KEYS, RECIPE_KEYS};
 use crate::manifest::recipe_decl::{InputDecl, InputType, OutputDecl, RecipeDecl, RECIPE_SANDBOX};
-use crate::manifest::step_decl::{Action, StepDecl, UsesAction, WithValue};
+use crate::manifest::step_decl::StepDecl;
 
 impl Decoder<'_> {
-    /// `uses: NAME` with the step's `with:` map.
-    pub(super) fn uses(
-        &mut self,
-        node: &Node,
-        uses_span: Span,
-        with: Option<(&Key, &Node)>,
-        what: &str,
-    ) -> Option<UsesAction> {
-        let recipe = self.string(node, "uses")?;
-        if recipe.value.trim().is_empty() {
-            self.error(
-                recipe.span,
-                format!("`uses` of {what} is empty"),
-                Some("name a recipe (`pocketdock recipe list`) or a directory `./path`".into()),
-            );
-            return None;
-        }
-        let mut values = IndexMap::new();
-        let mut with_span = uses_span;
-        if let Some((_, w)) = with {
-            with_span = w.span;
-            match &w.kind {
-                NodeKind::Map(entries) => {
-                    for (k, v) in entries {
-                        values.insert(
-                            k.name.replace('-', "_"),
-                            WithValue {
-                                key_span: k.span,
-                                value: v.to_json(),
-                                span: v.span,
-                            },
-                        );
-                    }
-                }
-                NodeKind::Null => {}
-                _ => self.type_error(w, "with", "a map of input name to value"),
-            }
-        }
-        Some(UsesAction {
-            recipe,
-            with: values,
-            with_span,
-        })
-    }
-
     /// A whole recipe file.
     pub(super) fn recipe(
         &mut self,
@@ -154,7 +107,7 @@ impl Decoder<'_> {
                         continue;
                     }
                     if let Some(step) = self.step(key, body, &sandbox, &ids) {
-                        if let Action::Uses(u) = &step.action {
+                        if let Some(u) = step.action.as_uses() {
                             self.error(
                                 u.recipe.span,
                                 format!("recipe step `{}` uses another recipe", key.name),

@@ -1,27 +1,35 @@
 //! `steps.<id>`: the sandbox a step runs on, its one action, `needs`, `if`
 //! and failure policy.
 
+use std::sync::LazyLock;
+
 use super::top_level::Ids;
 use super::values::split_words;
-use super::{did_you_mean, hint_for, Decoder, Key, Misplaced, Node, NodeKind, Obj, Span, Spanned};
-use crate::manifest::keys::{ACTIONS, STEP_KEYS};
-use crate::manifest::step_decl::{Action, StepDecl};
+use super::{did_you_mean, hint_for, Decoder, Key, Node, NodeKind, Obj, Span, Spanned};
+use crate::manifest::keys::STEP_KEYS;
+use crate::manifest::step_decl::StepDecl;
+use crate::steps::{Action, Kind};
 
-const STEP_MISPLACED: Misplaced = &[
-    ("cmd", "inside `run`"),
-    ("lang", "inside `run`"),
-    ("env", "inside `run`"),
-    ("workdir", "inside `run`"),
-    ("user", "inside `run`"),
-    ("max_output", "inside `run`"),
-    ("stdin", "inside `run`"),
-    ("protocol", "inside `run`"),
-    ("src", "inside `push` or `pull`"),
-    ("dst", "inside `push` or `pull`"),
-    ("send", "inside `session`"),
-    ("expect_exit", "inside `session`"),
-    ("code", "inside `python`"),
-];
+/// Where a step's action is written, for its kind's decoder.
+pub(crate) struct ActionAt<'n> {
+    /// The action's value.
+    pub value: &'n Node,
+    /// Where its key is written.
+    pub key_span: Span,
+    /// The step's known keys.
+    pub step: &'n Obj<'n>,
+    /// `step `ID``, for messages.
+    pub what: &'n str,
+}
+
+/// Keys of a kind's long form written on the step: each kind's.
+static STEP_MISPLACED: LazyLock<Vec<(&str, &str)>> = LazyLock::new(|| {
+    Kind::ALL
+        .iter()
+        .flat_map(|k| k.on_step())
+        .copied()
+        .collect()
+});
 
 impl Decoder<'_> {
     pub(super) fn step(
@@ -32,11 +40,14 @@ impl Decoder<'_> {
         steps: &Ids<'_>,
     ) -> Option<StepDecl> {
         let what = format!("step `{}`", id.name);
-        let obj = self.obj(node, &what, &id.name, STEP_KEYS, STEP_MISPLACED)?;
+        let obj = self.obj(node, &what, &id.name, &STEP_KEYS, &STEP_MISPLACED)?;
 
         let sandbox = self.step_sandbox(id, &obj, sandboxes, &what);
         let (action, first_action) = self.step_action(id, &obj, &what);
-        self.check_uses_keys(&obj, first_action, &what);
+        match first_action {
+            Some(kind) => kind.decode_step_keys(self, &obj, &what),
+            None => self.refuse_with(&obj, &what),
+        }
         let needs = obj
             .get("needs")
             .and_then(|(_, n)| self.step_needs(id, n, steps, &what));
@@ -71,16 +82,14 @@ impl Decoder<'_> {
             .map(|n| self.cache_inputs(n))
             .unwrap_or_default();
         let (action, action_span) = action?;
-        if let (Some((span, _)), false) =
-            (&limits, matches!(action, Action::Run(_) | Action::Uses(_)))
-        {
+        if let (Some((span, _)), false) = (&limits, action.which().takes_limits()) {
             self.error(
                 *span,
                 format!("{what} has limits, but only `run` steps take them"),
                 Some("move the command into a `run` step".into()),
             );
         }
-        if let (Some(first), false) = (secrets.first(), matches!(action, Action::Run(_))) {
+        if let (Some(first), false) = (secrets.first(), action.which().takes_secrets()) {
             self.error(
                 first.span,
                 format!("{what} lists secrets, but only `run` steps receive them"),
@@ -157,36 +166,35 @@ impl Decoder<'_> {
         id: &Key,
         obj: &Obj<'_>,
         what: &str,
-    ) -> (Option<(Action, Span)>, Option<&'static str>) {
+    ) -> (Option<(Action, Span)>, Option<Kind>) {
         let mut action: Option<(Action, Span)> = None;
-        let mut first_action: Option<&'static str> = None;
-        for &kind in ACTIONS {
-            let Some((key, value)) = obj.get(kind) else {
+        let mut first_action: Option<Kind> = None;
+        for &kind in Kind::ALL {
+            let Some((key, value)) = obj.get(kind.name()) else {
                 continue;
             };
             if let Some(first) = first_action {
                 self.error(
                     key.span,
-                    format!("{what} has two actions, `{first}` and `{kind}`"),
+                    format!(
+                        "{what} has two actions, `{}` and `{}`",
+                        first.name(),
+                        kind.name()
+                    ),
                     Some("a step does one thing: split it into two steps".into()),
                 );
                 continue;
             }
             first_action = Some(kind);
-            let decoded = match kind {
-                "run" => self.run(value, what).map(Action::Run),
-                "push" => self.transfer(value, "push", what).map(Action::Push),
-                "pull" => self.transfer(value, "pull", what).map(Action::Pull),
-                "session" => self.session(value, what).map(Action::Session),
-                "python" => self.python(value, what).map(Action::Python),
-                "uses" => self
-                    .uses(value, key.span, obj.get("with"), what)
-                    .map(Action::Uses),
-                _ => self.snapshot(value, what).map(Action::Snapshot),
+            let at = ActionAt {
+                value,
+                key_span: key.span,
+                step: obj,
+                what,
             };
-            action = decoded.map(|a| (a, key.span));
+            action = kind.decode(self, &at).map(|a| (a, key.span));
         }
-        let misspelt_action = ACTIONS.iter().any(|a| obj.misspelt(a));
+        let misspelt_action = Kind::ALL.iter().any(|k| obj.misspelt(k.name()));
         if first_action.is_none() && !misspelt_action {
             self.error(
                 id.span,
@@ -200,20 +208,9 @@ impl Decoder<'_> {
         (action, first_action)
     }
 
-    /// Keys that belong to a recipe's steps are refused next to `uses`, and
-    /// `with` is refused without it.
-    fn check_uses_keys(&mut self, obj: &Obj<'_>, first_action: Option<&str>, what: &str) {
-        if first_action == Some("uses") {
-            for key in ["if", "timeout", "retries", "name", "limits"] {
-                if let Some((k, _)) = obj.get(key) {
-                    self.error(
-                        k.span,
-                        format!("`{}` does not go with `uses` in {what}", self.spell(key)),
-                        Some("set it on the recipe's own steps".into()),
-                    );
-                }
-            }
-        } else if let Some((k, _)) = obj.get("with") {
+    /// `with` is refused on a step that does not `uses` a recipe.
+    pub(crate) fn refuse_with(&mut self, obj: &Obj<'_>, what: &str) {
+        if let Some((k, _)) = obj.get("with") {
             self.error(
                 k.span,
                 format!("{what} has `with` but no `uses`"),

@@ -11,7 +11,7 @@ use super::{Decoder, Node, NodeKind, Tpl};
 use crate::diag::{Source, Span, Spanned};
 
 impl Decoder<'_> {
-    pub(super) fn string(&mut self, node: &Node, key: &str) -> Option<Tpl> {
+    pub(crate) fn string(&mut self, node: &Node, key: &str) -> Option<Tpl> {
         if let NodeKind::Str(s) = &node.kind {
             Some(Spanned::new(s.clone(), node.span))
         } else {
@@ -21,7 +21,7 @@ impl Decoder<'_> {
     }
 
     /// A string, or a number or boolean taken as its text (env values, sizes).
-    pub(super) fn scalar_string(&mut self, node: &Node, key: &str) -> Option<Tpl> {
+    pub(crate) fn scalar_string(&mut self, node: &Node, key: &str) -> Option<Tpl> {
         let s = match &node.kind {
             NodeKind::Str(s) => s.clone(),
             NodeKind::Int(i) => i.to_string(),
@@ -35,7 +35,7 @@ impl Decoder<'_> {
         Some(Spanned::new(s, node.span))
     }
 
-    pub(super) fn int(
+    pub(crate) fn int(
         &mut self,
         node: &Node,
         key: &str,
@@ -58,7 +58,7 @@ impl Decoder<'_> {
         Some(Spanned::new(i, node.span))
     }
 
-    pub(super) fn boolean(&mut self, node: &Node, key: &str) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, node: &Node, key: &str) -> Option<bool> {
         if let NodeKind::Bool(b) = node.kind {
             Some(b)
         } else {
@@ -68,7 +68,7 @@ impl Decoder<'_> {
     }
 
     /// A string or a list of strings.
-    pub(super) fn string_list(&mut self, node: &Node, key: &str) -> Option<Vec<Tpl>> {
+    pub(crate) fn string_list(&mut self, node: &Node, key: &str) -> Option<Vec<Tpl>> {
         match &node.kind {
             NodeKind::Str(s) => Some(vec![Spanned::new(s.clone(), node.span)]),
             NodeKind::Seq(items) => {
@@ -98,7 +98,7 @@ impl Decoder<'_> {
     }
 
     /// A map of environment variables; values are templates.
-    pub(super) fn env_map(&mut self, node: &Node, key: &str) -> IndexMap<String, Tpl> {
+    pub(crate) fn env_map(&mut self, node: &Node, key: &str) -> IndexMap<String, Tpl> {
         let mut out = IndexMap::new();
         let NodeKind::Map(entries) = &node.kind else {
             self.type_error(node, key, "a map of NAME: value");
@@ -119,7 +119,7 @@ impl Decoder<'_> {
         out
     }
 
-    pub(super) fn duration(&mut self, node: &Node, key: &str) -> Option<Spanned<Duration>> {
+    pub(crate) fn duration(&mut self, node: &Node, key: &str) -> Option<Spanned<Duration>> {
         let secs = match &node.kind {
             NodeKind::Int(i) => Some(*i as f64),
             NodeKind::Float(f) => Some(*f),
@@ -147,12 +147,12 @@ impl Decoder<'_> {
 }
 
 /// Whether the map `node` has the key `name`, known or not.
-pub(super) fn has_key(node: &Node, name: &str) -> bool {
+pub(crate) fn has_key(node: &Node, name: &str) -> bool {
     matches!(&node.kind, NodeKind::Map(entries) if entries.iter().any(|(k, _)| k.name == name))
 }
 
 /// Seconds in `90s`, `1.5m`, `500ms`, `2h` or a bare number.
-pub(super) fn parse_duration(s: &str) -> Option<f64> {
+pub(crate) fn parse_duration(s: &str) -> Option<f64> {
     let s = s.trim();
     let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
         (n, 0.001)
@@ -173,7 +173,7 @@ pub(super) fn parse_duration(s: &str) -> Option<f64> {
 
 /// Split `"a b"` into its words, each with its own span when the source
 /// text matches the value (it does unless the string has escapes).
-pub(super) fn split_words(item: &Tpl, src: &Source) -> Vec<Tpl> {
+pub(crate) fn split_words(item: &Tpl, src: &Source) -> Vec<Tpl> {
     let raw = src.text().get(item.span.start..item.span.end).unwrap_or("");
     let offset = raw
         .find(item.value.as_str())

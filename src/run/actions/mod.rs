@@ -1,5 +1,7 @@
-//! The six step actions, one file each: what one attempt of a step does in
-//! its sandbox.
+//! What one attempt of a step does in its sandbox: the context and result
+//! every step kind's `attempt` shares, and the engine work of the kinds
+//! that need more than a few lines (a file each), which the kinds
+//! (`crate::steps`) call.
 //!
 //! An action gets an [`ActionCtx`] (its sandbox, where its output goes, the
 //! job's cancellation) and gives back an [`Attempt`]: how it ended, as a
@@ -12,12 +14,10 @@ mod host_paths;
 mod limits;
 mod outputs_file;
 mod protocol;
-mod pull;
-mod push;
-mod python;
-mod run;
-mod session;
-mod snapshot;
+pub(crate) mod pull;
+pub(crate) mod python;
+pub(crate) mod run;
+pub(crate) mod session;
 mod stdin;
 
 use std::future::Future;
@@ -28,16 +28,20 @@ use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::Emitter;
-use super::step_error::{StepError, STALL_GRACE};
+use super::step_error::STALL_GRACE;
 use crate::event::{Artifact, EventKind, StepStatus, StreamKind, Usage};
 use crate::plan::RenderedAction;
-use crate::sandbox::{Lang, Sandbox};
+use crate::sandbox::Sandbox;
+use crate::steps::States;
 use crate::template::PythonResult;
 
+pub(crate) use super::step_error::StepError;
 pub use host_paths::{Escape, HostPaths, Use};
 pub use limits::Passed;
 pub use outputs_file::OUTPUT_DIR;
+pub(crate) use python::Kernels;
 pub use run::STDOUT_IN_CONTEXT;
+pub(crate) use session::Sessions;
 
 /// What an action works with.
 pub struct ActionCtx<'a> {
@@ -71,7 +75,7 @@ impl ActionCtx<'_> {
 
     /// `e` as the step sees it (a cancellation whatever the engine said,
     /// once the job is cancelled).
-    fn error(&self, e: crate::error::Error) -> StepError {
+    pub(crate) fn error(&self, e: crate::error::Error) -> StepError {
         StepError::from_action(e, self.cancel.is_cancelled())
     }
 }
@@ -134,10 +138,9 @@ impl Default for Attempt {
 }
 
 /// The sessions and kernels of a job's sandboxes: the state actions keep
-/// between steps.
+/// between steps, one part per step kind.
 pub struct Actions {
-    sessions: session::Sessions,
-    kernels: python::Kernels,
+    states: States,
 }
 
 impl Actions {
@@ -145,45 +148,13 @@ impl Actions {
     #[must_use]
     pub fn new(sandboxes: usize) -> Actions {
         Actions {
-            sessions: session::Sessions::default(),
-            kernels: python::Kernels::new(sandboxes),
+            states: States::new(sandboxes),
         }
     }
 
     /// One attempt of `action`.
     pub async fn attempt(&self, ctx: &ActionCtx<'_>, action: &RenderedAction) -> Attempt {
-        match action {
-            RenderedAction::Run {
-                cmd,
-                options,
-                stdin,
-                protocol,
-                limits,
-            } => {
-                let how = run::How {
-                    stdin: stdin.as_ref(),
-                    protocol: *protocol,
-                    limits,
-                };
-                run::run(ctx, cmd, options.clone(), how).await
-            }
-            RenderedAction::Push { src, dst } => push::push(ctx, src, dst).await,
-            RenderedAction::Pull { src, dst } => pull::pull(ctx, src, dst.as_deref()).await,
-            RenderedAction::Snapshot { image } => snapshot::snapshot(ctx, image).await,
-            RenderedAction::Session {
-                name,
-                send,
-                timeout,
-                expect_exit,
-            } => {
-                self.sessions
-                    .send(ctx, name, send, *timeout, *expect_exit)
-                    .await
-            }
-            RenderedAction::Python { code, timeout } => {
-                self.kernels.exec(ctx, code, *timeout).await
-            }
-        }
+        action.attempt(&self.states, ctx).await
     }
 }
 
@@ -215,33 +186,4 @@ pub fn stall_words(sandbox: &Sandbox) -> String {
         sandbox.backend().shown(),
         STALL_GRACE.as_secs()
     )
-}
-
-/// True for actions that enforce their own time limit (a command, a session
-/// call, a kernel call); the step bounds the others (transfers, snapshots).
-#[must_use]
-pub fn times_itself(action: &RenderedAction) -> bool {
-    matches!(
-        action,
-        RenderedAction::Run { .. } | RenderedAction::Session { .. } | RenderedAction::Python { .. }
-    )
-}
-
-/// What an action does, in words (`run: make`, `push: a -> b`).
-#[must_use]
-pub fn describe(action: &RenderedAction) -> String {
-    match action {
-        RenderedAction::Run { cmd, options, .. } => match options.lang {
-            Lang::Sh => format!("run: {cmd}"),
-            lang => format!("run ({lang}): {cmd}"),
-        },
-        RenderedAction::Push { src, dst } => format!("push: {} -> {dst}", src.display()),
-        RenderedAction::Pull { src, dst } => match dst {
-            Some(dst) => format!("pull: {src} -> {}", dst.display()),
-            None => format!("pull: {src} -> artifacts/"),
-        },
-        RenderedAction::Snapshot { image } => format!("snapshot: {image}"),
-        RenderedAction::Session { name, send, .. } => format!("session {name}: {send}"),
-        RenderedAction::Python { code, .. } => format!("python: {code}"),
-    }
 }

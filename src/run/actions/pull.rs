@@ -19,7 +19,7 @@ pub const ARTIFACT_COPY_LIMIT: u64 = 64 * 1024 * 1024;
 /// `dst` also leaves a hard link (or, across filesystems, a copy up to
 /// [`ARTIFACT_COPY_LIMIT`]) in `artifacts/STEP/`, so the record holds what
 /// every pull brought back.
-pub(super) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: Option<&Path>) -> Attempt {
+pub(crate) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: Option<&Path>) -> Attempt {
     let keep = ctx.artifacts.join(crate::store::sanitize(ctx.step));
     let name = Path::new(src.trim_end_matches('/'))
         .file_name()

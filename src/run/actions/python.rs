@@ -15,13 +15,13 @@ use crate::template::PythonResult;
 
 /// Each sandbox instance's kernel, started on first use, with the name of
 /// the sandbox it runs in: one made anew after a loss needs its own.
-pub(super) struct Kernels {
+pub(crate) struct Kernels {
     slots: Vec<tokio::sync::Mutex<Option<(String, Kernel)>>>,
 }
 
 impl Kernels {
     /// Room for `sandboxes` kernels.
-    pub(super) fn new(sandboxes: usize) -> Kernels {
+    pub(crate) fn new(sandboxes: usize) -> Kernels {
         Kernels {
             slots: (0..sandboxes)
                 .map(|_| tokio::sync::Mutex::new(None))
@@ -30,7 +30,7 @@ impl Kernels {
     }
 
     /// Run `code` in sandbox `ctx.sb`'s kernel.
-    pub(super) async fn exec(
+    pub(crate) async fn exec(
         &self,
         ctx: &ActionCtx<'_>,
         code: &str,

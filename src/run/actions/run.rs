@@ -18,7 +18,7 @@ use crate::size::ByteSize;
 pub const STDOUT_IN_CONTEXT: usize = 64 * 1024;
 
 /// How a `run` step's command is fed, read and held.
-pub(super) struct How<'a> {
+pub(crate) struct How<'a> {
     /// What it reads on stdin.
     pub stdin: Option<&'a Stdin>,
     /// How its stdout is read.
@@ -30,7 +30,7 @@ pub(super) struct How<'a> {
 /// Run `cmd` with `options`, its stdin fed and its stdout read as `how`
 /// says; the command enforces its own time limit, and is stopped at its
 /// output limit.
-pub(super) async fn run(
+pub(crate) async fn run(
     ctx: &ActionCtx<'_>,
     cmd: &str,
     mut options: RunOptions,

@@ -19,13 +19,13 @@ type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 /// The job's sessions, by (sandbox instance, its container's name, name):
 /// a sandbox made anew after a loss opens shells of its own.
 #[derive(Default)]
-pub(super) struct Sessions {
+pub(crate) struct Sessions {
     slots: Mutex<HashMap<(usize, String, String), SessionSlot>>,
 }
 
 impl Sessions {
     /// Send `send` to session `name` and wait for it, up to `timeout`.
-    pub(super) async fn send(
+    pub(crate) async fn send(
         &self,
         ctx: &ActionCtx<'_>,
         name: &str,
