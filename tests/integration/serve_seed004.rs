@@ -57,6 +57,13 @@ async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
     assert_eq!(rec["steps"].as_array().unwrap().len(), 2);
     let id = rec["id"].as_str().unwrap().to_string();
 
+    messages_page_with_after_and_limit(&server, &id).await;
+    events_list_with_since(&server, &id).await;
+    dir.assert_no_leaks().await;
+}
+
+/// The job `id` of `TWO`'s messages, whole and paged, and the 400s.
+async fn messages_page_with_after_and_limit(server: &Server, id: &str) {
     // Messages: every output line, with its step, stream and time.
     let all = server.get_json(&format!("/v1/jobs/{id}/messages")).await;
     assert_eq!(all["more"], false, "{all}");
@@ -114,31 +121,31 @@ async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
     assert_eq!(end["messages"], json!([]));
     assert_eq!(end["next_after"], after.as_str());
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/messages?limit=0"),
         "from 1 to 1000",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/messages?limit=1001"),
         "from 1 to 1000",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/messages?limit=many"),
         "limit",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/messages?after=7"),
         "not a position",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/messages?after=x.y"),
         "not a position",
     )
@@ -147,9 +154,12 @@ async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
         server.get("/v1/jobs/nope-0001/messages").await.status(),
         404
     );
+}
 
+/// The job `id`'s events as a JSON list: the stream's, paged with `since`.
+async fn events_list_with_since(server: &Server, id: &str) {
     // Events as a JSON list: the stream's events, ids and all.
-    let streamed = events(&server, &id, None).await;
+    let streamed = events(server, id, None).await;
     let listed = server
         .get_json(&format!("/v1/jobs/{id}/events?format=json"))
         .await;
@@ -163,8 +173,8 @@ async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
             .collect()
     };
     assert_eq!(as_pairs(&listed), streamed);
-    let last = streamed.last().unwrap().0;
-    assert_eq!(listed["next_since"], last);
+    let last_id = streamed.last().unwrap().0;
+    assert_eq!(listed["next_since"], last_id);
     // By `Accept`, too; `since` lists what came after.
     let accepted: Value = server
         .client
@@ -186,30 +196,29 @@ async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
         (Some(3), Some(true))
     );
     let none = server
-        .get_json(&format!("/v1/jobs/{id}/events?format=json&since={last}"))
+        .get_json(&format!("/v1/jobs/{id}/events?format=json&since={last_id}"))
         .await;
     assert_eq!(none["events"], json!([]));
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/events?format=json&since=-1"),
         "not an event id",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/events?format=json&limit=10001"),
         "from 1 to 10000",
     )
     .await;
     bad(
-        &server,
+        server,
         &format!("/v1/jobs/{id}/events?format=xml"),
         "format",
     )
     .await;
     let missing = server.get("/v1/jobs/nope-0001/events?format=json").await;
     assert_eq!(missing.status(), 404);
-    dir.assert_no_leaks().await;
 }
 
 #[tokio::test]
