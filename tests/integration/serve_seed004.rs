@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use pocketdock::Engine;
 use serde_json::{json, Value};
 
 use crate::common::TestProject;
@@ -31,6 +32,14 @@ steps:
     run: sleep 6; echo woke
 ";
 
+/// A project holding the manifest `name`, and a server in it.
+fn serving(engine: &Engine, name: &str, manifest: &str) -> (TestProject, Server) {
+    let dir = TestProject::new(engine, "serve");
+    std::fs::write(dir.path().join(name), manifest).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    (dir, server)
+}
+
 async fn bad(server: &Server, path: &str, says: &str) {
     let r = server.get(path).await;
     assert_eq!(r.status(), 400, "{path}");
@@ -43,9 +52,7 @@ async fn bad(server: &Server, path: &str, says: &str) {
 #[tokio::test]
 async fn a_waited_job_answers_at_its_end_and_pages_its_messages_and_events() {
     let engine = engine_or_skip!();
-    let dir = TestProject::new(&engine, "serve");
-    std::fs::write(dir.path().join("two.yaml"), TWO).unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (dir, server) = serving(&engine, "two.yaml", TWO);
 
     // `wait`: the answer is the ended job's record.
     let r = server
@@ -224,9 +231,7 @@ async fn events_list_with_since(server: &Server, id: &str) {
 #[tokio::test]
 async fn a_wait_that_times_out_is_202_and_neither_it_nor_a_client_leaving_stops_the_job() {
     let engine = engine_or_skip!();
-    let dir = TestProject::new(&engine, "serve");
-    std::fs::write(dir.path().join("sleepy.yaml"), SLEEPY).unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (dir, server) = serving(&engine, "sleepy.yaml", SLEEPY);
     for (timeout, says) in [
         (json!(0), "from 1 to 3600"),
         (json!(3601), "from 1 to 3600"),
