@@ -7,31 +7,58 @@
 //! duplicate. The stream follows the file while the job runs (woken by the
 //! job's own signal when this server runs it, polling a CLI runner's file)
 //! and ends once the job has finished and every line is sent.
+//!
+//! The same events as a JSON list, for clients that poll, are
+//! `events_list`'s; `?format=` or the `Accept` header chooses.
 
 use std::convert::Infallible;
 use std::path::PathBuf;
 
-use axum::extract::{Path as UrlPath, State};
+use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
 
 use super::api_error::ApiError;
+use super::events_list;
 use super::files::{self, Growth};
+use super::paging;
 use super::state::Shared;
 use crate::store::history::HISTORY_FILE;
 use crate::store::job_entry;
 use crate::store::log_tail::read_from;
 
-/// The handler.
+/// `?format=json|sse&since=&limit=`.
+#[derive(Debug, Deserialize)]
+pub struct EventsQuery {
+    format: Option<String>,
+    since: Option<String>,
+    limit: Option<String>,
+}
+
+/// The handler: the stream, or the list when JSON is asked for.
 pub async fn stream(
     State(state): State<Shared>,
     UrlPath(id): UrlPath<String>,
+    Query(q): Query<EventsQuery>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
+    if events_list::wanted(q.format.as_deref(), &headers)? {
+        let since = paging::since(q.since.as_deref())?;
+        let limit = paging::limit(
+            q.limit.as_deref(),
+            events_list::DEFAULT_LIMIT,
+            events_list::MAX_LIMIT,
+        )?;
+        return Ok(events_list::list(&state, &id, since, limit)
+            .await?
+            .into_response());
+    }
     let dir = files::record_dir(&state, &id)?;
+    // `since` resumes a stream as `Last-Event-ID` does.
     let after = match headers.get("last-event-id").map(|v| v.to_str()) {
-        None => 0,
+        None => paging::since(q.since.as_deref())?,
         Some(Ok(v)) => v.trim().parse::<u64>().map_err(|_| {
             ApiError::bad(
                 format!("Last-Event-ID `{v}` is not an event id"),
@@ -50,12 +77,12 @@ pub async fn stream(
         pending: std::collections::VecDeque::new(),
         done: false,
     };
-    let stream =
-        futures_util::stream::unfold(
-            follow,
-            |mut f| async move { f.next().await.map(|e| (Ok(e), f)) },
-        );
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    let stream = futures_util::stream::unfold(follow, |mut f| async move {
+        f.next().await.map(|e| (Ok::<_, Infallible>(e), f))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
 }
 
 /// Where a stream is in a history file.

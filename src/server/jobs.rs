@@ -5,7 +5,8 @@
 //! A job is started as `pocketdock apply` starts one: [`Job::prepare`]
 //! first, so a bad manifest is a 422 with its diagnostics and nothing is
 //! written, then [`Job::run`] on a task of its own; the request answers as
-//! soon as the record is claimed (`job_started`), with its id.
+//! soon as the record is claimed (`job_started`), with its id; with
+//! `wait`, when the job ends (`wait`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,9 @@ pub struct StartJob {
     jobs: Option<usize>,
     #[serde(default)]
     keep_going: bool,
+    #[serde(default)]
+    wait: bool,
+    timeout: Option<Value>,
 }
 
 /// `POST /v1/jobs` (and `/v1/runs`).
@@ -70,6 +74,7 @@ pub async fn start(
     body: Result<Json<StartJob>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body?;
+    let wait = super::wait::timeout(body.wait, body.timeout.as_ref())?;
     let manifest = manifest_path(&state, &body)?;
     let load = LoadOptions {
         vars: body
@@ -135,6 +140,15 @@ pub async fn start(
         }
     };
     let id = launch(&state, job).await?;
+    if let Some(timeout) = wait {
+        let ended = super::wait::until_ended(&state, &id, timeout).await;
+        let status = if ended {
+            StatusCode::OK
+        } else {
+            StatusCode::ACCEPTED
+        };
+        return Ok((status, Json(record_json(&state, &id)?)).into_response());
+    }
     let body = json!({
         "id": id,
         "status": "running",
@@ -366,14 +380,19 @@ pub async fn get_one(
     State(state): State<Shared>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (_, rec) = record(&state, &id)?;
+    record_json(&state, &id).map(Json)
+}
+
+/// What `GET /v1/jobs/{id}` answers.
+fn record_json(state: &Shared, id: &str) -> Result<Value, ApiError> {
+    let (_, rec) = record(state, id)?;
     let mut v = serde_json::to_value(&rec).unwrap_or(Value::Null);
     v["status"] = json!(rec.shown_status());
     v["id"] = json!(rec.job_id());
-    v["live"] = json!(state.live(&id).is_some());
-    v["urls"] = urls(&id);
-    v["artifacts"] = artifacts_json(&state.project.root, &id, &rec.artifacts);
-    Ok(Json(v))
+    v["live"] = json!(state.live(id).is_some());
+    v["urls"] = urls(id);
+    v["artifacts"] = artifacts_json(&state.project.root, id, &rec.artifacts);
+    Ok(v)
 }
 
 /// `POST /v1/jobs/{id}/cancel`: a job of this server is cancelled as

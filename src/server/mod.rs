@@ -12,19 +12,26 @@
 //! One file per concern: `state` (what the handlers share), `guard`
 //! (token, content type), `jobs` (start, list, read, cancel;
 //! served at `/v1/jobs`, and at `/v1/runs`, its alias), `events`
-//! (SSE), `files` (step logs, artifacts, path confinement), `index`,
+//! (SSE) and `events_list` (the same as JSON), `messages` (output lines,
+//! read by `step_lines`), `wait` (a start that answers at the end),
+//! `paging`, `files` (step logs, artifacts, path confinement), `index`,
 //! `sandboxes`, `dashboard`, `api_error`, `idle` (the idle timer).
 
 mod api_error;
 mod dashboard;
 mod events;
+mod events_list;
 mod files;
 mod guard;
 mod idle;
 mod index;
 mod jobs;
+mod messages;
+mod paging;
 mod sandboxes;
 mod state;
+mod step_lines;
+mod wait;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -100,6 +107,7 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/v1/jobs", post(jobs::start).get(jobs::list))
         .route("/v1/jobs/{id}", get(jobs::get_one))
         .route("/v1/jobs/{id}/events", get(events::stream))
+        .route("/v1/jobs/{id}/messages", get(messages::list))
         .route("/v1/jobs/{id}/cancel", post(jobs::cancel))
         .route("/v1/jobs/{id}/steps/{step}/log", get(files::step_log))
         .route("/v1/jobs/{id}/artifacts/{*path}", get(files::artifact))
@@ -107,6 +115,7 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/v1/runs", post(jobs::start).get(jobs::list))
         .route("/v1/runs/{id}", get(jobs::get_one))
         .route("/v1/runs/{id}/events", get(events::stream))
+        .route("/v1/runs/{id}/messages", get(messages::list))
         .route("/v1/runs/{id}/cancel", post(jobs::cancel))
         .route("/v1/runs/{id}/steps/{step}/log", get(files::step_log))
         .route("/v1/runs/{id}/artifacts/{*path}", get(files::artifact))

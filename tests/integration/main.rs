@@ -88,6 +88,7 @@ mod seed_settings;
 mod serve;
 mod serve_openapi;
 mod serve_security;
+mod serve_seed004;
 mod session;
 mod shell;
 mod store_home;
