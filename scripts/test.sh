@@ -31,7 +31,7 @@ ROOT=$(pwd)
 # shellcheck source=scripts/cache.sh
 source scripts/cache.sh
 
-GATE=(lint build release podman docker python rootless faults rehearsal kube fuzz)
+GATE=(lint build release podman docker python rootless faults kube rehearsal fuzz)
 QUICK=(lint build podman)
 LONG=(fuzz-long guest)
 usage() {
