@@ -76,7 +76,6 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         return Ok(0);
     }
     let info = backend.info();
-    let theirs = their_run_rm(backend);
     let kind = [info.kind.as_str(), info.version.as_str()].join(" ");
     println!(
         "backend: {} at {}; image {}; median of {runs} runs",
@@ -92,12 +91,8 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
     if let (Some(none), Some(ratio)) = (&f.engine_run_rm_no_network, f.one_step_ratio_no_network) {
         // Like for like first: a sandbox has no network.
         rows.extend([
-            (
-                format!("{theirs} --network none IMAGE true"),
-                none.p50_ms,
-                "ms",
-            ),
-            (format!("{theirs} IMAGE true"), f.engine_run_rm.p50_ms, "ms"),
+            (none.name.clone(), none.p50_ms, "ms"),
+            (f.engine_run_rm.name.clone(), f.engine_run_rm.p50_ms, "ms"),
             (
                 "  one-step job / run --rm --network none (target <= 1.0)".into(),
                 ratio,
@@ -111,7 +106,7 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         ]);
     } else {
         rows.extend([
-            (format!("{theirs} IMAGE true"), f.engine_run_rm.p50_ms, "ms"),
+            (f.engine_run_rm.name.clone(), f.engine_run_rm.p50_ms, "ms"),
             (
                 "  one-step job / kubectl run --rm (target <= 1.0)".into(),
                 f.one_step_ratio,
@@ -142,46 +137,74 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
     Ok(0)
 }
 
-/// How the other tool runs one container and removes it, as a label.
-fn their_run_rm(backend: &Backend) -> String {
-    match backend.as_engine() {
-        Some(engine) => format!("{} run --rm", engine.info().kind.cli()),
-        None => "kubectl run --rm --attach --restart=Never".into(),
-    }
+/// The other tool, found once before anything is measured: the engine's
+/// CLI, or `kubectl` (in the backend's namespace) on a cluster.
+enum Other {
+    Engine {
+        cli: &'static str,
+        docker_host: String,
+    },
+    Kubectl {
+        path: PathBuf,
+        namespace: String,
+    },
 }
 
-/// One `true` in a container of `image` that the other tool creates,
-/// waits for and removes: the engine's CLI, or `kubectl` on a cluster.
-async fn their_run(backend: &Backend, image: &str, no_network: bool) -> Result<Duration, Error> {
-    let Some(engine) = backend.as_engine() else {
-        let kubectl = super::kubectl()?;
-        let namespace = backend.info().namespace.unwrap_or_default();
-        let name = format!("pd-kubectl-{:08x}", fastrand::u32(..));
-        let image = format!("--image={image}");
-        let args = [
-            "-n",
-            &namespace,
-            "run",
-            &name,
-            "--rm",
-            "--attach",
-            "--restart=Never",
-            "--quiet",
-            &image,
-            "--image-pull-policy=IfNotPresent",
-            "--",
-            "true",
-        ];
-        return time_cmd(&kubectl, &args, &[]).await;
-    };
-    let tool = PathBuf::from(engine.info().kind.cli());
-    let docker_host = format!("unix://{}", engine.info().socket.display());
-    let mut args = vec!["run", "--rm"];
-    if no_network {
-        args.extend(["--network", "none"]);
+impl Other {
+    fn of(backend: &Backend) -> Result<Other, Error> {
+        Ok(match backend.as_engine() {
+            Some(engine) => Other::Engine {
+                cli: engine.info().kind.cli(),
+                docker_host: format!("unix://{}", engine.info().socket.display()),
+            },
+            None => Other::Kubectl {
+                path: super::kubectl()?,
+                namespace: backend.info().namespace.unwrap_or_default(),
+            },
+        })
     }
-    args.extend([image, "true"]);
-    time_cmd(&tool, &args, &[("DOCKER_HOST", docker_host.as_str())]).await
+
+    /// How it runs one container and removes it, as a label.
+    fn run_rm(&self) -> String {
+        match self {
+            Other::Engine { cli, .. } => format!("{cli} run --rm"),
+            Other::Kubectl { .. } => "kubectl run --rm --attach --restart=Never".into(),
+        }
+    }
+
+    /// One `true` in a container of `image` that it creates, waits for and
+    /// removes; `no_network` only on an engine (a pod has no such flag).
+    async fn run(&self, image: &str, no_network: bool) -> Result<Duration, Error> {
+        match self {
+            Other::Engine { cli, docker_host } => {
+                let mut args = vec!["run", "--rm"];
+                if no_network {
+                    args.extend(["--network", "none"]);
+                }
+                args.extend([image, "true"]);
+                time_cmd(Path::new(cli), &args, &[("DOCKER_HOST", docker_host)]).await
+            }
+            Other::Kubectl { path, namespace } => {
+                let name = format!("pd-kubectl-{:08x}", fastrand::u32(..));
+                let image = format!("--image={image}");
+                let args = [
+                    "-n",
+                    namespace,
+                    "run",
+                    &name,
+                    "--rm",
+                    "--attach",
+                    "--restart=Never",
+                    "--quiet",
+                    &image,
+                    "--image-pull-policy=IfNotPresent",
+                    "--",
+                    "true",
+                ];
+                time_cmd(path, &args, &[]).await
+            }
+        }
+    }
 }
 
 async fn measure(
@@ -191,6 +214,8 @@ async fn measure(
     a: &Args,
     runs: usize,
 ) -> Result<Figures, Error> {
+    // Found before any work: a missing kubectl is said at once.
+    let other = Other::of(backend)?;
     let io = |e| Error::io("write benchmark manifests", e);
     std::fs::create_dir_all(work).map_err(io)?;
     // A scratch project: its own root, so records stay in it.
@@ -211,16 +236,16 @@ async fn measure(
         std::fs::write(work.join(file), manifest(name, &sandbox, steps, sandboxes)).map_err(io)?;
     }
     let project = Project::find(work);
-    let on_engine = backend.as_engine().is_some();
+    let on_engine = matches!(other, Other::Engine { .. });
 
     let (mut one, mut rm, mut rm_none, mut long, mut short) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..a.warmup + runs {
         let measured = i >= a.warmup;
         let one_time = job(backend, &project, &work.join("one.yaml")).await?;
-        let rm_time = their_run(backend, image, false).await?;
+        let rm_time = other.run(image, false).await?;
         let rm_none_time = if on_engine {
-            Some(their_run(backend, image, true).await?)
+            Some(other.run(image, true).await?)
         } else {
             None
         };
@@ -233,10 +258,10 @@ async fn measure(
         }
     }
     let one = series("one-step job (library apply)", one);
-    let rm = series(format!("{} IMAGE true", their_run_rm(backend)), rm);
+    let rm = series(format!("{} IMAGE true", other.run_rm()), rm);
     let rm_none = on_engine.then(|| {
         series(
-            format!("{} --network none IMAGE true", their_run_rm(backend)),
+            format!("{} --network none IMAGE true", other.run_rm()),
             rm_none,
         )
     });
