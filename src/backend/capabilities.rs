@@ -131,9 +131,11 @@ impl Capabilities {
     .without(Capability::HelperMount);
 
     /// A Kubernetes cluster: pods are not committed, mount nothing of this
-    /// machine, do not outlive their job, are not built here, have no
-    /// helper (so no recycling) and no warm pools.
-    pub const KUBERNETES: Capabilities = Capabilities::none("Kubernetes");
+    /// machine, do not outlive their job, are not built here and have no
+    /// helper mounted (so no recycling). Warm pools hold pods, claimed
+    /// under the name asked for (`backend/kubernetes/names.rs`).
+    pub const KUBERNETES: Capabilities =
+        Capabilities::none("Kubernetes").with(Capability::WarmPool);
 
     /// A backend named `backend` that can do nothing of [`Capability::ALL`]
     /// (add what it can with [`Capabilities::with`]).
@@ -187,7 +189,8 @@ mod tests {
     #[test]
     fn kubernetes_lacks_what_pods_cannot_do() {
         for c in Capability::ALL {
-            assert!(!Capabilities::KUBERNETES.has(c), "{c:?}");
+            let pods_can = c == Capability::WarmPool;
+            assert_eq!(Capabilities::KUBERNETES.has(c), pods_can, "{c:?}");
         }
     }
 

@@ -1,7 +1,7 @@
-//! `pocketdock pool`: warm sandboxes kept on the engine, claimed by
-//! `create` and `apply`.
+//! `pocketdock pool`: warm sandboxes kept on the backend (containers of
+//! the engine, or pods), claimed by `create` and `apply`.
 //!
-//! The pool's state is the engine's (names and labels, see
+//! The pool's state is the backend's (names and labels, see
 //! `sandbox::pool::warm`), so it outlives the command that started it and
 //! any number of processes share it. A claim refills it through a
 //! detached `pool fill` child: the claimer never waits for the refill.
@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 
 use super::table;
-use crate::backend::{Backend, Capability};
+use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::error::Error;
 use crate::labels;
@@ -104,8 +104,6 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
 }
 
 async fn start(ctx: &super::Context, backend: &Backend, a: StartArgs) -> Result<u8, Error> {
-    // A warm sandbox outlives this process, which a cluster's pods do not.
-    backend.engine_for(Capability::WarmPool)?;
     let size = usize::from(a.size);
     let mut spec = super::create::spec(ctx, a.spec)?;
     spec.labels.insert(
@@ -309,9 +307,13 @@ pub(super) fn spawn_fill(backend: &Backend, key: &str, template: Option<&serde_j
         return;
     };
     let mut command = Command::new(exe);
+    // The same backend; a cluster's credentials come from the environment.
+    let info = backend.info();
+    match &info.namespace {
+        Some(ns) => command.args(["--backend", "kubernetes", "--namespace", ns]),
+        None => command.arg("--socket").arg(&info.endpoint),
+    };
     command
-        .arg("--socket")
-        .arg(backend.info().endpoint)
         .args(["--quiet", "pool", "fill", "--key", key])
         .arg("--claimed-at")
         .arg(stops::nanos(std::time::SystemTime::now()).to_string())

@@ -31,9 +31,9 @@ pub struct Component {
     pub name: String,
 }
 
-/// Body of `POST /containers/create`.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "PascalCase")]
+/// Body of `POST /containers/create` (read back where a backend keeps it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
 pub struct CreateContainer {
     /// Image reference.
     pub image: String,
@@ -66,8 +66,8 @@ pub struct CreateContainer {
 }
 
 /// `HostConfig` of a container create.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "PascalCase")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
 pub struct HostConfig {
     /// Memory limit in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -126,7 +126,7 @@ pub struct HostConfig {
 }
 
 /// One `setrlimit` limit of a container create.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct UlimitSpec {
     /// `nofile`, `fsize`, ...
@@ -150,7 +150,7 @@ pub struct PortBinding {
 }
 
 /// A device passed through to the container.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct DeviceMapping {
     /// Device on the host.

@@ -91,7 +91,6 @@ async fn what_only_an_engine_does_is_refused_at_once_on_a_cluster() {
             "saving and loading images",
         ),
         (vec!["systemd", "x"], "keeping a sandbox after its job"),
-        (vec!["pool", "start", "--size", "1"], "warm pools"),
         (
             vec!["create", "--name", "kept", "--image", "x", "--persist"],
             "keeping a sandbox after its job",

@@ -8,10 +8,12 @@ mod exec;
 mod files;
 mod labels;
 mod lost;
+mod names;
 mod network;
 mod pod;
 mod pods;
 mod pull;
+mod recreate;
 mod seam;
 mod status;
 
@@ -46,6 +48,7 @@ pub struct Kubernetes {
     local: Arc<OnceLock<kube::Client>>,
     namespace: String,
     execs: exec::Execs,
+    names: names::Names,
     /// How commands reach a pod: the relay, unless the environment says exec.
     via: crate::engine::ExecVia,
     start_timeout: std::time::Duration,
@@ -108,6 +111,7 @@ impl Kubernetes {
             client,
             config,
             execs: exec::Execs::default(),
+            names: names::Names::default(),
             via: crate::engine::AgentConfig::from_env(|k| std::env::var(k).ok()).via,
             start_timeout: pods::start_timeout(),
             pull: pull::Pull::default(),

@@ -13,6 +13,7 @@ use pocketdock_agent::wire;
 
 use super::labels;
 use super::pull::Pull;
+use super::recreate;
 use crate::engine::CreateContainer;
 
 /// The name of the sandbox's container in its pod.
@@ -32,7 +33,10 @@ pub(super) fn pod(name: &str, body: &CreateContainer, pull: &Pull) -> Pod {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
             labels: Some(fitted),
-            annotations: Some(BTreeMap::from([(labels::ORIGINAL.to_string(), original)])),
+            annotations: Some(BTreeMap::from([
+                (labels::ORIGINAL.to_string(), original),
+                (recreate::CREATE.to_string(), recreate::kept(body)),
+            ])),
             ..ObjectMeta::default()
         },
         spec: Some(PodSpec {

@@ -64,6 +64,7 @@ impl Kubernetes {
                 return Err(e);
             }
         }
+        self.keep_unique(name).await?;
         Ok(created.metadata.name.unwrap_or_else(|| name.to_string()))
     }
 
@@ -129,6 +130,7 @@ impl Kubernetes {
                 kube::Error::Api(s) if s.code == 404 => pod_missing("remove the pod", name),
                 e => from_kube("remove the pod", e),
             });
+        self.names.forget(name);
         self.unisolate(name).await?;
         deleted
     }
@@ -141,7 +143,7 @@ impl Kubernetes {
     }
 
     /// Pod `name`, or an error for `op` saying it is gone.
-    async fn pod_named(&self, op: &'static str, name: &str) -> Result<Pod> {
+    pub(super) async fn pod_named(&self, op: &'static str, name: &str) -> Result<Pod> {
         self.pods()
             .get_opt(name)
             .await

@@ -1,6 +1,7 @@
-//! A namespace of a cluster as a backend: a pod per sandbox. What pods
-//! lack (stop, restart, rename, top, stats, commit) keeps the seam's
-//! refusal; a pod has no images to list and nothing to resize.
+//! A namespace of a cluster as a backend: a pod per sandbox, found by its
+//! name or the name it was claimed under (`names`). What pods lack (stop,
+//! restart, top, stats, commit) keeps the seam's refusal; a pod has no
+//! images to list and nothing to resize.
 
 use crate::engine::transport::Body;
 use crate::engine::{
@@ -55,20 +56,32 @@ impl Seam for Kubernetes {
         self.create(name, body).await
     }
 
+    async fn create_container_raw(&self, name: &str, body: &serde_json::Value) -> Result<String> {
+        self.create_raw(name, body).await
+    }
+
     async fn start_container(&self, id: &str) -> Result<()> {
-        self.start(id).await
+        self.start(&self.pod_of(id).await).await
     }
 
     async fn remove_container(&self, id: &str, _force: bool) -> Result<()> {
-        self.remove(id).await
+        self.remove(&self.pod_of(id).await).await
+    }
+
+    async fn rename_container(&self, id: &str, name: &str) -> Result<()> {
+        self.claim_as(id, name).await
     }
 
     async fn inspect_container(&self, id: &str, _size: bool) -> Result<ContainerInspect> {
-        self.inspect(id).await
+        self.inspect(&self.pod_of(id).await).await
     }
 
     async fn lost_now(&self, id: &str) -> Option<Error> {
-        Kubernetes::lost_now(self, id).await
+        Kubernetes::lost_now(self, &self.pod_of(id).await).await
+    }
+
+    async fn inspect_container_raw(&self, id: &str) -> Result<serde_json::Value> {
+        self.inspect_raw(&self.pod_of(id).await).await
     }
 
     async fn list_containers(&self, all: bool, labels: &[String]) -> Result<Vec<ContainerSummary>> {
@@ -76,7 +89,11 @@ impl Seam for Kubernetes {
     }
 
     async fn exec_create(&self, container: &str, spec: &ExecSpec) -> Result<String> {
-        Ok(Kubernetes::exec_create(self, container, spec))
+        Ok(Kubernetes::exec_create(
+            self,
+            &self.pod_of(container).await,
+            spec,
+        ))
     }
 
     async fn exec_start(&self, exec_id: &str, tty: bool) -> Result<ExecOutput> {
@@ -100,7 +117,7 @@ impl Seam for Kubernetes {
     }
 
     async fn stat_path(&self, container: &str, path: &str) -> Result<Option<PathStat>> {
-        self.stat(container, path).await
+        self.stat(&self.pod_of(container).await, path).await
     }
 
     async fn put_archive(
@@ -110,10 +127,10 @@ impl Seam for Kubernetes {
         tar: Body,
         _copy_uid_gid: bool,
     ) -> Result<()> {
-        self.put(container, dir, tar).await
+        self.put(&self.pod_of(container).await, dir, tar).await
     }
 
     async fn get_archive(&self, container: &str, path: &str) -> Result<(PathStat, ArchiveBody)> {
-        self.get(container, path).await
+        self.get(&self.pod_of(container).await, path).await
     }
 }

@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
-use super::labels;
+use super::{labels, names, recreate};
 use crate::engine::{
     ContainerConfig, ContainerInspect, ContainerState, ContainerSummary, InspectHostConfig,
     NetworkSettings,
@@ -100,9 +100,14 @@ fn timestamp(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -
         .unwrap_or_default()
 }
 
-/// A pod as the engine's inspect: its name is its id.
+/// A pod as the engine's inspect: its name is its id, and its name the
+/// one it was claimed under, if it was.
 pub(super) fn inspect(pod: &Pod) -> ContainerInspect {
-    let name = pod.metadata.name.clone().unwrap_or_default();
+    let id = pod.metadata.name.clone().unwrap_or_default();
+    let name = names::claimed_name(pod).map_or_else(|| id.clone(), str::to_string);
+    let network_mode = recreate::create_of(pod)
+        .and_then(|c| c.host_config.network_mode)
+        .unwrap_or_default();
     let spec = pod.spec.as_ref().and_then(|s| s.containers.first());
     let status = container(pod);
     let state = status.and_then(|c| c.state.as_ref());
@@ -124,7 +129,7 @@ pub(super) fn inspect(pod: &Pod) -> ContainerInspect {
         .and_then(|q| cpu_nanos(&q.0))
         .unwrap_or(0);
     ContainerInspect {
-        id: name.clone(),
+        id,
         name,
         created: timestamp(pod.metadata.creation_timestamp.as_ref()),
         image: spec.and_then(|c| c.image.clone()).unwrap_or_default(),
@@ -167,6 +172,7 @@ pub(super) fn inspect(pod: &Pod) -> ContainerInspect {
         host_config: InspectHostConfig {
             memory,
             nano_cpus,
+            network_mode,
             ..InspectHostConfig::default()
         },
         network_settings: NetworkSettings {

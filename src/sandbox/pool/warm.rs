@@ -1,14 +1,15 @@
-//! Warm sandboxes that live on the engine: the CLI's pools.
+//! Warm sandboxes that live on the backend: the CLI's pools.
 //!
 //! A CLI pool must outlive the process that started it, so its state is
-//! the engine's: warm sandboxes are containers named `pdpool-<key8>-<rand>`
+//! the backend's: warm sandboxes are containers (or pods) named `pdpool-<key8>-<rand>`
 //! and labelled with their spec key and the pool's target size. A caller
 //! claims one by renaming it to the name it wanted: the old name resolves
 //! for one renamer only, so two processes never get the same container
 //! (see docs/sandbox-pool.md for the one window the engines leave, and
 //! the check that closes it). A claimed container keeps its pool labels
 //! (labels are fixed at create) but loses the `pdpool-` name: the name
-//! tells warm from claimed.
+//! tells warm from claimed. A pod cannot be renamed: it is claimed under
+//! the name instead, and answers to it (`backend/kubernetes/names.rs`).
 
 use std::sync::OnceLock;
 
