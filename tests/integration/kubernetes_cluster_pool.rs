@@ -95,7 +95,8 @@ async fn warm_pods_are_claimed_under_the_name_asked_for_and_refilled() {
         .items
         .into_iter()
         .filter_map(|p| p.metadata.name)
-        .find(|n| n.starts_with("pdpool-") && *n != pod)
+        // Of this pool: `pdpool-<key8>-`, as the claimed pod's.
+        .find(|n| n.starts_with(&pod[..16]) && *n != pod)
         .expect("a refilled warm pod");
     let cpu = c.pods().get(&fresh).await.unwrap().spec.unwrap().containers[0]
         .resources
@@ -135,5 +136,59 @@ async fn warm_pods_are_claimed_under_the_name_asked_for_and_refilled() {
     pd.cmd(["pool", "stop", "-y"])
         .code(0)
         .stdout_has("removed 1 warm sandbox");
+    assert_eq!(warm(&pd), (0, 0));
+}
+
+#[tokio::test]
+async fn two_concurrent_creates_never_claim_the_same_warm_pod() {
+    let Some(c) = Cluster::get().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pd = c.pd(dir.path());
+    pd.cmd(["pool", "start", "--cpu", "10", "--size", "1"])
+        .code(0);
+    let names = [unique("kc-race-a"), unique("kc-race-b")];
+    let racers: Vec<_> = names
+        .iter()
+        .map(|n| {
+            pd.command(["create", "--name", n, "--cpu", "10"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for r in racers {
+        let out = r.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Each sandbox is one pod: a claimed warm one, or its own.
+    let mut claimed = 0;
+    for n in &names {
+        let holders = c
+            .pods()
+            .list(&ListParams::default().labels(&format!("pocketdock.io/name={n}")))
+            .await
+            .unwrap()
+            .items;
+        let own = c.pods().get_opt(n).await.unwrap().is_some();
+        assert_eq!(holders.len() + usize::from(own), 1, "{n}: {holders:?}");
+        claimed += holders.len();
+    }
+    assert_eq!(
+        claimed, 1,
+        "one create claims the warm pod, the other creates"
+    );
+    for n in &names {
+        pd.cmd(["shutdown", n, "-y"]).code(0);
+        c.assert_no_pods(n).await;
+    }
+    wait_refilled(&pd, 1);
+    pd.cmd(["pool", "stop", "-y"]).code(0);
     assert_eq!(warm(&pd), (0, 0));
 }
