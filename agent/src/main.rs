@@ -28,6 +28,7 @@ mod server;
 mod signals;
 mod sys;
 mod user;
+mod write;
 
 /// The helper's version (the building crate's).
 const VERSION: &str = match option_env!("CARGO_PKG_VERSION") {
@@ -65,6 +66,7 @@ fn main() {
                 _ => 2,
             }
         }
+        ["write", path, mode, mtime] => write::run(path, mode, mtime),
         ["measure", file, "--", ref command @ ..] => measure::run(
             file,
             &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
@@ -79,7 +81,7 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | measure FILE -- COMMAND... | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | measure FILE -- COMMAND... | write PATH MODE MTIME | signal MARKER SIGNAL | --version");
             2
         }
     };

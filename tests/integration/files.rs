@@ -152,6 +152,62 @@ async fn files_land_where_the_copy_rules_say() {
     );
 }
 
+/// One file into a directory that exists goes through the helper's
+/// `write`, not `tar`: the same result as the archive gives.
+#[tokio::test]
+async fn one_file_lands_as_an_archive_would_leave_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let engine = engine_or_skip!();
+    let mut c = Cleanup::new(&engine);
+    let sb = sandbox(&engine, &mut c, &spec("one-file")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tool.sh");
+    std::fs::write(&f, "#!/bin/sh\necho tool\n").unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o751)).unwrap();
+    let then = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_577_934_245);
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    // A link at the destination is replaced, never followed.
+    sb.run(
+        "ln -s /etc/hostname /home/sandbox/tool",
+        &RunOptions::default(),
+    )
+    .await
+    .unwrap();
+    let report = sb.push(&f, "/home/sandbox/tool").await.unwrap();
+    assert_eq!((report.files, report.bytes), (1, 20));
+    let r = sb
+        .run(
+            "stat -c '%a %Y %U %F' tool; ./tool; ls -A | grep -c pocketdock; \
+             grep -c . /etc/hostname",
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.stdout, "751 1577934245 sandbox regular file\ntool\n0\n1\n",
+        "{}",
+        r.stderr
+    );
+    // Written again over itself, and bytes through `write_file`.
+    sb.push(&f, "/home/sandbox/tool").await.unwrap();
+    sb.write_file("/home/sandbox/bytes.txt", "b\n")
+        .await
+        .unwrap();
+    let r = sb
+        .run(
+            "./tool; cat bytes.txt; stat -c %a bytes.txt",
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.stdout, "tool\nb\n644\n", "{}", r.stderr);
+}
+
 #[tokio::test]
 async fn read_write_and_list() {
     let engine = engine_or_skip!();
