@@ -32,6 +32,9 @@ pub const NO_SOCKET: &str = "-";
 pub const RUN_DIR_IN_SANDBOX: &str = "/.pocketdock/run";
 /// Where the helper binary is, inside the sandbox (a read-only mount).
 pub const BINARY_IN_SANDBOX: &str = "/.pocketdock/bin/pocketdock-agent";
+/// The exit code of `pocketdock-agent write` that could not create the
+/// file (before reading any input): the user may not write there.
+pub const WRITE_REFUSED: i32 = 3;
 
 /// Frame tags. Requests (client → helper) are upper case letters that
 /// start a connection; the rest flow during an exchange.

@@ -5,13 +5,16 @@
 //! As `tar -x -p -o` would: the file is written beside PATH and renamed
 //! over it (a link at PATH is replaced, never followed), with MODE (octal)
 //! and MTIME (seconds since the epoch), owned by whoever runs it. Nothing
-//! is left at PATH or beside it when anything fails.
+//! is left at PATH or beside it when anything fails; exit
+//! [`wire::WRITE_REFUSED`] when the file cannot even be created.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+use crate::wire;
 
 /// Write stdin to `path`; the process's exit code.
 pub fn run(path: &str, mode: &str, mtime: &str) -> i32 {
@@ -21,13 +24,24 @@ pub fn run(path: &str, mode: &str, mtime: &str) -> i32 {
     };
     let path = Path::new(path);
     let temp = beside(path);
-    match write(&temp, mode & 0o7777, mtime).and_then(|()| std::fs::rename(&temp, path)) {
+    let failed = |e: io::Error, code| {
+        let _ = std::fs::remove_file(&temp);
+        eprintln!("pocketdock-agent: write {}: {e}", path.display());
+        code
+    };
+    // Refused before any input is read: the caller stops sending at once.
+    let file = match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)
+    {
+        Ok(f) => f,
+        Err(e) => return failed(e, wire::WRITE_REFUSED),
+    };
+    match write(file, mode & 0o7777, mtime).and_then(|()| std::fs::rename(&temp, path)) {
         Ok(()) => 0,
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            eprintln!("pocketdock-agent: write {}: {e}", path.display());
-            1
-        }
+        Err(e) => failed(e, 1),
     }
 }
 
@@ -42,12 +56,7 @@ fn beside(path: &Path) -> PathBuf {
     path.with_file_name(temp)
 }
 
-fn write(temp: &Path, mode: u32, mtime: u64) -> io::Result<()> {
-    let mut file: File = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(temp)?;
+fn write(mut file: File, mode: u32, mtime: u64) -> io::Result<()> {
     // From a pipe, std's copy splices: no pass through this process.
     io::copy(&mut io::stdin().lock(), &mut file)?;
     file.set_permissions(Permissions::from_mode(mode))?;

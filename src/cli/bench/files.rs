@@ -70,7 +70,10 @@ async fn measure(
     let env = [("DOCKER_HOST", docker_host.as_str())];
     let name = sandbox.name().to_string();
     let dst = "/home/sandbox/bench/x";
-    let reset = "rm -rf /home/sandbox/bench && mkdir -p /home/sandbox/bench";
+    // The sandbox user's directory, as a home's is: where pushes go. (A
+    // root-owned one sends pocketdock's push through the engine as root.)
+    let reset = "rm -rf /home/sandbox/bench && mkdir -p /home/sandbox/bench && \
+                 chown $(stat -c %u:%g /home/sandbox) /home/sandbox/bench";
     // As root: `docker cp` leaves root-owned files the sandbox user cannot delete.
     let quiet = RunOptions {
         user: Some("0".into()),

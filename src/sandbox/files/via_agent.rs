@@ -27,6 +27,15 @@ use crate::engine::PathStat;
 use crate::error::Result;
 use crate::sandbox::Sandbox;
 
+/// What the helper's `write` made of a push.
+enum Written {
+    Done(CopyReport),
+    /// The user may not create the file there: the engine's path, as root.
+    Refused,
+    /// Not tried, or failed midway (an older helper): the archive's path.
+    Untried,
+}
+
 /// `stat`'s line for each path that exists: raw mode in hex, size, path.
 const STAT_FORMAT: &str = "%f %s %n";
 
@@ -47,8 +56,11 @@ impl Sandbox {
         };
         let rel = relative(&target, &anchor);
         if rel.components().count() == 1 {
-            if let Some(report) = self.write_via_agent(source, &target).await? {
-                return Ok(Some(report));
+            match self.write_via_agent(source, &target).await? {
+                Written::Done(report) => return Ok(Some(report)),
+                // An archive would be refused there too, after all its bytes.
+                Written::Refused => return Ok(None),
+                Written::Untried => {}
             }
         }
         let (writer, body) = channel_body();
@@ -70,14 +82,14 @@ impl Sandbox {
 
     /// One regular file (or bytes) into an existing directory: the bytes
     /// alone, written by the helper's `write` (no `tar`, half the time for
-    /// a big file). `Ok(None)` for anything else, or a helper without it.
-    async fn write_via_agent(&self, source: &Source, target: &str) -> Result<Option<CopyReport>> {
+    /// a big file).
+    async fn write_via_agent(&self, source: &Source, target: &str) -> Result<Written> {
         use std::os::unix::fs::MetadataExt;
         let (mode, mtime) = match source {
             Source::Bytes(_) => (0o644, now()),
             Source::Path { path, .. } => match std::fs::symlink_metadata(path) {
                 Ok(m) if m.is_file() => (m.mode() & 0o7777, u64::try_from(m.mtime()).unwrap_or(0)),
-                _ => return Ok(None),
+                _ => return Ok(Written::Untried),
             },
         };
         let argv = vec![
@@ -104,10 +116,11 @@ impl Sandbox {
         });
         let fed = self.agent_feed(argv, body).await.ok().flatten();
         let bytes = feeder.await.map_err(|e| join_error(&e))?;
-        match (fed, bytes) {
-            (Some(f), Ok(bytes)) if f.code == 0 => Ok(Some(CopyReport { files: 1, bytes })),
-            _ => Ok(None),
-        }
+        Ok(match (fed, bytes) {
+            (Some(f), Ok(bytes)) if f.code == 0 => Written::Done(CopyReport { files: 1, bytes }),
+            (Some(f), _) if f.code == i64::from(wire::WRITE_REFUSED) => Written::Refused,
+            _ => Written::Untried,
+        })
     }
 
     /// What `stat` says of every path [`Dest::resolve`] may ask about: the
