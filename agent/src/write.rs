@@ -49,7 +49,7 @@ pub fn run(path: &str, mode: &str, mtime: &str) -> i32 {
 fn beside(path: &Path) -> PathBuf {
     let name = path
         .file_name()
-        .map_or_else(Default::default, |n| n.to_os_string());
+        .map_or_else(Default::default, std::ffi::OsStr::to_os_string);
     let mut temp = std::ffi::OsString::from(".");
     temp.push(name);
     temp.push(format!(".pocketdock-{}", std::process::id()));
