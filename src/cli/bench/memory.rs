@@ -41,13 +41,16 @@ pub(super) async fn run(ctx: &super::Context, engine: &Engine, a: Args) -> Resul
     Ok(0)
 }
 
+/// The file pulled: on the sandbox's disk (its `/tmp` is a small tmpfs).
+const BIG: &str = "/var/tmp/pocketdock-bench-big";
+
 async fn measure(engine: &Engine, sandbox: &Sandbox) -> Result<Vec<(&'static str, u64)>, Error> {
     let slow = RunOptions {
         timeout: Duration::from_mins(5).into(),
         ..RunOptions::default()
     };
     let r = sandbox
-        .run(&format!("head -c {GIB} /dev/zero > /tmp/big"), &slow)
+        .run(&format!("head -c {GIB} /dev/zero > {BIG}"), &slow)
         .await?;
     if !r.ok {
         return Err(Error::Protocol {
@@ -61,7 +64,7 @@ async fn measure(engine: &Engine, sandbox: &Sandbox) -> Result<Vec<(&'static str
     let cases: [(&str, Vec<&str>); 3] = [
         (
             "pull a 1 GB file",
-            vec!["pull", name, "/tmp/big", &out_file],
+            vec!["pull", name, BIG, &out_file],
         ),
         (
             "run: 1 GB of output, default cap (text)",
