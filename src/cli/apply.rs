@@ -215,27 +215,13 @@ fn at_least_one(s: &str) -> Result<usize, String> {
 
 /// First Ctrl-C or SIGTERM: cancel gracefully. Second: leave at once.
 async fn watch_signals(cancel: CancellationToken) {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    next_signal(&mut term).await;
+    let mut stop = super::signals::Stop::new();
+    stop.next().await;
     eprintln!("\ninterrupted: stopping running steps and removing sandboxes (Ctrl-C again to exit at once)");
     cancel.cancel();
-    next_signal(&mut term).await;
+    stop.next().await;
     eprintln!(
         "interrupted twice: exiting now; `pocketdock list --all` shows sandboxes left behind"
     );
     std::process::exit(i32::from(EXIT_INTERRUPTED));
-}
-
-async fn next_signal(term: &mut Option<tokio::signal::unix::Signal>) {
-    match term {
-        Some(t) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = t.recv() => {}
-            }
-        }
-        None => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

@@ -39,7 +39,7 @@ enum CacheCommand {
     /// and the blobs no entry names any more.
     Prune {
         /// Only entries not hit for this long: 30m, 12h, 7d, 2w.
-        #[arg(long, value_name = "AGE", value_parser = super::prune::parse_age)]
+        #[arg(long, value_name = "AGE", value_parser = super::age::parse_age)]
         older_than: Option<Duration>,
         /// Then remove least recently hit entries until the rest take at
         /// most SIZE (their images' own layers and blobs): 500m, 10g.

@@ -137,28 +137,18 @@ pub(super) fn step_of_kind(
     kind.is_none_or(|k| kinds.get(id).is_some_and(|s| s == k.as_str()))
 }
 
-/// `--since`: `30s`, `10m`, `2h`, `7d` back from now, or an RFC 3339 time.
+/// `--since`: an age back from now (`30s`, `10m`, `2h`, `7d`, `2w`), or an
+/// RFC 3339 time.
 fn parse_since(s: &str) -> Result<OffsetDateTime, String> {
     use time::format_description::well_known::Rfc3339;
     if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
         return Ok(t);
     }
-    let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: i64 = n
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (30s, 10m, 2h, 7d) or an RFC 3339 time"))?;
-    let secs = match unit {
-        "s" | "" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown unit `{unit}`; use s, m, h or d (or an RFC 3339 time)"
-            ))
-        }
-    };
-    Ok(OffsetDateTime::now_utc() - time::Duration::seconds(n.saturating_mul(secs)))
+    let age = super::age::parse_age(s).map_err(|e| format!("{e} (or an RFC 3339 time)"))?;
+    time::Duration::try_from(age)
+        .ok()
+        .and_then(|d| OffsetDateTime::now_utc().checked_sub(d))
+        .ok_or_else(|| format!("`{s}` reaches back before any time there is"))
 }
 
 pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {

@@ -63,7 +63,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
             "pocketdock: MCP server on stdio for project `{}` (at most {} sandboxes per session)",
             project.name, a.max_sandboxes
         ));
-        Box::pin(mcp::serve_stdio(config, super::serve::stop_signal())).await?;
+        Box::pin(mcp::serve_stdio(config, super::signals::stop_signal())).await?;
         return Ok(0);
     };
     let token = match &a.token_file {
@@ -87,7 +87,7 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
         config,
         listener,
         token,
-        super::serve::stop_signal(),
+        super::signals::stop_signal(),
     ))
     .await?;
     ctx.note("pocketdock: MCP server stopped; its sessions' sandboxes are released");

@@ -6,6 +6,7 @@
 //! Docker's convention instead: 124 timeout, 125 pocketdock or engine error
 //! (usage errors included).
 
+mod age;
 mod airgap;
 mod apply;
 mod backend_args;
@@ -42,6 +43,7 @@ mod run;
 mod secrets;
 mod serve;
 mod shell;
+mod signals;
 mod status;
 mod style;
 mod systemd;

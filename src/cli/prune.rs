@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["project", "all_projects", "images"])]
     jobs: bool,
     /// With --jobs: only records that ended longer ago than this (30m, 12h, 7d, 2w).
-    #[arg(long, value_name = "AGE", requires = "jobs", value_parser = parse_age)]
+    #[arg(long, value_name = "AGE", requires = "jobs", value_parser = super::age::parse_age)]
     older_than: Option<Duration>,
     /// With --jobs: keep the newest N records.
     #[arg(long, value_name = "N", requires = "jobs")]
@@ -135,29 +135,6 @@ fn describe_rule(rule: &JobPruneRule) -> String {
         let _ = write!(s, " beyond the newest {n}");
     }
     s
-}
-
-/// `30s`, `15m`, `12h`, `7d`, `2w` (a bare number is seconds).
-pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("`{s}` is not an age: a number and a unit, as in 30m, 12h, 7d, 2w"))?;
-    let secs = match unit {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        "w" => 7 * 86_400,
-        _ => {
-            return Err(format!(
-                "unknown unit `{unit}` in `{s}`: use s, m, h, d or w"
-            ))
-        }
-    };
-    Ok(Duration::from_secs(n.saturating_mul(secs)))
 }
 
 pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8, Error> {
@@ -282,20 +259,4 @@ fn describe(i: &ImageInfo) -> String {
 fn short_id(id: &str) -> &str {
     let bare = id.trim_start_matches("sha256:");
     &bare[..bare.len().min(12)]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_age;
-    use std::time::Duration;
-
-    #[test]
-    fn ages_read_with_their_unit() {
-        assert_eq!(parse_age("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_age("30m"), Ok(Duration::from_mins(30)));
-        assert_eq!(parse_age("7d"), Ok(Duration::from_hours(7 * 24)));
-        assert_eq!(parse_age("2w"), Ok(Duration::from_hours(14 * 24)));
-        assert!(parse_age("7y").unwrap_err().contains("unknown unit"));
-        assert!(parse_age("d").is_err());
-    }
 }

@@ -76,22 +76,6 @@ pub async fn run(ctx: &super::Context, a: Args) -> Result<u8, Error> {
 
 /// Ctrl-C or SIGTERM, said on stderr.
 async fn shutdown_signal(verbosity: super::Verbosity) {
-    stop_signal().await;
+    super::signals::stop_signal().await;
     verbosity.note("pocketdock: stopping: no new requests; running jobs drain, then are cancelled");
-}
-
-/// Ctrl-C or SIGTERM (for the servers `serve` and `mcp`).
-pub(super) async fn stop_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    match &mut term {
-        Some(t) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = t.recv() => {}
-            }
-        }
-        None => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

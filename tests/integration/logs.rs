@@ -77,7 +77,11 @@ async fn tail_step_type_and_since_pick_what_a_record_shows() {
     assert!(stderr(&bad).contains("unknown unit"), "{}", stderr(&bad));
     let bad = Pd::at(dir.path()).output(&["logs", "last", "--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("is not an age") && stderr(&bad).contains("RFC 3339"),
+        "{}",
+        stderr(&bad)
+    );
 
     let names = Pd::at(dir.path()).output(&["__complete", "jobs"]);
     assert_eq!(stdout(&names), "last\nlines-0001\n");

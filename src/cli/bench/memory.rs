@@ -62,10 +62,7 @@ async fn measure(engine: &Engine, sandbox: &Sandbox) -> Result<Vec<(&'static str
     let name = sandbox.name();
     let out_file = out.join("big").to_string_lossy().into_owned();
     let cases: [(&str, Vec<&str>); 3] = [
-        (
-            "pull a 1 GB file",
-            vec!["pull", name, BIG, &out_file],
-        ),
+        ("pull a 1 GB file", vec!["pull", name, BIG, &out_file]),
         (
             "run: 1 GB of output, default cap (text)",
             vec!["run", name, "-t", "300", "head -c 1073741824 /dev/zero"],
