@@ -84,62 +84,22 @@ impl Default for Logging {
     }
 }
 
-/// What one file sets; `None` leaves the layer below in effect.
+/// What one file sets (`None` leaves the layer below in effect), with its
+/// host paths made absolute.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConfigLayer {
-    /// `name` (project files only).
-    pub name: Option<String>,
-    /// `default_profile`.
-    pub default_profile: Option<String>,
-    /// `default_persist`.
-    pub default_persist: Option<bool>,
-    /// `socket` (install file only).
-    pub socket: Option<String>,
-    /// `backend`.
-    pub backend: Option<String>,
-    /// `namespace`.
-    pub namespace: Option<String>,
-    /// `allow_host_paths`, made absolute (see [`read_layer`]).
+    /// The file's settings as declared.
+    pub settings: SettingsDecl,
+    /// `allow_host_paths`, made absolute (see [`read_layer`]); the
+    /// declared ones in `settings` are not used.
     pub allow_host_paths: Vec<AllowedHostPath>,
-    /// `logging.auto_log`.
-    pub auto_log: Option<bool>,
-    /// `logging.max_log_size`.
-    pub max_log_size: Option<ByteSize>,
-    /// `logging.max_logs_per_instance`.
-    pub max_logs_per_instance: Option<u32>,
-    /// `logging.retention_days`.
-    pub retention_days: Option<u32>,
-    /// `containers.idle_timeout` (zero: off).
-    pub idle_timeout: Option<std::time::Duration>,
-    /// `log_level`.
-    pub log_level: Option<String>,
-    /// `logging.log_files`.
-    pub log_files: Option<u32>,
-    /// `logging.log_stdout`.
-    pub log_stdout: Option<bool>,
-    /// `logging.log_stderr`.
-    pub log_stderr: Option<bool>,
 }
 
 impl From<SettingsDecl> for ConfigLayer {
-    fn from(d: SettingsDecl) -> ConfigLayer {
+    fn from(settings: SettingsDecl) -> ConfigLayer {
         ConfigLayer {
-            name: d.name,
-            default_profile: d.default_profile,
-            default_persist: d.default_persist,
-            socket: d.socket,
-            backend: d.backend,
-            namespace: d.namespace,
+            settings,
             allow_host_paths: Vec::new(),
-            auto_log: d.auto_log,
-            max_log_size: d.max_log_size,
-            max_logs_per_instance: d.max_logs_per_instance,
-            retention_days: d.retention_days,
-            idle_timeout: d.idle_timeout,
-            log_level: d.log_level,
-            log_files: d.log_files,
-            log_stdout: d.log_stdout,
-            log_stderr: d.log_stderr,
         }
     }
 }
@@ -153,6 +113,8 @@ pub fn parse_config(path: &Path, text: &str, install: bool) -> Result<ConfigLaye
 impl Config {
     /// Apply `layer` over these settings.
     pub fn apply(&mut self, layer: ConfigLayer) {
+        self.allow_host_paths.extend(layer.allow_host_paths);
+        let layer = layer.settings;
         if layer.name.is_some() {
             self.name = layer.name;
         }
@@ -171,7 +133,6 @@ impl Config {
         if layer.namespace.is_some() {
             self.namespace = layer.namespace;
         }
-        self.allow_host_paths.extend(layer.allow_host_paths);
         let l = &mut self.logging;
         l.auto_log = layer.auto_log.unwrap_or(l.auto_log);
         l.max_log_size = layer.max_log_size.unwrap_or(l.max_log_size);

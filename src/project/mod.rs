@@ -73,6 +73,7 @@ impl Project {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::SettingsDecl;
 
     #[test]
     fn nearest_marked_ancestor_wins() {
@@ -117,16 +118,16 @@ mod tests {
     #[test]
     fn install_layer_is_below_the_project() {
         let mut c = Config::default();
-        c.apply(config::ConfigLayer {
+        c.apply(config::ConfigLayer::from(SettingsDecl {
             default_profile: Some("dev".into()),
             default_persist: Some(true),
             socket: Some("unix:///x.sock".into()),
             ..Default::default()
-        });
-        c.apply(config::ConfigLayer {
+        }));
+        c.apply(config::ConfigLayer::from(SettingsDecl {
             default_profile: Some("agent".into()),
             ..Default::default()
-        });
+        }));
         assert_eq!(c.default_profile.as_deref(), Some("agent"));
         assert!(c.default_persist);
         assert_eq!(c.socket, Some(PathBuf::from("/x.sock")));
