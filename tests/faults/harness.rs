@@ -32,25 +32,8 @@ impl Fault {
     }
 }
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn provision(action: &str, kind: &str) -> String {
-    let o = Command::new("bash")
-        .arg(repo().join("scripts/provision.sh"))
-        .args(["fault-engine", action, kind])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run scripts/provision.sh");
-    assert!(
-        o.status.success(),
-        "provision.sh fault-engine {action} {kind} failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
+pub use crate::support::bin;
+use crate::support::fault_engine as provision;
 
 /// The fault engines `POCKETDOCK_FAULT_ENGINES` names, started; empty
 /// (the test is skipped) when it is unset.
@@ -84,15 +67,6 @@ pub fn project(prefix: &str) -> tempfile::TempDir {
         .unwrap();
     std::fs::create_dir_all(dir.path().join(".pocketdock")).unwrap();
     dir
-}
-
-/// The built binary (`POCKETDOCK_BIN` names another, say an older build,
-/// to see a test fail before a fix).
-pub fn bin() -> PathBuf {
-    std::env::var_os("POCKETDOCK_BIN").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_pocketdock")),
-        PathBuf::from,
-    )
 }
 
 /// A `pocketdock` command in `dir` on `fault`'s engine.

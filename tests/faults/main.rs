@@ -17,6 +17,8 @@
 //! The load test also needs `POCKETDOCK_LOAD=1`.
 
 mod harness;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod engine;
 mod host_paths;

@@ -16,6 +16,8 @@
 mod common;
 #[path = "../integration/pd.rs"]
 mod pd;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod harness;
 

@@ -173,11 +173,6 @@ pub async fn sandbox(engine: &Engine, cleanup: &mut Cleanup, spec: &SandboxSpec)
     Sandbox::create(engine, spec).await.expect("create sandbox")
 }
 
-/// The built `pocketdock` binary.
-pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pocketdock"))
-}
-
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -200,10 +195,7 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
-/// The repository's root (where Cargo.toml is).
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use crate::support::{bin, repo};
 
 /// Every file below `repo()/dir` named `*.ext`, as (its path from the
 /// repository, its text), sorted by path: what the tests that hold the

@@ -11,6 +11,8 @@ mod common;
 #[path = "../kube_api/mod.rs"]
 mod kube_api;
 mod pd;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod agent;
 mod airgap;

@@ -18,13 +18,16 @@ mod expr;
 #[path = "../integration/loopback.rs"]
 mod loopback;
 mod runner;
+#[path = "../support/mod.rs"]
+mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use actions::Simulated;
 use loopback::Loopback;
 use runner::{load, Outputs, Runner};
+use support::{fault_engine as provision, repo};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const REPOSITORY: &str = "rehearsal/pocketdock";
@@ -36,33 +39,11 @@ const RESULTS: [(&str, &str); 4] = [
     ("dave", "dave timed_out"),
 ];
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn provision(action: &str, kind: &str) -> String {
-    let o = Command::new("bash")
-        .arg(repo().join("scripts/provision.sh"))
-        .args(["fault-engine", action, kind])
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "provision.sh fault-engine {action} {kind}:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 /// Stops the engine instance when the rehearsal ends, passed or not.
 struct Stop(String);
 impl Drop for Stop {
     fn drop(&mut self) {
-        // No panic here: this may run while a failed check unwinds.
-        let _ = Command::new("bash")
-            .arg(repo().join("scripts/provision.sh"))
-            .args(["fault-engine", "stop", &self.0])
-            .output();
+        support::fault_engine_quietly("stop", &self.0);
     }
 }
 
