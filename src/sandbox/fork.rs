@@ -203,6 +203,13 @@ async fn copy(
     reference: &str,
     image: &str,
 ) -> Result<Sandbox> {
+    if test_failure(name) {
+        return Err(Error::Api {
+            op: "create container",
+            status: 500,
+            message: format!("POCKETDOCK_TEST_FORK_FAIL names {name}"),
+        });
+    }
     let body = copy_body(raw, name, reference, image);
     start_like(backend, name, body).await.map_err(|e| match e {
         // Docker answers 409; Podman 500 with "already in use".
@@ -213,6 +220,12 @@ async fn copy(
         },
         e => e,
     })
+}
+
+/// `POCKETDOCK_TEST_FORK_FAIL=NAME`: the copy named so cannot be made,
+/// for the tests of a fork that fails midway (read here only).
+fn test_failure(name: &str) -> bool {
+    std::env::var("POCKETDOCK_TEST_FORK_FAIL").is_ok_and(|n| n == name)
 }
 
 /// The create body of copy `name`: the original's, from the fork image,

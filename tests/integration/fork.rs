@@ -1,7 +1,7 @@
 //! `pocketdock fork` and `Sandbox::fork`: copies have the original's files
 //! and go their own way, their names are printed one per line, the fork
-//! image lives exactly as long as its copies, and what is refused is
-//! refused before anything is made.
+//! image lives exactly as long as its copies, what is refused is refused
+//! before anything is made, and a fork that fails midway leaves nothing.
 //!
 //! Every test works in a project of its own: its containers are removed
 //! when it ends, pass or fail, and so are the fork images of its sandboxes.
@@ -207,6 +207,31 @@ async fn a_name_in_use_a_bad_count_and_a_persistent_sandbox_are_refused_up_front
         p.pd().args(["shutdown", n, "-y"]).code(0);
     }
     p.pd().args(["shutdown", &kept, "-y", "--remove"]).code(0);
+    p.assert_no_leaks().await;
+}
+
+#[tokio::test]
+async fn a_copy_that_cannot_be_made_takes_the_others_and_the_image_with_it() {
+    let engine = engine_or_skip!();
+    let p = TestProject::new(&engine, "fork-midway");
+    let name = original(&p, "forkm", &[]);
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: name.clone(),
+    };
+    let failing = format!("{name}-fork-3");
+    p.pd()
+        .env("POCKETDOCK_TEST_FORK_FAIL", &failing)
+        .args(["fork", &name, "-n", "4"])
+        .code(1)
+        .stderr_has(&failing);
+    assert_eq!(p.containers().await, [name.as_str()], "copies were left");
+    assert_eq!(
+        fork_images(&engine, &name).await,
+        Vec::<String>::new(),
+        "the image was left"
+    );
+    p.pd().args(["shutdown", &name, "-y"]).code(0);
     p.assert_no_leaks().await;
 }
 
