@@ -27,7 +27,8 @@ use crate::store::{Pruned, Store, ABANDONED_HINT};
     included); `pocketdock list --all` shows what there is first.\n\
     --images removes pocketdock images that a rebuild or a newer snapshot left untagged and no \
     container uses; tagged images (built profiles, snapshots) stay. Images are not per project. \
-    The image of a `pocketdock fork` that no copy uses any more goes without --images.\n\
+    The image of a `pocketdock fork` that no copy uses any more goes without --images, \
+    once two minutes old.\n\
     --jobs removes the current project's job records (.pocketdock/instances/<job>-<NNNN>/) \
     instead, all of them or those --older-than and --keep leave; a record still `running` is \
     never removed (an abandoned one needs `pocketdock doctor --fix` first).\n\n\

@@ -196,19 +196,36 @@ pub async fn superseded_images(
 }
 
 /// Fork images (`Sandbox::fork`) that no container uses, the containers in
-/// `going` aside: their last copy went some way other than `shutdown`.
+/// `going` aside: their last copy went some way other than `shutdown`. One
+/// younger than [`FORK_GRACE`] may belong to a fork whose copies are being
+/// made, and is left alone.
 pub async fn unused_fork_images(
     backend: &Backend,
     going: &[SandboxSummary],
 ) -> Result<Vec<ImageInfo>> {
     let used = used_images(backend, going).await?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let grace = fork_grace();
     let mut out: Vec<ImageInfo> = images_labelled(backend, labels::FORK_OF)
         .await?
         .into_iter()
-        .filter(|i| !is_used(&used, i))
+        .filter(|i| !is_used(&used, i) && now.saturating_sub(i.created) >= grace)
         .collect();
     out.sort_by_key(|i| i.created);
     Ok(out)
+}
+
+/// How old a fork image no container uses must be before `prune` and
+/// `doctor` take it for left behind: a fork makes its copies within seconds.
+pub const FORK_GRACE: std::time::Duration = std::time::Duration::from_mins(2);
+
+/// [`FORK_GRACE`] in seconds, or `POCKETDOCK_TEST_FORK_GRACE_SECS`, for the
+/// tests of an image left behind (read here only).
+fn fork_grace() -> i64 {
+    std::env::var("POCKETDOCK_TEST_FORK_GRACE_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(FORK_GRACE.as_secs().cast_signed())
 }
 
 /// Images carrying `label` (`KEY` or `KEY=VALUE`). Podman fails a listing

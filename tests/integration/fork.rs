@@ -119,7 +119,7 @@ async fn copies_have_the_files_and_go_their_own_way_and_the_image_goes_with_the_
 }
 
 #[tokio::test]
-async fn given_names_print_as_json_and_prune_removes_an_image_no_copy_uses() {
+async fn given_names_print_as_json_and_doctor_and_prune_find_an_image_no_copy_uses() {
     let engine = engine_or_skip!();
     let p = TestProject::new(&engine, "fork-json");
     let name = original(&p, "forkj", &[]);
@@ -139,7 +139,29 @@ async fn given_names_print_as_json_and_prune_removes_an_image_no_copy_uses() {
         engine.remove_container(c, true).await.unwrap();
     }
     assert_eq!(fork_images(&engine, &name).await.len(), 1);
-    let pruned = p.pd().args(["prune", "-y"]).code(0);
+    // Taken for left behind at once, not after the grace a fork in
+    // progress gets (the tests that fork run one at a time).
+    let aged = |args: &[&str]| {
+        p.pd()
+            .env("POCKETDOCK_TEST_FORK_GRACE_SECS", "0")
+            .args(args)
+            .run()
+    };
+    p.pd().args(["prune", "-y"]).code(0);
+    assert_eq!(
+        fork_images(&engine, &name).await.len(),
+        1,
+        "prune took a fresh fork image"
+    );
+    let doctor = aged(&["doctor", "--json"]).code(1);
+    let report = doctor.json();
+    assert!(
+        report["findings"].as_array().is_some_and(|f| f
+            .iter()
+            .any(|f| f["kind"] == "fork_orphan" && f["of"] == *name)),
+        "doctor does not report the fork image: {report}"
+    );
+    let pruned = aged(&["prune", "-y"]).code(0);
     assert_eq!(
         fork_images(&engine, &name).await,
         Vec::<String>::new(),
