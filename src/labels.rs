@@ -15,6 +15,11 @@ pub const CREATED_AT: &str = "pocketdock.created-at";
 pub const PERSIST: &str = "pocketdock.persist";
 /// On a snapshot image: the sandbox it was committed from.
 pub const SNAPSHOT_OF: &str = "pocketdock.snapshot-of";
+/// On a fork's image: the sandbox it was committed from (`Sandbox::fork`).
+pub const FORK_OF: &str = "pocketdock.fork-of";
+/// On a fork's copy: the id of the image it was made from, removed when
+/// the last container carrying this label goes.
+pub const FORK_IMAGE: &str = "pocketdock.fork-image";
 /// On a persistent sandbox: its sandbox record's directory on the host.
 pub const DATA_PATH: &str = "pocketdock.data-path";
 /// On a built profile image: the SHA-256 of the build context it was built from.

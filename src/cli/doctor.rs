@@ -60,6 +60,10 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Step cache images no cache entry names",
                 "`pocketdock doctor --fix` removes them",
             ),
+            Finding::ForkOrphan { .. } => (
+                "Fork images no copy uses",
+                "`pocketdock doctor --fix` (or `pocketdock prune`) removes them",
+            ),
             Finding::WarmPool { .. } => (
                 "Warm pools (nothing wrong)",
                 "`pocketdock pool status` shows their limits; `pocketdock pool stop` removes them",
@@ -153,6 +157,7 @@ fn describe(f: &Finding, fix: bool) -> String {
         | Finding::WarmPool { .. }
         | Finding::PortConflict { .. }
         | Finding::CacheOrphan { .. }
+        | Finding::ForkOrphan { .. }
         | Finding::Abandoned { .. } => describe_engine(f, fix),
     };
     for e in f.errors() {
@@ -345,6 +350,27 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
         } => {
             let action = removal(*fixed, fix);
             format!("{container}: {state}, made by pid {owner_pid}, which has ended; {action}")
+        }
+        Finding::ForkOrphan {
+            image,
+            of,
+            size,
+            fixed,
+            ..
+        } => {
+            let id = image.strip_prefix("sha256:").unwrap_or(image);
+            let action = if *fixed {
+                "did: remove it"
+            } else if fix {
+                "could not remove it"
+            } else {
+                "--fix would: remove it"
+            };
+            format!(
+                "image {} ({}), a fork of {of}: no copy is left; {action}",
+                &id[..id.len().min(12)],
+                crate::size::ByteSize(*size),
+            )
         }
         Finding::CacheOrphan {
             image,

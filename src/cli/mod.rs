@@ -23,6 +23,7 @@ mod detach_log;
 mod doctor;
 mod files;
 mod follow;
+mod fork;
 mod idle;
 mod info;
 mod init;
@@ -169,6 +170,8 @@ enum Command {
     Shutdown(lifecycle::ShutdownArgs),
     /// Save a sandbox's filesystem as an image (`create --image IMAGE` starts from it).
     Snapshot(lifecycle::SnapshotArgs),
+    /// Copy a sandbox into new ones (its files, not its processes); prints their names.
+    Fork(fork::Args),
     /// Build image profiles through the engine (never pulls; skips up-to-date images).
     Build(build::Args),
     /// Save images into one compressed archive, for machines without a registry.
@@ -352,6 +355,7 @@ async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
         Command::Kill(a) => lifecycle::kill(&backend().await?, a).await,
         Command::Shutdown(a) => lifecycle::shutdown(ctx, &backend().await?, a).await,
         Command::Snapshot(a) => lifecycle::snapshot(&backend().await?, a).await,
+        Command::Fork(a) => fork::run(ctx, &backend().await?, a).await,
         Command::Build(a) => {
             let backend = ctx.backend_announced().await?;
             build::run(ctx, backend.engine_for(Capability::Build)?, a).await

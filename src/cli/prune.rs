@@ -26,7 +26,9 @@ use crate::store::{Pruned, Store, ABANDONED_HINT};
     are removed too, with their sandbox records (.pocketdock/instances/NAME/, data/ \
     included); `pocketdock list --all` shows what there is first.\n\
     --images removes pocketdock images that a rebuild or a newer snapshot left untagged and no \
-    container uses; tagged images (built profiles, snapshots) stay. Images are not per project.\n\
+    container uses; tagged images (built profiles, snapshots) stay. Images are not per project. \
+    The image of a `pocketdock fork` that no copy uses any more goes without --images, \
+    once two minutes old.\n\
     --jobs removes the current project's job records (.pocketdock/instances/<job>-<NNNN>/) \
     instead, all of them or those --older-than and --keep leave; a record still `running` is \
     never removed (an abandoned one needs `pocketdock doctor --fix` first).\n\n\
@@ -155,11 +157,13 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8
         );
         return Ok(0);
     }
+    // Fork images no copy uses go without --images.
+    let images = a.images || !plan.images.is_empty();
     if !a.yes || ctx.verbosity != super::Verbosity::Quiet {
         eprint!(
             "pocketdock prune will remove {} {where_}{}:\n{}",
             plural(plan.sandboxes.len(), "sandbox", "sandboxes"),
-            if a.images {
+            if images {
                 format!(" and {}", plural(plan.images.len(), "image", "images"))
             } else {
                 String::new()
@@ -177,7 +181,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8
     for id in &report.in_use {
         ctx.note(format_args!("kept image {}: in use", short_id(id)));
     }
-    println!("{}", summary(&pruned, a.images));
+    println!("{}", summary(&pruned, images));
     for d in &pruned.kept_data_dirs {
         ctx.note(format_args!(
             "kept its data directory {} (given with --data-dir): remove it yourself when done",
@@ -247,7 +251,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn describe(i: &ImageInfo) -> String {
-    if let Some(of) = i.labels.get(labels::SNAPSHOT_OF) {
+    if let Some(of) = i.labels.get(labels::FORK_OF) {
+        format!("fork of {of}, no copy left")
+    } else if let Some(of) = i.labels.get(labels::SNAPSHOT_OF) {
         format!("old snapshot of {of}")
     } else if let Some(p) = i.labels.get(labels::PROFILE) {
         format!("old build of profile {p}")

@@ -43,7 +43,8 @@ pub struct SandboxPrunePlan {
     /// Stopped sandboxes (exited, created or dead) in scope, and abandoned
     /// ones.
     pub sandboxes: Vec<SandboxSummary>,
-    /// Untagged pocketdock images no container uses (when asked for).
+    /// Fork images no container uses, and untagged pocketdock images no
+    /// container uses (when asked for).
     pub images: Vec<ImageInfo>,
 }
 
@@ -56,19 +57,25 @@ impl SandboxPrunePlan {
 }
 
 /// The stopped sandboxes of `scope` and the abandoned ones (running or
-/// not: their owner died), and with `images` the superseded pocketdock
-/// images.
+/// not: their owner died), the fork images no container uses once they
+/// are gone, and with `images` the superseded pocketdock images.
 pub async fn sandboxes(
     backend: &Backend,
     scope: &Scope,
     images: bool,
 ) -> Result<SandboxPrunePlan, Error> {
     let sandboxes = manage::prunable(backend, scope).await?;
-    let images = if images {
+    let mut images = if images {
         manage::superseded_images(backend, &sandboxes).await?
     } else {
         Vec::new()
     };
+    // Nobody asked to keep a fork's image: it goes with its last copy.
+    for i in manage::unused_fork_images(backend, &sandboxes).await? {
+        if !images.iter().any(|o| o.id == i.id) {
+            images.push(i);
+        }
+    }
     Ok(SandboxPrunePlan { sandboxes, images })
 }
 

@@ -33,6 +33,9 @@ pub(crate) struct Guard {
     shared: Arc<Shared>,
     /// The helper's socket directory, removed with the container.
     agent_dir: Option<std::path::PathBuf>,
+    /// A fork's image, removed after the container when no other copy
+    /// uses it.
+    fork_image: Mutex<Option<String>>,
 }
 
 impl Guard {
@@ -48,6 +51,7 @@ impl Guard {
             armed: AtomicBool::new(true),
             shared: shared.clone(),
             agent_dir,
+            fork_image: Mutex::new(None),
         }
     }
 
@@ -68,6 +72,11 @@ impl Drop for Guard {
         self.shared.cancel_all();
         let backend = self.backend.detached();
         let id = std::mem::take(&mut *self.id.lock().unwrap_or_else(PoisonError::into_inner));
+        let image = self
+            .fork_image
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let removal = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -77,6 +86,9 @@ impl Drop for Guard {
             };
             rt.block_on(async {
                 let _ = backend.remove_container(&id, true).await;
+                if let Some(image) = image {
+                    super::fork::release_image(&backend, &image).await;
+                }
             });
         });
         let _ = removal.join();
@@ -93,6 +105,14 @@ impl Sandbox {
     pub fn keep(&self) {
         if let Some(g) = &self.guard {
             g.disarm();
+        }
+    }
+
+    /// Have the drop guard remove fork image `image` after the container
+    /// when no other copy uses it.
+    pub(super) fn release_on_drop(&self, image: &str) {
+        if let Some(g) = &self.guard {
+            *g.fork_image.lock().unwrap_or_else(PoisonError::into_inner) = Some(image.to_string());
         }
     }
 

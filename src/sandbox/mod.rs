@@ -13,6 +13,7 @@ mod cgroup;
 mod create_body;
 pub mod dns;
 mod files;
+mod fork;
 mod guard;
 mod info;
 mod kernel;
@@ -24,6 +25,7 @@ mod output;
 pub mod owner;
 pub mod pool;
 mod process;
+mod recreate;
 mod recycle;
 mod remote;
 mod requested;
@@ -42,6 +44,7 @@ pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use create_body::{checked_name, is_container_name};
 use create_body::{create_body, home_of, image_of, recreate_body, timeout_label, Layout};
 pub use files::{CopyReport, FileEntry, FileKind};
+pub use fork::{Fork, MAX_FORKS};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use observer::{RunObserver, RunWatch, SessionWatch};
@@ -418,6 +421,9 @@ impl Sandbox {
             .await
             .map_err(|e| self.gone_on_404(e))?;
         self.agent_discard();
+        if let Some(image) = inspect.label(labels::FORK_IMAGE) {
+            fork::release_image(&self.backend, image).await;
+        }
         Ok(Shutdown::Removed)
     }
 

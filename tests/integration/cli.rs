@@ -202,6 +202,7 @@ fn every_command_names_a_missing_socket_and_how_to_start_an_engine() {
         &["pull", "x", "/etc/hostname", "/tmp/x"],
         &["reboot", "x"],
         &["snapshot", "x", "pdt-img"],
+        &["fork", "x"],
         &["kill", "x", "abc"],
         &["status"],
         &["prune", "-y"],
@@ -315,7 +316,8 @@ fn bad_arguments_are_usage_errors_that_say_what_is_accepted() {
 #[test]
 fn help_is_there_for_every_command() {
     for cmd in [
-        "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench", "snapshot",
+        "create", "run", "list", "info", "stop", "resume", "shutdown", "build", "bench",
+        "snapshot", "fork",
     ] {
         let o = Pd::here().output(&[cmd, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{cmd}");

@@ -37,6 +37,7 @@ mod everyday;
 mod examples;
 mod files;
 mod firmware;
+mod fork;
 mod function_size;
 mod fuzz_corpus;
 mod github;

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::event::JobStatus;
 use crate::labels;
 use crate::project::Project;
+use crate::sandbox::manage::images_labelled;
 use crate::store::Store;
 
 /// Every image of `project` labelled with a cache key that no entry
@@ -36,19 +37,14 @@ pub(super) async fn check(
         .filter_map(|l| l.entry.image.map(|i| bare(&i).to_string()))
         .collect();
     // One label filter: engines differ on how they combine two.
-    let filter = [format!("{}={}", labels::PROJECT, project.name)];
-    // Podman fails a listing when an image goes meanwhile ("image not
-    // known"): ask again, a little later each time, while removals settle.
-    let mut listed = backend.list_images(&filter).await;
-    for pause_ms in [20, 80, 320] {
-        if listed.is_ok() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
-        listed = backend.list_images(&filter).await;
-    }
-    let mut orphans = listed?;
-    orphans.retain(|i| i.labels.contains_key(labels::CACHE_KEY) && !named.contains(bare(&i.id)));
+    let filter = format!("{}={}", labels::PROJECT, project.name);
+    let mut orphans = images_labelled(backend, &filter).await?;
+    // A fork of a sandbox made from a cached image carries its key too.
+    orphans.retain(|i| {
+        i.labels.contains_key(labels::CACHE_KEY)
+            && !i.labels.contains_key(labels::FORK_OF)
+            && !named.contains(bare(&i.id))
+    });
     // Newest first: one committed on top of another goes before it.
     orphans.sort_by_key(|i| std::cmp::Reverse(i.created));
     let mut findings = Vec::new();

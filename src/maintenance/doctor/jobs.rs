@@ -39,7 +39,9 @@ pub(super) async fn check(
         )
         .await?;
     let mut by_job: BTreeMap<String, Vec<&ContainerSummary>> = BTreeMap::new();
-    for c in &job_containers {
+    // A fork's copy of a job's sandbox has the label empty: no job's.
+    let is_job = |c: &&ContainerSummary| label(c, labels::JOB).is_some_and(|j| !j.is_empty());
+    for c in job_containers.iter().filter(is_job) {
         if let Some(i) = label(c, labels::INSTANCE) {
             by_job.entry(i.to_string()).or_default().push(c);
         }
@@ -240,7 +242,7 @@ async fn claimed_containers(
         )
         .await?
         .into_iter()
-        .filter(|c| !warm::is_warm(c) && label(c, labels::JOB).is_none())
+        .filter(|c| !warm::is_warm(c) && label(c, labels::JOB).is_none_or(str::is_empty))
         .collect())
 }
 

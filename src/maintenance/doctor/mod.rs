@@ -5,10 +5,12 @@
 //! mounts, `instance.toml` out of step with the engine; warm pool
 //! sandboxes that died, and, for information, the warm pools; published
 //! host ports held by someone else; sandboxes whose owner process died
-//! without removing them; step cache images no cache entry names), and with `fix`, repair all but the ports. The CLI prints the [`Report`]; the JSON form is documented in
+//! without removing them; step cache images no cache entry names; fork
+//! images no container uses), and with `fix`, repair all but the ports. The CLI prints the [`Report`]; the JSON form is documented in
 //! docs/doctor.md, and its field names are the wire's.
 
 mod cache;
+mod forks;
 mod jobs;
 mod owners;
 mod pools;
@@ -207,6 +209,20 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
+    /// A fork image (`Sandbox::fork`) that no container uses.
+    ForkOrphan {
+        /// The image id.
+        image: String,
+        /// The sandbox it was forked from.
+        of: String,
+        /// Its size, as the engine reports it (layers it shares included).
+        size: u64,
+        /// Whether it was fixed.
+        fixed: bool,
+        /// What went wrong fixing it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
     /// A warm pool, for information (nothing wrong).
     WarmPool {
         /// The pool.
@@ -252,6 +268,7 @@ impl Finding {
             | Finding::GoneProjectWarm { fixed, .. }
             | Finding::Abandoned { fixed, .. }
             | Finding::CacheOrphan { fixed, .. }
+            | Finding::ForkOrphan { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
             Finding::WarmPool { .. } => true,
         }
@@ -270,7 +287,8 @@ impl Finding {
             | Finding::DeadWarm { errors, .. }
             | Finding::GoneProjectWarm { errors, .. }
             | Finding::Abandoned { errors, .. }
-            | Finding::CacheOrphan { errors, .. } => errors,
+            | Finding::CacheOrphan { errors, .. }
+            | Finding::ForkOrphan { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
         }
     }
@@ -283,7 +301,8 @@ pub struct Report {
     pub project: String,
     /// Whether it repaired what it could.
     pub fix: bool,
-    /// What it found, in check order: jobs, sandboxes, owners, pools, cache.
+    /// What it found, in check order: jobs, sandboxes, owners, pools, cache,
+    /// forks.
     pub findings: Vec<Finding>,
 }
 
@@ -303,6 +322,7 @@ pub async fn check(backend: &Backend, project: &Project, fix: bool) -> Result<Re
     findings.extend(owners::check(backend, project, fix).await?);
     findings.extend(pools::check(backend, project, fix).await?);
     findings.extend(cache::check(backend, project, fix).await?);
+    findings.extend(forks::check(backend, project, fix).await?);
     Ok(Report {
         project: project.name.clone(),
         fix,

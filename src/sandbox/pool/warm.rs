@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use futures_util::future::join_all;
 
+use super::super::recreate::start_like;
 use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
 use super::key::spec_key;
 use super::stops;
@@ -341,44 +342,8 @@ async fn create_like(backend: &Backend, raw: &serde_json::Value, key: &str) -> R
     if let Some(serde_json::Value::Object(l)) = body.get_mut("Labels") {
         l.insert(labels::INSTANCE.into(), name.clone().into());
     }
-    // The template's helper directory is the template's: a new one of its own.
-    let agent = super::super::agent::rebind(backend, &mut body);
-    let id = match backend.create_container_raw(&name, &body).await {
-        Ok(id) => id,
-        Err(e) => {
-            if let Some(d) = &agent {
-                super::super::agent::discard(d);
-            }
-            return Err(e);
-        }
-    };
-    if let Err(e) = backend.start_container(&id).await {
-        let _ = backend.remove_container(&id, true).await;
-        if let Some(d) = &agent {
-            super::super::agent::discard(d);
-        }
-        return Err(e);
-    }
-    let list = |key: &str| -> Option<Vec<String>> {
-        body.get(key)
-            .and_then(|e| serde_json::from_value(e.clone()).ok())
-    };
-    let (entrypoint, cmd) = (list("Entrypoint"), list("Cmd"));
-    if agent.is_some() {
-        let sb = Sandbox::owned(backend, &name, &id, agent);
-        sb.keep();
-        if super::super::agent::is_init(entrypoint.as_deref(), cmd.as_deref()) {
-            sb.agent_started();
-            // Its tmpfs home is the image's user's, as a create gives it.
-            if body.pointer(&format!("/Labels/{}", labels::USER)).is_some() {
-                if let Err(e) = sb.give_homes_again().await {
-                    let _ = backend.remove_container(&id, true).await;
-                    return Err(e);
-                }
-            }
-        } else {
-            let _ = sb.agent_launch().await;
-        }
-    }
-    Ok(id)
+    let sandbox = start_like(backend, &name, body).await?;
+    // The pool outlives this process.
+    sandbox.keep();
+    Ok(sandbox.id().to_string())
 }
