@@ -23,11 +23,14 @@ pub enum Capability {
     WarmPool,
     /// Save images to archives and load them (`export`, `import`).
     Images,
+    /// Make a sandbox like another from its raw inspect (a warm pool's
+    /// refill; without [`Capability::Snapshot`], a fork's copies).
+    Recreate,
 }
 
 impl Capability {
     /// Every capability, in the order diagnostics list them.
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Capability::Snapshot,
         Capability::HostVolumes,
         Capability::Persist,
@@ -37,6 +40,7 @@ impl Capability {
         Capability::Recycle,
         Capability::WarmPool,
         Capability::Images,
+        Capability::Recreate,
     ];
 
     /// The manifest key that asks for it.
@@ -52,6 +56,7 @@ impl Capability {
             Capability::Recycle => "recycle: true",
             Capability::WarmPool => "warm pools",
             Capability::Images => "`pocketdock export` and `import`",
+            Capability::Recreate => "`pocketdock fork`",
         }
     }
 
@@ -68,6 +73,7 @@ impl Capability {
             Capability::Recycle => "recycling sandboxes",
             Capability::WarmPool => "warm pools",
             Capability::Images => "saving and loading images",
+            Capability::Recreate => "making a sandbox like another",
         }
     }
 
@@ -99,6 +105,10 @@ impl Capability {
             Capability::Images => {
                 "load the image into the cluster's nodes or a registry it pulls from \
                  (docs/kubernetes.md)"
+            }
+            Capability::Recreate => {
+                "create new sandboxes and push the files into them, or run on a Podman \
+                 or Docker engine"
             }
         }
     }
@@ -133,9 +143,11 @@ impl Capabilities {
     /// A Kubernetes cluster: pods are not committed, mount nothing of this
     /// machine, do not outlive their job, are not built here and have no
     /// helper mounted (so no recycling). Warm pools hold pods, claimed
-    /// under the name asked for (`backend/kubernetes/names.rs`).
-    pub const KUBERNETES: Capabilities =
-        Capabilities::none("Kubernetes").with(Capability::WarmPool);
+    /// under the name asked for (`backend/kubernetes/names.rs`); a pod is
+    /// made like another from the create it keeps (`recreate.rs`).
+    pub const KUBERNETES: Capabilities = Capabilities::none("Kubernetes")
+        .with(Capability::WarmPool)
+        .with(Capability::Recreate);
 
     /// A backend named `backend` that can do nothing of [`Capability::ALL`]
     /// (add what it can with [`Capabilities::with`]).
@@ -189,7 +201,7 @@ mod tests {
     #[test]
     fn kubernetes_lacks_what_pods_cannot_do() {
         for c in Capability::ALL {
-            let pods_can = c == Capability::WarmPool;
+            let pods_can = matches!(c, Capability::WarmPool | Capability::Recreate);
             assert_eq!(Capabilities::KUBERNETES.has(c), pods_can, "{c:?}");
         }
     }

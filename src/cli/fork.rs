@@ -12,7 +12,9 @@ use crate::sandbox::Sandbox;
     Files on tmpfs mounts (/tmp, a read-only sandbox's home) are not in the image. A copy \
     publishes the original's container ports on host ports the engine picks. The image is \
     removed when the last copy is shut down (`pocketdock prune` removes one no copy uses). \
-    A persistent sandbox cannot be forked yet, nor can a sandbox on Kubernetes.\n\n\
+    A persistent sandbox cannot be forked yet. On Kubernetes, which cannot commit a pod, \
+    each copy is a pod made like the original, and the original's working directory and \
+    /tmp are copied into it: nothing else, and no image.\n\n\
     Examples:\n  \
     pocketdock fork my-box                       # my-box-fork-1\n  \
     pocketdock fork my-box -n 3                  # my-box-fork-1 ... my-box-fork-3\n  \

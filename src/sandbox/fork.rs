@@ -1,7 +1,9 @@
 //! Forking a sandbox: its filesystem committed to an image (paused while
 //! it is taken), then copies made like it from that image, each with a name
 //! of its own. Processes are not copied: each copy starts afresh from its
-//! image's command. The image goes with the last copy.
+//! image's command. The image goes with the last copy. A backend that
+//! cannot commit but can recreate (Kubernetes) copies working directories
+//! instead (`fork_copy.rs`).
 
 use std::collections::BTreeMap;
 
@@ -41,11 +43,13 @@ pub struct Fork {
     /// unless shut down or kept ([`Sandbox::keep`]).
     pub sandboxes: Vec<Sandbox>,
     /// The id of the image the copies were made from: removed when the
-    /// last copy is shut down.
+    /// last copy is shut down. Empty when no image was made (Kubernetes:
+    /// the working directories were copied).
     pub image: String,
     /// Whether the running processes were copied: always `false` for now.
-    /// A copy has the original's files (tmpfs mounts such as `/tmp`
-    /// aside), and its image's command started afresh.
+    /// A copy has the original's files (on an engine tmpfs mounts such as
+    /// `/tmp` aside; on Kubernetes its home and `/tmp` only), and its
+    /// image's command started afresh.
     pub processes_copied: bool,
 }
 
@@ -102,10 +106,12 @@ fn image_tag(name: &str) -> String {
     format!("{base}-{:08x}", fastrand::u32(..))
 }
 
-/// The refusal on a backend that cannot commit a container.
+/// The refusal on a backend that can neither commit a container nor make
+/// one like another.
 fn not_here(backend: &'static str) -> Error {
     Error::NotOnBackend {
-        what: "forking a sandbox (its filesystem is committed to an image)",
+        what: "forking a sandbox (its filesystem is committed to an image, or copied into \
+               sandboxes made like it)",
         backend,
         hint: "fork it on a Podman or Docker engine, or create new sandboxes and push \
                the files into them",
@@ -128,13 +134,23 @@ impl Sandbox {
     /// removed when the last copy is shut down (`prune` removes one that
     /// no container uses).
     ///
+    /// On a backend that cannot commit but can make a sandbox like
+    /// another (Kubernetes), each copy is made like the original (same
+    /// image, limits, security, network) and the original's working
+    /// directory and `/tmp` are copied into it as tar streams, those that
+    /// exist: a new pod has its image's files and empty volumes, so files
+    /// written elsewhere are not copied. No image is made ([`Fork::image`]
+    /// is empty).
+    ///
     /// Refused: a name in use, more than [`MAX_FORKS`] copies, a
     /// persistent sandbox (its record cannot be copied yet), a backend
-    /// that cannot commit. On any failure, nothing made is left.
+    /// that can neither commit nor recreate. On any failure, nothing made
+    /// is left.
     pub async fn fork_named(&self, names: &[String]) -> Result<Fork> {
         check_names(names)?;
         let caps = self.backend.capabilities();
-        if !caps.has(Capability::Snapshot) {
+        let by_copy = !caps.has(Capability::Snapshot);
+        if by_copy && !caps.has(Capability::Recreate) {
             return Err(not_here(caps.backend));
         }
         let raw = self
@@ -152,6 +168,9 @@ impl Sandbox {
             });
         }
         self.names_free(names).await?;
+        if by_copy {
+            return self.fork_by_copy(&raw, names).await;
+        }
         let reference = format!("{FORK_REPO}:{}", image_tag(&self.name));
         let of = BTreeMap::from([(labels::FORK_OF.to_string(), self.name.clone())]);
         let image = self.snapshot_labelled(&reference, of).await?;
@@ -194,6 +213,18 @@ impl Sandbox {
     }
 }
 
+/// Docker answers 409 to a name in use; Podman 500 with "already in use".
+pub(super) fn name_in_use(name: &str, e: Error) -> Error {
+    match e {
+        Error::Api {
+            status, message, ..
+        } if status == 409 || message.contains("already in use") => Error::NameInUse {
+            name: name.to_string(),
+        },
+        e => e,
+    }
+}
+
 /// Create and start copy `name` of the container inspected as `raw`, from
 /// the fork image (`reference`, id `image`).
 async fn copy(
@@ -203,37 +234,43 @@ async fn copy(
     reference: &str,
     image: &str,
 ) -> Result<Sandbox> {
-    if test_failure(name) {
+    test_failure(name)?;
+    let body = copy_body(raw, name, reference, image);
+    start_like(backend, name, body)
+        .await
+        .map_err(|e| name_in_use(name, e))
+}
+
+/// `POCKETDOCK_TEST_FORK_FAIL=NAME`: the copy named so cannot be made,
+/// for the tests of a fork that fails midway (read here only).
+pub(super) fn test_failure(name: &str) -> Result<()> {
+    if std::env::var("POCKETDOCK_TEST_FORK_FAIL").is_ok_and(|n| n == name) {
         return Err(Error::Api {
             op: "create container",
             status: 500,
             message: format!("POCKETDOCK_TEST_FORK_FAIL names {name}"),
         });
     }
-    let body = copy_body(raw, name, reference, image);
-    start_like(backend, name, body).await.map_err(|e| match e {
-        // Docker answers 409; Podman 500 with "already in use".
-        Error::Api {
-            status, message, ..
-        } if status == 409 || message.contains("already in use") => Error::NameInUse {
-            name: name.to_string(),
-        },
-        e => e,
-    })
-}
-
-/// `POCKETDOCK_TEST_FORK_FAIL=NAME`: the copy named so cannot be made,
-/// for the tests of a fork that fails midway (read here only).
-fn test_failure(name: &str) -> bool {
-    std::env::var("POCKETDOCK_TEST_FORK_FAIL").is_ok_and(|n| n == name)
+    Ok(())
 }
 
 /// The create body of copy `name`: the original's, from the fork image,
 /// labelled as a copy, its published ports on host ports the engine picks
 /// (the original holds the ones it asked for).
 fn copy_body(raw: &Value, name: &str, reference: &str, image: &str) -> Value {
-    let mut body = recreate_body(raw);
+    let mut body = like_body(raw, name);
     body["Image"] = json!(reference);
+    if let Some(l) = body["Labels"].as_object_mut() {
+        l.insert(labels::FORK_IMAGE.into(), json!(image));
+    }
+    body
+}
+
+/// The create body of copy `name` made like the container inspected as
+/// `raw`, from its image: labelled as a copy, its published ports on host
+/// ports the engine picks.
+pub(super) fn like_body(raw: &Value, name: &str) -> Value {
+    let mut body = recreate_body(raw);
     if !body["Labels"].is_object() {
         body["Labels"] = json!({});
     }
@@ -246,7 +283,6 @@ fn copy_body(raw: &Value, name: &str, reference: &str, image: &str) -> Value {
         // The image's, naming the sandbox this copy was forked from.
         l.remove(labels::FORK_OF);
         l.insert(labels::INSTANCE.into(), json!(name));
-        l.insert(labels::FORK_IMAGE.into(), json!(image));
     }
     if let Some(ports) = body
         .pointer_mut("/HostConfig/PortBindings")

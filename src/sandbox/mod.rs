@@ -14,6 +14,7 @@ mod create_body;
 pub mod dns;
 mod files;
 mod fork;
+mod fork_copy;
 mod guard;
 mod info;
 mod kernel;

@@ -54,6 +54,8 @@ mod kubernetes_bench;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_cluster;
 #[cfg(feature = "kubernetes")]
+mod kubernetes_cluster_fork;
+#[cfg(feature = "kubernetes")]
 mod kubernetes_cluster_pool;
 #[cfg(feature = "kubernetes")]
 mod kubernetes_cluster_verbs;
