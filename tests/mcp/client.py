@@ -28,7 +28,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 TOOLS = {
-    "sandbox_create", "sandbox_list", "sandbox_shutdown", "run_command", "run_python",
+    "sandbox_create", "sandbox_fork", "sandbox_list", "sandbox_shutdown", "run_command",
+    "run_python",
     "read_file", "write_file", "list_files", "push_files", "apply_manifest",
 }
 
@@ -128,7 +129,23 @@ async def every_tool(client):
     await refused(client, "sandbox_shutdown", ["no sandbox `" + b + "`"], sandbox=b)
     await refused(client, "run_command", ["no sandbox `elsewhere`"], sandbox="elsewhere",
                   command="true")
-    return {"session": session, "sandbox": box, "removed": b}
+
+    # A fork: its copies hold the original's files (not /tmp's, a tmpfs),
+    # count toward the limit, and only the session's sandboxes are forked.
+    await ok(client, "run_command", sandbox=box, command="echo kept > /home/sandbox/kept.txt")
+    await refused(client, "sandbox_fork", ["limit is 2", "asks for 2 more"], sandbox=box,
+                  count=2)
+    await refused(client, "sandbox_fork", ["no sandbox `elsewhere`"], sandbox="elsewhere")
+    f = await ok(client, "sandbox_fork", sandbox=box)
+    (copy,) = f["copies"]
+    assert copy == box + "-fork-1" and f["processes_copied"] is False, f
+    assert "not copied" in f["note"] and f["sandboxes_in_session"] == 2, f
+    r = await ok(client, "read_file", sandbox=copy, path="/home/sandbox/kept.txt")
+    assert r["content"] == "kept\n", r
+    await refused(client, "sandbox_fork", ["limit is 2"], sandbox=box, names=["other"])
+    listed = await ok(client, "sandbox_list")
+    assert sorted(s["name"] for s in listed["sandboxes"]) == sorted([box, copy]), listed
+    return {"session": session, "sandbox": box, "removed": b, "copy": copy}
 
 
 async def hold(client):
