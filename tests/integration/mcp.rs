@@ -245,18 +245,28 @@ async fn stdio_sigterm_removes_the_sessions_sandboxes_and_keep_leaves_them() {
         Vec::<String>::new()
     );
     let _ = client.finish(Duration::from_secs(30));
-    // With --keep the session's sandbox outlives it, tied to no process.
+    // With --keep the session's sandbox and its fork's copy outlive it,
+    // tied to no process.
     let mut client = PyClient::start(
         &python,
-        &["hold-stdio", dir.as_str(), binary.as_str(), "--keep"],
+        &["hold-fork-stdio", dir.as_str(), binary.as_str(), "--keep"],
     );
     let left = client.summary();
+    let sandbox = left["sandbox"].as_str().unwrap();
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: sandbox.to_string(),
+    };
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
-    let kept = containers_with(&engine, &session_label(&left)).await;
-    assert_eq!(kept, [left["sandbox"].as_str().unwrap()]);
-    let raw = engine.inspect_container_raw(&kept[0]).await.unwrap();
-    assert_eq!(owner(&raw), None);
-    p.pd().cmd(["shutdown", "-y", &kept[0]]).code(0);
+    let mut kept = containers_with(&engine, &session_label(&left)).await;
+    kept.sort();
+    assert_eq!(kept, [sandbox, left["copies"][0].as_str().unwrap()]);
+    for name in &kept {
+        let raw = engine.inspect_container_raw(name).await.unwrap();
+        assert_eq!(owner(&raw), None, "{name}");
+        p.pd().cmd(["shutdown", "-y", name]).code(0);
+    }
+    assert_eq!(fork_images(&engine, sandbox).await, Vec::<String>::new());
 }
 
 #[test]

@@ -7,10 +7,11 @@ scripts/provision.sh pins in the tests' virtualenv.
     client.py http URL TOKEN                             a server already listening
     client.py hold-stdio PROJECT POCKETDOCK [SERVER-ARG...]
     client.py hold-http URL TOKEN
+    client.py hold-fork-stdio PROJECT POCKETDOCK [SERVER-ARG...]
 
 The plain modes list the tools and call every one, checking what each
 answers (and that each refusal says why); the hold modes only create one
-sandbox. Either way the client then prints one JSON line (the session id and
+sandbox (hold-fork: and fork it once). Either way the client then prints one JSON line (the session id and
 the sandboxes it left) and keeps the session open until a line (or the end)
 arrives on stdin, so that the caller can look at the engine meanwhile. A
 failed check exits non-zero with the reason.
@@ -148,9 +149,12 @@ async def every_tool(client):
     return {"session": session, "sandbox": box, "removed": b, "copy": copy}
 
 
-async def hold(client):
+async def hold(client, fork=False):
     a = await ok(client, "sandbox_create")
-    return {"session": a["session"], "sandbox": a["sandbox"]}
+    left = {"session": a["session"], "sandbox": a["sandbox"]}
+    if fork:
+        left["copies"] = (await ok(client, "sandbox_fork"))["copies"]
+    return left
 
 
 async def main():
@@ -165,7 +169,10 @@ async def main():
                                   timeout=httpx2.Timeout(30, read=300))
         server = streamable_http_client(url, http_client=http)
     async with Client(server) as client:
-        left = await (hold(client) if mode.startswith("hold") else every_tool(client))
+        if mode.startswith("hold"):
+            left = await hold(client, fork="fork" in mode)
+        else:
+            left = await every_tool(client)
         print(json.dumps(left), flush=True)
         await asyncio.to_thread(sys.stdin.readline)
 
