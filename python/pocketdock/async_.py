@@ -14,7 +14,20 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, Union, cast, overload
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Type,
+    Union,
+    cast,
+    overload,
+)
 
 from . import _native, _options
 from . import container as _sync
@@ -158,6 +171,11 @@ class AsyncContainer:
     async def snapshot(self, image: str) -> str:
         """Commit the sandbox as an image."""
         return await call(self._sync.snapshot, image)
+
+    async def fork(self, n: int = 1, names: Optional[Sequence[str]] = None) -> List["AsyncContainer"]:
+        """As ``Container.fork``: copies with the files, not the processes."""
+        copies = await call(self._sync.fork, n, names)
+        return [AsyncContainer(c) for c in copies]
 
     async def stop(self) -> None:
         """Stop the container."""

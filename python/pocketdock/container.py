@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import weakref
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Literal, Optional, Type, Union, overload
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union, overload
 
 from . import _lifetime, _native, _options
 from ._options import Env, Size
@@ -173,6 +173,24 @@ class Container:
     def snapshot(self, image: str) -> str:
         """Commit the sandbox as image ``image``; returns the image id."""
         return self._native.snapshot(image)
+
+    def fork(self, n: int = 1, names: Optional[Sequence[str]] = None) -> List["Container"]:
+        """Copy the sandbox into ``n`` new running sandboxes (1 to 64), named
+        ``NAME-fork-1`` to ``NAME-fork-N``, or one per name of ``names``.
+
+        Each copy has the sandbox's files as they are now (not those on tmpfs
+        mounts such as ``/tmp``), its limits, mounts and environment. Processes
+        are not copied: each copy starts afresh, without the original's running
+        commands, sessions or kernel state. The copies are removed like created
+        sandboxes (``shutdown``, ``with``, or when their handles go); the image
+        they were made from goes with the last one. Podman and Docker only; a
+        persistent sandbox cannot be forked yet.
+        """
+        if names is not None:
+            names = list(names)
+            if n not in (1, len(names)):
+                raise ValueError(f"n={n} but {len(names)} names: one copy per name")
+        return [Container(s, self._timeout) for s in self._native.fork(n, names)]
 
     def stop(self) -> None:
         """Stop the container (its filesystem stays)."""

@@ -233,6 +233,21 @@ impl Sandbox {
         rt::wait(py, None, async move { sb.snapshot(&image).await })
     }
 
+    /// Fork into `n` copies named `NAME-fork-1`.., or one per name of
+    /// `names`: the files are copied, not the processes. Each copy is
+    /// removed when its last handle goes, as a created sandbox is.
+    #[pyo3(signature = (n, names=None))]
+    fn fork(&self, py: Python<'_>, n: usize, names: Option<Vec<String>>) -> PyResult<Vec<Sandbox>> {
+        let sb = self.handle();
+        let fork = rt::wait(py, None, async move {
+            match names {
+                Some(names) => sb.fork_named(&names).await,
+                None => sb.fork(n).await,
+            }
+        })?;
+        Ok(fork.sandboxes.into_iter().map(Sandbox::wrap).collect())
+    }
+
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
         let sb = self.handle();
         rt::wait(py, None, async move { sb.stop().await })

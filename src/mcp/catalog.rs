@@ -1,7 +1,6 @@
 //! Every tool the server offers: its name, the description a model reads
 //! to choose it, and its input schema (from the argument type, so the two
 //! never disagree); and the one place a call is routed to its family.
-//! Item 2 of issue 42 adds `sandbox_fork` here and in `sandboxes`.
 
 use std::future::Future;
 
@@ -18,6 +17,7 @@ use super::tool_error::ToolError;
 use super::{apply, commands, files, sandboxes};
 
 const SANDBOX_CREATE: &str = "sandbox_create";
+const SANDBOX_FORK: &str = "sandbox_fork";
 const SANDBOX_LIST: &str = "sandbox_list";
 const SANDBOX_SHUTDOWN: &str = "sandbox_shutdown";
 const RUN_COMMAND: &str = "run_command";
@@ -32,6 +32,7 @@ const APPLY_MANIFEST: &str = "apply_manifest";
 pub fn tools() -> Vec<Tool> {
     vec![
         tool::<sandboxes::CreateArgs>(SANDBOX_CREATE, sandboxes::CREATE_ABOUT),
+        tool::<sandboxes::ForkArgs>(SANDBOX_FORK, sandboxes::FORK_ABOUT),
         tool::<sandboxes::ListArgs>(SANDBOX_LIST, sandboxes::LIST_ABOUT),
         tool::<sandboxes::ShutdownArgs>(SANDBOX_SHUTDOWN, sandboxes::SHUTDOWN_ABOUT),
         tool::<commands::RunArgs>(RUN_COMMAND, commands::RUN_ABOUT),
@@ -66,6 +67,7 @@ pub async fn call(
     let s = session;
     Some(match name {
         SANDBOX_CREATE => with(name, args, |a| sandboxes::create(s, a)).await,
+        SANDBOX_FORK => with(name, args, |a| sandboxes::fork(s, a)).await,
         SANDBOX_LIST => with(name, args, |a| sandboxes::list(s, a)).await,
         SANDBOX_SHUTDOWN => with(name, args, |a| sandboxes::shutdown(s, a)).await,
         RUN_COMMAND => with(name, args, |a| commands::run(s, a, cancel.clone())).await,
@@ -105,7 +107,7 @@ mod tests {
     #[test]
     fn every_tool_has_a_description_and_an_object_schema() {
         let tools = tools();
-        assert_eq!(tools.len(), 10);
+        assert_eq!(tools.len(), 11);
         for t in &tools {
             let about = t.description.as_deref().unwrap_or_default();
             assert!(about.len() > 40, "{}: {about}", t.name);
@@ -119,5 +121,12 @@ mod tests {
         let run = tools.iter().find(|t| t.name == RUN_COMMAND).unwrap();
         let required = run.input_schema.get("required").unwrap();
         assert_eq!(required, &serde_json::json!(["command"]));
+        let fork = tools.iter().find(|t| t.name == SANDBOX_FORK).unwrap();
+        let count = &fork.input_schema["properties"]["count"];
+        assert_eq!(
+            (&count["minimum"], &count["maximum"]),
+            (&1.into(), &64.into())
+        );
+        assert!(fork.input_schema.get("required").is_none());
     }
 }

@@ -21,7 +21,8 @@ use super::session::Session;
 const INSTRUCTIONS: &str = "pocketdock runs code in isolated Linux sandboxes (containers). \
 Create one with sandbox_create (or just call run_command: the first call makes one), run \
 shell commands with run_command and Python with run_python (its variables persist), move \
-files with write_file, read_file, list_files and push_files, and run a whole job of the \
+files with write_file, read_file, list_files and push_files, copy a sandbox's files into \
+new sandboxes with sandbox_fork (processes are not copied), and run a whole job of the \
 project with apply_manifest. Sandboxes belong to this session: at most a few at once, \
 removed when it ends.";
 

@@ -1,4 +1,4 @@
-//! The sandbox tools: create one, list the session's, shut one down.
+//! The sandbox tools: create one, fork one, list the session's, shut one down.
 //! A sandbox made here is made as `pocketdock create` makes one, with
 //! the same containment defaults (dropped capabilities, no new
 //! privileges, pids, files and `/tmp` limits); a call may set the
@@ -6,21 +6,22 @@
 //! It is labelled with the project and the session, and tied to this
 //! process unless the server keeps sandboxes (`--keep`).
 //!
-//! Item 2 of issue 42 (fork of a running sandbox) goes here as
-//! `sandbox_fork`, listed in `catalog`, its copies filling slots of the
-//! session like any create.
+//! A fork's copies are made like their original (`Sandbox::fork`), so
+//! they carry its labels (the session's, the project's, the owner's):
+//! they are the session's sandboxes like any it created, reserved under
+//! its limit before the fork begins and removed when it ends.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::session::Session;
-use super::target::not_ours;
+use super::target::{not_ours, target};
 use super::tool_error::ToolError;
 use crate::images;
 use crate::labels;
 use crate::sandbox::manage::{list_sandboxes, Scope};
 use crate::sandbox::spec::DEFAULT_PROFILE;
-use crate::sandbox::{Sandbox, SandboxSpec, ShutdownOptions};
+use crate::sandbox::{Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS};
 
 /// `sandbox_create`.
 pub const CREATE_ABOUT: &str = "Create and start a new sandbox (an isolated Linux container) \
@@ -30,6 +31,16 @@ when it has none they create one with the defaults. Defaults: the project's defa
 profile (`minimal`: Debian with bash and python3, no network), 256m of memory, half a CPU \
 core, 512 processes, a 30 s command timeout. The session may have a limited number of \
 sandboxes at once; they are removed when the session ends.";
+
+/// `sandbox_fork`.
+pub const FORK_ABOUT: &str = "Fork one of this session's sandboxes into `count` new \
+sandboxes (default 1, at most 64), or one per name in `names`: each copy has the \
+original's files (except under /tmp and other tmpfs mounts), limits and network, as they \
+are now; running processes are NOT copied (Python variables of run_python neither), each \
+copy starts afresh. Copies are named SANDBOX-fork-1, SANDBOX-fork-2, ... unless `names` \
+are given; use them as `sandbox` in the other tools to try different things from one \
+state. They count toward the session's limit (a fork that would pass it is refused \
+before anything is made) and are removed when the session ends.";
 
 /// `sandbox_list`.
 pub const LIST_ABOUT: &str = "List this session's sandboxes (name, state, image, profile) \
@@ -195,6 +206,98 @@ fn spec(session: &Session, args: CreateArgs) -> Result<SandboxSpec, ToolError> {
     Ok(spec)
 }
 
+/// The arguments of `sandbox_fork`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForkArgs {
+    /// The sandbox to fork; may be left out when the session has one (or none yet: one is made).
+    pub sandbox: Option<String>,
+    /// How many copies (1 to 64, default 1; or as many as `names`).
+    #[schemars(range(min = 1, max = 64))]
+    pub count: Option<usize>,
+    /// The copies' names (letters, digits, `_.-`), one copy each, instead of
+    /// SANDBOX-fork-1 to SANDBOX-fork-N.
+    pub names: Option<Vec<String>>,
+}
+
+/// What `sandbox_fork` answers.
+#[derive(Debug, Serialize)]
+pub struct Forked {
+    /// The sandbox forked.
+    sandbox: String,
+    /// The copies' names, in order.
+    copies: Vec<String>,
+    /// Always false: the copies have the files, not the running processes.
+    processes_copied: bool,
+    note: String,
+    sandboxes_in_session: usize,
+    max_sandboxes: usize,
+}
+
+/// `sandbox_fork`.
+pub async fn fork(session: &Session, args: ForkArgs) -> Result<Forked, ToolError> {
+    let n = fork_count(&args)?;
+    let original = target(session, args.sandbox.as_deref()).await?;
+    let slot = session.reserve_for(n, "sandbox_fork")?;
+    let fork = match &args.names {
+        Some(names) => original.fork_named(names).await?,
+        None => original.fork(n).await?,
+    };
+    if session.config().keep {
+        for s in &fork.sandboxes {
+            s.keep();
+        }
+    }
+    let copies: Vec<String> = fork
+        .sandboxes
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    slot.fill_all(fork.sandboxes).await?;
+    let note = if fork.processes_copied {
+        "the copies have the files and the running processes".to_string()
+    } else {
+        format!(
+            "processes were not copied: each copy has the files of {} and starts afresh \
+             (Python variables and sessions are not copied; on an engine, neither are files \
+             under /tmp)",
+            original.name()
+        )
+    };
+    Ok(Forked {
+        sandbox: original.name().to_string(),
+        copies,
+        processes_copied: fork.processes_copied,
+        note,
+        sandboxes_in_session: session.names().len(),
+        max_sandboxes: session.config().max_sandboxes,
+    })
+}
+
+/// How many copies `args` ask for: `count`, else one per name, else 1.
+fn fork_count(args: &ForkArgs) -> Result<usize, ToolError> {
+    let n = match (args.count, &args.names) {
+        (Some(n), Some(names)) if n != names.len() => {
+            return Err(ToolError::new(
+                format!(
+                    "count {n} but {} names: give one copy per name",
+                    names.len()
+                ),
+                "leave `count` out when you give `names`",
+            ))
+        }
+        (_, Some(names)) => names.len(),
+        (n, None) => n.unwrap_or(1),
+    };
+    if (1..=MAX_FORKS).contains(&n) {
+        return Ok(n);
+    }
+    Err(ToolError::new(
+        format!("a fork into {n} copies is out of range"),
+        format!("give 1 to {MAX_FORKS} copies (`count`, or as many `names`)"),
+    ))
+}
+
 /// The arguments of `sandbox_list`: none.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -276,4 +379,35 @@ pub async fn shutdown(session: &Session, args: ShutdownArgs) -> Result<ShutDown,
         removed: true,
         sandboxes_left: session.names(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(count: Option<usize>, names: Option<&[&str]>) -> ForkArgs {
+        ForkArgs {
+            sandbox: None,
+            count,
+            names: names.map(|n| n.iter().map(|s| (*s).to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn a_fork_asks_for_count_copies_or_one_per_name() {
+        assert_eq!(fork_count(&args(None, None)).unwrap(), 1);
+        assert_eq!(fork_count(&args(Some(3), None)).unwrap(), 3);
+        assert_eq!(fork_count(&args(None, Some(&["a", "b"]))).unwrap(), 2);
+        assert_eq!(fork_count(&args(Some(2), Some(&["a", "b"]))).unwrap(), 2);
+        let e = fork_count(&args(Some(3), Some(&["a"]))).unwrap_err();
+        assert!(e.message.contains("count 3 but 1 names"), "{e}");
+        for n in [0, 65] {
+            let e = fork_count(&args(Some(n), None)).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{n} copies")) && e.contains("1 to 64"),
+                "{e}"
+            );
+        }
+        assert!(fork_count(&args(None, Some(&[]))).is_err());
+    }
 }

@@ -39,10 +39,11 @@ struct Owned {
     ended: bool,
 }
 
-/// A place for one more sandbox, taken before it is created.
+/// Places for one or more sandboxes, taken before they are created.
 #[derive(Debug)]
 pub struct Slot<'a> {
     session: &'a Session,
+    count: usize,
     filled: bool,
 }
 
@@ -74,6 +75,12 @@ impl Session {
 
     /// A place for one more sandbox, or the limit in a refusal.
     pub fn reserve(&self) -> Result<Slot<'_>, ToolError> {
+        self.reserve_for(1, "sandbox_create")
+    }
+
+    /// Places for `n` more sandboxes at once (the copies of a fork), or
+    /// the limit in a refusal; `tool` is the call that asks, for its message.
+    pub fn reserve_for(&self, n: usize, tool: &str) -> Result<Slot<'_>, ToolError> {
         let limit = self.config().max_sandboxes;
         let mut owned = self.lock();
         if owned.ended {
@@ -83,19 +90,25 @@ impl Session {
             ));
         }
         let count = owned.sandboxes.len() + owned.creating;
-        if count >= limit {
+        if count + n > limit {
+            let more = if n == 1 {
+                String::new()
+            } else {
+                format!(" and `{tool}` asks for {n} more")
+            };
             return Err(ToolError::new(
                 format!(
-                    "refused: this MCP session already has {count} sandboxes, \
+                    "refused: this MCP session already has {count} sandboxes{more}, \
                      its limit is {limit} at once (pocketdock mcp --max-sandboxes {limit})"
                 ),
                 "shut one down with `sandbox_shutdown` first, or reuse one: \
                  `sandbox_list` names them",
             ));
         }
-        owned.creating += 1;
+        owned.creating += n;
         Ok(Slot {
             session: self,
+            count: n,
             filled: false,
         })
     }
@@ -143,20 +156,26 @@ impl Session {
 impl Slot<'_> {
     /// Put the created sandbox in its place. A session that ended while
     /// it was being made does not keep it: it is removed at once.
-    pub async fn fill(mut self, sandbox: Sandbox) -> Result<(), ToolError> {
+    pub async fn fill(self, sandbox: Sandbox) -> Result<(), ToolError> {
+        self.fill_all(vec![sandbox]).await
+    }
+
+    /// Put the created sandboxes in their places (as many as were
+    /// reserved, or fewer: the rest are freed), as [`Slot::fill`] does.
+    pub async fn fill_all(mut self, sandboxes: Vec<Sandbox>) -> Result<(), ToolError> {
         self.filled = true;
         let ended = {
             let mut owned = self.session.lock();
-            owned.creating -= 1;
+            owned.creating -= self.count;
             if !owned.ended {
-                owned
-                    .sandboxes
-                    .insert(sandbox.name().to_string(), sandbox.clone());
+                for s in &sandboxes {
+                    owned.sandboxes.insert(s.name().to_string(), s.clone());
+                }
             }
             owned.ended
         };
         if ended {
-            release(vec![sandbox], false).await;
+            release(sandboxes, false).await;
             return Err(ToolError::new(
                 "this MCP session ended while the sandbox was made; it was removed",
                 "connect again for a new session",
@@ -169,7 +188,7 @@ impl Slot<'_> {
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         if !self.filled {
-            self.session.lock().creating -= 1;
+            self.session.lock().creating -= self.count;
         }
     }
 }

@@ -174,11 +174,14 @@ impl Sandbox {
         let reference = format!("{FORK_REPO}:{}", image_tag(&self.name));
         let of = BTreeMap::from([(labels::FORK_OF.to_string(), self.name.clone())]);
         let image = self.snapshot_labelled(&reference, of).await?;
-        let made: Vec<Result<Sandbox>> = stream::iter(names)
+        // The futures made first, not in a closure of the stream: a
+        // closure over `&String` makes the whole future not `Send` (for
+        // any lifetime), and the MCP server and Python spawn it.
+        let copies: Vec<_> = names
+            .iter()
             .map(|name| copy(&self.backend, &raw, name, &reference, &image))
-            .buffered(AT_ONCE)
-            .collect()
-            .await;
+            .collect();
+        let made: Vec<Result<Sandbox>> = stream::iter(copies).buffered(AT_ONCE).collect().await;
         let (mut sandboxes, mut failed) = (Vec::new(), None);
         for r in made {
             match r {

@@ -29,11 +29,13 @@ impl Sandbox {
     /// original's raw inspect, `names` free and valid.
     pub(super) async fn fork_by_copy(&self, raw: &Value, names: &[String]) -> Result<Fork> {
         let dirs = self.dirs_to_copy(raw).await;
-        let made: Vec<Result<Sandbox>> = stream::iter(names)
+        // The futures made first, as in `fork_named`: a closure of the
+        // stream over `&String` would make this future not `Send`.
+        let copies: Vec<_> = names
+            .iter()
             .map(|name| self.copy_into_new(raw, name, &dirs))
-            .buffered(AT_ONCE)
-            .collect()
-            .await;
+            .collect();
+        let made: Vec<Result<Sandbox>> = stream::iter(copies).buffered(AT_ONCE).collect().await;
         let (mut sandboxes, mut failed) = (Vec::new(), None);
         for r in made {
             match r {

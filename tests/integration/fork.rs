@@ -15,9 +15,9 @@ use crate::common::{on_fresh_runtime, spec, unique, TestProject};
 const FORK_OF: &str = "pocketdock.fork-of";
 
 /// Removes the fork images of sandbox `of` when dropped, whatever happened.
-struct ForkImages {
-    engine: Engine,
-    of: String,
+pub struct ForkImages {
+    pub engine: Engine,
+    pub of: String,
 }
 
 impl Drop for ForkImages {
@@ -32,7 +32,7 @@ impl Drop for ForkImages {
 }
 
 /// The ids of the fork images of sandbox `of`.
-async fn fork_images(engine: &Engine, of: &str) -> Vec<String> {
+pub async fn fork_images(engine: &Engine, of: &str) -> Vec<String> {
     let backend = pocketdock::backend::Backend::from(engine.clone());
     images_labelled(&backend, &format!("{FORK_OF}={of}"))
         .await

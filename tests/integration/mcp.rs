@@ -13,14 +13,16 @@ use pocketdock::labels;
 use serde_json::{json, Value};
 
 use crate::common::{containers_with, TestProject};
+use crate::fork::{fork_images, ForkImages};
 use crate::mcp_clients::{
     inspect, inspected, inspector_or_skip, project, python_or_skip, stdio_target, HttpServer,
     PyClient,
 };
 use crate::pd::Pd;
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "sandbox_create",
+    "sandbox_fork",
     "sandbox_list",
     "sandbox_shutdown",
     "run_command",
@@ -115,10 +117,16 @@ async fn python_client_over_stdio_calls_every_tool_and_the_session_owns_its_sand
     );
     let left = client.summary();
     let sandbox = left["sandbox"].as_str().unwrap();
-    // The session's sandbox carries its label and the project's; the one
-    // it shut down is gone.
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: sandbox.to_string(),
+    };
+    // The session's sandbox and its fork's copy carry its label and the
+    // project's; the one it shut down is gone.
     let label = session_label(&left);
-    assert_eq!(containers_with(&engine, &label).await, [sandbox]);
+    let mut held = containers_with(&engine, &label).await;
+    held.sort();
+    assert_eq!(held, [sandbox, left["copy"].as_str().unwrap()]);
     assert!(p
         .containers()
         .await
@@ -140,9 +148,20 @@ async fn python_client_over_stdio_calls_every_tool_and_the_session_owns_its_sand
         "not tied to the server: {}",
         raw["Config"]["Labels"]
     );
-    // Its stdin closes: the session ends, its sandboxes go before the server exits.
+    let copy = engine
+        .inspect_container_raw(left["copy"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        owner(&copy),
+        owner(&raw),
+        "the copy is not tied to the server"
+    );
+    // Its stdin closes: the session ends, its sandboxes go before the
+    // server exits, the fork's copy and its image too.
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
     assert_eq!(containers_with(&engine, &label).await, Vec::<String>::new());
+    assert_eq!(fork_images(&engine, sandbox).await, Vec::<String>::new());
 }
 
 #[tokio::test]
@@ -174,10 +193,11 @@ async fn python_client_over_http_needs_the_token_and_sessions_end_on_delete_and_
     );
     let left = client.summary();
     let label = session_label(&left);
-    assert_eq!(
-        containers_with(&engine, &label).await,
-        [left["sandbox"].as_str().unwrap()]
-    );
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: left["sandbox"].as_str().unwrap().to_string(),
+    };
+    assert_eq!(containers_with(&engine, &label).await.len(), 2);
     // The client ends its HTTP session (DELETE): its sandboxes go, the server stays.
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
     assert_eq!(
@@ -225,18 +245,28 @@ async fn stdio_sigterm_removes_the_sessions_sandboxes_and_keep_leaves_them() {
         Vec::<String>::new()
     );
     let _ = client.finish(Duration::from_secs(30));
-    // With --keep the session's sandbox outlives it, tied to no process.
+    // With --keep the session's sandbox and its fork's copy outlive it,
+    // tied to no process.
     let mut client = PyClient::start(
         &python,
-        &["hold-stdio", dir.as_str(), binary.as_str(), "--keep"],
+        &["hold-fork-stdio", dir.as_str(), binary.as_str(), "--keep"],
     );
     let left = client.summary();
+    let sandbox = left["sandbox"].as_str().unwrap();
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: sandbox.to_string(),
+    };
     assert_eq!(client.finish(Duration::from_secs(30)), Some(0));
-    let kept = containers_with(&engine, &session_label(&left)).await;
-    assert_eq!(kept, [left["sandbox"].as_str().unwrap()]);
-    let raw = engine.inspect_container_raw(&kept[0]).await.unwrap();
-    assert_eq!(owner(&raw), None);
-    p.pd().cmd(["shutdown", "-y", &kept[0]]).code(0);
+    let mut kept = containers_with(&engine, &session_label(&left)).await;
+    kept.sort();
+    assert_eq!(kept, [sandbox, left["copies"][0].as_str().unwrap()]);
+    for name in &kept {
+        let raw = engine.inspect_container_raw(name).await.unwrap();
+        assert_eq!(owner(&raw), None, "{name}");
+        p.pd().cmd(["shutdown", "-y", name]).code(0);
+    }
+    assert_eq!(fork_images(&engine, sandbox).await, Vec::<String>::new());
 }
 
 #[test]
@@ -378,6 +408,17 @@ fn inspector_calls() -> Vec<Call> {
                 "manifest=job.yaml",
             ],
             |v| assert_eq!(answer(v)["status"], "succeeded"),
+        ),
+        call(
+            "sandbox_fork",
+            &["--tool-name", "sandbox_fork", "--tool-arg", "count=2"],
+            |v| {
+                let a = answer(v);
+                let box_ = a["sandbox"].as_str().unwrap();
+                let copies = json!([format!("{box_}-fork-1"), format!("{box_}-fork-2")]);
+                assert_eq!(a["copies"], copies, "{v}");
+                assert_eq!(a["processes_copied"], false, "{v}");
+            },
         ),
         call(
             "sandbox_shutdown",

@@ -7,10 +7,11 @@ scripts/provision.sh pins in the tests' virtualenv.
     client.py http URL TOKEN                             a server already listening
     client.py hold-stdio PROJECT POCKETDOCK [SERVER-ARG...]
     client.py hold-http URL TOKEN
+    client.py hold-fork-stdio PROJECT POCKETDOCK [SERVER-ARG...]
 
 The plain modes list the tools and call every one, checking what each
 answers (and that each refusal says why); the hold modes only create one
-sandbox. Either way the client then prints one JSON line (the session id and
+sandbox (hold-fork: and fork it once). Either way the client then prints one JSON line (the session id and
 the sandboxes it left) and keeps the session open until a line (or the end)
 arrives on stdin, so that the caller can look at the engine meanwhile. A
 failed check exits non-zero with the reason.
@@ -28,7 +29,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 TOOLS = {
-    "sandbox_create", "sandbox_list", "sandbox_shutdown", "run_command", "run_python",
+    "sandbox_create", "sandbox_fork", "sandbox_list", "sandbox_shutdown", "run_command",
+    "run_python",
     "read_file", "write_file", "list_files", "push_files", "apply_manifest",
 }
 
@@ -128,12 +130,31 @@ async def every_tool(client):
     await refused(client, "sandbox_shutdown", ["no sandbox `" + b + "`"], sandbox=b)
     await refused(client, "run_command", ["no sandbox `elsewhere`"], sandbox="elsewhere",
                   command="true")
-    return {"session": session, "sandbox": box, "removed": b}
+
+    # A fork: its copies hold the original's files (not /tmp's, a tmpfs),
+    # count toward the limit, and only the session's sandboxes are forked.
+    await ok(client, "run_command", sandbox=box, command="echo kept > /home/sandbox/kept.txt")
+    await refused(client, "sandbox_fork", ["limit is 2", "asks for 2 more"], sandbox=box,
+                  count=2)
+    await refused(client, "sandbox_fork", ["no sandbox `elsewhere`"], sandbox="elsewhere")
+    f = await ok(client, "sandbox_fork", sandbox=box)
+    (copy,) = f["copies"]
+    assert copy == box + "-fork-1" and f["processes_copied"] is False, f
+    assert "not copied" in f["note"] and f["sandboxes_in_session"] == 2, f
+    r = await ok(client, "read_file", sandbox=copy, path="/home/sandbox/kept.txt")
+    assert r["content"] == "kept\n", r
+    await refused(client, "sandbox_fork", ["limit is 2"], sandbox=box, names=["other"])
+    listed = await ok(client, "sandbox_list")
+    assert sorted(s["name"] for s in listed["sandboxes"]) == sorted([box, copy]), listed
+    return {"session": session, "sandbox": box, "removed": b, "copy": copy}
 
 
-async def hold(client):
+async def hold(client, fork=False):
     a = await ok(client, "sandbox_create")
-    return {"session": a["session"], "sandbox": a["sandbox"]}
+    left = {"session": a["session"], "sandbox": a["sandbox"]}
+    if fork:
+        left["copies"] = (await ok(client, "sandbox_fork"))["copies"]
+    return left
 
 
 async def main():
@@ -148,7 +169,10 @@ async def main():
                                   timeout=httpx2.Timeout(30, read=300))
         server = streamable_http_client(url, http_client=http)
     async with Client(server) as client:
-        left = await (hold(client) if mode.startswith("hold") else every_tool(client))
+        if mode.startswith("hold"):
+            left = await hold(client, fork="fork" in mode)
+        else:
+            left = await every_tool(client)
         print(json.dumps(left), flush=True)
         await asyncio.to_thread(sys.stdin.readline)
 
