@@ -23,7 +23,7 @@ async fn main() -> pocketdock::Result<()> {
         sb.run("true", &opts).await?;
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    sb.shutdown(false, false).await?;
+    sb.shutdown(pocketdock::ShutdownOptions::default()).await?;
     samples.sort_by(f64::total_cmp);
     println!("{:.3}", samples[n / 2]);
     Ok(())
