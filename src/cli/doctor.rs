@@ -357,21 +357,12 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
             size,
             fixed,
             ..
-        } => {
-            let id = image.strip_prefix("sha256:").unwrap_or(image);
-            let action = if *fixed {
-                "did: remove it"
-            } else if fix {
-                "could not remove it"
-            } else {
-                "--fix would: remove it"
-            };
-            format!(
-                "image {} ({}), a fork of {of}: no copy is left; {action}",
-                &id[..id.len().min(12)],
-                crate::size::ByteSize(*size),
-            )
-        }
+        } => format!(
+            "image {} ({}), a fork of {of}: no copy is left; {}",
+            short_image(image),
+            crate::size::ByteSize(*size),
+            removal(*fixed, fix)
+        ),
         Finding::CacheOrphan {
             image,
             key,
@@ -379,19 +370,12 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
             fixed,
             ..
         } => {
-            let id = image.strip_prefix("sha256:").unwrap_or(image);
-            let action = if *fixed {
-                "did: remove it"
-            } else if fix {
-                "could not remove it"
-            } else {
-                "--fix would: remove it"
-            };
             format!(
-                "image {} ({}), key {}: no entry names it; {action}",
-                &id[..id.len().min(12)],
+                "image {} ({}), key {}: no entry names it; {}",
+                short_image(image),
                 crate::size::ByteSize(*size),
-                &key[..key.len().min(16)]
+                &key[..key.len().min(16)],
+                removal(*fixed, fix)
             )
         }
         Finding::WarmPool {
@@ -422,6 +406,12 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
 }
 
 /// What doctor did, could not do, or would do about removing a container.
+/// An image id as `docker images` shows it: 12 digits, no `sha256:`.
+fn short_image(id: &str) -> &str {
+    let id = id.strip_prefix("sha256:").unwrap_or(id);
+    &id[..id.len().min(12)]
+}
+
 fn removal(fixed: bool, fix: bool) -> &'static str {
     if fixed {
         "did: remove it"

@@ -181,21 +181,13 @@ impl Sandbox {
             .iter()
             .map(|name| copy(&self.backend, &raw, name, &reference, &image))
             .collect();
-        let made: Vec<Result<Sandbox>> = stream::iter(copies).buffered(AT_ONCE).collect().await;
-        let (mut sandboxes, mut failed) = (Vec::new(), None);
-        for r in made {
-            match r {
-                Ok(s) => sandboxes.push(s),
-                Err(e) => failed = failed.or(Some(e)),
+        let sandboxes = match make_all(copies, AT_ONCE).await {
+            Ok(made) => made,
+            Err(e) => {
+                release_image(&self.backend, &image).await;
+                return Err(e);
             }
-        }
-        if let Some(e) = failed {
-            for s in &sandboxes {
-                let _ = s.shutdown(super::ShutdownOptions::DISCARD).await;
-            }
-            release_image(&self.backend, &image).await;
-            return Err(e);
-        }
+        };
         for s in &sandboxes {
             s.release_on_drop(&image);
         }
@@ -298,6 +290,29 @@ pub(super) fn like_body(raw: &Value, name: &str) -> Value {
         }
     }
     body
+}
+
+/// Run the copies' futures, `at_once` at a time; on any failure the
+/// copies made are removed and the first error returned.
+pub(super) async fn make_all(
+    copies: Vec<impl std::future::Future<Output = Result<Sandbox>>>,
+    at_once: usize,
+) -> Result<Vec<Sandbox>> {
+    let made: Vec<Result<Sandbox>> = stream::iter(copies).buffered(at_once).collect().await;
+    let (mut sandboxes, mut failed) = (Vec::new(), None);
+    for r in made {
+        match r {
+            Ok(s) => sandboxes.push(s),
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    if let Some(e) = failed {
+        for s in &sandboxes {
+            let _ = s.shutdown(super::ShutdownOptions::DISCARD).await;
+        }
+        return Err(e);
+    }
+    Ok(sandboxes)
 }
 
 /// Remove fork image `image` when no container carries its label (the

@@ -9,7 +9,7 @@ use futures_util::stream::{self, StreamExt};
 use http_body_util::{BodyExt, StreamBody};
 use serde_json::Value;
 
-use super::fork::{like_body, name_in_use, test_failure, Fork};
+use super::fork::{like_body, make_all, name_in_use, test_failure, Fork};
 use super::recreate::start_like;
 use super::{Sandbox, ShutdownOptions};
 use crate::backend::ArchiveBody;
@@ -35,20 +35,7 @@ impl Sandbox {
             .iter()
             .map(|name| self.copy_into_new(raw, name, &dirs))
             .collect();
-        let made: Vec<Result<Sandbox>> = stream::iter(copies).buffered(AT_ONCE).collect().await;
-        let (mut sandboxes, mut failed) = (Vec::new(), None);
-        for r in made {
-            match r {
-                Ok(s) => sandboxes.push(s),
-                Err(e) => failed = failed.or(Some(e)),
-            }
-        }
-        if let Some(e) = failed {
-            for s in &sandboxes {
-                let _ = s.shutdown(ShutdownOptions::DISCARD).await;
-            }
-            return Err(e);
-        }
+        let sandboxes = make_all(copies, AT_ONCE).await?;
         Ok(Fork {
             sandboxes,
             image: String::new(),

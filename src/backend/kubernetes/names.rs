@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 
 use super::error::{from_kube, pod_missing};
 use super::{labels, Kubernetes};
@@ -92,16 +92,12 @@ impl Kubernetes {
 
     /// The pods claimed under `name` and not being deleted.
     async fn claimed_as(&self, name: &str) -> Result<Vec<String>> {
-        let params = ListParams::default().labels(&format!("{NAME}={}", labels::value(name)));
-        let pods = self
-            .pods()
-            .list(&params)
-            .await
-            .map_err(|e| from_kube("list pods", e))?;
-        Ok(pods
-            .items
+        let selector = format!("{NAME}={}", labels::value(name));
+        Ok(self
+            .living(&selector)
+            .await?
             .into_iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none() && claimed_name(p) == Some(name))
+            .filter(|p| claimed_name(p) == Some(name))
             .filter_map(|p| p.metadata.name)
             .collect())
     }

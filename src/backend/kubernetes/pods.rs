@@ -151,14 +151,9 @@ impl Kubernetes {
             .ok_or_else(|| pod_missing(op, name))
     }
 
-    /// Pods carrying every one of `filters` (`key` or `key=value`); with
-    /// `all`, those that are not running too.
-    pub(in crate::backend) async fn list(
-        &self,
-        all: bool,
-        filters: &[String],
-    ) -> Result<Vec<ContainerSummary>> {
-        let params = ListParams::default().labels(&labels::selector(filters));
+    /// The pods `selector` selects, but those being deleted.
+    pub(super) async fn living(&self, selector: &str) -> Result<Vec<Pod>> {
+        let params = ListParams::default().labels(selector);
         let pods = self
             .pods()
             .list(&params)
@@ -166,8 +161,22 @@ impl Kubernetes {
             .map_err(|e| from_kube("list pods", e))?;
         Ok(pods
             .items
-            .iter()
+            .into_iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .collect())
+    }
+
+    /// Pods carrying every one of `filters` (`key` or `key=value`); with
+    /// `all`, those that are not running too.
+    pub(in crate::backend) async fn list(
+        &self,
+        all: bool,
+        filters: &[String],
+    ) -> Result<Vec<ContainerSummary>> {
+        Ok(self
+            .living(&labels::selector(filters))
+            .await?
+            .iter()
             .map(status::summary)
             .filter(|s| labels::matches(s.labels.as_ref().unwrap_or(&BTreeMap::default()), filters))
             .filter(|s| all || s.state == "running")
