@@ -143,8 +143,8 @@ impl Seam for Engine {
         Engine::list_containers(self, all, labels).await
     }
 
-    async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
-        Engine::stats_once(self, id).await
+    async fn stats_once(&self, id: &str, one_shot: bool) -> Result<serde_json::Value> {
+        Engine::stats_once(self, id, one_shot).await
     }
 
     async fn top(&self, id: &str) -> Result<Top> {

@@ -196,9 +196,10 @@ impl Backend {
         each_backend!(self, b => Seam::list_containers(b, all, labels).await)
     }
 
-    /// One sample of a container's resource figures.
-    pub async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
-        each_backend!(self, b => Seam::stats_once(b, id).await)
+    /// One sample of a container's resource figures; `one_shot` skips
+    /// the wait for a second CPU reading (and so the CPU figures).
+    pub async fn stats_once(&self, id: &str, one_shot: bool) -> Result<serde_json::Value> {
+        each_backend!(self, b => Seam::stats_once(b, id, one_shot).await)
     }
 
     /// A container's processes.

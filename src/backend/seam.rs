@@ -123,7 +123,7 @@ pub(crate) trait Seam: Sized {
         Err(self.lacks("inspect a container's raw config"))
     }
     async fn list_containers(&self, all: bool, labels: &[String]) -> Result<Vec<ContainerSummary>>;
-    async fn stats_once(&self, _id: &str) -> Result<serde_json::Value> {
+    async fn stats_once(&self, _id: &str, _one_shot: bool) -> Result<serde_json::Value> {
         Err(self.lacks("read a container's resource figures"))
     }
     async fn top(&self, _id: &str) -> Result<Top> {

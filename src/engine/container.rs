@@ -225,13 +225,16 @@ impl Engine {
     }
 
     /// `GET /containers/{id}/stats?stream=false`: one sample, raw JSON
-    /// (Podman and Docker differ in which fields they fill).
-    pub async fn stats_once(&self, id: &str) -> Result<serde_json::Value> {
+    /// (Podman and Docker differ in which fields they fill). With
+    /// `one_shot`, Docker answers at once instead of waiting about a second
+    /// for a second CPU reading, so the CPU figures are then missing.
+    pub async fn stats_once(&self, id: &str, one_shot: bool) -> Result<serde_json::Value> {
+        let one_shot = if one_shot { "&one-shot=true" } else { "" };
         self.transport()
             .json(
                 "read container stats",
                 Method::GET,
-                &format!("/containers/{}/stats?stream=false", encode(id)),
+                &format!("/containers/{}/stats?stream=false{one_shot}", encode(id)),
                 None,
             )
             .await

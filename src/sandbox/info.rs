@@ -98,9 +98,21 @@ pub struct ProcessInfo {
 impl Sandbox {
     /// Inspect, stats and top in parallel, each on its own connection.
     pub async fn info(&self) -> Result<SandboxInfo> {
+        self.info_sampled(false).await
+    }
+
+    /// [`Sandbox::info`] without the CPU figure, the processes and the disk
+    /// usage, for a listing of many sandboxes: memory comes from the helper's cgroup
+    /// figures, and only without them from one stats sample (Docker holds
+    /// a stats answer until its next collection, up to a second).
+    pub async fn info_brief(&self) -> Result<SandboxInfo> {
+        self.info_sampled(true).await
+    }
+
+    async fn info_sampled(&self, brief: bool) -> Result<SandboxInfo> {
         let inspect = self
             .backend
-            .inspect_container(&self.name, true)
+            .inspect_container(&self.name, !brief)
             .await
             .map_err(|e| self.gone_on_404(e))?;
         let running = inspect.state.running;
@@ -114,15 +126,27 @@ impl Sandbox {
                 None => (None, self.cgroup_by_exec().await),
             }
         };
-        let (stats, top, (agent, figures)) = if running {
+        let (stats, top, (agent, figures)) = if !running {
+            (None, None, (None, None))
+        } else if brief {
+            let (agent, figures) = report.await;
+            let measured = figures
+                .as_ref()
+                .and_then(|f| CgroupInfo::new(f.clone(), &inspect.id))
+                .is_some_and(|c| c.own && c.memory_usage.is_some());
+            let stats = if measured {
+                None
+            } else {
+                self.backend.stats_once(&self.name, true).await.ok()
+            };
+            (stats, None, (agent, figures))
+        } else {
             let (s, t, r) = tokio::join!(
-                self.backend.stats_once(&self.name),
+                self.backend.stats_once(&self.name, false),
                 self.backend.top(&self.name),
                 report
             );
             (s.ok(), t.ok(), r)
-        } else {
-            (None, None, (None, None))
         };
         let cgroup = figures.and_then(|f| CgroupInfo::new(f, &inspect.id));
         let mut info = with_cgroup(assemble(&inspect, stats.as_ref(), top.as_ref()), cgroup);
