@@ -2,6 +2,7 @@
 //! prints its figures and the target they are held against.
 
 mod apply;
+mod drop;
 mod exec;
 mod files;
 mod job;
@@ -35,6 +36,8 @@ pub enum Suite {
     Job,
     /// Warm pool: library acquire; a one-step job with a warm pool, without, and `ENGINE run --rm`.
     Pool,
+    /// What dropping a sandbox nobody shut down costs (the guard removes it), against `shutdown`.
+    Drop,
 }
 
 #[derive(Debug, clap::Args)]
@@ -102,6 +105,7 @@ pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
         Suite::Apply => apply::run(engine, a).await,
         Suite::Job => job::run(ctx, &Backend::from(engine), a).await,
         Suite::Pool => pool::run(engine, a).await,
+        Suite::Drop => drop::run(ctx, &Backend::from(engine), a).await,
     }
 }
 
