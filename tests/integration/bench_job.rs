@@ -37,3 +37,22 @@ async fn bench_job_prints_every_figure_as_a_positive_number() {
     let left = Pd::here().output(&["list", "--all", "--all-projects", "--json"]);
     assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
 }
+
+#[tokio::test]
+async fn bench_drop_times_the_guard_and_shutdown_and_leaves_nothing() {
+    let _engine = engine_or_skip!();
+    let o = Pd::here().output(&["bench", "drop", "--json", "-n", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    let rows = v.as_array().unwrap_or_else(|| panic!("not a list: {v}"));
+    assert_eq!(rows.len(), 2, "{v}");
+    for row in rows {
+        assert!(row["first_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{row}");
+        assert_eq!(row["then"]["runs"], 1, "{row}");
+        assert!(row["then"]["p50_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{row}");
+    }
+    // The guard removed what it dropped, and shutdown what it shut down.
+    let left = Pd::here().output(&["list", "--all-projects", "--json"]);
+    assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
+}
