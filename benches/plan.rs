@@ -36,10 +36,12 @@ fn flat(sandboxes: usize, steps_each: usize) -> String {
 }
 
 /// `sandboxes` sandboxes with a 10-value matrix each and `steps_each` steps:
-/// 10 × sandboxes × steps_each step instances.
+/// 10 × sandboxes × steps_each step instances, and 10 joins per sandbox
+/// after the first: past the default limit of 10,000, so it is raised.
 fn matrix(sandboxes: usize, steps_each: usize) -> String {
-    let mut y =
-        String::from("version: 1\nvars:\n  values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsandboxes:\n");
+    let mut y = String::from(
+        "version: 1\nlimits: {steps: 20000}\nvars:\n  values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsandboxes:\n",
+    );
     for s in 0..sandboxes {
         let _ = writeln!(y, "  sb{s}:\n    image: 'img:{{{{ matrix.v }}}}'\n    matrix: {{v: '{{{{ vars.values }}}}'}}");
     }

@@ -50,7 +50,10 @@ async fn bench_drop_times_the_guard_and_shutdown_and_leaves_nothing() {
     for row in rows {
         assert!(row["first_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{row}");
         assert_eq!(row["then"]["runs"], 1, "{row}");
-        assert!(row["then"]["p50_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{row}");
+        assert!(
+            row["then"]["p50_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+            "{row}"
+        );
     }
     // The guard removed what it dropped, and shutdown what it shut down.
     let left = Pd::here().output(&["list", "--all-projects", "--json"]);
