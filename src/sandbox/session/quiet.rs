@@ -50,24 +50,21 @@ impl Quiet {
     fn line(&mut self, line: &[u8], waiting: bool, out: &mut Vec<u8>) {
         let body_len = line.len() - if line.ends_with(b"\r\n") { 2 } else { 1 };
         let (body, end) = line.split_at(body_len);
-        match sentinel_at_end(body) {
-            Some((start, is_end)) => {
-                if is_end && start == 0 {
-                    // The newline before it was the sentinel's.
-                    self.held.clear();
-                } else {
-                    out.append(&mut self.held);
-                }
-                out.extend_from_slice(&body[..start]);
-            }
-            None => {
+        if let Some((start, is_end)) = sentinel_at_end(body) {
+            if is_end && start == 0 {
+                // The newline before it was the sentinel's.
+                self.held.clear();
+            } else {
                 out.append(&mut self.held);
-                out.extend_from_slice(body);
-                if waiting {
-                    self.held = end.to_vec();
-                } else {
-                    out.extend_from_slice(end);
-                }
+            }
+            out.extend_from_slice(&body[..start]);
+        } else {
+            out.append(&mut self.held);
+            out.extend_from_slice(body);
+            if waiting {
+                self.held = end.to_vec();
+            } else {
+                out.extend_from_slice(end);
             }
         }
     }
