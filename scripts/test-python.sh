@@ -45,6 +45,12 @@ build() {
       return 1
     fi
   fi
+  # The wheel carries the command line: `pip install` gives `pocketdock`.
+  step "the pocketdock command line (release) for the wheel"
+  cargo build --release --locked --bin pocketdock || { echo "cargo build of the command line failed" >&2; return 1; }
+  install -D -m 0755 "$CARGO_TARGET_DIR/release/pocketdock" python/pocketdock/_bin/pocketdock
+  # The release profile keeps line tables (for backtraces); the wheel need not.
+  strip python/pocketdock/_bin/pocketdock || { echo "strip failed" >&2; return 1; }
   step "maturin build --release"
   rm -f "$WHEELS"/pocketdock-*.whl
   (cd python && "$TOOLS/bin/maturin" build --release -o "$WHEELS") || { echo "maturin build failed" >&2; return 1; }

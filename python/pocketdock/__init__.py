@@ -46,12 +46,14 @@ from .errors import (
     LocalIoError,
     ManifestError,
 )
+from .manage import destroy_container, list_containers, prune
 from .pool import ContainerPool, SandboxPool
 from .process import Process, RunStream
 from .results import (
     ApplyOutcome,
     Chunk,
     ContainerInfo,
+    ContainerSummary,
     CopyReport,
     ExecResult,
     FileEntry,
@@ -84,6 +86,7 @@ __all__ = [
     "Container",
     "ContainerInfo",
     "ContainerPool",
+    "ContainerSummary",
     "CopyReport",
     "DEFAULT_TIMEOUT",
     "ExecResult",
@@ -100,7 +103,10 @@ __all__ = [
     "apply",
     "attach_container",
     "create_new_container",
+    "destroy_container",
     "engine_info",
+    "list_containers",
+    "prune",
     "remove_image",
     "resume_container",
     "Diagnostic",

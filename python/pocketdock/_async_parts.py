@@ -6,7 +6,7 @@ import asyncio
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, AsyncIterator, Callable, List, Optional, Type, TypeVar, Union
+from typing import Any, AsyncIterator, Callable, List, Literal, Optional, Type, TypeVar, Union, overload
 
 from . import process as _sync_process
 from . import session as _sync_session
@@ -40,12 +40,15 @@ class AsyncRunStream:
 
     async def _chunks(self) -> AsyncIterator[Chunk]:
         s = await self._stream()
+        text = _sync_process.Text()
         try:
             while True:
                 got = await call(s._native.next_chunk)
                 if got is None:
+                    for rest in text.rest():
+                        yield rest
                     return
-                yield Chunk(got[0], got[1])
+                yield text.chunk(*got)
         except asyncio.CancelledError:
             s.cancel()
             raise
@@ -124,9 +127,17 @@ class AsyncSession:
         """The shell is running."""
         return self._sync.is_alive()
 
-    async def send(self, command: str) -> None:
-        """Write a line to the shell."""
-        await call(self._sync.send, command)
+    async def send(self, command: str, timeout: float = 30.0) -> str:
+        """Run a command in the shell: its output, as ``Session.send``."""
+        return await call(self._sync.send, command, timeout)
+
+    async def write(self, data: Union[str, bytes]) -> None:
+        """Write raw input to the shell (no newline added)."""
+        await call(self._sync.write, data)
+
+    async def interactive(self) -> Optional[int]:
+        """As ``Session.interactive``: the terminal goes to the shell."""
+        return await call(self._sync.interactive)
 
     async def read(self, timeout: float = 0.0) -> str:
         """Output since the last read."""
@@ -136,9 +147,15 @@ class AsyncSession:
         """Run a command in the shell."""
         return await call(self._sync.send_and_wait, command, timeout)
 
-    def on_output(self, callback: Callable[[bytes], None]) -> None:
-        """Call ``callback(data)`` with every piece of output, on a background thread."""
-        self._sync.on_output(callback)
+    @overload
+    def on_output(self, callback: Callable[[str], None], raw: Literal[False] = ...) -> None: ...
+
+    @overload
+    def on_output(self, callback: Callable[[bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_output(self, callback: Callable[[Any], None], raw: bool = False) -> None:
+        """As ``Session.on_output``: text, or bytes with ``raw=True``."""
+        self._sync.on_output(callback, raw)  # type: ignore[call-overload]
 
     async def close(self) -> None:
         """End the shell."""

@@ -31,13 +31,15 @@ from typing import (
 
 from . import _native, _options
 from . import container as _sync
+from . import manage as _manage
 from . import pool as _sync_pool
 from . import process as _sync_process
 from ._async_parts import AsyncKernel, AsyncProcess, AsyncRunStream, AsyncSession, call
 from ._options import Env, Size
 from .apply import Event
 from .apply import apply as _apply
-from .results import ApplyOutcome, ContainerInfo, CopyReport, ExecResult, FileEntry
+from .errors import InvalidValue
+from .results import ApplyOutcome, ContainerInfo, ContainerSummary, CopyReport, ExecResult, FileEntry
 
 
 class AsyncContainer:
@@ -197,13 +199,29 @@ class AsyncContainer:
         """Let the sandbox outlive this handle."""
         self._sync.keep()
 
-    def on_stdout(self, callback: Callable[[_sync.Container, bytes], None]) -> None:
-        """As ``Container.on_stdout`` (the callback gets the sync handle)."""
-        self._sync.on_stdout(callback)
+    @overload
+    def on_stdout(self, callback: Callable[[_sync.Container, str], None], raw: Literal[False] = ...) -> None: ...
 
-    def on_stderr(self, callback: Callable[[_sync.Container, bytes], None]) -> None:
+    @overload
+    def on_stdout(self, callback: Callable[[_sync.Container, bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_stdout(self, callback: Callable[[_sync.Container, Any], None], raw: bool = False) -> None:
+        """As ``Container.on_stdout`` (the callback gets the sync handle)."""
+        self._sync.on_stdout(callback, raw)  # type: ignore[call-overload]
+
+    @overload
+    def on_stderr(self, callback: Callable[[_sync.Container, str], None], raw: Literal[False] = ...) -> None: ...
+
+    @overload
+    def on_stderr(self, callback: Callable[[_sync.Container, bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_stderr(self, callback: Callable[[_sync.Container, Any], None], raw: bool = False) -> None:
         """As ``Container.on_stderr``."""
-        self._sync.on_stderr(callback)
+        self._sync.on_stderr(callback, raw)  # type: ignore[call-overload]
+
+    async def shell(self, command: Optional[str] = "bash", *, user: Optional[str] = None, cwd: Optional[str] = None) -> int:
+        """As ``Container.shell``: the terminal goes to ``command`` until it exits."""
+        return await call(self._sync.shell, command, user=user, cwd=cwd)
 
     def on_exit(self, callback: Callable[[_sync.Container, int], None]) -> None:
         """As ``Container.on_exit``."""
@@ -237,6 +255,34 @@ async def resume_container(name: str) -> AsyncContainer:
     return AsyncContainer(await call(_sync.resume_container, name))
 
 
+async def list_containers(
+    project: Optional[str] = None, *, backend: Optional[str] = None, namespace: Optional[str] = None
+) -> List[ContainerSummary]:
+    """As ``pocketdock.list_containers``."""
+    return await call(_manage.list_containers, project, backend=backend, namespace=namespace)
+
+
+async def destroy_container(
+    name: str, *, force: bool = False, backend: Optional[str] = None, namespace: Optional[str] = None
+) -> None:
+    """As ``pocketdock.destroy_container`` (never asks: a persistent one needs ``force=True``)."""
+    if not force:
+        found = [c for c in await list_containers(backend=backend, namespace=namespace) if c.name == name]
+        if found and found[0].persist:
+            raise InvalidValue(
+                f"{name!r} is a persistent sandbox: destroying it removes its files and its record\n"
+                "  hint: pass force=True to destroy it"
+            )
+    await call(_manage.destroy_container, name, force=True, backend=backend, namespace=namespace)
+
+
+async def prune(
+    project: Optional[str] = None, *, backend: Optional[str] = None, namespace: Optional[str] = None
+) -> List[str]:
+    """As ``pocketdock.prune``: the stopped sandboxes are removed."""
+    return await call(_manage.prune, project, backend=backend, namespace=namespace)
+
+
 class AsyncContainerPool:
     """As ``pocketdock.ContainerPool``; ``async with`` starts and shuts it down."""
 
@@ -264,7 +310,7 @@ class AsyncContainerPool:
         return AsyncContainer(await call(self._sync.acquire))
 
     async def release(self, container: AsyncContainer) -> None:
-        """Give it back."""
+        """Give it back: removed, a fresh one warmed in its place (as ``ContainerPool.release``)."""
         await call(self._sync.release, container._sync)
 
     async def shutdown(self) -> None:
@@ -302,5 +348,8 @@ __all__ = [
     "apply",
     "attach_container",
     "create_new_container",
+    "destroy_container",
+    "list_containers",
+    "prune",
     "resume_container",
 ]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Type,
 
 from . import _lifetime, _native, _options
 from ._options import Env, Size
-from .process import Process, RunStream
+from .process import Process, RunStream, decoded
 from .results import ContainerInfo, CopyReport, ExecResult, FileEntry, from_dict, from_json
 from .session import Kernel, Session
 
@@ -222,17 +222,39 @@ class Container:
         """Whether dropping the last handle removes the sandbox."""
         return self._native.removed_on_drop()
 
-    def on_stdout(self, callback: Callable[["Container", bytes], None]) -> None:
-        """Call ``callback(container, data)`` with stdout of streams and detached processes."""
-        self._native.on_stdout(_bound(self, callback))
+    @overload
+    def on_stdout(self, callback: Callable[["Container", str], None], raw: Literal[False] = ...) -> None: ...
 
-    def on_stderr(self, callback: Callable[["Container", bytes], None]) -> None:
-        """Call ``callback(container, data)`` with stderr of streams and detached processes."""
-        self._native.on_stderr(_bound(self, callback))
+    @overload
+    def on_stdout(self, callback: Callable[["Container", bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_stdout(self, callback: Callable[["Container", Any], None], raw: bool = False) -> None:
+        """Call ``callback(container, data)`` with stdout of streams and detached
+        processes: ``data`` is text (UTF-8 decoded across calls), or the bytes
+        as they came with ``raw=True``."""
+        self._native.on_stdout(_bound(self, callback, raw))
+
+    @overload
+    def on_stderr(self, callback: Callable[["Container", str], None], raw: Literal[False] = ...) -> None: ...
+
+    @overload
+    def on_stderr(self, callback: Callable[["Container", bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_stderr(self, callback: Callable[["Container", Any], None], raw: bool = False) -> None:
+        """As ``on_stdout``, with stderr."""
+        self._native.on_stderr(_bound(self, callback, raw))
 
     def on_exit(self, callback: Callable[["Container", int], None]) -> None:
         """Call ``callback(container, exit_code)`` when a stream or detached process ends."""
         self._native.on_exit(_bound(self, callback))
+
+    def shell(self, command: Optional[str] = "bash", *, user: Optional[str] = None, cwd: Optional[str] = None) -> int:
+        """Hand this process's terminal to ``command`` (bash by default; a
+        string runs through ``sh -c``) on a TTY with stdin attached, until it
+        exits: for a person, not a program. The terminal is in raw mode
+        meanwhile and its size is followed. Returns the command's exit code.
+        """
+        return self._native.shell(None if command in (None, "bash") else command, user, cwd)
 
     def session(
         self,
@@ -251,7 +273,7 @@ class Container:
         return Kernel(self._native.kernel())
 
 
-def _bound(container: Container, callback: Callable[[Container, Any], None]) -> Callable[[Any], None]:
+def _bound(container: Container, callback: Callable[[Container, Any], None], raw: bool = True) -> Callable[[Any], None]:
     # A weak reference: the callback must not keep its container alive.
     ref = weakref.ref(container)
 
@@ -260,7 +282,7 @@ def _bound(container: Container, callback: Callable[[Container, Any], None]) -> 
         if c is not None:
             callback(c, data)
 
-    return call
+    return call if raw else decoded(call)
 
 
 def create_new_container(

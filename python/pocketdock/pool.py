@@ -12,7 +12,8 @@ from .container import Container
 class ContainerPool:
     """``size`` warm sandboxes of one spec (``profile`` and the other
     ``create_new_container`` arguments, without volumes, ports, devices or
-    persistence). ``acquire`` takes one; ``release`` removes it and warms a fresh one.
+    persistence). ``acquire`` takes one; ``release`` gives it back: it is
+    removed and a fresh one warmed in its place.
     """
 
     def __init__(self, size: int, profile: str = "minimal", timeout: float = _options.DEFAULT_TIMEOUT, **spec: Any) -> None:
@@ -49,7 +50,10 @@ class ContainerPool:
         return Container(self._native.acquire(), self._timeout)
 
     def release(self, container: Container) -> None:
-        """Give ``container`` back: it is removed, and a fresh warm one made in its place."""
+        """Give ``container`` back to the pool. The pool is whole again, but
+        with a fresh warm sandbox made in its place: the used one is removed,
+        never handed out again (its files and processes could reach the next
+        user; the spec returns the same container)."""
         self._native.release(container._native)
         _lifetime.forget(container)
 

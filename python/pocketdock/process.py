@@ -2,10 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Union
+import codecs
+from typing import Callable, Dict, Iterator, List, Optional, Union
 
 from . import _native
 from .results import Chunk, ExecResult, Output, from_json
+
+
+class Text:
+    """Streamed bytes as text: UTF-8 decoded across chunks, per stream, so a
+    character split between two chunks is whole in the second."""
+
+    def __init__(self) -> None:
+        self._decoders: Dict[str, "codecs.IncrementalDecoder"] = {}
+
+    def _decoder(self, stream: str) -> "codecs.IncrementalDecoder":
+        d = self._decoders.get(stream)
+        if d is None:
+            d = self._decoders[stream] = codecs.getincrementaldecoder("utf-8")("replace")
+        return d
+
+    def chunk(self, stream: str, raw: bytes) -> Chunk:
+        """The chunk of ``raw`` bytes, its text decoded so far."""
+        return Chunk(stream, self._decoder(stream).decode(raw), raw)
+
+    def rest(self) -> List[Chunk]:
+        """What is left at the end: bytes of an unfinished character, as U+FFFD."""
+        ends = ((s, d.decode(b"", final=True)) for s, d in self._decoders.items())
+        return [Chunk(s, t, b"") for s, t in ends if t]
+
+
+def decoded(callback: Callable[[str], None]) -> Callable[[bytes], None]:
+    """``callback`` given text instead of bytes, decoded across calls."""
+    d = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def call(data: bytes) -> None:
+        text = d.decode(data)
+        if text:
+            callback(text)
+
+    return call
 
 
 class RunStream:
@@ -19,11 +55,13 @@ class RunStream:
         self._result: Optional[ExecResult] = None
 
     def __iter__(self) -> Iterator[Chunk]:
+        text = Text()
         while True:
             got = self._native.next_chunk()
             if got is None:
                 break
-            yield Chunk(got[0], got[1])
+            yield text.chunk(*got)
+        yield from text.rest()
         self._finish()
 
     def _finish(self) -> ExecResult:

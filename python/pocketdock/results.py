@@ -7,7 +7,9 @@ Rust library.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Optional, Type, TypeVar
 
 T = TypeVar("T")
@@ -44,15 +46,21 @@ class ExecResult:
 
 @dataclass(frozen=True)
 class Chunk:
-    """One piece of streamed output: ``stream`` is ``"stdout"`` or ``"stderr"``."""
+    """One piece of streamed output: ``stream`` is ``"stdout"`` or ``"stderr"``.
+
+    ``data`` is text, as the spec has it: UTF-8 decoded across chunks (a
+    character split between two chunks is in the second's ``data``; invalid
+    bytes become U+FFFD). ``raw`` is the chunk's bytes exactly as they came.
+    """
 
     stream: str
-    data: bytes
+    data: str
+    raw: bytes = b""
 
     @property
     def text(self) -> str:
-        """``data`` decoded as UTF-8 (invalid bytes replaced)."""
-        return self.data.decode("utf-8", "replace")
+        """``data`` (kept for code written when ``data`` was bytes)."""
+        return self.data
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,8 @@ class ContainerInfo:
     profile: Optional[str] = None
     project: Optional[str] = None
     persist: bool = False
-    created_at: str = ""
+    created_at: Optional[datetime] = None
+    uptime: Optional[timedelta] = None
     uptime_secs: Optional[int] = None
     memory_usage: Optional[int] = None
     memory_limit: Optional[int] = None
@@ -117,7 +126,69 @@ class ContainerInfo:
         """From the library's JSON, every field kept in ``raw``."""
         data = json.loads(text)
         info = from_dict(cls, data)
-        return ContainerInfo(**{**info.__dict__, "raw": data})
+        secs = data.get("uptime_secs")
+        return ContainerInfo(
+            **{
+                **info.__dict__,
+                "created_at": parse_time(data.get("created_at")),
+                "uptime": None if secs is None else timedelta(seconds=secs),
+                "raw": data,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class ContainerSummary:
+    """One sandbox of ``list_containers()``, as its labels describe it.
+
+    ``status`` is the spec's ``"running"``, ``"paused"`` or ``"stopped"``;
+    ``state`` the engine's own word (``exited``, ``created``, ...).
+    """
+
+    name: str
+    id: str
+    status: str
+    state: str
+    image: str
+    profile: Optional[str]
+    project: Optional[str]
+    persist: bool
+    created_at: Optional[datetime]
+
+    @classmethod
+    def from_dict(cls, row: Dict[str, Any]) -> "ContainerSummary":
+        """From the library's summary of a sandbox."""
+        state = str(row.get("state", ""))
+        status = state if state in ("running", "paused") else "stopped"
+        if state == "restarting":
+            status = "running"
+        created = row.get("created")
+        return cls(
+            name=row["name"],
+            id=row["id"],
+            status=status,
+            state=state,
+            image=row.get("image", ""),
+            profile=row.get("profile"),
+            project=row.get("project"),
+            persist=bool(row.get("persist", False)),
+            created_at=None if not created else datetime.fromtimestamp(created, timezone.utc),
+        )
+
+
+_RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def parse_time(text: Optional[str]) -> Optional[datetime]:
+    """An RFC 3339 time as the engines write it (nanoseconds, ``Z``) as an
+    aware ``datetime``; ``None`` when there is none or it does not parse."""
+    m = _RFC3339.match(text or "")
+    if m is None:
+        return None
+    whole, frac, zone = m.groups()
+    micros = (frac or ".0")[1:7].ljust(6, "0")
+    zone = "+00:00" if zone == "Z" else zone
+    return datetime.fromisoformat(f"{whole}.{micros}{zone}")
 
 
 @dataclass(frozen=True)

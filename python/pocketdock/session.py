@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from types import TracebackType
-from typing import Any, Callable, List, Optional, Type, Union
+from typing import Any, Callable, List, Literal, Optional, Type, Union, overload
 
 from . import _native
+from .process import decoded
 from .results import KernelResult, SessionResult, VarInfo, from_dict, from_json
 
 
@@ -36,9 +37,24 @@ class Session:
         """The shell is still running."""
         return self._native.is_alive()
 
-    def send(self, command: str) -> None:
-        """Write ``command`` and a newline to the shell; returns at once."""
-        self._native.send(command)
+    def send(self, command: str, timeout: float = 30.0) -> str:
+        """Run ``command`` in the shell and return its output once it ends:
+        stdout and stderr in the order they came, without the trailing
+        newlines (as ``$(...)`` gives it), so ``send("cd /tmp && pwd")`` is
+        ``"/tmp"``. The exit code and the streams apart: ``send_and_wait``.
+        Raises ``TimeoutError`` when it has not ended within ``timeout``
+        seconds; it keeps running then (``read()`` gets the rest of its
+        output, ``interrupt()`` stops it). Input for a program that reads
+        it: ``write()``.
+        """
+        r = self.send_and_wait(command, timeout)
+        if r.timed_out:
+            raise TimeoutError(
+                f"the command did not end within {timeout:g}s and is still running in the session\n"
+                "  hint: read() gets the rest of its output, interrupt() stops it, "
+                "or pass a longer timeout"
+            )
+        return r.output.rstrip("\n")
 
     def write(self, data: Union[str, bytes]) -> None:
         """Write raw input to the shell (no newline added)."""
@@ -56,9 +72,25 @@ class Session:
         """Ctrl-C to the running command."""
         self._native.interrupt()
 
-    def on_output(self, callback: Callable[[bytes], None]) -> None:
-        """Call ``callback(data)`` with every piece of output, on a background thread."""
-        self._native.on_output(callback)
+    @overload
+    def on_output(self, callback: Callable[[str], None], raw: Literal[False] = ...) -> None: ...
+
+    @overload
+    def on_output(self, callback: Callable[[bytes], None], raw: Literal[True]) -> None: ...
+
+    def on_output(self, callback: Callable[[Any], None], raw: bool = False) -> None:
+        """Call ``callback(data)`` with every piece of output, on a background
+        thread: text (UTF-8 decoded across calls), or bytes with ``raw=True``.
+        pocketdock's own sentinel lines are never in it."""
+        self._native.on_output(callback if raw else decoded(callback))
+
+    def interactive(self) -> Optional[int]:
+        """Hand this process's terminal to the session's shell (its state
+        included) until the shell ends or Ctrl-] is pressed: ``None`` when
+        handed back with Ctrl-] (the session stays usable), else the shell's
+        exit code. Best with ``c.session(tty=True)``.
+        """
+        return self._native.interactive()
 
     def close(self) -> None:
         """End the shell (the sandbox stays)."""

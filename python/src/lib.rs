@@ -7,6 +7,7 @@ mod cancel;
 mod engine;
 mod errors;
 mod kernel;
+mod manage;
 mod pool;
 mod process;
 mod rt;
@@ -35,5 +36,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply::apply, m)?)?;
     m.add_function(wrap_pyfunction!(engine::engine_info, m)?)?;
     m.add_function(wrap_pyfunction!(engine::remove_image, m)?)?;
+    m.add_function(wrap_pyfunction!(manage::list_sandboxes, m)?)?;
+    m.add_function(wrap_pyfunction!(manage::destroy, m)?)?;
+    m.add_function(wrap_pyfunction!(manage::prune, m)?)?;
     Ok(())
 }

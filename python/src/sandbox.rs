@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use pocketdock::project::Project;
 use pocketdock::store::{self, PersistentSandbox};
+use pocketdock::sandbox::ShellOptions;
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -79,11 +80,33 @@ impl Sandbox {
         let handle = rt::wait(py, None, async move {
             let project = Project::find(&std::env::current_dir().unwrap_or_default());
             let on = crate::engine::backend(backend.as_deref(), namespace.as_deref(), &project);
-            let sb = Handle::attach(on.await?, &name);
-            sb.inspect().await?;
+            let mut sb = Handle::attach(on.await?, &name);
+            let inspect = sb.inspect().await?;
+            log_runs(&mut sb, inspect.label(pocketdock::labels::DATA_PATH));
             Ok(sb)
         })?;
         Ok(Sandbox::wrap(handle))
+    }
+
+    /// Hand this process's terminal to `command` (bash when `None`) on a
+    /// TTY until it exits: its exit code.
+    #[pyo3(signature = (command=None, user=None, cwd=None))]
+    fn shell(
+        &self,
+        py: Python<'_>,
+        command: Option<String>,
+        user: Option<String>,
+        cwd: Option<String>,
+    ) -> PyResult<i64> {
+        let opts = ShellOptions {
+            command: command.into_iter().collect(),
+            user,
+            workdir: cwd,
+            term: std::env::var("TERM").ok().filter(|t| !t.is_empty()),
+            env: Vec::new(),
+        };
+        let sb = self.handle();
+        rt::wait(py, None, async move { sb.shell(&opts).await })
     }
 
     #[getter]
@@ -322,4 +345,19 @@ impl Sandbox {
         let k = rt::wait(py, None, async move { sb.kernel().await })?;
         Ok(crate::kernel::Kernel::new(k))
     }
+}
+
+/// A persistent sandbox's handle logs its runs into its record (found by
+/// the container's `data-path` label), as the command line's do, however
+/// it was reached (`attach_container`, `resume_container`).
+fn log_runs(sb: &mut Handle, data_path: Option<&str>) {
+    let Some(dir) = data_path.map(std::path::Path::new) else {
+        return;
+    };
+    if !store::sandbox_dir::is_sandbox_dir(dir) {
+        return;
+    }
+    let project = Project::find(dir);
+    let logger = store::RunLogger::new(dir, &project.config.logging, sb.name());
+    sb.observe(Arc::new(logger));
 }

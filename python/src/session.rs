@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketdock::sandbox::{SessionOptions, DEFAULT_SESSION_BUFFER};
+use pocketdock::sandbox::{Handback, SessionOptions, DEFAULT_SESSION_BUFFER};
 use pocketdock::Session as Handle;
 use pyo3::prelude::*;
 
@@ -87,6 +87,18 @@ impl Session {
     fn on_output(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
         self.inner.on_output(move |_, d| callbacks::bytes(&f, d));
+    }
+
+    /// Hand this process's terminal to the shell until it ends or Ctrl-]:
+    /// `None` when handed back (the shell runs on), else its exit code (-1
+    /// when its connection was lost).
+    fn interactive(&self, py: Python<'_>) -> PyResult<Option<i64>> {
+        let s = self.inner.clone();
+        let how = rt::wait(py, None, async move { s.interactive().await })?;
+        Ok(match how {
+            Handback::Detached => None,
+            Handback::Ended(code) => Some(code.unwrap_or(-1)),
+        })
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {

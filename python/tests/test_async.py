@@ -41,11 +41,11 @@ def test_cancelling_a_task_kills_its_process_tree() -> None:
 
 
 def test_an_async_stream_yields_chunks() -> None:
-    async def main() -> bytes:
+    async def main() -> str:
         async with await pda.create_new_container(profile="minimal") as c:
-            out = b""
+            out = ""
             async for chunk in c.run("echo a; echo b", stream=True):
                 out += chunk.data
             return out
 
-    assert asyncio.run(main()) == b"a\nb\n"
+    assert asyncio.run(main()) == "a\nb\n"

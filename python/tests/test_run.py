@@ -53,21 +53,24 @@ def test_the_gil_is_released_during_a_run(sb: pocketdock.Container) -> None:
 
 def test_streaming_yields_chunks_then_a_result(sb: pocketdock.Container) -> None:
     s = sb.run("echo a; sleep 0.2; echo b >&2; exit 4", stream=True)
-    chunks = [(c.stream, c.data) for c in s]
-    assert chunks == [("stdout", b"a\n"), ("stderr", b"b\n")]
+    chunks = [(c.stream, c.data, c.raw) for c in s]
+    assert chunks == [("stdout", "a\n", b"a\n"), ("stderr", "b\n", b"b\n")]
     assert s.exit_code == 4
 
 
 def test_a_detached_process_buffers_and_calls_back(sb: pocketdock.Container) -> None:
-    seen: List[bytes] = []
+    seen: List[str] = []
+    raw: List[bytes] = []
     codes: List[int] = []
     sb.on_stdout(lambda c, data: seen.append(data))
+    sb.on_stdout(lambda c, data: raw.append(data), raw=True)
     sb.on_exit(lambda c, code: codes.append(code))
     p = sb.run("echo one; sleep 0.3; echo two", detach=True)
     assert p.is_running()
     r = p.wait(timeout=10)
     assert r is not None and r.exit_code == 0
-    assert b"".join(seen) == b"one\ntwo\n"
+    assert "".join(seen) == "one\ntwo\n"
+    assert b"".join(raw) == b"one\ntwo\n"
     assert codes == [0]
 
 

@@ -327,8 +327,8 @@ impl Sandbox {
     }
 
     /// Tell `observer` of every command this handle and its later clones
-    /// run (`run`, and the CLI's streaming runs); the store uses it to log
-    /// a persistent sandbox's runs.
+    /// run (`run`, `run_stream`, `run_detached`, and the CLI's streaming
+    /// runs); the store uses it to log a persistent sandbox's runs.
     pub fn observe(&mut self, observer: std::sync::Arc<dyn RunObserver>) {
         self.observer = Some(observer);
     }

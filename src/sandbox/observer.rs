@@ -38,3 +38,39 @@ pub trait SessionWatch: Send {
     /// The session was closed (or its last handle dropped); told once.
     fn closed(self: Box<Self>);
 }
+
+impl super::Sandbox {
+    /// Start `command`'s exec, telling the observer (if any) first: the
+    /// watch to feed its output, for runs that drive the exec themselves
+    /// (streams, detached processes). A failed start is told to it too.
+    pub(crate) async fn start_watched(
+        &self,
+        command: &str,
+        opts: &super::RunOptions,
+        detached: bool,
+    ) -> crate::error::Result<(super::run::Started, Option<Box<dyn RunWatch>>)> {
+        let watch = self.observer.as_ref().and_then(|o| o.run_started(command));
+        match self.start_exec(command, opts, detached).await {
+            Ok(started) => Ok((started, watch)),
+            Err(e) => {
+                if let Some(w) = watch {
+                    w.finished(None, false, Some(&e.to_string()));
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Tell `watch` how the run it watched ended.
+pub(crate) fn finish_watch(
+    watch: Option<Box<dyn RunWatch>>,
+    outcome: &crate::error::Result<super::run::Outcome>,
+) {
+    if let Some(w) = watch {
+        match outcome {
+            Ok(o) => w.finished(Some(o.exit_code), o.timed_out, None),
+            Err(e) => w.finished(None, false, Some(&e.to_string())),
+        }
+    }
+}

@@ -269,7 +269,7 @@ impl Sandbox {
     /// Run `command`, yielding output as it arrives. Timeout and output cap apply as for [`Sandbox::run`].
     pub async fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
         let timeout = self.timeout_of(opts.timeout).await?;
-        let started = self.start_exec(command, opts, false).await?;
+        let (started, mut watched) = self.start_watched(command, opts, false).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
         let sandbox = self.handle();
@@ -277,6 +277,9 @@ impl Sandbox {
         let task = tokio::spawn(async move {
             let mut cap = CappedOutput::new(opts.max_output.bytes());
             let mut sink = |k: StreamKind, d: &[u8]| {
+                if let Some(w) = watched.as_mut() {
+                    w.output(k, d);
+                }
                 sandbox.fire_output(k, d);
                 let _ = tx.send(Chunk {
                     stream: k,
@@ -287,6 +290,7 @@ impl Sandbox {
                 .drive(started, timeout, Some(&token), &mut cap, &mut sink)
                 .await;
             sandbox.unregister(reg);
+            super::observer::finish_watch(watched, &outcome);
             let outcome = outcome?;
             sandbox.fire_exit(outcome.exit_code);
             Ok(assemble(
@@ -309,7 +313,7 @@ impl Sandbox {
         opts: &RunOptions,
         buffer: usize,
     ) -> Result<Process> {
-        let started = self.start_exec(command, opts, true).await?;
+        let (started, mut watched) = self.start_watched(command, opts, true).await?;
         let ring = Arc::new(Mutex::new(RingBuffer::new(buffer)));
         let (done_tx, done) = watch::channel(None);
         let (reg, token) = self.register(opts.cancel.as_ref());
@@ -326,6 +330,9 @@ impl Sandbox {
             // The ring buffer bounds memory; the cap only guards the counter.
             let mut cap = CappedOutput::new(u64::MAX);
             let mut sink = |k: StreamKind, d: &[u8]| {
+                if let Some(w) = watched.as_mut() {
+                    w.output(k, d);
+                }
                 sandbox.fire_output(k, d);
                 ring.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -335,6 +342,7 @@ impl Sandbox {
                 .drive(started, None, Some(&token), &mut cap, &mut sink)
                 .await;
             sandbox.unregister(reg);
+            super::observer::finish_watch(watched, &outcome);
             let result = outcome.map(|o| {
                 sandbox.fire_exit(o.exit_code);
                 assemble(&o, &cap, None, String::new(), String::new())

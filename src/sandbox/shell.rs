@@ -60,7 +60,7 @@ impl Sandbox {
     /// its size is followed. Without a terminal (stdin redirected) it still
     /// works, as a plain pipe.
     pub async fn shell(&self, opts: &ShellOptions) -> Result<i64> {
-        self.attach_tty(opts, tokio::io::stdin(), tokio::io::stdout(), true)
+        self.attach_tty(opts, terminal::keys(), tokio::io::stdout(), true)
             .await
     }
 
@@ -100,12 +100,21 @@ impl Sandbox {
         let mut buf = [0u8; 4096];
         let mut input_open = true;
         // Filled by the frame reader, emptied to `output` after each frame.
-        let shown = std::cell::RefCell::new(Vec::new());
-        let mut sink = |_, d: &[u8]| shown.borrow_mut().extend_from_slice(d);
+        // A mutex, not a RefCell: the future must be Send (the Python
+        // package runs it on its runtime's workers).
+        let shown = std::sync::Mutex::new(Vec::new());
+        let mut sink = |_, d: &[u8]| {
+            shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend_from_slice(d);
+        };
         loop {
             tokio::select! {
                 more = from.next(&mut sink) => {
-                    let bytes = std::mem::take(&mut *shown.borrow_mut());
+                    let bytes = std::mem::take(
+                        &mut *shown.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+                    );
                     if !bytes.is_empty() {
                         let _ = output.write_all(&bytes).await;
                         let _ = output.flush().await;

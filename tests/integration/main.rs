@@ -87,6 +87,7 @@ mod recycle;
 mod release;
 mod remote;
 mod rootless;
+mod run_history;
 mod safety;
 mod sandbox;
 mod scratch_fs;

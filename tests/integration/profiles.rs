@@ -330,7 +330,9 @@ async fn the_embedded_profile_cross_compiles() {
         "arm-none-eabi-gcc --version && printf 'int main(void){return 0;}' > m.c \
          && arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nosys.specs m.c -o m.elf \
          && file_kind=$(od -An -c -N4 m.elf) && echo \"elf:$file_kind\" \
-         && cmake --version && ninja --version && make --version && gdb-multiarch --version && pio --version",
+         && cmake --version && ninja --version && make --version && gdb-multiarch --version && pio --version \
+         && valgrind --version && strace -V && wget --version && unzip -v && meson --version \
+         && python --version && pip --version",
     )
     .await
     else {
@@ -339,6 +341,27 @@ async fn the_embedded_profile_cross_compiles() {
     assert!(out.contains("arm-none-eabi-gcc"), "{out}");
     assert!(out.contains("elf:") && out.contains("E   L   F"), "{out}");
     assert!(out.contains("PlatformIO Core"), "{out}");
+    assert!(
+        out.contains("valgrind-") && out.contains("strace -- version"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn the_minimal_profile_has_python_and_pip() {
+    let engine = engine_or_skip!();
+    let Some(out) = run_in_shipped(
+        &engine,
+        "minimal",
+        "python --version && pip --version && pip install --dry-run --no-index nothing-here 2>&1 | tail -n 1",
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(out.contains("Python 3") && out.contains("pip "), "{out}");
+    // Not refused as an externally managed environment (PEP 668).
+    assert!(!out.contains("externally-managed"), "{out}");
 }
 
 #[tokio::test]
@@ -347,13 +370,16 @@ async fn the_dev_profile_has_its_tools() {
     let Some(out) = run_in_shipped(
         &engine,
         "dev",
-        "git --version && jq --version && ipython --version && curl --version && gcc --version && make --version && vi --version",
+        "git --version && jq --version && ipython --version && curl --version && gcc --version && make --version && vi --version \
+         && wget --version && tree --version && htop --version && less --version && pip --version \
+         && python -c 'import requests, httpx; print(\"dev imports ok\")'",
     )
     .await
     else {
         return;
     };
     assert!(out.contains("git version") && out.contains("jq-"), "{out}");
+    assert!(out.contains("dev imports ok"), "{out}");
 }
 
 #[tokio::test]
@@ -362,7 +388,8 @@ async fn the_agent_profile_imports_its_libraries() {
     let Some(out) = run_in_shipped(
         &engine,
         "agent",
-        "python3 -c 'import pandas, numpy, bs4, lxml, yaml, PIL, httpx, requests; print(\"imports ok\")'",
+        "python -c 'import pandas, numpy, bs4, lxml, yaml, toml, PIL, httpx, requests; print(\"imports ok\")' \
+         && pip --version && curl --version && jq --version && git --version",
     )
     .await
     else {

@@ -339,17 +339,23 @@ async fn options_user_workdir_env_and_callbacks() {
         })
         .await
         .unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
     let sink = seen.clone();
     s.on_output(move |kind, d| {
-        if kind == StreamKind::Stdout {
-            sink.lock().unwrap().extend_from_slice(d);
+        let mut both = sink.lock().unwrap();
+        match kind {
+            StreamKind::Stderr => both.1.extend_from_slice(d),
+            _ => both.0.extend_from_slice(d),
         }
     });
     let r = wait(&s, "id -un; pwd; echo \"$GREETING\"").await;
     assert_eq!(r.output, "root\n/etc\nhi there\n");
-    let raw = String::from_utf8(seen.lock().unwrap().clone()).unwrap();
-    assert!(raw.contains("root\n/etc\nhi there\n"), "{raw:?}");
+    wait(&s, "echo -n no-newline").await;
+    // The callbacks see the output, never pocketdock's sentinels.
+    let (out, err) = seen.lock().unwrap().clone();
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out, "root\n/etc\nhi there\nno-newline", "{out:?}");
+    assert_eq!(String::from_utf8(err).unwrap(), "");
     s.close().await.unwrap();
 
     // The image's user by default.

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
+use super::quiet::Quiet;
 use super::SessionCallback;
 use crate::engine::demux::StreamKind;
 use crate::engine::{ExecInput, ExecOutput};
@@ -49,6 +50,8 @@ pub(super) struct State {
     pub(super) capture: Option<Capture>,
     /// The shell's exit code, or why the connection ended.
     pub(super) ended: Option<std::result::Result<i64, String>>,
+    /// The sentinel filters of stdout and stderr, for the callbacks.
+    pub(super) quiet: [Quiet; 2],
 }
 
 impl Inner {
@@ -105,16 +108,26 @@ impl Inner {
     }
 
     fn deliver(&self, kind: StreamKind, data: &[u8]) {
-        let callbacks: Vec<SessionCallback> = lock(&self.callbacks).clone();
-        for f in callbacks {
-            f(kind, data);
-        }
-        {
+        let shown = {
             let mut st = self.lock();
-            let State { ring, capture, .. } = &mut *st;
+            let State {
+                ring,
+                capture,
+                quiet,
+                ..
+            } = &mut *st;
+            let shown =
+                quiet[usize::from(kind == StreamKind::Stderr)].feed(data, capture.is_some());
             match capture {
                 Some(c) => c.feed(kind, data, ring),
                 None => ring.push(kind, data),
+            }
+            shown
+        };
+        if !shown.is_empty() {
+            let callbacks: Vec<SessionCallback> = lock(&self.callbacks).clone();
+            for f in callbacks {
+                f(kind, &shown);
             }
         }
         self.seq.send_modify(|n| *n += 1);

@@ -35,7 +35,7 @@ impl Session {
     /// session ([`SessionOptions::tty`](super::SessionOptions::tty)).
     pub async fn interactive(&self) -> Result<Handback> {
         let _raw = RawMode::enable();
-        self.hand_over(tokio::io::stdin(), tokio::io::stdout(), true)
+        self.hand_over(terminal::keys(), tokio::io::stdout(), true)
             .await
     }
 

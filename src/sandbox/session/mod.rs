@@ -17,8 +17,9 @@
 //! reader in the command can swallow the sentinel.
 //!
 //! Files: [`open`] starts the shell, [`script`] is what the shell is told,
-//! [`capture`] cuts a command's output out of the stream, and [`inner`]
-//! holds the state the handles share with the reader task.
+//! [`capture`] cuts a command's output out of the stream, [`quiet`] keeps
+//! the sentinels from the output callbacks, and [`inner`] holds the state
+//! the handles share with the reader task.
 //!
 //! A handle with an observer ([`Sandbox::observe`](crate::sandbox::Sandbox::observe))
 //! gets a [`SessionWatch`](crate::sandbox::SessionWatch) per session: told
@@ -38,6 +39,7 @@ mod capture;
 mod inner;
 mod interactive;
 mod open;
+mod quiet;
 mod script;
 
 pub use interactive::{Handback, DETACH_KEY};
@@ -162,7 +164,9 @@ impl Session {
         self.inner.lock().ring.overflowed()
     }
 
-    /// Call `f` with every piece of raw output from now on (sentinels included).
+    /// Call `f` with every piece of output from now on, raw but for
+    /// pocketdock's sentinels (and the newline before an end sentinel),
+    /// which it never sees.
     pub fn on_output(&self, f: impl Fn(StreamKind, &[u8]) + Send + Sync + 'static) {
         lock(&self.inner.callbacks).push(Arc::new(f));
     }

@@ -45,6 +45,7 @@ impl Sandbox {
                 ring,
                 capture: None,
                 ended: None,
+                quiet: Default::default(),
             }),
             seq: watch::channel(0).0,
             callbacks: Mutex::new(Vec::new()),
