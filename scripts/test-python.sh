@@ -46,11 +46,17 @@ build() {
     fi
   fi
   # The wheel carries the command line: `pip install` gives `pocketdock`.
-  step "the pocketdock command line (release) for the wheel"
-  cargo build --release --locked --bin pocketdock || { echo "cargo build of the command line failed" >&2; return 1; }
-  install -D -m 0755 "$CARGO_TARGET_DIR/release/pocketdock" python/pocketdock/_bin/pocketdock
-  # The release profile keeps line tables (for backtraces); the wheel need not.
-  strip python/pocketdock/_bin/pocketdock || { echo "strip failed" >&2; return 1; }
+  # It is the release tarball's binary (stripped, glibc 2.17 symbols, so
+  # within the wheel's manylinux tag), built in the main target directory:
+  # after the gate's release suite, a rebuild with nothing changed.
+  step "the pocketdock command line of the release tarball, for the wheel"
+  env -u CARGO_TARGET_DIR bash scripts/release.sh || { echo "scripts/release.sh failed" >&2; return 1; }
+  local tarball
+  tarball=$(ls -t dist/pocketdock-*-x86_64-unknown-linux-gnu.tar.gz | head -n 1)
+  mkdir -p python/pocketdock/_bin
+  tar -xzf "$tarball" -O --wildcards '*/pocketdock' >python/pocketdock/_bin/pocketdock &&
+    chmod 0755 python/pocketdock/_bin/pocketdock ||
+    { echo "no pocketdock binary in $tarball" >&2; return 1; }
   step "maturin build --release"
   rm -f "$WHEELS"/pocketdock-*.whl
   (cd python && "$TOOLS/bin/maturin" build --release -o "$WHEELS") || { echo "maturin build failed" >&2; return 1; }

@@ -305,7 +305,7 @@ long_suite() {
   ((inventory)) && { echo "$name $script test"; return; }
   bash "$script" test || failed+=("$name")
 }
-suite_guest() { long_suite guest scripts/guest.sh; }
+suite_guest() { long_suite guest scripts/vm.sh; }
 
 # The Kubernetes backend on a cluster built from upstream (scripts/kube.sh,
 # docs/kubernetes.md): when the cluster's build cache is on this machine

@@ -22,6 +22,8 @@ pub mod file {
     pub const V1_MEMORY_LIMIT: &str = "memory.limit_in_bytes";
     /// v1 memory in use, bytes.
     pub const V1_MEMORY_USAGE: &str = "memory.usage_in_bytes";
+    /// v1 memory high-water mark, bytes.
+    pub const V1_MEMORY_MAX_USAGE: &str = "memory.max_usage_in_bytes";
     /// v1 OOM state; `oom_kill N` since Linux 4.13.
     pub const V1_OOM_CONTROL: &str = "memory.oom_control";
     /// v1 CFS quota, µs per period; `-1` when unlimited.
@@ -35,6 +37,8 @@ pub mod file {
     pub const V2_MEMORY_MAX: &str = "memory.max";
     /// v2 memory in use, bytes.
     pub const V2_MEMORY_CURRENT: &str = "memory.current";
+    /// v2 memory high-water mark, bytes (Linux 5.19 and later).
+    pub const V2_MEMORY_PEAK: &str = "memory.peak";
     /// v2 memory events: `oom_kill N` among others.
     pub const V2_MEMORY_EVENTS: &str = "memory.events";
     /// v2 `QUOTA PERIOD` (µs), the quota `max` when unlimited.
@@ -50,15 +54,17 @@ pub mod file {
     pub const PIDS_EVENTS: &str = "pids.events";
 
     /// Every file read in a controller's directory, both layouts.
-    pub const IN_CGROUP: [&str; 14] = [
+    pub const IN_CGROUP: [&str; 16] = [
         V1_MEMORY_LIMIT,
         V1_MEMORY_USAGE,
+        V1_MEMORY_MAX_USAGE,
         V1_OOM_CONTROL,
         V1_CPU_QUOTA,
         V1_CPU_PERIOD,
         V1_CPU_USAGE,
         V2_MEMORY_MAX,
         V2_MEMORY_CURRENT,
+        V2_MEMORY_PEAK,
         V2_MEMORY_EVENTS,
         V2_CPU_MAX,
         V2_CPU_STAT,
@@ -99,6 +105,9 @@ pub struct Figures {
     pub memory_limit: Option<Limit>,
     /// Memory in use, bytes (page cache included).
     pub memory_usage: Option<u64>,
+    /// The most memory the cgroup has used, bytes: `None` on a v2 kernel
+    /// older than 5.19, which keeps no high-water mark.
+    pub memory_peak: Option<u64>,
     /// OOM kills counted in this cgroup.
     pub oom_kills: Option<u64>,
     /// CPU quota, µs per period.
@@ -158,6 +167,7 @@ pub fn read(read: &dyn Fn(&str) -> Option<String>) -> Figures {
     if mem_v2 {
         f.memory_limit = at(&mem, file::V2_MEMORY_MAX).and_then(|t| limit(&t));
         f.memory_usage = at(&mem, file::V2_MEMORY_CURRENT).and_then(|t| number(&t));
+        f.memory_peak = at(&mem, file::V2_MEMORY_PEAK).and_then(|t| number(&t));
         f.oom_kills = at(&mem, file::V2_MEMORY_EVENTS).and_then(|t| oom_kills(&t));
     } else {
         f.memory_limit = at(&mem, file::V1_MEMORY_LIMIT)
@@ -170,6 +180,7 @@ pub fn read(read: &dyn Fn(&str) -> Option<String>) -> Figures {
                 }
             });
         f.memory_usage = at(&mem, file::V1_MEMORY_USAGE).and_then(|t| number(&t));
+        f.memory_peak = at(&mem, file::V1_MEMORY_MAX_USAGE).and_then(|t| number(&t));
         f.oom_kills = at(&mem, file::V1_OOM_CONTROL).and_then(|t| oom_kills(&t));
     }
     let cpu = dir("cpu");
@@ -377,6 +388,7 @@ impl Figures {
         put("path", Some(self.path.clone()));
         put("memory_limit", lim(self.memory_limit));
         put("memory_usage", num(self.memory_usage));
+        put("memory_peak", num(self.memory_peak));
         put("oom_kills", num(self.oom_kills));
         put("cpu_quota_us", lim(self.cpu_quota_us));
         put("cpu_period_us", num(self.cpu_period_us));
@@ -399,6 +411,7 @@ impl Figures {
             path: get("path")?.to_string(),
             memory_limit: get("memory_limit").and_then(limit),
             memory_usage: get("memory_usage").and_then(number),
+            memory_peak: get("memory_peak").and_then(number),
             oom_kills: get("oom_kills").and_then(number),
             cpu_quota_us: get("cpu_quota_us").and_then(limit),
             cpu_period_us: get("cpu_period_us").and_then(number),

@@ -76,6 +76,7 @@ fn v2_in_a_private_cgroup_namespace() {
     assert_eq!(f.path, "/");
     assert_eq!(f.memory_limit, Some(Limit::At(128 << 20)));
     assert_eq!(f.memory_usage, Some(1_605_632));
+    assert_eq!(f.memory_peak, Some(24_117_248));
     assert_eq!(f.oom_kills, Some(0));
     assert_eq!(f.cpu_quota_us, Some(Limit::At(50_000)));
     assert_eq!(f.cpu_period_us, Some(100_000));
@@ -89,6 +90,8 @@ fn v2_in_a_private_cgroup_namespace() {
 fn v2_without_limits() {
     let f = fixture("v2-private-ns-unlimited.txt");
     assert_eq!(f.memory_limit, Some(Limit::Max));
+    // A kernel before 5.19 keeps no memory.peak: no peak, not a zero.
+    assert_eq!(f.memory_peak, None);
     assert_eq!(f.cpu_quota_us, Some(Limit::Max));
     assert_eq!(f.cpu_period_us, Some(100_000));
     assert_eq!(f.pids_max, Some(Limit::Max));
@@ -109,6 +112,7 @@ fn v2_in_the_host_cgroup_namespace_reads_below_the_mount() {
 fn figures_survive_the_info_reply() {
     for name in [
         "v1-podman-limits.txt",
+        "v2-private-ns-limits.txt",
         "v2-private-ns-unlimited.txt",
         "v1-podman-rootless.txt",
     ] {

@@ -126,7 +126,19 @@ fn not_enforced(enforced: Option<bool>) -> &'static str {
     }
 }
 
+/// Memory now, its limit, and the cgroup's high-water mark where the
+/// kernel keeps one (docs/cli.md).
 fn memory(info: &SandboxInfo) -> String {
+    let peak = info
+        .cgroup
+        .as_ref()
+        .filter(|c| c.own)
+        .and_then(|c| c.memory_peak)
+        .map_or_else(String::new, |p| format!("; peak {}", ByteSize(p)));
+    format!("{}{peak}", memory_now(info))
+}
+
+fn memory_now(info: &SandboxInfo) -> String {
     match (info.memory_usage, info.memory_limit) {
         (Some(u), Some(l)) if info.memory_limit_enforced != Some(false) => format!(
             "{} / {} ({:.1}%)",

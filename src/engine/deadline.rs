@@ -31,6 +31,7 @@ pub const PING: Duration = Duration::from_secs(5);
 pub fn of(op: &str) -> Option<Duration> {
     match op {
         "ping the engine" => Some(PING),
+        super::activation::OP => Some(super::activation::STARTING),
         "create container"
         | "start container"
         | "remove container"

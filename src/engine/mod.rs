@@ -6,6 +6,7 @@
 //! statuses to sandbox-level meaning (gone, not running) is the sandbox
 //! layer's job, because only it knows which container the caller meant.
 
+mod activation;
 mod agent_config;
 pub mod api;
 mod archive;
@@ -213,23 +214,22 @@ impl Engine {
             _ => (None, endpoint.clone()),
         };
         let mut transport = Transport::new(&via)?.showing(endpoint.shown());
-        let resp = match tokio::time::timeout(
-            PROBE_TIMEOUT,
-            transport.send("ping the engine", Method::GET, "/_ping", None, &[]),
-        )
-        .await
-        {
-            Ok(Ok(r)) if r.status().is_success() => r,
-            Ok(Ok(r)) => return Err(format!("answered /_ping with {}", r.status())),
-            Ok(Err(Error::Transport { detail, .. })) => {
-                return Err(match endpoint::explain_tls(&detail) {
-                    Some(why) => format!("{why} ({detail})"),
-                    None => detail,
-                })
+        let mut resp = ping(&transport, "ping the engine", PROBE_TIMEOUT).await;
+        // A socket that accepts but did not answer: perhaps a service that
+        // systemd is starting for this very connection.
+        if matches!(resp, Err(ref why) if why.starts_with(NO_ANSWER)) {
+            if let Some(path) = via.unix_path() {
+                if activation::accepts(path).await {
+                    resp = ping(&transport, activation::OP, activation::STARTING)
+                        .await
+                        .map_err(|why| format!("{why} (the socket accepts: a service slow to start, or a stalled engine)"));
+                }
             }
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(_) => return Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs())),
-        };
+        }
+        let resp = resp.map_err(|why| match endpoint::explain_tls(&why) {
+            Some(tls) => format!("{tls} ({why})"),
+            None => why,
+        })?;
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -346,6 +346,28 @@ fn server_version(server: &str) -> String {
         .next()
         .and_then(|s| s.split_once('/'))
         .map_or_else(|| server.to_string(), |(_, v)| v.to_string())
+}
+
+/// The start of a ping's "no answer" reason.
+const NO_ANSWER: &str = "no answer within";
+
+/// `GET /_ping` as operation `op`, answered within `limit`: the response,
+/// or why not.
+async fn ping(
+    transport: &Transport,
+    op: &'static str,
+    limit: Duration,
+) -> std::result::Result<hyper::Response<hyper::body::Incoming>, String> {
+    match tokio::time::timeout(limit, transport.send(op, Method::GET, "/_ping", None, &[])).await {
+        Ok(Ok(r)) if r.status().is_success() => Ok(r),
+        Ok(Ok(r)) => Err(format!("answered /_ping with {}", r.status())),
+        Ok(Err(Error::Transport { detail, .. })) => Err(detail),
+        Ok(Err(Error::EngineStalled { after, .. })) => {
+            Err(format!("{NO_ANSWER} {}s", after.as_secs()))
+        }
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("{NO_ANSWER} {}s", limit.as_secs())),
+    }
 }
 
 /// The lower of our version and the server's, but never below the server's minimum.

@@ -55,6 +55,10 @@ pub struct CgroupInfo {
     pub memory_limit: Option<CgroupLimit>,
     /// Memory in use, bytes, page cache included.
     pub memory_usage: Option<u64>,
+    /// The most memory the sandbox has used, bytes (v2 `memory.peak`,
+    /// Linux 5.19 and later; v1 `memory.max_usage_in_bytes`); `None` on
+    /// an older v2 kernel, which keeps no high-water mark.
+    pub memory_peak: Option<u64>,
     /// OOM kills the cgroup counted.
     pub oom_kills: Option<u64>,
     /// CPU quota, µs per period.
@@ -93,6 +97,7 @@ impl CgroupInfo {
             own,
             memory_limit: f.memory_limit.map(CgroupLimit::from),
             memory_usage: f.memory_usage,
+            memory_peak: f.memory_peak,
             oom_kills: f.oom_kills,
             cpu_quota_us: f.cpu_quota_us.map(CgroupLimit::from),
             cpu_period_us: f.cpu_period_us,
@@ -168,6 +173,7 @@ mod tests {
             path: path.into(),
             memory_limit: Some(Limit::At(128 << 20)),
             memory_usage: Some(1 << 20),
+            memory_peak: Some(2 << 20),
             oom_kills: Some(0),
             cpu_quota_us: Some(Limit::At(50_000)),
             cpu_period_us: Some(100_000),
