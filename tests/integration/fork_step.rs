@@ -125,7 +125,7 @@ fn validate_refuses_a_fork_it_cannot_make_at_the_key() {
         ),
         (
             job("{copies: 2, names: [a, a]}", on_copies),
-            "job.yaml:5:33: error: copy name `a` is given twice",
+            "job.yaml:5:34: error: copy name `a` is given twice",
             "give each copy a name of its own",
         ),
         (
