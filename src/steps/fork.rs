@@ -94,7 +94,7 @@ impl StepKind for Step {
         let (node, what) = (at.value, at.what);
         if let NodeKind::Int(_) = node.kind {
             let n = count(d, node)?;
-            return Some(numbered(n, node.span));
+            return Some(numbered(&n, node.span));
         }
         if !matches!(node.kind, NodeKind::Map(_)) {
             d.type_error(node, "fork", "a number of copies or a map with `copies` or `names`");
@@ -112,7 +112,7 @@ impl StepKind for Step {
                 );
                 None
             }
-            (Some(n), None) => Some(numbered(n?, node.span)),
+            (Some(n), None) => Some(numbered(&n?, node.span)),
             (n, Some(names)) => {
                 let (names, at) = names?;
                 if let Some(Some(n)) = n {
@@ -230,7 +230,7 @@ fn count(d: &mut Decoder<'_>, node: &Node) -> Option<Spanned<i64>> {
 }
 
 /// Copies numbered 1 to N.
-fn numbered(n: Spanned<i64>, span: Span) -> ForkAction {
+fn numbered(n: &Spanned<i64>, span: Span) -> ForkAction {
     ForkAction {
         copies: Copies {
             values: (1..=n.value).map(|i| Spanned::new(json!(i), n.span)).collect(),

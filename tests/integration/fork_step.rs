@@ -53,11 +53,10 @@ async fn each_copy_sees_the_files_made_before_the_fork_and_nothing_is_left() {
             )
         })
         .collect();
-    let origin = created
-        .iter()
-        .find(|(s, _)| *s == "box")
-        .map(|(_, c)| (*c).to_string())
-        .unwrap_or_else(|| panic!("no sandbox_created for box: {}", stdout(&o)));
+    let origin = created.iter().find(|(s, _)| *s == "box").map_or_else(
+        || panic!("no sandbox_created for box: {}", stdout(&o)),
+        |(_, c)| (*c).to_string(),
+    );
     let _images = ForkImages {
         engine: engine.clone(),
         of: origin.clone(),

@@ -42,7 +42,7 @@ v9 = v2 // (1 << 20)
 _had";
 
 /// The cell's time limit.
-const CELL_LIMIT: Duration = Duration::from_secs(300);
+const CELL_LIMIT: Duration = Duration::from_mins(5);
 
 /// One round's figures.
 struct Round {
