@@ -92,4 +92,8 @@ pub struct SandboxDecl {
     pub matrix: IndexMap<String, Spanned<AxisValues>>,
     /// `cache:`: cache the results of this sandbox's steps.
     pub cache: Option<Spanned<super::CacheChoice>>,
+    /// Not declared: the copies step `copy_of` (its id, this sandbox's id
+    /// too) makes of its sandbox, one matrix instance per copy, made by
+    /// that step rather than created.
+    pub copy_of: Option<String>,
 }

@@ -304,7 +304,7 @@ fn exactly_one_action() {
         yaml,
         &[
             ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    run: x\n    push: {src: a, dst: /b}\n", "6:5", "step `a` has two actions, `run` and `push`", Has("split it")),
-            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    timeout: 3\n", "4:3", "step `a` has no action", Has("`run`, `push`, `pull`, `snapshot`, `session` or `python`")),
+            ("version: 1\nsandboxes: {s: {}}\nsteps:\n  a:\n    timeout: 3\n", "4:3", "step `a` has no action", Has("`run`, `push`, `pull`, `snapshot`, `session`, `python` or `fork`")),
         ],
     );
 }

@@ -54,6 +54,11 @@ pub enum Refusal {
     Process(&'static str),
     /// A `snapshot` step: the image it makes is its result.
     Snapshot,
+    /// A `fork` step: the sandboxes it makes are its result.
+    Fork,
+    /// It runs on a copy a `fork` step made (its id), whose files the
+    /// cache does not key on.
+    Copy(String),
     /// An earlier step of its sandbox is not cached (by id).
     After(String),
     /// It comes after a `session` or `python` step (by id, and its kind).
@@ -73,6 +78,11 @@ impl fmt::Display for Refusal {
             Refusal::Concurrent => f.write_str("its sandbox may run two steps at once"),
             Refusal::Process(kind) => write!(f, "a `{kind}` step keeps its state in processes"),
             Refusal::Snapshot => f.write_str("a `snapshot` step's result is the image it makes"),
+            Refusal::Fork => f.write_str("a `fork` step's result is the copies it makes"),
+            Refusal::Copy(step) => write!(
+                f,
+                "it runs on a copy made by `{step}`, whose files the cache does not key on"
+            ),
             Refusal::After(step) => write!(f, "it comes after `{step}`, which is not cached"),
             Refusal::Backend(backend) => {
                 write!(
@@ -225,6 +235,9 @@ impl Plan {
         }
         if inst.persist {
             return Some(Refusal::Persist);
+        }
+        if let Some(step) = &inst.copy_of {
+            return Some(Refusal::Copy(step.clone()));
         }
         // In topological order, steps that never overlap form one chain.
         let chained = order.windows(2).all(|w| {

@@ -37,18 +37,25 @@ pub(super) fn find_cycles(manifest: &Manifest, edges: &[Vec<(usize, Edge)>]) -> 
         // Every cycle has a `needs` edge: order edges only point back in the file.
         let needs_span = path.iter().find_map(|&(_, e)| match e {
             Edge::Needs(span) => Some(span),
-            Edge::Order => None,
+            Edge::Order | Edge::Copies => None,
         });
         let order_note: Vec<String> = path
             .iter()
             .enumerate()
-            .filter(|(_, (_, e))| *e == Edge::Order)
-            .map(|(k, &(i, _))| {
-                let next = path[(k + 1) % path.len()].0;
-                format!(
-                    "`{}` waits for `{}` because it is the next step on sandbox `{}` and has no `needs`",
-                    manifest.steps[i].id, manifest.steps[next].id, manifest.steps[i].sandbox.value
-                )
+            .filter_map(|(k, &(i, e))| {
+                let next = &manifest.steps[path[(k + 1) % path.len()].0].id;
+                let me = &manifest.steps[i];
+                match e {
+                    Edge::Order => Some(format!(
+                        "`{}` waits for `{next}` because it is the next step on sandbox `{}` and has no `needs`",
+                        me.id, me.sandbox.value
+                    )),
+                    Edge::Copies => Some(format!(
+                        "`{}` waits for `{next}` because it runs on the copies `{next}` makes",
+                        me.id
+                    )),
+                    Edge::Needs(_) => None,
+                }
             })
             .collect();
         let mut hint = "`a -> b` means a waits for b; remove one of these `needs`".to_string();

@@ -27,6 +27,7 @@
 mod cache_plan;
 mod capability_check;
 mod check;
+mod copies;
 mod cycles;
 mod display;
 mod expand;
@@ -134,6 +135,8 @@ enum Edge {
     Needs(Span),
     /// The previous step on the same sandbox (no `needs`).
     Order,
+    /// The step that makes the copies it runs on.
+    Copies,
 }
 
 /// Plan `manifest`: fan out, link, check for cycles, render sandbox specs.
@@ -254,6 +257,7 @@ fn sandbox_instances(
                 persist: decl.persist,
                 recycle: decl.recycle,
                 build: decl.build == crate::manifest::BuildPolicy::Auto,
+                copy_of: decl.copy_of.clone(),
                 spec,
             });
         }
@@ -281,6 +285,7 @@ fn check_and_expand(
     ));
     diags.extend(check::check_plan_templates(manifest));
     diags.extend(host_paths::check(manifest));
+    diags.extend(copies::unused(manifest));
     let expansion = expand::expand(manifest, &opts.recipes, sandboxes, &mut diags);
     if let Some(e) = &expansion {
         for u in &e.uses {
@@ -447,6 +452,15 @@ fn declared_edges(manifest: &Manifest) -> Vec<Vec<(usize, Edge)>> {
                 }
             }
         }
+        // A copy exists once its fork step has made it.
+        let maker = manifest
+            .sandboxes
+            .get(&decl.sandbox.value)
+            .and_then(|s| s.copy_of.as_deref())
+            .and_then(|step| manifest.steps.get_index_of(step));
+        if let Some(j) = maker.filter(|&j| !mine.iter().any(|&(k, _)| k == j)) {
+            mine.push((j, Edge::Copies));
+        }
         last_on_sandbox.insert(&decl.sandbox.value, i);
         edges.push(mine);
     }
@@ -549,6 +563,8 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+mod fork_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]

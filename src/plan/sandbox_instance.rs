@@ -28,4 +28,7 @@ pub struct SandboxInstance {
     pub recycle: bool,
     /// Build the profile image first when missing or stale (`build: auto`).
     pub build: bool,
+    /// A copy made by this `fork` step (its id), not created: the step
+    /// hands it over when it has made it.
+    pub copy_of: Option<String>,
 }

@@ -121,6 +121,10 @@ impl Provisioner {
         renewal: u32,
     ) -> Result<Sandbox, ProvisionError> {
         let inst = &self.plan.sandboxes[sb];
+        if let Some(step) = &inst.copy_of {
+            // Made by its fork step ([`Provisioner::adopt`]), never here.
+            return Err(ProvisionError::NoCopy(step.clone()));
+        }
         // A recycled container is the spec's image reset: not for a step
         // cache's image, nor one kept after the job; a renewal stays clear
         // of the bin, which counts each instance's container once.
@@ -195,6 +199,43 @@ impl Provisioner {
             }
         }
         Ok(created)
+    }
+
+    /// Take the copies fork step `step` made, in order, as the sandboxes
+    /// of its copies' instances; with `--keep` they outlive the job.
+    /// `image` is what they were made from (empty when none was made).
+    pub async fn adopt(&self, step: &str, copies: Vec<Sandbox>, image: &str) {
+        let instances = self
+            .plan
+            .sandboxes
+            .iter()
+            .filter(|s| s.copy_of.as_deref() == Some(step));
+        for (inst, copy) in instances.zip(copies) {
+            if self.keep {
+                copy.keep();
+            }
+            let image = if image.is_empty() {
+                &inst.spec.image
+            } else {
+                image
+            };
+            self.events.emit(EventKind::SandboxCreated {
+                sandbox: inst.id.clone(),
+                container: copy.name().to_string(),
+                image: image.to_string(),
+            });
+            let held = copy.clone();
+            let taken = self.sandboxes[inst.index]
+                .get_or_make(|| async { Ok(held) })
+                .await;
+            // A slot that held one already (a retried fork) keeps it: the
+            // new copy goes.
+            if taken.is_ok_and(|t| t.name() != copy.name()) {
+                let _ = copy
+                    .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
+                    .await;
+            }
+        }
     }
 
     /// What a backend that is not an engine needs of a spec: a pod's name
@@ -477,7 +518,11 @@ impl Provisioner {
             result = self.force_remove(sandbox).await;
         }
         match result {
-            Ok(()) | Err(Error::Api { status: 404, .. }) => Ok(()),
+            Ok(()) | Err(Error::Api { status: 404, .. }) => {
+                // A fork's copy: its image goes with the last copy.
+                sandbox.release_fork_image().await;
+                Ok(())
+            }
             Err(e) => Err(e.to_string()),
         }
     }

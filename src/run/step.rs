@@ -146,6 +146,7 @@ fn action_ctx<'a>(rt: &'a Runtime, i: usize, sandbox: &'a Sandbox) -> ActionCtx<
         cancel: &rt.cancel,
         host_paths: &rt.host_paths,
         artifacts: &rt.artifacts,
+        provision: &rt.provision,
     }
 }
 

@@ -170,12 +170,19 @@ pub enum ProvisionError {
     },
     /// The engine did not create or start its container.
     Create(Arc<Error>),
+    /// A copy no `fork` step (this one) handed over: it did not run, or
+    /// the copy was lost and cannot be made again.
+    NoCopy(String),
 }
 
 impl fmt::Display for ProvisionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProvisionError::Profile(e) | ProvisionError::Create(e) => write!(f, "{e}"),
+            ProvisionError::NoCopy(step) => write!(
+                f,
+                "this copy was not made by step `{step}` (it did not run, or the copy was lost: a copy is made only by its fork)"
+            ),
             ProvisionError::Build {
                 image,
                 profile,

@@ -116,6 +116,21 @@ impl Sandbox {
         }
     }
 
+    /// After its owner removed this copy's container: remove the fork
+    /// image it was made from when no other copy uses it (the drop guard
+    /// no longer will).
+    pub(crate) async fn release_fork_image(&self) {
+        let image = self.guard.as_ref().and_then(|g| {
+            g.fork_image
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        });
+        if let Some(image) = image {
+            super::fork::release_image(&self.backend, &image).await;
+        }
+    }
+
     /// True when dropping the last handle will remove the container (made by
     /// [`Sandbox::create`], not persistent, neither shut down nor kept).
     #[must_use]

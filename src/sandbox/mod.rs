@@ -45,7 +45,7 @@ pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use create_body::{checked_name, is_container_name};
 use create_body::{create_body, home_of, image_of, recreate_body, timeout_label, Layout};
 pub use files::{CopyReport, FileEntry, FileKind};
-pub use fork::{Fork, MAX_FORKS};
+pub use fork::{fork_names, Fork, MAX_FORKS};
 pub use info::{ProcessInfo, SandboxInfo};
 pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use observer::{RunObserver, RunWatch, SessionWatch};

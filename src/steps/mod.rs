@@ -52,6 +52,9 @@ pub(crate) trait StepKind {
     const PYTHON_RESULT: bool = false;
     /// What a backend must be able to do for it, and how a refusal says it.
     const NEEDS: Option<(Capability, &'static str)> = None;
+    /// Its step makes copies of its sandbox ([`StepKind::copies`]), a
+    /// sandbox named by the step's id that later steps may run on.
+    const COPIES: bool = false;
 
     /// What the manifest holds of it.
     type Decl;
@@ -67,6 +70,11 @@ pub(crate) trait StepKind {
     /// is refused: it goes with `uses`).
     fn decode_step_keys(d: &mut Decoder<'_>, step: &Obj<'_>, what: &str) {
         d.refuse_with(step, what);
+    }
+
+    /// The copies its step makes of its sandbox, when [`StepKind::COPIES`].
+    fn copies(_decl: &Self::Decl) -> Option<&Copies> {
+        None
     }
 
     /// Every template it holds, for the plan's checks.
@@ -132,6 +140,20 @@ pub(crate) trait StepKind {
         ctx: &'a ActionCtx<'a>,
     ) -> impl Future<Output = Attempt> + Send + 'a;
 }
+
+/// The copies a step makes of its sandbox: a sandbox of their own, named
+/// by the step's id, whose matrix axis `copy` takes these values (one
+/// instance per copy, made by the step rather than created).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Copies {
+    /// Each copy's `matrix.copy`, in order.
+    pub values: Vec<crate::diag::Spanned<serde_json::Value>>,
+    /// Where the step's action is written.
+    pub span: crate::diag::Span,
+}
+
+/// The matrix axis of a step's copies.
+pub const COPY_AXIS: &str = "copy";
 
 /// Where a step may write on the host.
 pub(crate) enum HostWrites<'a> {
@@ -259,6 +281,13 @@ macro_rules! registry {
                     $(Kind::$variant => <$m::Step as StepKind>::NEEDS,)*
                 }
             }
+
+            /// Whether its step makes copies of its sandbox.
+            pub(crate) fn makes_copies(self) -> bool {
+                match self {
+                    $(Kind::$variant => <$m::Step as StepKind>::COPIES,)*
+                }
+            }
         }
 
         /// The one thing a step does, as declared (templates unrendered).
@@ -283,6 +312,14 @@ macro_rules! registry {
             #[must_use]
             pub fn kind(&self) -> &'static str {
                 self.which().name()
+            }
+
+            /// The copies its step makes of its sandbox, if any.
+            #[must_use]
+            pub fn copies(&self) -> Option<&Copies> {
+                match self {
+                    $(Action::$variant(d) => <$m::Step as StepKind>::copies(d),)*
+                }
             }
 
             pub(crate) fn templates(&self, each: &mut dyn FnMut(&Tpl)) {
@@ -423,5 +460,6 @@ registry! {
     Snapshot(snapshot),
     Session(session),
     Python(python),
+    Fork(fork),
     Uses(uses),
 }

@@ -38,6 +38,7 @@ mod examples;
 mod files;
 mod firmware;
 mod fork;
+mod fork_step;
 mod function_size;
 mod fuzz_corpus;
 mod github;

@@ -5,6 +5,7 @@ mod apply;
 mod drop;
 mod exec;
 mod files;
+mod fork;
 mod job;
 mod memory;
 mod pool;
@@ -38,6 +39,9 @@ pub enum Suite {
     Pool,
     /// What dropping a sandbox nobody shut down costs (the guard removes it), against `shutdown`.
     Drop,
+    /// 8 filesystem forks of a sandbox whose kernel ran a 200 MB setup cell, against
+    /// 8 fresh sandboxes running the cell (and the cell alone).
+    Fork,
 }
 
 #[derive(Debug, clap::Args)]
@@ -45,7 +49,7 @@ pub struct Args {
     /// What to measure.
     #[arg(value_enum, default_value = "exec")]
     suite: Suite,
-    /// Measured runs per series [default: 100 for exec, 3 for files and apply, 5 for job].
+    /// Measured runs per series [default: 100 for exec, 3 for files, apply and fork, 5 for job].
     #[arg(long, short = 'n')]
     runs: Option<usize>,
     /// Unmeasured runs first.
@@ -106,6 +110,7 @@ pub async fn run(ctx: &Context, a: Args) -> Result<u8, Error> {
         Suite::Job => job::run(ctx, &Backend::from(engine), a).await,
         Suite::Pool => pool::run(engine, a).await,
         Suite::Drop => drop::run(ctx, &Backend::from(engine), a).await,
+        Suite::Fork => fork::run(ctx, &Backend::from(engine), a).await,
     }
 }
 
@@ -219,7 +224,13 @@ mod tests {
     fn only_the_exec_and_job_suites_measure_on_kubernetes() {
         assert!(on_kubernetes(Suite::Exec).is_ok());
         assert!(on_kubernetes(Suite::Job).is_ok());
-        for suite in [Suite::Files, Suite::Memory, Suite::Apply, Suite::Pool] {
+        for suite in [
+            Suite::Files,
+            Suite::Memory,
+            Suite::Apply,
+            Suite::Pool,
+            Suite::Fork,
+        ] {
             let e = on_kubernetes(suite).unwrap_err().to_string();
             assert!(e.contains("`exec` or `job`"), "{suite:?}: {e}");
         }

@@ -14,6 +14,7 @@
 //! [`values`] and [`names`] the scalar forms they share.
 
 mod cache;
+mod copies;
 mod limits;
 mod names;
 mod recipe;

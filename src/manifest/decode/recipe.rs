@@ -107,6 +107,14 @@ impl Decoder<'_> {
                         continue;
                     }
                     if let Some(step) = self.step(key, body, &sandbox, &ids) {
+                        if step.action.copies().is_some() {
+                            self.error(
+                                step.action_span,
+                                format!("recipe step `{}` forks its sandbox", key.name),
+                                Some("a recipe's steps run on one sandbox; write the `fork` step in the manifest".into()),
+                            );
+                            continue;
+                        }
                         if let Some(u) = step.action.as_uses() {
                             self.error(
                                 u.recipe.span,

@@ -120,6 +120,7 @@ impl Decoder<'_> {
             recycle: recycle.is_some(),
             disk,
             matrix,
+            copy_of: None,
         })
     }
 

@@ -139,9 +139,10 @@ impl Decoder<'_> {
                 }
                 s
             }
-            None if sandboxes.list.len() == 1 => {
-                Some(Spanned::new(sandboxes.list[0].to_string(), id.span))
-            }
+            None if sandboxes.only.is_some() => Some(Spanned::new(
+                sandboxes.only.unwrap_or_default().to_string(),
+                id.span,
+            )),
             None if obj.misspelt("sandbox") => None,
             None => {
                 let hint = if sandboxes.list.is_empty() {
@@ -200,7 +201,7 @@ impl Decoder<'_> {
                 id.span,
                 format!("{what} has no action"),
                 Some(
-                    "give it one of `run`, `push`, `pull`, `snapshot`, `session` or `python`, or `uses` a recipe"
+                    "give it one of `run`, `push`, `pull`, `snapshot`, `session`, `python` or `fork`, or `uses` a recipe"
                         .into(),
                 ),
             );

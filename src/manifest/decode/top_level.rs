@@ -18,12 +18,26 @@ use crate::manifest::{SecretDecl, SecretSource};
 pub(super) struct Ids<'a> {
     pub(super) list: Vec<&'a str>,
     pub(super) set: HashSet<&'a str>,
+    /// The one declared, which a step may leave unnamed.
+    pub(super) only: Option<&'a str>,
 }
 
 impl<'a> Ids<'a> {
     pub(super) fn new(list: Vec<&'a str>) -> Ids<'a> {
         let set = list.iter().copied().collect();
-        Ids { list, set }
+        let only = (list.len() == 1).then(|| list[0]);
+        Ids { list, set, only }
+    }
+
+    /// These ids and `more`, with the same one left to name.
+    fn and(self, more: Vec<&'a str>) -> Ids<'a> {
+        let only = self.only;
+        let mut list = self.list;
+        list.extend(more);
+        Ids {
+            only,
+            ..Ids::new(list)
+        }
     }
 }
 
@@ -62,8 +76,9 @@ impl Decoder<'_> {
             .map(|n| self.limits(n))
             .unwrap_or_default();
 
-        let sandboxes = self.sandboxes(obj.value("sandboxes"));
+        let mut sandboxes = self.sandboxes(obj.value("sandboxes"));
         let steps = self.steps(obj.value("steps"), obj.value("sandboxes"));
+        self.copy_sandboxes(&mut sandboxes, &steps);
         let secrets = obj
             .value("secrets")
             .map(|n| self.secrets(n))
@@ -149,7 +164,8 @@ impl Decoder<'_> {
                             Ids::new(e.iter().map(|(k, _)| k.name.as_str()).collect())
                         }
                         _ => Ids::new(Vec::new()),
-                    };
+                    }
+                    .and(super::copies::copy_ids(entries));
                     let step_ids = Ids::new(entries.iter().map(|(k, _)| k.name.as_str()).collect());
                     for (key, body) in entries {
                         self.check_id(key, "step");

@@ -59,6 +59,8 @@ pub struct ActionCtx<'a> {
     pub host_paths: &'a HostPaths,
     /// The job record's `artifacts/` (made on first use).
     pub artifacts: &'a Path,
+    /// The job's sandboxes, for a step that makes some (`fork`).
+    pub provision: &'a super::provision::Provisioner,
 }
 
 impl ActionCtx<'_> {
