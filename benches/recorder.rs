@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pocketdock::event::{Consumer, Event, EventKind, JobStatus, StepStatus, StreamKind};
 use pocketdock::store::{
-    JobEngine, JobRecord, JobSandbox, JobStep, Recorder, SandboxState, StepState, FORMAT_VERSION,
+    JobEngine, JobRecord, JobSandbox, JobStep, Recorder, SandboxState, StepState,
 };
 use time::OffsetDateTime;
 
@@ -19,7 +19,7 @@ const SANDBOXES: usize = 4;
 
 fn record(steps: usize) -> JobRecord {
     JobRecord {
-        format_version: FORMAT_VERSION,
+        format_version: JobRecord::FORMAT_VERSION,
         job: "bench".into(),
         instance: String::new(),
         status: JobStatus::Running,

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use pocketdock::project::Project;
-use pocketdock::store::{self, PersistentSandbox};
+use pocketdock::store::PersistentSandbox;
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -261,7 +261,7 @@ impl Sandbox {
     fn reboot(&self, py: Python<'_>, fresh: bool) -> PyResult<()> {
         let mut sb = self.handle();
         let sb = rt::wait(py, None, async move {
-            store::reboot(&mut sb, fresh).await?;
+            PersistentSandbox::reboot_sandbox(&mut sb, fresh).await?;
             Ok(sb)
         })?;
         *self
@@ -277,7 +277,8 @@ impl Sandbox {
         let sb = self.handle();
         // The store's shutdown: a removed persistent sandbox's record goes too.
         let done = rt::wait(py, None, async move {
-            store::shutdown(&sb, pocketdock::ShutdownOptions { force, remove }).await
+            PersistentSandbox::shutdown_sandbox(&sb, pocketdock::ShutdownOptions { force, remove })
+                .await
         })?;
         Ok(match done {
             pocketdock::sandbox::Shutdown::Removed => "removed",

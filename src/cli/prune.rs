@@ -18,7 +18,9 @@ use crate::maintenance::prune::{self, SandboxPrunePlan};
 use crate::maintenance::JobPruneRule;
 use crate::sandbox::manage::Scope;
 use crate::size::ByteSize;
-use crate::store::{Pruned, Store, ABANDONED_HINT};
+use crate::store::{Pruned, ShownStatus, Store};
+
+const ABANDONED_HINT: &str = ShownStatus::ABANDONED_HINT;
 
 #[derive(Debug, clap::Args)]
 #[command(

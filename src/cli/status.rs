@@ -10,7 +10,9 @@ use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
-use crate::store::{Store, ABANDONED, ABANDONED_HINT};
+use crate::store::{ShownStatus, Store};
+
+const ABANDONED_HINT: &str = ShownStatus::ABANDONED_HINT;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -179,7 +181,7 @@ fn human(s: &Status) -> String {
         }
     }
     out.push('\n');
-    if let Some(n) = s.jobs.get(ABANDONED) {
+    if let Some(n) = s.jobs.get(ShownStatus::Abandoned.as_str()) {
         let _ = writeln!(
             out,
             "  {n} abandoned job{}: {ABANDONED_HINT}",

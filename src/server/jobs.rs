@@ -29,7 +29,7 @@ use crate::event::{Consumer, Event, EventKind};
 use crate::maintenance::cancel::{self, Signalled};
 use crate::manifest::{HostRoots, LoadOptions};
 use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
-use crate::store::{JobSummary, Store, ABANDONED_HINT};
+use crate::store::{JobSummary, ShownStatus, Store};
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -363,10 +363,10 @@ pub async fn list(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let keep = |r: &JobSummary| {
-            q.status.as_ref().is_none_or(|s| &r.status == s)
+            q.status.as_ref().is_none_or(|s| r.status.as_str() == s)
                 && q.name.as_ref().is_none_or(|n| &r.job == n)
         };
-        index.jobs(&state2.store.records_dir(), keep, from, limit)
+        index.jobs(&state2.store, keep, from, limit)
     })
     .await
     .unwrap_or_default();
@@ -420,7 +420,7 @@ pub async fn cancel(
         Signalled::Abandoned { .. } => {
             return Err(conflict(
                 format!("run `{id}` is abandoned: nobody is running it to cancel"),
-                ABANDONED_HINT,
+                ShownStatus::ABANDONED_HINT,
             ))
         }
         Signalled::Server { pid } => {

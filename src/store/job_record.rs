@@ -13,7 +13,7 @@ use super::Applied;
 use crate::event::{JobStatus, StepStatus, Usage};
 
 /// Version of the record format; bumped when a reader would misread it.
-pub const FORMAT_VERSION: u32 = 1;
+pub(super) const FORMAT_VERSION: u32 = 1;
 
 /// The whole of a job record's `instance.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -285,5 +285,41 @@ mod tests {
             serde_json::to_value(StepState::Finished(StepStatus::FailedAllowed)).unwrap()
         );
         assert_eq!(StepState::parse("success"), None);
+    }
+}
+
+impl JobRecord {
+    /// The `format_version` this build writes.
+    pub const FORMAT_VERSION: u32 = FORMAT_VERSION;
+}
+
+impl JobStep {
+    /// The log file name of a step instance: `tests@grader[student=alice]`
+    /// -> `tests[student=alice].log`, from its declared step and its
+    /// sandbox instance.
+    #[must_use]
+    pub fn log_name(step: &str, sandbox_instance: &str) -> String {
+        super::log_name(step, sandbox_instance)
+    }
+
+    /// Where the step log named `log` lies in job record directory `record`.
+    #[must_use]
+    pub fn log_path_in(record: &std::path::Path, log: &str) -> std::path::PathBuf {
+        record.join("logs").join(log)
+    }
+
+    /// The log file name the recorder gives a step instance the plan does
+    /// not know.
+    #[must_use]
+    pub fn log_name_of_id(id: &str) -> String {
+        format!("{}.log", super::sanitize(id))
+    }
+}
+
+impl JobArtifact {
+    /// Where the artifacts of `step` go under a job's `artifacts/`.
+    #[must_use]
+    pub fn step_dir(artifacts: &std::path::Path, step: &str) -> std::path::PathBuf {
+        artifacts.join(super::sanitize(step))
     }
 }

@@ -165,6 +165,12 @@ impl Recorder {
         &self.dir
     }
 
+    /// Where the job's pulled artifacts go: the record's `artifacts/`.
+    #[must_use]
+    pub fn artifacts_dir(&self) -> PathBuf {
+        self.dir.join("artifacts")
+    }
+
     /// The job id (`<job>-<NNNN>`).
     #[must_use]
     pub fn job_id(&self) -> &str {

@@ -1,11 +1,12 @@
 use super::*;
+use super::space_reserve::RESERVE_FILE;
 use crate::engine::demux::StreamKind;
 use crate::event::{Artifact, StepStatus, Usage};
 use crate::event::{Consumer, Event, EventKind, JobStatus};
 
 fn record() -> JobRecord {
     JobRecord {
-        format_version: FORMAT_VERSION,
+        format_version: JobRecord::FORMAT_VERSION,
         job: "grade/fizz".into(),
         instance: String::new(),
         status: JobStatus::Running,
@@ -383,9 +384,9 @@ fn a_store_lists_its_jobs_finds_the_last_and_tells_sandbox_records_apart() {
     let jobs = store.jobs();
     let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
     assert_eq!(ids, ["grade_fizz-0002", "grade_fizz-0001"]);
-    assert_eq!(jobs[0].shown_status(), ABANDONED);
-    assert!(jobs[0].shown_json().unwrap()["hint"] == ABANDONED_HINT);
-    assert_eq!(jobs[1].shown_status(), "succeeded");
+    assert_eq!(jobs[0].shown_status(), ShownStatus::Abandoned);
+    assert!(jobs[0].shown_json().unwrap()["hint"] == ShownStatus::ABANDONED_HINT);
+    assert_eq!(jobs[1].shown_status().as_str(), "succeeded");
     assert_eq!(store.job("last").unwrap().id, "grade_fizz-0002");
     assert!(store.job("nope-0001").is_err());
     assert_eq!(store.next_job_id("grade/fizz"), "grade_fizz-0003");

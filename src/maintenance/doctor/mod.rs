@@ -22,7 +22,7 @@ use crate::backend::Backend;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::project::Project;
-use crate::store::reconcile;
+use crate::store::Observed;
 
 pub use sandboxes::FieldMismatch;
 
@@ -40,7 +40,7 @@ pub enum Finding {
         /// The runner that is gone.
         runner_pid: u32,
         /// The job's containers, as the engine shows them.
-        containers: Vec<reconcile::Observed>,
+        containers: Vec<Observed>,
         /// The status the record is closed with.
         becomes: JobStatus,
         /// The exit code it is closed with.
