@@ -6,9 +6,7 @@ use super::{style, table};
 use crate::error::Error;
 use crate::event::StepStatus;
 use crate::plan::ActionKind;
-use crate::store::{
-    HistoryLine, JobEntry, JobRecord, LogQuery, LogTarget, ShownStatus, Store,
-};
+use crate::store::{HistoryLine, JobEntry, JobRecord, LogQuery, LogTarget, ShownStatus, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -37,7 +35,7 @@ use crate::store::{
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
     /// this project; without it, list the job records.
-    #[arg(id = "instance", value_name = "INSTANCE")]
+    #[arg(id = "target", value_name = "JOB_ID")]
     record: Option<String>,
     /// Only this step's logs (a step id, or a step instance id).
     #[arg(long, value_name = "ID")]
@@ -45,7 +43,7 @@ pub struct Args {
     /// Print history.jsonl instead of the step logs.
     #[arg(long, conflicts_with = "step")]
     history: bool,
-    /// With no INSTANCE: print JSON instead of a table.
+    /// With no JOB_ID: print JSON instead of a table.
     #[arg(long)]
     json: bool,
     /// Keep printing as the logs grow: a job until it ends, a persistent
@@ -78,7 +76,7 @@ pub struct Args {
     /// of job records; with --tail N and -f.
     #[arg(
         long,
-        conflicts_with_all = ["instance", "step", "history", "json", "last", "since", "kind"]
+        conflicts_with_all = ["target", "step", "history", "json", "last", "since", "kind"]
     )]
     ops: bool,
 }
@@ -143,7 +141,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         if a.follow || a.tail.is_some() || a.kind.is_some() {
             return Err(Error::Invalid {
                 what: "logs flags",
-                value: "--follow, --tail or --type without INSTANCE".into(),
+                value: "--follow, --tail or --type without JOB_ID".into(),
                 expected: "a job record (or `last`) or a persistent sandbox to read, e.g. `pocketdock logs last -f`",
             });
         }
@@ -239,7 +237,7 @@ fn unknown_step(step: &str, rec: &JobRecord) -> Error {
     Error::NotFound {
         what: "step",
         name: step.to_string(),
-        place: format!("job record {}", rec.instance),
+        place: format!("job record {}", rec.job_id),
         hint,
     }
 }
@@ -341,11 +339,7 @@ fn list_jobs_since(
         .collect();
     anstream::print!(
         "{}",
-        table::render_status(
-            &["INSTANCE", "STATUS", "STARTED", "TOOK", "STEPS"],
-            &rows,
-            1
-        )
+        table::render_status(&["JOB ID", "STATUS", "STARTED", "TOOK", "STEPS"], &rows, 1)
     );
     if abandoned > 0 {
         ctx.note(format_args!(
@@ -364,9 +358,8 @@ fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Re
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| {
-                a.kind.is_none_or(|k| {
-                    HistoryLine::parse(l).is_some_and(|h| h.is_op_of(k.as_str()))
-                })
+                a.kind
+                    .is_none_or(|k| HistoryLine::parse(l).is_some_and(|h| h.is_op_of(k.as_str())))
             })
             .collect();
         let skip = a.last.map_or(0, |n| lines.len().saturating_sub(n));

@@ -59,7 +59,9 @@ struct Disk {
 
 #[derive(Serialize)]
 struct LatestJob {
-    instance: String,
+    /// The job id; `instance` on the wire, an alias kept.
+    #[serde(rename = "instance")]
+    job_id: String,
     status: String,
     started: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,7 +94,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8
     }
     let latest_job = records.iter().find_map(|j| {
         j.record.as_ref().map(|r| LatestJob {
-            instance: r.job_id().to_string(),
+            job_id: r.job_id().to_string(),
             status: r.shown_status().to_string(),
             started: r
                 .started
@@ -175,7 +177,7 @@ fn human(s: &Status) -> String {
     );
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
     if let Some(l) = &s.latest_job {
-        let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
+        let _ = write!(out, "; latest {} {} ({})", l.job_id, l.status, l.started);
         if let Some(r) = &l.resumed {
             let _ = write!(out, ", resuming {r}");
         }

@@ -111,7 +111,7 @@ mod tests {
         let r = JobRecord {
             format_version: JobRecord::FORMAT_VERSION,
             job: "j".into(),
-            instance: name.into(),
+            job_id: name.into(),
             status,
             exit_code: None,
             manifest: "/p/job.yaml".into(),

@@ -83,7 +83,7 @@ fn opening(record: &str) -> Vec<EventKind> {
     vec![
         EventKind::JobStarted {
             job: "demo".into(),
-            instance: "demo-0007".into(),
+            job_id: "demo-0007".into(),
             steps: 6,
             sandboxes: 2,
             record: record.into(),

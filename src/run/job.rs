@@ -263,7 +263,7 @@ impl Job {
         let started = Instant::now();
         events.emit(EventKind::JobStarted {
             job: plan.job_name.clone(),
-            instance: job_id.clone(),
+            job_id: job_id.clone(),
             steps: plan.steps.len(),
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
@@ -331,7 +331,7 @@ impl Job {
         Ok(ApplyOutcome {
             status,
             counts,
-            instance: job_id,
+            job_id: job_id,
             record: record_dir,
             duration,
             record_error: record_problems.get(),

@@ -23,7 +23,7 @@ pub(super) fn initial(plan: &Plan, job_id: &str, backend: &Backend, manifest: &P
     JobRecord {
         format_version: JobRecord::FORMAT_VERSION,
         job: plan.job_name.clone(),
-        instance: job_id.to_string(),
+        job_id: job_id.to_string(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: manifest.display().to_string(),

@@ -11,8 +11,8 @@
 //! The same events as a JSON list, for clients that poll, are
 //! `events_list`'s; `?format=` or the `Accept` header chooses.
 
-use std::convert::Infallible;
 use std::collections::VecDeque;
+use std::convert::Infallible;
 
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;

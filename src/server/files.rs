@@ -213,8 +213,8 @@ pub async fn artifact(
     });
     let Some(a) = found else {
         return Err(ApiError::missing(
-            format!("run `{id}` has no artifact `{path}`"),
-            "`GET /v1/runs/{id}` lists its artifacts",
+            format!("job `{id}` has no artifact `{path}`"),
+            "`GET /v1/jobs/{id}` lists its artifacts",
         ));
     };
     let host = if Path::new(&a.path).is_absolute() {

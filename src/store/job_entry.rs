@@ -132,7 +132,7 @@ impl JobRecord {
     /// The job id, `<job>-<NNNN>` (written as `instance` on disk).
     #[must_use]
     pub fn job_id(&self) -> &str {
-        &self.instance
+        &self.job_id
     }
 
     /// True when the record says `running` but its runner is gone: nobody
@@ -155,7 +155,7 @@ impl JobRecord {
         self.is_abandoned().then(|| {
             format!(
                 "job {} is abandoned: runner pid {} is gone; {}",
-                self.instance,
+                self.job_id,
                 self.runner_pid,
                 ShownStatus::ABANDONED_HINT.trim_start_matches("its runner is gone; ")
             )

@@ -22,8 +22,10 @@ pub struct JobRecord {
     pub format_version: u32,
     /// Job name (rendered).
     pub job: String,
-    /// Instance id, `<job>-<NNNN>` (the directory name).
-    pub instance: String,
+    /// The job id, `<job>-<NNNN>` (the directory name); `instance` on
+    /// disk, an alias kept.
+    #[serde(rename = "instance")]
+    pub job_id: String,
     /// Status: `running` until the job ends.
     pub status: JobStatus,
     /// Exit code `apply` returned.
@@ -289,6 +291,13 @@ mod tests {
 }
 
 impl JobRecord {
+    /// The job id.
+    #[deprecated(since = "0.1.0", note = "the field is `job_id` now")]
+    #[must_use]
+    pub fn instance(&self) -> &str {
+        &self.job_id
+    }
+
     /// The `format_version` this build writes.
     pub const FORMAT_VERSION: u32 = FORMAT_VERSION;
 }

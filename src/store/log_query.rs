@@ -38,9 +38,9 @@ impl LogQuery {
     /// instance id).
     #[must_use]
     pub fn wants_step(&self, s: &JobStep) -> bool {
-        self.step.as_deref().is_none_or(|want| {
-            want == s.id || want == s.id.split('@').next().unwrap_or(&s.id)
-        })
+        self.step
+            .as_deref()
+            .is_none_or(|want| want == s.id || want == s.id.split('@').next().unwrap_or(&s.id))
     }
 
     /// Whether step `id`, of the kinds `kinds` lists, is of the kind asked for.
@@ -179,7 +179,11 @@ fn job_logs(job: &JobEntry, q: &LogQuery) -> Vec<LogFile> {
 
 /// The step logs of a job that a follow prints: those `q` asks for, as
 /// the record now lists them.
-pub(super) fn followed_steps(job: &JobEntry, rec: &super::JobRecord, q: &LogQuery) -> Vec<(String, PathBuf)> {
+pub(super) fn followed_steps(
+    job: &JobEntry,
+    rec: &super::JobRecord,
+    q: &LogQuery,
+) -> Vec<(String, PathBuf)> {
     let kinds = job.step_kinds();
     rec.steps
         .iter()

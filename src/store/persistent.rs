@@ -292,11 +292,7 @@ pub struct Pruned {
 }
 
 /// [`manage::prune`], and the record directories of the sandboxes removed.
-async fn prune(
-    backend: &Backend,
-    sandboxes: &[SandboxSummary],
-    images: &[ImageInfo],
-) -> Pruned {
+async fn prune(backend: &Backend, sandboxes: &[SandboxSummary], images: &[ImageInfo]) -> Pruned {
     let report = manage::prune(backend, sandboxes, images).await;
     let mut kept_data_dirs = Vec::new();
     let record_dirs = report

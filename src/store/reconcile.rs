@@ -465,7 +465,7 @@ mod tests {
         JobRecord {
             format_version: FORMAT_VERSION,
             job: "long".into(),
-            instance: "long-0001".into(),
+            job_id: "long-0001".into(),
             status: JobStatus::Running,
             exit_code: None,
             manifest: "/p/job.yaml".into(),

@@ -74,7 +74,7 @@ impl Reserved {
                 return Err(e);
             }
         };
-        record.instance = dir
+        record.job_id = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -174,7 +174,7 @@ impl Recorder {
     /// The job id (`<job>-<NNNN>`).
     #[must_use]
     pub fn job_id(&self) -> &str {
-        &self.record.instance
+        &self.record.job_id
     }
 
     /// What failed to be written so far, if anything did.

@@ -1,5 +1,5 @@
-use super::*;
 use super::space_reserve::RESERVE_FILE;
+use super::*;
 use crate::engine::demux::StreamKind;
 use crate::event::{Artifact, StepStatus, Usage};
 use crate::event::{Consumer, Event, EventKind, JobStatus};
@@ -8,7 +8,7 @@ fn record() -> JobRecord {
     JobRecord {
         format_version: JobRecord::FORMAT_VERSION,
         job: "grade/fizz".into(),
-        instance: String::new(),
+        job_id: String::new(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: "/p/job.yaml".into(),
@@ -62,7 +62,7 @@ fn numbers_job_ids_and_writes_a_whole_record() {
     let text = std::fs::read_to_string(a.dir().join("instance.toml")).unwrap();
     let back: JobRecord = toml::from_str(&text).unwrap();
     assert_eq!(back.status, JobStatus::Running);
-    assert_eq!(back.instance, "grade_fizz-0001");
+    assert_eq!(back.job_id, "grade_fizz-0001");
     assert!(a.dir().join("logs").is_dir());
 }
 
@@ -88,7 +88,7 @@ const USAGE: Usage = Usage {
 fn a_job_whose_one_step_fails(r: &mut Recorder) {
     r.handle(&ev(EventKind::JobStarted {
         job: "grade/fizz".into(),
-        instance: r.job_id().into(),
+        job_id: r.job_id().into(),
         steps: 1,
         sandboxes: 1,
         record: String::new(),

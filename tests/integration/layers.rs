@@ -387,7 +387,8 @@ const STORE_HELPERS: &[&str] = &[
 /// imports. (Reaching further runs round the table's one cycle, `steps`
 /// and the layers that hold its sum types.)
 fn above(layers: &[Layer], below: &str) -> BTreeSet<String> {
-    let imports = |l: &Layer, m: &str| l.may_import.contains("everything") || l.may_import.contains(m);
+    let imports =
+        |l: &Layer, m: &str| l.may_import.contains("everything") || l.may_import.contains(m);
     let own: BTreeSet<String> = layers
         .iter()
         .find(|l| l.name == below)
@@ -435,9 +436,7 @@ fn store_path_violations(layers: &[Layer], files: &[(String, String)]) -> Vec<St
                 for (at, _) in line.match_indices(opener) {
                     let arg = &line[at + opener.len()..];
                     let arg = &arg[..arg.find('"').unwrap_or(arg.len())];
-                    let names_store = arg
-                        .split('/')
-                        .any(|part| STORE_NAMES.contains(&part));
+                    let names_store = arg.split('/').any(|part| STORE_NAMES.contains(&part));
                     if names_store {
                         out.push(format!(
                             "{rel}:{}: builds a store path (`{opener}{arg}\"`)",
@@ -491,7 +490,10 @@ fn the_checker_catches_a_store_path_above_the_store() {
             "src/store/home.rs".to_string(),
             "let p = root.join(\".pocketdock\").join(\"instances\");\n".to_string(),
         ),
-        ("src/error.rs".to_string(), "let p = x.join(\"data\");\n".to_string()),
+        (
+            "src/error.rs".to_string(),
+            "let p = x.join(\"data\");\n".to_string(),
+        ),
     ];
     assert_eq!(
         store_path_violations(&layers, &files),

@@ -72,9 +72,11 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
-    /// A sandbox tied to a process (a library program, `pocketdock serve`)
-    /// that ended without removing it.
-    Abandoned {
+    /// An orphaned sandbox: tied to a process (a library program,
+    /// `pocketdock serve`) that ended without removing it. `abandoned` on
+    /// the wire, an alias kept.
+    #[serde(rename = "abandoned")]
+    Orphaned {
         /// The container.
         container: String,
         /// The pid of the process that made it.
@@ -266,7 +268,7 @@ impl Finding {
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
             | Finding::GoneProjectWarm { fixed, .. }
-            | Finding::Abandoned { fixed, .. }
+            | Finding::Orphaned { fixed, .. }
             | Finding::CacheOrphan { fixed, .. }
             | Finding::ForkOrphan { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
@@ -286,7 +288,7 @@ impl Finding {
             | Finding::Mismatch { errors, .. }
             | Finding::DeadWarm { errors, .. }
             | Finding::GoneProjectWarm { errors, .. }
-            | Finding::Abandoned { errors, .. }
+            | Finding::Orphaned { errors, .. }
             | Finding::CacheOrphan { errors, .. }
             | Finding::ForkOrphan { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],
