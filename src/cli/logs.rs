@@ -154,7 +154,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
             return super::follow::sandbox(ctx, &store, &name, a.query(), a.tail).await;
         }
         LogTarget::Sandbox(name) => return sandbox_logs(ctx, &store, &name, a),
-        LogTarget::Job(job) => job,
+        LogTarget::Job(job) => *job,
     };
     if a.follow {
         return super::follow::job(ctx, &store, job, a.query(), a.tail).await;
@@ -168,13 +168,13 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         print!("{}", last_lines(&job.history()?, a.last));
         return Ok(0);
     }
-    job_logs(&store, &job, rec?, a)
+    job_logs(&store, &job, &rec?, a)
 }
 
 /// Every step log of a job record that the flags select, each under a
 /// `### STEP (STATUS)` header.
-fn job_logs(store: &Store, job: &JobEntry, rec: JobRecord, a: &Args) -> Result<u8, Error> {
-    let target = LogTarget::Job(JobEntry::new(job.dir.clone(), Some(rec.clone())));
+fn job_logs(store: &Store, job: &JobEntry, rec: &JobRecord, a: &Args) -> Result<u8, Error> {
+    let target = LogTarget::Job(Box::new(JobEntry::new(job.dir.clone(), Some(rec.clone()))));
     let mut shown = 0;
     for log in store.logs(&target, &a.query()) {
         let status = log.status.unwrap_or_default();
@@ -205,7 +205,7 @@ fn job_logs(store: &Store, job: &JobEntry, rec: JobRecord, a: &Args) -> Result<u
     }
     if shown == 0 {
         if let (Some(step), None, None) = (&a.step, a.kind, a.since) {
-            return Err(unknown_step(step, &rec));
+            return Err(unknown_step(step, rec));
         }
     }
     Ok(0)

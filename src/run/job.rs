@@ -331,7 +331,7 @@ impl Job {
         Ok(ApplyOutcome {
             status,
             counts,
-            job_id: job_id,
+            job_id,
             record: record_dir,
             duration,
             record_error: record_problems.get(),

@@ -266,30 +266,6 @@ impl<'de> Deserialize<'de> for StepState {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn step_states_read_back_as_written() {
-        let all = [StepState::Pending, StepState::Running]
-            .into_iter()
-            .chain(FINISHED.map(StepState::Finished));
-        for state in all {
-            assert_eq!(StepState::parse(state.as_str()), Some(state), "{state}");
-            let json = serde_json::to_string(&state).unwrap();
-            assert_eq!(json, format!("\"{}\"", state.as_str()));
-            assert_eq!(serde_json::from_str::<StepState>(&json).unwrap(), state);
-        }
-        // The same word an event carries for the same status.
-        assert_eq!(
-            serde_json::to_value(StepStatus::FailedAllowed).unwrap(),
-            serde_json::to_value(StepState::Finished(StepStatus::FailedAllowed)).unwrap()
-        );
-        assert_eq!(StepState::parse("success"), None);
-    }
-}
-
 impl JobRecord {
     /// The job id.
     #[deprecated(since = "0.1.0", note = "the field is `job_id` now")]
@@ -330,5 +306,29 @@ impl JobArtifact {
     #[must_use]
     pub fn step_dir(artifacts: &std::path::Path, step: &str) -> std::path::PathBuf {
         artifacts.join(super::sanitize(step))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_states_read_back_as_written() {
+        let all = [StepState::Pending, StepState::Running]
+            .into_iter()
+            .chain(FINISHED.map(StepState::Finished));
+        for state in all {
+            assert_eq!(StepState::parse(state.as_str()), Some(state), "{state}");
+            let json = serde_json::to_string(&state).unwrap();
+            assert_eq!(json, format!("\"{}\"", state.as_str()));
+            assert_eq!(serde_json::from_str::<StepState>(&json).unwrap(), state);
+        }
+        // The same word an event carries for the same status.
+        assert_eq!(
+            serde_json::to_value(StepStatus::FailedAllowed).unwrap(),
+            serde_json::to_value(StepState::Finished(StepStatus::FailedAllowed)).unwrap()
+        );
+        assert_eq!(StepState::parse("success"), None);
     }
 }

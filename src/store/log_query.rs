@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub enum LogTarget {
     /// A job record.
-    Job(JobEntry),
+    Job(Box<JobEntry>),
     /// A persistent sandbox, by name.
     Sandbox(String),
 }
@@ -89,7 +89,7 @@ impl Store {
         if self.has_sandbox(name) && !step_asked {
             return Ok(LogTarget::Sandbox(name.to_string()));
         }
-        self.job(name).map(LogTarget::Job)
+        self.job(name).map(|j| LogTarget::Job(Box::new(j)))
     }
 
     /// The logs of `target` that `q` asks for, oldest first.
