@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pocketdock::event::{Consumer, Event, EventKind, JobStatus, StepStatus, StreamKind};
 use pocketdock::store::{
-    JobEngine, JobRecord, JobSandbox, JobStep, Recorder, SandboxState, StepState, FORMAT_VERSION,
+    JobEngine, JobRecord, JobSandbox, JobStep, Recorder, SandboxState, StepState,
 };
 use time::OffsetDateTime;
 
@@ -19,9 +19,9 @@ const SANDBOXES: usize = 4;
 
 fn record(steps: usize) -> JobRecord {
     JobRecord {
-        format_version: FORMAT_VERSION,
+        format_version: JobRecord::FORMAT_VERSION,
         job: "bench".into(),
-        instance: String::new(),
+        job_id: String::new(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: "/tmp/bench.yaml".into(),
@@ -73,7 +73,7 @@ fn job(dir: &std::path::Path, steps: usize) -> Duration {
     let mut feed = |kind| r.handle(&Event::now(kind));
     feed(EventKind::JobStarted {
         job: "bench".into(),
-        instance: "bench-0001".into(),
+        job_id: "bench-0001".into(),
         steps,
         sandboxes: SANDBOXES,
         record: dir.display().to_string(),

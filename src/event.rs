@@ -159,7 +159,8 @@ pub enum EventKind {
         /// Job name.
         job: String,
         /// The job id (`<job>-<NNNN>`); `instance` on the wire, an alias kept.
-        instance: String,
+        #[serde(rename = "instance")]
+        job_id: String,
         /// Number of step instances in the plan.
         steps: usize,
         /// Number of sandbox instances in the plan.

@@ -160,7 +160,7 @@ fn outcome_json(o: &ApplyOutcome) -> String {
         "failed": o.counts.failed,
         "skipped": o.counts.skipped,
         "cancelled": o.counts.cancelled,
-        "job_id": o.instance,
+        "job_id": o.job_id,
         "record": o.record.display().to_string(),
         "duration_s": o.duration.as_secs_f64(),
         "record_error": o.record_error.as_ref().map(ToString::to_string),

@@ -47,7 +47,7 @@ pub fn destroy(
     rt::wait(py, None, async move {
         let here = Project::find(&std::env::current_dir().unwrap_or_default());
         let b = crate::engine::backend(backend.as_deref(), namespace.as_deref(), &here).await?;
-        pocketdock::store::destroy_sandbox(&b, &name).await
+        pocketdock::store::PersistentSandbox::destroy(&b, &name).await
     })
 }
 
@@ -65,7 +65,7 @@ pub fn prune(
         let (b, rows) = summaries(project, backend, namespace).await?;
         let stopped: Vec<SandboxSummary> =
             rows.into_iter().filter(SandboxSummary::is_stopped).collect();
-        let done = pocketdock::store::prune(&b, &stopped, &[]).await;
+        let done = pocketdock::store::PersistentSandbox::prune(&b, &stopped, &[]).await;
         let names = done.engine.sandboxes.iter().map(|s| s.name.clone()).collect();
         Ok((names, done.engine.failures))
     })

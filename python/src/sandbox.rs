@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use pocketdock::project::Project;
-use pocketdock::store::{self, PersistentSandbox};
 use pocketdock::sandbox::ShellOptions;
+use pocketdock::store::{PersistentSandbox, RunLogger, SandboxRecord};
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -284,7 +284,7 @@ impl Sandbox {
     fn reboot(&self, py: Python<'_>, fresh: bool) -> PyResult<()> {
         let mut sb = self.handle();
         let sb = rt::wait(py, None, async move {
-            store::reboot(&mut sb, fresh).await?;
+            PersistentSandbox::reboot_sandbox(&mut sb, fresh).await?;
             Ok(sb)
         })?;
         *self
@@ -300,7 +300,8 @@ impl Sandbox {
         let sb = self.handle();
         // The store's shutdown: a removed persistent sandbox's record goes too.
         let done = rt::wait(py, None, async move {
-            store::shutdown(&sb, pocketdock::ShutdownOptions { force, remove }).await
+            PersistentSandbox::shutdown_sandbox(&sb, pocketdock::ShutdownOptions { force, remove })
+                .await
         })?;
         Ok(match done {
             pocketdock::sandbox::Shutdown::Removed => "removed",
@@ -354,10 +355,10 @@ fn log_runs(sb: &mut Handle, data_path: Option<&str>) {
     let Some(dir) = data_path.map(std::path::Path::new) else {
         return;
     };
-    if !store::sandbox_dir::is_sandbox_dir(dir) {
+    if !SandboxRecord::is_in(dir) {
         return;
     }
     let project = Project::find(dir);
-    let logger = store::RunLogger::new(dir, &project.config.logging, sb.name());
+    let logger = RunLogger::new(dir, &project.config.logging, sb.name());
     sb.observe(Arc::new(logger));
 }

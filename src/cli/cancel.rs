@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::maintenance::cancel::{self, Signalled};
-use crate::store::{reconcile, Store, ABANDONED_HINT};
+use crate::store::{JobRecord, ShownStatus, Store};
 
 /// How long `cancel` waits for the runner to close the record.
 const WAIT: Duration = Duration::from_secs(90);
@@ -61,7 +61,8 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         Signalled::Abandoned { pid } => {
             eprintln!(
                 "error: job {id} is abandoned: runner pid {pid} is gone, nobody is running it to cancel\n\
-                 hint: {ABANDONED_HINT}"
+                 hint: {}",
+                ShownStatus::ABANDONED_HINT
             );
             return Ok(1);
         }
@@ -89,7 +90,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
     loop {
         let now = entry.reread();
         let closed = now.as_ref().is_some_and(|r| r.status != JobStatus::Running);
-        let gone = !now.as_ref().is_some_and(reconcile::runner_alive);
+        let gone = !now.as_ref().is_some_and(JobRecord::runner_alive);
         if closed && gone {
             let status = now.map_or("unreadable", |r| r.status.as_str());
             println!("{id} {status}");
@@ -98,7 +99,8 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         if gone {
             eprintln!(
                 "error: the runner of job {id} exited without closing its record\n\
-                 hint: {ABANDONED_HINT}"
+                 hint: {}",
+                ShownStatus::ABANDONED_HINT
             );
             return Ok(1);
         }

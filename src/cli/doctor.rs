@@ -52,7 +52,7 @@ fn group(f: &Finding) -> (&'static str, &'static str) {
                 "Warm pool sandboxes of projects whose directory was deleted",
                 "`pocketdock doctor --fix` or `pocketdock prune` removes them",
             ),
-            Finding::Abandoned { .. } => (
+            Finding::Orphaned { .. } => (
                 "Sandboxes whose owner process ended without removing them",
                 "`pocketdock doctor --fix` (or `pocketdock prune`) removes them",
             ),
@@ -158,7 +158,7 @@ fn describe(f: &Finding, fix: bool) -> String {
         | Finding::PortConflict { .. }
         | Finding::CacheOrphan { .. }
         | Finding::ForkOrphan { .. }
-        | Finding::Abandoned { .. } => describe_engine(f, fix),
+        | Finding::Orphaned { .. } => describe_engine(f, fix),
     };
     for e in f.errors() {
         let _ = write!(line, "\n  error: {e}");
@@ -341,7 +341,7 @@ fn describe_engine(f: &Finding, fix: bool) -> String {
             let action = removal(*fixed, fix);
             format!("{container}: warm sandbox of project {project}, whose directory {dir} is gone; {action}")
         }
-        Finding::Abandoned {
+        Finding::Orphaned {
             container,
             owner_pid,
             state,

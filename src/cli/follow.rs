@@ -1,16 +1,13 @@
-//! `pocketdock logs --follow`: print logs as they grow, until what writes
-//! them ends, polling four times a second ([`LogTail`] reads them).
+//! `pocketdock logs --follow`: print what the store's [`Follow`] reads as
+//! logs grow, until what writes them ends, polling four times a second.
 
 use std::io::Write;
-use std::path::Path;
 use std::time::Duration;
 
-use super::logs::{sandbox_log_files, step_of_kind, step_wanted, LogType};
 use super::{Context, EXIT_INTERRUPTED};
 use crate::error::Error;
-use crate::event::JobStatus;
 use crate::sandbox::Sandbox;
-use crate::store::{JobEntry, LogTail, Store};
+use crate::store::{Follow, FollowTarget, Followed, JobEntry, LogQuery, Store};
 
 const POLL: Duration = Duration::from_millis(250);
 
@@ -18,35 +15,19 @@ const POLL: Duration = Duration::from_millis(250);
 /// found gone); exit 130 on Ctrl-C.
 pub async fn job(
     ctx: &Context,
-    job: &JobEntry,
-    step: Option<&str>,
-    kind: Option<LogType>,
+    store: &Store,
+    job: JobEntry,
+    query: LogQuery,
     tail: Option<usize>,
 ) -> Result<u8, Error> {
-    let mut tailer = Tailer::new(tail);
+    let id = job.id.clone();
+    let mut follow = store.follow(FollowTarget::JobLogs(job, query), tail);
+    let mut printer = Printer::default();
     let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
     loop {
-        // instance.toml is replaced by rename: a read sees the old or the new.
-        let Some(rec) = job.reread() else {
-            return Err(Error::Invalid {
-                what: "job record",
-                value: job.dir.display().to_string(),
-                expected: "a record whose instance.toml can be read; `pocketdock doctor` checks it",
-            });
-        };
-        let done = rec.status != JobStatus::Running || rec.is_abandoned();
-        let kinds = job.step_kinds();
-        for s in rec
-            .steps
-            .iter()
-            .filter(|s| step_wanted(s, step) && step_of_kind(&kinds, &s.id, kind))
-        {
-            tailer.print(&s.id, &job.step_log_path(s), done);
-        }
-        tailer.started();
-        if done {
-            let shown = rec.shown_status();
-            ctx.note(format_args!("pocketdock: job {} {shown}", rec.job_id()));
+        printer.print(follow.poll()?);
+        if let Some(shown) = follow.job_ended_as() {
+            ctx.note(format_args!("pocketdock: job {id} {shown}"));
             return Ok(0);
         }
         tokio::select! {
@@ -56,39 +37,32 @@ pub async fn job(
     }
 }
 
-/// Follow a persistent sandbox's logs (of `kind`): its newest, then every
-/// new one, until the sandbox is no longer running; exit 130 on Ctrl-C.
+/// Follow a persistent sandbox's logs (of the query's kind): its newest,
+/// then every new one, until the sandbox is no longer running; exit 130 on
+/// Ctrl-C.
 pub async fn sandbox(
     ctx: &Context,
     store: &Store,
     name: &str,
-    kind: Option<LogType>,
+    query: LogQuery,
     tail: Option<usize>,
 ) -> Result<u8, Error> {
     let backend = ctx.backend().await?;
     let sandbox = Sandbox::attach(&backend, name);
-    let mut tailer = Tailer::new(tail);
-    // Older logs are history: only the newest one is followed from its start.
-    let existing = sandbox_log_files(store, name, kind);
-    for (_, path) in existing.iter().rev().skip(1) {
-        tailer.skip(path);
-    }
-    if let Some((_, newest)) = existing.last() {
-        tailer.print(&label(newest), newest, false);
-    }
-    // Any other log is new: it prints from its start.
-    tailer.started();
+    let mut follow = store.follow(FollowTarget::SandboxLogs(name.to_string(), query), tail);
+    let mut printer = Printer::default();
+    // The newest log, from its start (or its tail).
+    printer.print(follow.poll()?);
     let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
     let mut polls = 0u32;
     loop {
         // Every second, ask the engine whether there is still something to follow.
-        let done =
-            polls.is_multiple_of(4) && !sandbox.inspect().await.is_ok_and(|i| i.state.running);
-        polls += 1;
-        for (_, path) in sandbox_log_files(store, name, kind) {
-            tailer.print(&label(&path), &path, done);
+        if polls.is_multiple_of(4) && !sandbox.inspect().await.is_ok_and(|i| i.state.running) {
+            follow.writer_ended();
         }
-        if done {
+        polls += 1;
+        printer.print(follow.poll()?);
+        if follow.is_done() {
             ctx.note(format_args!("pocketdock: sandbox {name} is not running"));
             return Ok(0);
         }
@@ -99,51 +73,59 @@ pub async fn sandbox(
     }
 }
 
-fn label(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned()
+/// Follow the operational log until Ctrl-C (exit 130); without `follow`,
+/// print what it holds and return.
+pub async fn op_log(store: &Store, tail: Option<usize>, follow: bool) -> Result<u8, Error> {
+    let mut reader: Follow = store.follow(FollowTarget::OpLog, tail);
+    if !follow {
+        reader.writer_ended();
+    }
+    let mut printer = Printer::unlabelled();
+    printer.print(reader.poll()?);
+    if !follow {
+        return Ok(0);
+    }
+    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => printer.print(reader.poll()?),
+            _ = &mut interrupted => return Ok(EXIT_INTERRUPTED),
+        }
+    }
 }
 
-/// Prints what [`LogTail`] reads, with a `### LABEL` line whenever the
-/// output switches files.
-struct Tailer {
-    logs: LogTail,
+/// Prints what a follow read, with a `### LABEL` line whenever the output
+/// switches logs.
+#[derive(Default)]
+struct Printer {
     last: Option<String>,
+    plain: bool,
 }
 
-impl Tailer {
-    fn new(tail: Option<usize>) -> Tailer {
-        Tailer {
-            logs: LogTail::new(tail),
+impl Printer {
+    fn unlabelled() -> Printer {
+        Printer {
             last: None,
+            plain: true,
         }
     }
 
-    /// The first pass is over: files that appear from now on are new, and
-    /// print from their start.
-    fn started(&mut self) {
-        self.logs.started();
-    }
-
-    /// Never print what `path` holds now.
-    fn skip(&mut self, path: &Path) {
-        self.logs.skip(path);
-    }
-
-    /// Print what `path` gained since the last call: whole lines only,
-    /// unless `all` (the writer has finished).
-    fn print(&mut self, label: &str, path: &Path, all: bool) {
-        let new = self.logs.read_new(path, all);
-        if new.is_empty() {
+    fn print(&mut self, pieces: Vec<Followed>) {
+        if pieces.is_empty() {
             return;
         }
         let mut out = std::io::stdout().lock();
-        if self.last.as_deref() != Some(label) {
-            let _ = writeln!(out, "### {label}");
-            self.last = Some(label.to_string());
+        for piece in pieces {
+            let (label, bytes) = match piece {
+                Followed::Log { label, bytes } => (label, bytes),
+                Followed::Line { id, text } => (id.to_string(), (text + "\n").into_bytes()),
+            };
+            if !self.plain && self.last.as_deref() != Some(label.as_str()) {
+                let _ = writeln!(out, "### {label}");
+                self.last = Some(label);
+            }
+            let _ = out.write_all(&bytes);
         }
-        let _ = out.write_all(&new).and_then(|()| out.flush());
+        let _ = out.flush();
     }
 }

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::sandbox::manage;
 use crate::sandbox::Shutdown;
 use crate::sandbox::{labels, Sandbox};
-use crate::store;
+use crate::store::PersistentSandbox;
 
 #[derive(Debug, clap::Args)]
 pub struct NameArgs {
@@ -162,8 +162,8 @@ pub async fn shutdown(
         eprintln!("kept {}", a.name);
         return Ok(1);
     }
-    let user_data = store::user_data_dir(&inspect);
-    match store::shutdown(
+    let user_data = PersistentSandbox::user_data_dir(&inspect);
+    match PersistentSandbox::shutdown_sandbox(
         &sandbox,
         crate::sandbox::ShutdownOptions {
             force: a.force,
@@ -231,7 +231,7 @@ pub fn confirm_reboot(ctx: &super::Context, a: &RebootArgs) -> Result<bool, Erro
 
 pub async fn reboot(backend: &Backend, a: RebootArgs) -> Result<u8, Error> {
     let mut sandbox = Sandbox::attach(backend, &a.name);
-    store::reboot(&mut sandbox, a.fresh).await?;
+    PersistentSandbox::reboot_sandbox(&mut sandbox, a.fresh).await?;
     if a.fresh {
         println!("recreated {} from its image", a.name);
     } else {

@@ -1,15 +1,12 @@
 //! `pocketdock logs` and `pocketdock list --jobs`: read job records.
 
-use std::path::{Path, PathBuf};
-
 use time::OffsetDateTime;
 
 use super::{style, table};
 use crate::error::Error;
 use crate::event::StepStatus;
 use crate::plan::ActionKind;
-use crate::store::log_tail::tail;
-use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDONED_HINT};
+use crate::store::{HistoryLine, JobEntry, JobRecord, LogQuery, LogTarget, ShownStatus, Store};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -38,7 +35,7 @@ use crate::store::{self, modified, JobEntry, StepState, Store, ABANDONED, ABANDO
 pub struct Args {
     /// Job record (`<job>-<NNNN>`, or `last`), or a persistent sandbox of
     /// this project; without it, list the job records.
-    #[arg(id = "instance", value_name = "INSTANCE")]
+    #[arg(id = "target", value_name = "JOB_ID")]
     record: Option<String>,
     /// Only this step's logs (a step id, or a step instance id).
     #[arg(long, value_name = "ID")]
@@ -46,7 +43,7 @@ pub struct Args {
     /// Print history.jsonl instead of the step logs.
     #[arg(long, conflicts_with = "step")]
     history: bool,
-    /// With no INSTANCE: print JSON instead of a table.
+    /// With no JOB_ID: print JSON instead of a table.
     #[arg(long)]
     json: bool,
     /// Keep printing as the logs grow: a job until it ends, a persistent
@@ -79,7 +76,7 @@ pub struct Args {
     /// of job records; with --tail N and -f.
     #[arg(
         long,
-        conflicts_with_all = ["instance", "step", "history", "json", "last", "since", "kind"]
+        conflicts_with_all = ["target", "step", "history", "json", "last", "since", "kind"]
     )]
     ops: bool,
 }
@@ -98,7 +95,8 @@ pub enum LogType {
 }
 
 impl LogType {
-    fn as_str(self) -> &'static str {
+    /// The kind's name, as the store's [`LogQuery`] takes it.
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             // The step kinds' own names, so job steps match them.
             LogType::Run => ActionKind::Run.name(),
@@ -107,34 +105,18 @@ impl LogType {
             LogType::Detach => "detach",
         }
     }
-
-    /// Whether a persistent sandbox's history line is of this kind: its
-    /// `type` is the kind (`detach_ended` is a `detach` too).
-    fn types(self, line: &str) -> bool {
-        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
-            v["type"].as_str().is_some_and(|t| {
-                t == self.as_str() || t.strip_suffix("_ended") == Some(self.as_str())
-            })
-        })
-    }
-
-    /// Whether a persistent sandbox's log file is of this kind: its name
-    /// starts `KIND-` (`run-2026-02-05T09-15-00Z.log`).
-    pub(super) fn names(self, path: &Path) -> bool {
-        path.file_name().is_some_and(|n| {
-            n.to_string_lossy()
-                .starts_with(&format!("{}-", self.as_str()))
-        })
-    }
 }
 
-/// Whether step `id` is of `kind` (always, without `--type`).
-pub(super) fn step_of_kind(
-    kinds: &std::collections::HashMap<String, String>,
-    id: &str,
-    kind: Option<LogType>,
-) -> bool {
-    kind.is_none_or(|k| kinds.get(id).is_some_and(|s| s == k.as_str()))
+impl Args {
+    /// Which logs the flags ask for.
+    fn query(&self) -> LogQuery {
+        LogQuery {
+            step: self.step.clone(),
+            kind: self.kind.map(|k| k.as_str().to_string()),
+            since: self.since,
+            last: self.last,
+        }
+    }
 }
 
 /// `--since`: an age back from now (`30s`, `10m`, `2h`, `7d`, `2w`), or an
@@ -159,7 +141,7 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         if a.follow || a.tail.is_some() || a.kind.is_some() {
             return Err(Error::Invalid {
                 what: "logs flags",
-                value: "--follow, --tail or --type without INSTANCE".into(),
+                value: "--follow, --tail or --type without JOB_ID".into(),
                 expected: "a job record (or `last`) or a persistent sandbox to read, e.g. `pocketdock logs last -f`",
             });
         }
@@ -167,72 +149,53 @@ pub async fn run(ctx: &super::Context, a: &Args) -> Result<u8, Error> {
         return Ok(0);
     };
     let store = Store::open(ctx.project()?);
-    if store.has_sandbox(name) && a.step.is_none() {
-        if a.follow {
-            return super::follow::sandbox(ctx, &store, name, a.kind, a.tail).await;
+    let job = match store.log_target(name, a.step.is_some())? {
+        LogTarget::Sandbox(name) if a.follow => {
+            return super::follow::sandbox(ctx, &store, &name, a.query(), a.tail).await;
         }
-        return sandbox_logs(ctx, &store, name, a);
-    }
-    let job = store.job(name)?;
+        LogTarget::Sandbox(name) => return sandbox_logs(ctx, &store, &name, a),
+        LogTarget::Job(job) => *job,
+    };
     if a.follow {
-        return super::follow::job(ctx, &job, a.step.as_deref(), a.kind, a.tail).await;
+        return super::follow::job(ctx, &store, job, a.query(), a.tail).await;
     }
     // The history prints even when instance.toml cannot be read.
     let rec = job.read_record();
-    if let Some(note) = rec.as_ref().ok().and_then(store::JobRecord::abandoned_note) {
+    if let Some(note) = rec.as_ref().ok().and_then(JobRecord::abandoned_note) {
         ctx.note(format_args!("pocketdock: {note}"));
     }
     if a.history {
         print!("{}", last_lines(&job.history()?, a.last));
         return Ok(0);
     }
-    job_logs(&job, &rec?, a)
+    job_logs(&store, &job, &rec?, a)
 }
 
 /// Every step log of a job record that the flags select, each under a
 /// `### STEP (STATUS)` header.
-fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Error> {
-    let abandoned = rec.is_abandoned();
-    let kinds = job.step_kinds();
+fn job_logs(store: &Store, job: &JobEntry, rec: &JobRecord, a: &Args) -> Result<u8, Error> {
+    let target = LogTarget::Job(Box::new(JobEntry::new(job.dir.clone(), Some(rec.clone()))));
     let mut shown = 0;
-    let wanted: Vec<(&store::JobStep, PathBuf)> = rec
-        .steps
-        .iter()
-        .filter(|s| step_wanted(s, a.step.as_deref()) && step_of_kind(&kinds, &s.id, a.kind))
-        .map(|s| (s, job.step_log_path(s)))
-        .filter(|(_, path)| {
-            a.since
-                .is_none_or(|t| modified(path).is_some_and(|m| m >= t))
-        })
-        // A step without a log (not started) is not one of the last N.
-        .filter(|(_, path)| a.step.is_some() || path.exists())
-        .collect();
-    let skip = a.last.map_or(0, |n| wanted.len().saturating_sub(n));
-    for (s, path) in wanted.into_iter().skip(skip) {
-        // A step left running by a dead runner will never end.
-        let status = if abandoned && s.status == StepState::Running {
-            ABANDONED
-        } else {
-            s.status.as_str()
-        };
-        match std::fs::read_to_string(&path) {
+    for log in store.logs(&target, &a.query()) {
+        let status = log.status.unwrap_or_default();
+        match log.read(a.tail) {
             Ok(text) => {
                 anstream::println!(
                     "### {} ({})",
-                    s.id,
+                    log.label,
                     style::paint(style::status(status), status)
                 );
-                print!("{}", tail(&text, a.tail));
-                if let Some(cut) = &s.log_cut {
-                    println!("### {}: log cut short: {cut}", s.id);
+                print!("{text}");
+                if let Some(cut) = log.step.as_ref().and_then(|s| s.log_cut.as_ref()) {
+                    println!("### {}: log cut short: {cut}", log.label);
                 }
                 shown += 1;
             }
             Err(_) if a.step.is_some() => {
                 // A step that failed before it ran (its sandbox, its
                 // template) has no log: the record's reason says why.
-                println!("### {} ({status}): no log", s.id);
-                if let Some(reason) = &s.reason {
+                println!("### {} ({status}): no log", log.label);
+                if let Some(reason) = log.step.as_ref().and_then(|s| s.reason.as_ref()) {
                     println!("reason: {reason}");
                 }
                 shown += 1;
@@ -249,7 +212,7 @@ fn job_logs(job: &JobEntry, rec: &store::JobRecord, a: &Args) -> Result<u8, Erro
 }
 
 /// `--step` names no step of `rec`: the closest name, or the names there are.
-fn unknown_step(step: &str, rec: &store::JobRecord) -> Error {
+fn unknown_step(step: &str, rec: &JobRecord) -> Error {
     let mut names: Vec<&str> = Vec::new();
     for s in &rec.steps {
         let base = s.id.split('@').next().unwrap_or(&s.id);
@@ -274,14 +237,9 @@ fn unknown_step(step: &str, rec: &store::JobRecord) -> Error {
     Error::NotFound {
         what: "step",
         name: step.to_string(),
-        place: format!("job record {}", rec.instance),
+        place: format!("job record {}", rec.job_id),
         hint,
     }
-}
-
-/// Whether step `s` is the one `--step` names (its id, or its step instance id).
-pub(super) fn step_wanted(s: &store::JobStep, want: Option<&str>) -> bool {
-    want.is_none_or(|want| want == s.id || want == s.id.split('@').next().unwrap_or(&s.id))
 }
 
 /// The last `n` lines of `text` (all of it without `n`).
@@ -381,16 +339,13 @@ fn list_jobs_since(
         .collect();
     anstream::print!(
         "{}",
-        table::render_status(
-            &["INSTANCE", "STATUS", "STARTED", "TOOK", "STEPS"],
-            &rows,
-            1
-        )
+        table::render_status(&["JOB ID", "STATUS", "STARTED", "TOOK", "STEPS"], &rows, 1)
     );
     if abandoned > 0 {
         ctx.note(format_args!(
-            "{abandoned} abandoned job{}: {ABANDONED_HINT}",
-            if abandoned == 1 { "" } else { "s" }
+            "{abandoned} abandoned job{}: {}",
+            if abandoned == 1 { "" } else { "s" },
+            ShownStatus::ABANDONED_HINT
         ));
     }
 }
@@ -402,7 +357,10 @@ fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Re
         let text = store.sandbox_history(name)?;
         let lines: Vec<&str> = text
             .lines()
-            .filter(|l| a.kind.is_none_or(|k| k.types(l)))
+            .filter(|l| {
+                a.kind
+                    .is_none_or(|k| HistoryLine::parse(l).is_some_and(|h| h.is_op_of(k.as_str())))
+            })
             .collect();
         let skip = a.last.map_or(0, |n| lines.len().saturating_sub(n));
         for line in lines.into_iter().skip(skip) {
@@ -410,15 +368,7 @@ fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Re
         }
         return Ok(0);
     }
-    let logs = sandbox_log_files(store, name, a.kind);
-    let mut chosen: Vec<&(OffsetDateTime, PathBuf)> = match (a.since, a.last) {
-        (Some(since), _) => logs.iter().filter(|(m, _)| *m >= since).collect(),
-        (None, Some(_)) => logs.iter().collect(),
-        (None, None) => logs.last().into_iter().collect(),
-    };
-    if let Some(n) = a.last {
-        chosen.drain(..chosen.len().saturating_sub(n));
-    }
+    let chosen = store.logs(&LogTarget::Sandbox(name.to_string()), &a.query());
     if chosen.is_empty() {
         ctx.note(format_args!(
             "no {}logs{} in {}; `pocketdock run` in the sandbox writes one",
@@ -435,27 +385,12 @@ fn sandbox_logs(ctx: &super::Context, store: &Store, name: &str, a: &Args) -> Re
         return Ok(0);
     }
     let many = chosen.len() > 1;
-    for (_, path) in chosen {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+    for log in chosen {
+        let text = log.read(a.tail)?;
         if many {
-            println!(
-                "### {}",
-                path.file_name().unwrap_or_default().to_string_lossy()
-            );
+            println!("### {}", log.label);
         }
-        print!("{}", tail(&text, a.tail));
+        print!("{text}");
     }
     Ok(0)
-}
-
-/// A sandbox's log files of `kind` (any without), oldest first.
-pub(super) fn sandbox_log_files(
-    store: &Store,
-    name: &str,
-    kind: Option<LogType>,
-) -> Vec<(OffsetDateTime, PathBuf)> {
-    let mut logs = store.sandbox_log_files(name);
-    logs.retain(|(_, p)| kind.is_none_or(|k| k.names(p)));
-    logs
 }

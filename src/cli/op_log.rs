@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::context::{Context, Verbosity};
 use super::Command;
 use crate::error::Error;
-use crate::store::op_log::{level_of, OpLog};
+use crate::store::OpLog;
 use crate::store::Store;
 
 /// Install the log for this call; its level is `--log-level`, else the
@@ -27,7 +27,7 @@ pub fn install(ctx: &Context, flag: Option<&str>, file: Option<&Path>) {
     let level = flag
         .or(project.config.log_level.as_deref())
         .or(verbose)
-        .and_then(level_of)
+        .and_then(OpLog::level_of)
         .unwrap_or(log::LevelFilter::Info);
     let l = &project.config.logging;
     OpLog::new(path, l.max_log_size.bytes(), l.log_files, level).install();

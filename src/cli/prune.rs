@@ -18,7 +18,9 @@ use crate::maintenance::prune::{self, SandboxPrunePlan};
 use crate::maintenance::JobPruneRule;
 use crate::sandbox::manage::Scope;
 use crate::size::ByteSize;
-use crate::store::{Pruned, Store, ABANDONED_HINT};
+use crate::store::{Pruned, ShownStatus, Store};
+
+const ABANDONED_HINT: &str = ShownStatus::ABANDONED_HINT;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -202,7 +204,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8
 fn listing(plan: &SandboxPrunePlan) -> String {
     let mut out = String::new();
     for c in &plan.sandboxes {
-        let why = match (c.persist, c.abandoned, c.owner_pid) {
+        let why = match (c.persist, c.orphaned, c.owner_pid) {
             (true, _, _) => ", persistent: its sandbox record goes too".to_string(),
             (false, true, Some(pid)) => format!(", abandoned: pid {pid} that made it has ended"),
             _ => String::new(),

@@ -17,7 +17,7 @@ use crate::sandbox::{
 };
 use crate::sandbox::{RunObserver, RunWatch};
 use crate::size::ByteSize;
-use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
+use crate::store::{HistoryEntry, SandboxOp, SandboxOpKind};
 use crate::store::{RunLogger, Store};
 
 #[derive(Debug, clap::Args)]
@@ -202,7 +202,7 @@ async fn detach(
                 id: started.id.clone(),
                 log_in_sandbox: started.log.clone(),
             };
-            let _ = history::append(&dir, &HistoryEntry::Sandbox(SandboxOp::now(op)));
+            let _ = HistoryEntry::Sandbox(SandboxOp::now(op)).append_to(&dir);
             super::detach_log::spawn(ctx, sandbox.name(), &started, command);
         }
     }

@@ -10,7 +10,9 @@ use crate::backend::Backend;
 use crate::error::Error;
 use crate::sandbox::manage::{self, Scope};
 use crate::size::ByteSize;
-use crate::store::{Store, ABANDONED, ABANDONED_HINT};
+use crate::store::{ShownStatus, Store};
+
+const ABANDONED_HINT: &str = ShownStatus::ABANDONED_HINT;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -57,7 +59,9 @@ struct Disk {
 
 #[derive(Serialize)]
 struct LatestJob {
-    instance: String,
+    /// The job id; `instance` on the wire, an alias kept.
+    #[serde(rename = "instance")]
+    job_id: String,
     status: String,
     started: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,7 +94,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<u8
     }
     let latest_job = records.iter().find_map(|j| {
         j.record.as_ref().map(|r| LatestJob {
-            instance: r.job_id().to_string(),
+            job_id: r.job_id().to_string(),
             status: r.shown_status().to_string(),
             started: r
                 .started
@@ -173,13 +177,13 @@ fn human(s: &Status) -> String {
     );
     let _ = write!(out, "jobs: {}", counts(&s.jobs));
     if let Some(l) = &s.latest_job {
-        let _ = write!(out, "; latest {} {} ({})", l.instance, l.status, l.started);
+        let _ = write!(out, "; latest {} {} ({})", l.job_id, l.status, l.started);
         if let Some(r) = &l.resumed {
             let _ = write!(out, ", resuming {r}");
         }
     }
     out.push('\n');
-    if let Some(n) = s.jobs.get(ABANDONED) {
+    if let Some(n) = s.jobs.get(ShownStatus::Abandoned.as_str()) {
         let _ = writeln!(
             out,
             "  {n} abandoned job{}: {ABANDONED_HINT}",

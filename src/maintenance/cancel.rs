@@ -6,7 +6,7 @@
 //! whole), and sent SIGINT, as Ctrl-C where it runs would.
 
 use crate::event::JobStatus;
-use crate::store::{reconcile, JobRecord};
+use crate::store::JobRecord;
 
 /// What became of a request to cancel a job through its runner; `pid` is
 /// the runner's, from the record.
@@ -38,10 +38,10 @@ pub async fn signal_runner(rec: &JobRecord) -> Signalled {
             exit_code: rec.exit_code,
         };
     }
-    if !reconcile::runner_alive(rec) || pid == std::process::id() {
+    if !rec.runner_alive() || pid == std::process::id() {
         return Signalled::Abandoned { pid };
     }
-    if reconcile::runner_is_server(rec) {
+    if rec.runner_is_server() {
         return Signalled::Server { pid };
     }
     let sent = tokio::process::Command::new("kill")

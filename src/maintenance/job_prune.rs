@@ -103,15 +103,15 @@ pub fn plan_job_prune(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{JobEngine, FORMAT_VERSION};
+    use crate::store::JobEngine;
     use std::path::PathBuf;
 
     fn rec(name: &str, status: JobStatus, days_ago: i64, now: OffsetDateTime) -> JobEntry {
         let started = now - time::Duration::days(days_ago);
         let r = JobRecord {
-            format_version: FORMAT_VERSION,
+            format_version: JobRecord::FORMAT_VERSION,
             job: "j".into(),
-            instance: name.into(),
+            job_id: name.into(),
             status,
             exit_code: None,
             manifest: "/p/job.yaml".into(),

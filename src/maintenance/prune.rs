@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::engine::ImageInfo;
 use crate::error::Error;
 use crate::sandbox::manage::{self, SandboxSummary, Scope};
-use crate::store::{self, reconcile, Pruned, Store};
+use crate::store::{JobEntry, JobRecord, PersistentSandbox, Pruned, Store};
 
 /// The job records of `store` that `rule` removes now.
 #[must_use]
@@ -18,7 +18,7 @@ pub fn jobs(store: &Store, rule: &JobPruneRule) -> JobPrunePlan {
         &store.jobs(),
         rule,
         OffsetDateTime::now_utc(),
-        &reconcile::runner_alive,
+        &JobRecord::runner_alive,
     )
 }
 
@@ -29,7 +29,7 @@ pub fn remove_jobs(plan: &JobPrunePlan) -> (usize, Vec<Error>) {
     let mut removed = 0;
     let mut errors = Vec::new();
     for j in &plan.remove {
-        match store::remove_job_record(&j.dir) {
+        match JobEntry::new(j.dir.clone(), None).remove() {
             Ok(()) => removed += 1,
             Err(e) => errors.push(e),
         }
@@ -82,5 +82,5 @@ pub async fn sandboxes(
 /// Remove what `plan` selected, persistent sandboxes' record directories
 /// included.
 pub async fn remove_sandboxes(backend: &Backend, plan: &SandboxPrunePlan) -> Pruned {
-    store::prune(backend, &plan.sandboxes, &plan.images).await
+    PersistentSandbox::prune(backend, &plan.sandboxes, &plan.images).await
 }

@@ -126,7 +126,7 @@ pub async fn apply(
         .run(config.backend.clone(), Vec::new(), cancel)
         .await
         .map_err(refusal)?;
-    let entry = Store::open(&config.project).job(&outcome.instance).ok();
+    let entry = Store::open(&config.project).job(&outcome.job_id).ok();
     let StepCounts {
         succeeded,
         cached,
@@ -153,7 +153,7 @@ pub async fn apply(
             .display()
             .to_string(),
         steps: entry.as_ref().map(steps).unwrap_or_default(),
-        job_id: outcome.instance,
+        job_id: outcome.job_id,
     })
 }
 

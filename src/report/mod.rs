@@ -359,14 +359,9 @@ pub(crate) fn left_line(left: &[String]) -> Option<String> {
 }
 
 /// The line a text reporter prints when a job starts.
-pub(crate) fn job_started_line(
-    job: &str,
-    instance: &str,
-    steps: usize,
-    sandboxes: usize,
-) -> String {
+pub(crate) fn job_started_line(job: &str, job_id: &str, steps: usize, sandboxes: usize) -> String {
     format!(
-        "job {job} ({instance}): {steps} step{} on {sandboxes} sandbox{}",
+        "job {job} ({job_id}): {steps} step{} on {sandboxes} sandbox{}",
         if steps == 1 { "" } else { "s" },
         if sandboxes == 1 { "" } else { "es" }
     )

@@ -99,7 +99,7 @@ impl<W: Write> Plain<W> {
     fn job_started(&mut self, kind: &EventKind) {
         let EventKind::JobStarted {
             job,
-            instance,
+            job_id,
             steps,
             sandboxes,
             record,
@@ -111,7 +111,7 @@ impl<W: Write> Plain<W> {
         if self.style.quiet {
             return;
         }
-        self.line(&super::job_started_line(job, instance, *steps, *sandboxes));
+        self.line(&super::job_started_line(job, job_id, *steps, *sandboxes));
     }
 
     /// An image build's start or end; a failed one also in quiet mode.
@@ -278,7 +278,7 @@ mod tests {
             let events = [
                 EventKind::JobStarted {
                     job: "j".into(),
-                    instance: "j-0001".into(),
+                    job_id: "j-0001".into(),
                     steps: 2,
                     sandboxes: 1,
                     record: "/r".into(),
@@ -534,7 +534,7 @@ mod style_tests {
             let mut events = vec![
                 EventKind::JobStarted {
                     job: "j".into(),
-                    instance: "j-0001".into(),
+                    job_id: "j-0001".into(),
                     steps: 2,
                     sandboxes: 1,
                     record: "/r".into(),

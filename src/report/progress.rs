@@ -58,13 +58,13 @@ impl Consumer for Progress {
         match &event.kind {
             EventKind::JobStarted {
                 job,
-                instance,
+                job_id,
                 steps,
                 record,
                 ..
             } => {
                 self.record.clone_from(record);
-                self.println(&format!("job {job} ({instance})"));
+                self.println(&format!("job {job} ({job_id})"));
                 let bar = self.multi.add(ProgressBar::new(*steps as u64));
                 bar.set_style(
                     ProgressStyle::with_template("{bar:30} {pos}/{len} steps {elapsed}")

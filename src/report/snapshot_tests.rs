@@ -83,7 +83,7 @@ fn opening(record: &str) -> Vec<EventKind> {
     vec![
         EventKind::JobStarted {
             job: "demo".into(),
-            instance: "demo-0007".into(),
+            job_id: "demo-0007".into(),
             steps: 6,
             sandboxes: 2,
             record: record.into(),
@@ -305,7 +305,11 @@ fn job_info() -> JobInfo {
 /// A record directory holding the step logs the recorder would write.
 fn record_with_logs() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
+    // Where the store puts a record's step logs.
+    let logs = crate::store::JobStep::log_path_in(dir.path(), "build.log")
+        .parent()
+        .unwrap()
+        .to_path_buf();
     std::fs::create_dir(&logs).unwrap();
     let stamp = "[stdout 12:00:00.000]";
     std::fs::write(

@@ -328,7 +328,7 @@ fn pull_target(rt: &Runtime, step: &str, src: &str, dst: Option<&Path>) -> PathB
         .file_name()
         .map_or_else(|| "root".into(), std::ffi::OsStr::to_os_string);
     dst.map_or_else(
-        || rt.artifacts.join(crate::store::sanitize(step)).join(name),
+        || crate::store::JobArtifact::step_dir(&rt.artifacts, step).join(name),
         Path::to_path_buf,
     )
 }

@@ -36,7 +36,7 @@ use crate::event::{Consumer, EventKind, JobStatus};
 use crate::manifest::{self, Limits, LoadOptions, Manifest};
 use crate::plan::{self, CacheSwitch, Plan, PlanOptions, ProfileSet, RecipeSet};
 use crate::project::Project;
-use crate::store::{self, Reserved, Store};
+use crate::store::{Reserved, Store};
 use crate::template::{self, Context};
 
 /// Default number of steps running at once.
@@ -141,7 +141,7 @@ impl Job {
     pub fn prepare(req: ApplyRequest) -> Result<Job, ApplyError> {
         let manifest = Arc::new(manifest::load(&req.manifest, &req.load)?);
         let name = job_name(&manifest);
-        let job_id = store::next_job_id(&job_records(&req), &name);
+        let job_id = Store::open(&req.project).next_job_id(&name);
         let profiles = ProfileSet::of_project(&req.project);
         let recipes = RecipeSet::of_project(&req.project);
         let plan = plan_as(
@@ -253,6 +253,7 @@ impl Job {
         initial.resumed = req.resumes.clone();
         let recorder = reserved.start(initial)?;
         let record_dir = recorder.dir().to_path_buf();
+        let artifacts_dir = recorder.artifacts_dir();
         let record_problems = recorder.problems();
 
         let mut all: Vec<Box<dyn Consumer>> = vec![Box::new(recorder)];
@@ -262,7 +263,7 @@ impl Job {
         let started = Instant::now();
         events.emit(EventKind::JobStarted {
             job: plan.job_name.clone(),
-            instance: job_id.clone(),
+            job_id: job_id.clone(),
             steps: plan.steps.len(),
             sandboxes: plan.sandboxes.len(),
             record: shown(&record_dir, req.relative_to.as_deref()),
@@ -288,7 +289,7 @@ impl Job {
                 events.clone(),
                 cancel.clone(),
                 provision,
-                record_dir.join("artifacts"),
+                artifacts_dir,
                 CacheRun::new(
                     &plan,
                     cache,
@@ -330,7 +331,7 @@ impl Job {
         Ok(ApplyOutcome {
             status,
             counts,
-            instance: job_id,
+            job_id,
             record: record_dir,
             duration,
             record_error: record_problems.get(),
@@ -340,14 +341,14 @@ impl Job {
     /// Take the record directory the plan expects; if another runner took
     /// it meanwhile, take the next free one and plan again with its id.
     fn claim(&self) -> Result<(Reserved, String, Arc<Plan>), ApplyError> {
-        let dir = job_records(&self.req);
+        let store = Store::open(&self.req.project);
         let mut job_id = self.id.clone();
         let mut plan = Arc::clone(&self.plan);
         loop {
-            if let Some(reserved) = store::claim(&dir, &job_id)? {
+            if let Some(reserved) = store.claim_job(&job_id)? {
                 return Ok((reserved, job_id, plan));
             }
-            job_id = store::next_job_id(&dir, &self.name);
+            job_id = store.next_job_id(&self.name);
             plan = plan_as(
                 &self.manifest,
                 &job_id,
@@ -358,11 +359,6 @@ impl Job {
             )?;
         }
     }
-}
-
-/// Where job records are kept (`.pocketdock/instances/`).
-fn job_records(req: &ApplyRequest) -> PathBuf {
-    store::instances_dir(&req.project.root)
 }
 
 fn plan_as(

@@ -55,7 +55,7 @@ pub struct ApplyOutcome {
     /// Steps by how they ended.
     pub counts: StepCounts,
     /// The job id (`<job>-<NNNN>`, `job.id` in templates).
-    pub instance: String,
+    pub job_id: String,
     /// Its record directory (`instance.toml`, `history.jsonl`, `logs/`).
     pub record: PathBuf,
     /// Wall time.
@@ -64,6 +64,15 @@ pub struct ApplyOutcome {
     /// read-only filesystem): the job's own result stands, its record does
     /// not tell all of it.
     pub record_error: Option<RecordFailure>,
+}
+
+impl ApplyOutcome {
+    /// The job id.
+    #[deprecated(since = "0.1.0", note = "the field is `job_id` now")]
+    #[must_use]
+    pub fn instance(&self) -> &str {
+        &self.job_id
+    }
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ impl Provisioner {
                 &inst.spec.image,
             ));
         }
-        spec.instance = Some(self.job_id.clone());
+        spec.job_id = Some(self.job_id.clone());
         spec.persist = inst.persist;
         // `--keep`: the container outlives the job, so no process owns it.
         spec.owned = !self.keep;

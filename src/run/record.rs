@@ -14,19 +14,16 @@ use super::ApplyRequest;
 use crate::backend::Backend;
 use crate::event::JobStatus;
 use crate::plan::{CacheSwitch, Plan, StepCache};
-use crate::store::{
-    self, Applied, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState,
-    FORMAT_VERSION,
-};
+use crate::store::{Applied, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState};
 
 /// The record of job `job_id` of `plan`, about to run on `backend`:
 /// status `running`, every sandbox `planned`, every step `pending`.
 pub(super) fn initial(plan: &Plan, job_id: &str, backend: &Backend, manifest: &Path) -> JobRecord {
     let info = backend.info();
     JobRecord {
-        format_version: FORMAT_VERSION,
+        format_version: JobRecord::FORMAT_VERSION,
         job: plan.job_name.clone(),
-        instance: job_id.to_string(),
+        job_id: job_id.to_string(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: manifest.display().to_string(),
@@ -64,7 +61,7 @@ pub(super) fn initial(plan: &Plan, job_id: &str, backend: &Backend, manifest: &P
                 usage: None,
                 attempts: 0,
                 reason: None,
-                log: store::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
+                log: JobStep::log_name(&s.step, &plan.sandboxes[s.sandbox].id),
                 log_cut: None,
             })
             .collect(),

@@ -79,6 +79,6 @@ fn resumable(r: &JobRecord) -> Result<(), &'static str> {
     match r.status {
         JobStatus::Failed | JobStatus::Cancelled => Ok(()),
         JobStatus::Running if r.is_abandoned() => Ok(()),
-        _ => Err(r.shown_status()),
+        _ => Err(r.shown_status().as_str()),
     }
 }

@@ -268,7 +268,7 @@ fn create_labels(
     );
     labels.insert(
         labels::INSTANCE.into(),
-        spec.instance.clone().unwrap_or_else(|| name.to_string()),
+        spec.job_id.clone().unwrap_or_else(|| name.to_string()),
     );
     if let Some(p) = &spec.profile {
         labels.insert(labels::PROFILE.into(), p.clone());

@@ -50,13 +50,21 @@ pub struct SandboxSummary {
     /// The pid of the process it is tied to ([`super::SandboxSpec::owned`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_pid: Option<u32>,
-    /// Tied to a process that ended without removing it: `prune` removes
-    /// it even while it runs, `doctor` reports it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub abandoned: bool,
+    /// Orphaned: tied to a process that ended without removing it (`prune`
+    /// removes it even while it runs, `doctor` reports it). `abandoned` on
+    /// the wire, an alias kept.
+    #[serde(rename = "abandoned", skip_serializing_if = "std::ops::Not::not")]
+    pub orphaned: bool,
 }
 
 impl SandboxSummary {
+    /// Whether it is orphaned.
+    #[deprecated(since = "0.1.0", note = "the field is `orphaned` now")]
+    #[must_use]
+    pub fn abandoned(&self) -> bool {
+        self.orphaned
+    }
+
     fn from_container(c: &ContainerSummary) -> SandboxSummary {
         let label = |k: &str| c.labels.as_ref().and_then(|l| l.get(k)).cloned();
         SandboxSummary {
@@ -73,7 +81,7 @@ impl SandboxSummary {
             // A fork's copy of a job's sandbox has it empty: no job's.
             job: label(labels::JOB).filter(|j| !j.is_empty()),
             owner_pid: label(labels::OWNER).and_then(|o| o.split_whitespace().next()?.parse().ok()),
-            abandoned: label(labels::OWNER).is_some_and(|o| super::owner::is_gone(&o)),
+            orphaned: label(labels::OWNER).is_some_and(|o| super::owner::is_gone(&o)),
         }
     }
 
@@ -105,14 +113,14 @@ pub async fn list_sandboxes(
     Ok(out)
 }
 
-/// Abandoned sandboxes (see [`SandboxSummary::abandoned`]) in `scope`,
+/// Orphaned sandboxes (see [`SandboxSummary::orphaned`]) in `scope`,
 /// and for one project, those of no project too: a library program that
 /// names none labels its sandboxes with an empty project.
-pub async fn abandoned(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+pub async fn orphaned(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
     let all = list_sandboxes(backend, &Scope::All, true).await?;
     Ok(all
         .into_iter()
-        .filter(|s| s.abandoned)
+        .filter(|s| s.orphaned)
         .filter(|s| match scope {
             Scope::All => true,
             Scope::Project(p) => s
@@ -123,15 +131,21 @@ pub async fn abandoned(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSu
         .collect())
 }
 
+/// [`orphaned`], by its old name.
+#[deprecated(since = "0.1.0", note = "renamed `orphaned`")]
+pub async fn abandoned(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
+    orphaned(backend, scope).await
+}
+
 /// What a prune of `scope` removes: its stopped sandboxes, and the
-/// abandoned ones (running or not).
+/// orphaned ones (running or not).
 pub async fn prunable(backend: &Backend, scope: &Scope) -> Result<Vec<SandboxSummary>> {
     let mut doomed: Vec<SandboxSummary> = list_sandboxes(backend, scope, true)
         .await?
         .into_iter()
         .filter(SandboxSummary::is_stopped)
         .collect();
-    for s in abandoned(backend, scope).await? {
+    for s in orphaned(backend, scope).await? {
         if !doomed.iter().any(|d| d.id == s.id) {
             doomed.push(s);
         }

@@ -110,8 +110,9 @@ pub struct SandboxSpec {
     pub name: Option<String>,
     /// Project label; empty when unset.
     pub project: Option<String>,
-    /// Instance label (the job id, or the sandbox name).
-    pub instance: Option<String>,
+    /// The job the sandbox is made for (its `pocketdock.instance` label;
+    /// the sandbox name when unset).
+    pub job_id: Option<String>,
     /// Memory limit (swap is forbidden: the limit is the limit).
     pub mem: ByteSize,
     /// CPU share in percent of one core (100 = one full core).
@@ -179,7 +180,7 @@ impl Default for SandboxSpec {
             profile: Some(DEFAULT_PROFILE.to_string()),
             name: None,
             project: None,
-            instance: None,
+            job_id: None,
             mem: DEFAULT_MEM,
             cpu_percent: DEFAULT_CPU_PERCENT,
             pids_limit: Some(DEFAULT_PIDS),
@@ -205,6 +206,13 @@ impl Default for SandboxSpec {
 }
 
 impl SandboxSpec {
+    /// The job the sandbox is made for.
+    #[deprecated(since = "0.1.0", note = "the field is `job_id` now")]
+    #[must_use]
+    pub fn instance(&self) -> Option<&str> {
+        self.job_id.as_deref()
+    }
+
     /// A spec for any `image` (no profile), network off, the rest default.
     #[must_use]
     pub fn for_image(image: impl Into<String>) -> SandboxSpec {

@@ -11,8 +11,8 @@
 //! The same events as a JSON list, for clients that poll, are
 //! `events_list`'s; `?format=` or the `Accept` header chooses.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::path::PathBuf;
 
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;
@@ -25,9 +25,7 @@ use super::events_list;
 use super::files::{self, Growth};
 use super::paging;
 use super::state::Shared;
-use crate::store::history::HISTORY_FILE;
-use crate::store::job_entry;
-use crate::store::log_tail::read_from;
+use crate::store::{Follow, FollowTarget, Followed};
 
 /// `?format=json|sse&since=&limit=`.
 #[derive(Debug, Deserialize)]
@@ -55,7 +53,7 @@ pub async fn stream(
             .await?
             .into_response());
     }
-    let dir = files::record_dir(&state, &id)?;
+    let job = files::job(&state, &id)?;
     // `since` resumes a stream as `Last-Event-ID` does.
     let after = match headers.get("last-event-id").map(|v| v.to_str()) {
         None => paging::since(q.since.as_deref())?,
@@ -67,17 +65,13 @@ pub async fn stream(
         })?,
         Some(Err(_)) => return Err(ApiError::bad("Last-Event-ID is not text", "send a number")),
     };
-    let follow = Follow {
+    let lines = Lines {
         growth: Growth::of(&state, &id),
+        follow: state.store.follow(FollowTarget::History(job, after), None),
         state,
-        dir,
-        offset: 0,
-        line: 0,
-        after,
-        pending: std::collections::VecDeque::new(),
-        done: false,
+        pending: VecDeque::new(),
     };
-    let stream = futures_util::stream::unfold(follow, |mut f| async move {
+    let stream = futures_util::stream::unfold(lines, |mut f| async move {
         f.next().await.map(|e| (Ok::<_, Infallible>(e), f))
     });
     Ok(Sse::new(stream)
@@ -85,68 +79,28 @@ pub async fn stream(
         .into_response())
 }
 
-/// Where a stream is in a history file.
-struct Follow {
+/// A stream's place in a history: the store's [`Follow`] of it.
+struct Lines {
     state: Shared,
-    dir: PathBuf,
-    /// Bytes of whole lines read so far.
-    offset: u64,
-    /// Lines read so far.
-    line: u64,
-    /// The client's Last-Event-ID: lines up to it are skipped.
-    after: u64,
+    follow: Follow,
     /// Lines read and not yet sent.
-    pending: std::collections::VecDeque<SseEvent>,
-    done: bool,
+    pending: VecDeque<Followed>,
     growth: Growth,
 }
 
-impl Follow {
+impl Lines {
     async fn next(&mut self) -> Option<SseEvent> {
         loop {
-            if let Some(e) = self.pending.pop_front() {
-                return Some(e);
+            if let Some(Followed::Line { id, text }) = self.pending.pop_front() {
+                return Some(SseEvent::default().id(id.to_string()).data(text));
             }
-            if self.done || self.state.stop.is_cancelled() {
+            if self.follow.is_done() || self.state.stop.is_cancelled() {
                 return None;
             }
-            if self.read_lines() {
-                continue;
+            self.pending = self.follow.poll().unwrap_or_default().into();
+            if self.pending.is_empty() && !self.follow.is_done() {
+                self.growth.wait(&self.state).await;
             }
-            // Nothing new: is anyone still writing?
-            let ended = match job_entry::read(&self.dir) {
-                Some(rec) => rec.shown_status() != "running",
-                None => true,
-            };
-            if ended {
-                // The last lines may have landed after the status was read.
-                self.read_lines();
-                self.done = true;
-                continue;
-            }
-            self.growth.wait(&self.state).await;
         }
-    }
-
-    /// Queue the whole lines added since the last read; true if any.
-    fn read_lines(&mut self) -> bool {
-        let bytes = read_from(&self.dir.join(HISTORY_FILE), self.offset);
-        let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
-            return false;
-        };
-        self.offset += end as u64 + 1;
-        for raw in bytes[..end].split(|&b| b == b'\n') {
-            self.line += 1;
-            if self.line <= self.after {
-                continue;
-            }
-            let text = String::from_utf8_lossy(raw);
-            self.pending.push_back(
-                SseEvent::default()
-                    .id(self.line.to_string())
-                    .data(text.trim_end_matches('\r')),
-            );
-        }
-        true
     }
 }

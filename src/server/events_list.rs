@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use super::api_error::ApiError;
 use super::files::record;
 use super::state::Shared;
-use crate::store::history::HISTORY_FILE;
 
 /// Events per page when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -51,10 +50,9 @@ pub async fn list(
     limit: usize,
 ) -> Result<Json<Value>, ApiError> {
     // The status is read first: a finished job's events are all on disk.
-    let (dir, rec) = record(state, id)?;
-    let path = dir.join(HISTORY_FILE);
+    let (job, rec) = record(state, id)?;
     let (events, last, more) = tokio::task::spawn_blocking(move || {
-        let Ok(file) = std::fs::File::open(path) else {
+        let Some(file) = job.open_history() else {
             return (Vec::new(), since, false);
         };
         read_page(BufReader::new(file), since, limit)

@@ -20,41 +20,28 @@ use tokio::sync::watch;
 use super::api_error::ApiError;
 use super::jobs::percent;
 use super::state::Shared;
-use crate::store::job_entry;
-use crate::store::log_tail::read_from;
-use crate::store::{JobArtifact, JobRecord};
+use crate::store::{Follow, FollowTarget, Followed, JobArtifact, JobEntry, JobRecord, Store};
 
-/// The record directory of job `id`, confined to the store's records.
-pub fn record_dir(state: &Shared, id: &str) -> Result<PathBuf, ApiError> {
-    let plain = !id.is_empty()
-        && !id.starts_with('.')
-        && !id.contains(['/', '\\', '\0'])
-        && Path::new(id).components().count() == 1;
-    if !plain {
+/// The job record of job `id`, confined to the store's records.
+pub fn job(state: &Shared, id: &str) -> Result<JobEntry, ApiError> {
+    if !Store::is_plain_id(id) {
         return Err(ApiError::bad(
             format!("`{id}` is not a job id"),
             "a job id is a record's directory name, as `GET /v1/jobs` lists them",
         ));
     }
-    let dir = state.store.records_dir().join(id);
-    // A symlink in place of a record could point anywhere: refuse it.
-    let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
-    if !real || !dir.join("instance.toml").is_file() {
-        return Err(no_job(id));
-    }
-    Ok(dir)
+    state.store.job_by_id(id).ok_or_else(|| no_job(id))
 }
 
 fn no_job(id: &str) -> ApiError {
-    ApiError::missing(format!("no run `{id}`"), "`GET /v1/runs` lists the runs")
+    ApiError::missing(format!("no job `{id}`"), "`GET /v1/jobs` lists the jobs")
 }
 
-/// The job record of job `id` and its directory.
-pub fn record(state: &Shared, id: &str) -> Result<(PathBuf, JobRecord), ApiError> {
-    record_dir(state, id)?;
-    let job = state.store.job_by_id(id).ok_or_else(|| no_job(id))?;
-    let rec = job.record.ok_or_else(|| no_job(id))?;
-    Ok((job.dir, rec))
+/// The job record of job `id`, and what it says.
+pub fn record(state: &Shared, id: &str) -> Result<(JobEntry, JobRecord), ApiError> {
+    let job = job(state, id)?;
+    let rec = job.record.clone().ok_or_else(|| no_job(id))?;
+    Ok((job, rec))
 }
 
 /// `?follow=1`.
@@ -71,30 +58,27 @@ pub async fn step_log(
     UrlPath((id, step)): UrlPath<(String, String)>,
     Query(q): Query<LogQuery>,
 ) -> Result<Response, ApiError> {
-    let (dir, rec) = record(&state, &id)?;
+    let (job, rec) = record(&state, &id)?;
     let Some(s) = rec.steps.iter().find(|s| s.id == step) else {
         return Err(ApiError::missing(
-            format!("run `{id}` has no step `{step}`"),
-            "`GET /v1/runs/{id}` lists its steps by id",
+            format!("job `{id}` has no step `{step}`"),
+            "`GET /v1/jobs/{id}` lists its steps by id",
         ));
     };
-    let path = dir.join("logs").join(&s.log);
     let follow = q.follow.is_some_and(|f| f == "1" || f == "true");
     let headers = [
         (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
         (header::CACHE_CONTROL, "no-cache"),
     ];
     if !follow {
-        let text = std::fs::read(&path).unwrap_or_default();
+        let text = std::fs::read(job.step_log_path(s)).unwrap_or_default();
         return Ok((headers, text).into_response());
     }
     let tail = Tail {
         growth: Growth::of(&state, &id),
+        follow: state.store.follow(FollowTarget::StepLog(job, step), None),
         state,
-        dir,
-        path,
-        step,
-        offset: 0,
+        pending: Vec::new(),
     };
     let stream = futures_util::stream::unfold(tail, |mut t| async move {
         t.next().await.map(|b| (Ok::<Bytes, std::io::Error>(b), t))
@@ -105,10 +89,8 @@ pub async fn step_log(
 /// A live tail of one step's log.
 struct Tail {
     state: Shared,
-    dir: PathBuf,
-    path: PathBuf,
-    step: String,
-    offset: u64,
+    follow: Follow,
+    pending: Vec<Followed>,
     growth: Growth,
 }
 
@@ -116,29 +98,17 @@ impl Tail {
     /// The next chunk; `None` once the step has ended and all is sent.
     async fn next(&mut self) -> Option<Bytes> {
         loop {
-            if self.state.stop.is_cancelled() {
+            if let Some(Followed::Log { bytes, .. }) = self.pending.pop() {
+                return Some(Bytes::from(bytes));
+            }
+            if self.state.stop.is_cancelled() || self.follow.is_done() {
                 return None;
             }
-            let chunk = read_from(&self.path, self.offset);
-            if !chunk.is_empty() {
-                self.offset += chunk.len() as u64;
-                return Some(Bytes::from(chunk));
+            self.pending = self.follow.poll().unwrap_or_default();
+            self.pending.reverse();
+            if self.pending.is_empty() && !self.follow.is_done() {
+                self.growth.wait(&self.state).await;
             }
-            let rec = job_entry::read(&self.dir)?;
-            let running = rec.shown_status() == "running";
-            let step_running = rec
-                .steps
-                .iter()
-                .any(|s| s.id == self.step && s.status.finished().is_none());
-            if !running || !step_running {
-                // One last read: the end of the log may land after the status.
-                let chunk = read_from(&self.path, self.offset);
-                return (!chunk.is_empty()).then(|| {
-                    self.offset += chunk.len() as u64;
-                    Bytes::from(chunk)
-                });
-            }
-            self.growth.wait(&self.state).await;
         }
     }
 }
@@ -243,8 +213,8 @@ pub async fn artifact(
     });
     let Some(a) = found else {
         return Err(ApiError::missing(
-            format!("run `{id}` has no artifact `{path}`"),
-            "`GET /v1/runs/{id}` lists its artifacts",
+            format!("job `{id}` has no artifact `{path}`"),
+            "`GET /v1/jobs/{id}` lists its artifacts",
         ));
     };
     let host = if Path::new(&a.path).is_absolute() {

@@ -29,7 +29,7 @@ use crate::event::{Consumer, Event, EventKind};
 use crate::maintenance::cancel::{self, Signalled};
 use crate::manifest::{HostRoots, LoadOptions};
 use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
-use crate::store::{JobSummary, Store, ABANDONED_HINT};
+use crate::store::{JobSummary, ShownStatus, Store};
 
 /// `GET /healthz`.
 pub async fn healthz() -> &'static str {
@@ -159,11 +159,13 @@ pub async fn start(
 
 fn urls(id: &str) -> Value {
     let id = percent(id);
+    // `run` is the key the answers first had: kept beside `job`.
     json!({
-        "run": format!("/v1/runs/{id}"),
-        "events": format!("/v1/runs/{id}/events"),
-        "cancel": format!("/v1/runs/{id}/cancel"),
-        "dashboard": format!("/#/runs/{id}"),
+        "job": format!("/v1/jobs/{id}"),
+        "run": format!("/v1/jobs/{id}"),
+        "events": format!("/v1/jobs/{id}/events"),
+        "cancel": format!("/v1/jobs/{id}/cancel"),
+        "dashboard": format!("/#/jobs/{id}"),
     })
 }
 
@@ -228,17 +230,17 @@ struct Watcher {
 
 impl Consumer for Watcher {
     fn handle(&mut self, event: &Event) {
-        if let EventKind::JobStarted { instance, .. } = &event.kind {
+        if let EventKind::JobStarted { job_id, .. } = &event.kind {
             self.state.add_live(
-                instance.clone(),
+                job_id.clone(),
                 LiveJob {
                     cancel: self.cancel.clone(),
                     grew: self.grew.subscribe(),
                 },
             );
-            self.id = Some(instance.clone());
+            self.id = Some(job_id.clone());
             if let Some(tx) = self.started.take() {
-                let _ = tx.send(instance.clone());
+                let _ = tx.send(job_id.clone());
             }
         }
         // Output grows a step log, the rest the history: both are followed.
@@ -363,15 +365,18 @@ pub async fn list(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let keep = |r: &JobSummary| {
-            q.status.as_ref().is_none_or(|s| &r.status == s)
+            q.status.as_ref().is_none_or(|s| r.status.as_str() == s)
                 && q.name.as_ref().is_none_or(|n| &r.job == n)
         };
-        index.jobs(&state2.store.records_dir(), keep, from, limit)
+        index.jobs(&state2.store, keep, from, limit)
     })
     .await
     .unwrap_or_default();
     let next = (from + page.len() < total).then(|| (from + page.len()).to_string());
-    Ok(Json(json!({ "runs": page, "next_cursor": next })))
+    // `runs` is the key the list was first under: kept beside `jobs`.
+    Ok(Json(
+        json!({ "jobs": page, "runs": page, "next_cursor": next }),
+    ))
 }
 
 /// `GET /v1/jobs/{id}`: the record, steps and artifacts included, with the
@@ -413,19 +418,19 @@ pub async fn cancel(
         Signalled::Sent { pid } => pid,
         Signalled::Ended { status, .. } => {
             return Err(conflict(
-                format!("run `{id}` already ended `{}`", status.as_str()),
+                format!("job `{id}` already ended `{}`", status.as_str()),
                 "only a running job can be cancelled",
             ))
         }
         Signalled::Abandoned { .. } => {
             return Err(conflict(
-                format!("run `{id}` is abandoned: nobody is running it to cancel"),
-                ABANDONED_HINT,
+                format!("job `{id}` is abandoned: nobody is running it to cancel"),
+                ShownStatus::ABANDONED_HINT,
             ))
         }
         Signalled::Server { pid } => {
             return Err(conflict(
-                format!("run `{id}` is run by another `pocketdock serve` (pid {pid})"),
+                format!("job `{id}` is run by another `pocketdock serve` (pid {pid})"),
                 "cancel it through that server",
             ))
         }

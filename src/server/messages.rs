@@ -43,11 +43,11 @@ pub async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let limit = paging::limit(q.limit.as_deref(), DEFAULT_LIMIT, MAX_LIMIT)?;
     // The status is read first: lines a finished job wrote are all on disk.
-    let (dir, rec) = record(&state, &id)?;
+    let (job, rec) = record(&state, &id)?;
     let logs: Vec<(String, PathBuf)> = rec
         .steps
         .iter()
-        .map(|s| (s.id.clone(), dir.join("logs").join(&s.log)))
+        .map(|s| (s.id.clone(), job.step_log_path(s)))
         .collect();
     let offsets = match q.after.as_deref() {
         None | Some("") => vec![0; logs.len()],

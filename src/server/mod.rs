@@ -2,8 +2,8 @@
 //! engine, and a dashboard built into the binary.
 //!
 //! The record directories stay the only truth: every answer is read from
-//! them through the [`crate::store::Store`] (and a small in-memory index
-//! for the jobs list), jobs run
+//! them through the [`crate::store::Store`] (and its cached listing,
+//! [`crate::store::JobIndex`], for the jobs list), jobs run
 //! in-process through [`crate::run::apply`]'s two halves, and events are
 //! the lines of each record's `history.jsonl`, numbered, so a live stream,
 //! a replay after a restart and a resumed stream (`Last-Event-ID`) all
@@ -12,9 +12,9 @@
 //! One file per concern: `state` (what the handlers share), `guard`
 //! (token, content type), `jobs` (start, list, read, cancel;
 //! served at `/v1/jobs`, and at `/v1/runs`, its alias), `events`
-//! (SSE) and `events_list` (the same as JSON), `messages` (output lines,
+//! (SSE, through the store's `Follow`) and `events_list` (the same as JSON), `messages` (output lines,
 //! read by `step_lines`), `wait` (a start that answers at the end),
-//! `paging`, `files` (step logs, artifacts, path confinement), `index`,
+//! `paging`, `files` (step logs, artifacts, path confinement),
 //! `sandboxes`, `dashboard`, `api_error`, `idle` (the idle timer).
 
 mod api_error;
@@ -24,7 +24,7 @@ mod events_list;
 mod files;
 mod guard;
 mod idle;
-mod index;
+
 mod jobs;
 mod messages;
 mod paging;

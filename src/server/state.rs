@@ -10,11 +10,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::index::Index;
 use super::ServerConfig;
 use crate::backend::Backend;
 use crate::project::Project;
-use crate::store::Store;
+use crate::store::{JobIndex, Store};
 
 /// A job this server runs.
 #[derive(Debug, Clone)]
@@ -47,7 +46,7 @@ pub struct State {
     /// Their tasks, awaited on shutdown.
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The jobs list's index.
-    pub index: Mutex<Index>,
+    pub index: Mutex<JobIndex>,
 }
 
 impl State {
@@ -64,7 +63,7 @@ impl State {
             stop,
             jobs: Mutex::new(HashMap::new()),
             tasks: Mutex::new(Vec::new()),
-            index: Mutex::new(Index::default()),
+            index: Mutex::new(JobIndex::default()),
         }
     }
 

@@ -10,7 +10,6 @@ use serde_json::Value;
 use super::api_error::ApiError;
 use super::files::Growth;
 use super::state::Shared;
-use crate::store::job_entry;
 
 /// Seconds a wait lasts when `timeout` is not given.
 pub const DEFAULT_TIMEOUT: u64 = 300;
@@ -47,8 +46,12 @@ pub fn timeout(wait: bool, timeout: Option<&Value>) -> Result<Option<Duration>, 
 /// Wait up to `timeout` for job `id` to end (or the server to stop);
 /// whether it ended.
 pub async fn until_ended(state: &Shared, id: &str, timeout: Duration) -> bool {
-    let dir = state.store.records_dir().join(id);
-    let ended = || job_entry::read(&dir).is_none_or(|r| r.shown_status() != "running");
+    let ended = || {
+        state
+            .store
+            .job_by_id(id)
+            .is_none_or(|j| !j.shown_status().is_running())
+    };
     let mut growth = Growth::of(state, id);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);

@@ -140,6 +140,11 @@ pub struct CommandRun {
 }
 
 impl HistoryEntry<'_> {
+    /// Append the entry to record directory `dir`'s `history.jsonl`.
+    pub fn append_to(&self, dir: &Path) -> Result<()> {
+        append(dir, self)
+    }
+
     /// The line, newline included.
     pub fn to_line(&self) -> Result<Vec<u8>> {
         let mut line = serde_json::to_vec(self).map_err(|e| Error::Protocol {
@@ -148,6 +153,77 @@ impl HistoryEntry<'_> {
         })?;
         line.push(b'\n');
         Ok(line)
+    }
+}
+
+/// One line of a `history.jsonl` as read back: every reader of history
+/// lines asks this type, never the JSON itself. Lines are kept as written
+/// (a reader that shows them shows them unchanged).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryLine(serde_json::Value);
+
+impl HistoryLine {
+    /// The line, when it is a JSON object (a torn last line is not).
+    #[must_use]
+    pub fn parse(line: &str) -> Option<HistoryLine> {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .filter(serde_json::Value::is_object)
+            .map(HistoryLine)
+    }
+
+    fn text(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(serde_json::Value::as_str)
+    }
+
+    /// A job record's line: its event (`step_started`, `job_finished`, ...).
+    #[must_use]
+    pub fn event(&self) -> Option<&str> {
+        self.text("event")
+    }
+
+    /// A sandbox record's line: its operation (`run`, `detach_ended`, ...).
+    #[must_use]
+    pub fn op(&self) -> Option<&str> {
+        self.text("type")
+    }
+
+    /// The step instance an event is about.
+    #[must_use]
+    pub fn step(&self) -> Option<&str> {
+        self.text("step")
+    }
+
+    /// The step kind a `step_started` names.
+    #[must_use]
+    pub fn kind(&self) -> Option<&str> {
+        self.text("kind")
+    }
+
+    /// The status a `step_finished` or `job_finished` names.
+    #[must_use]
+    pub fn status(&self) -> Option<&str> {
+        self.text("status")
+    }
+
+    /// The exit code it names.
+    #[must_use]
+    pub fn exit_code(&self) -> Option<i64> {
+        self.0.get("exit_code").and_then(serde_json::Value::as_i64)
+    }
+
+    /// True for a line written by whoever repaired the record (`doctor`).
+    #[must_use]
+    pub fn closed_by_repair(&self) -> bool {
+        self.0.get("closed_by").is_some()
+    }
+
+    /// Whether a sandbox record's line is an operation of `kind`
+    /// (`detach_ended` is a `detach` too).
+    #[must_use]
+    pub fn is_op_of(&self, kind: &str) -> bool {
+        self.op()
+            .is_some_and(|t| t == kind || t.strip_suffix("_ended") == Some(kind))
     }
 }
 

@@ -18,7 +18,7 @@ use crate::project::Project;
 
 /// The `.gitignore` [`Store::init`] writes into `.pocketdock/`: records
 /// stay out of git, profiles and recipes stay in.
-pub const GITIGNORE: &str = "# Written by `pocketdock init`: instance data (logs, history, data/ of
+const GITIGNORE: &str = "# Written by `pocketdock init`: instance data (logs, history, data/ of
 # persistent sandboxes, job records) and the operational log are personal
 # and stay out of git.
 instances/
@@ -45,6 +45,9 @@ pub struct Usage {
 }
 
 impl Store {
+    /// The `.gitignore` [`Store::init`] writes into `.pocketdock/`.
+    pub const GITIGNORE: &'static str = GITIGNORE;
+
     /// The store of `project`.
     #[must_use]
     pub fn open(project: &Project) -> Store {
@@ -73,7 +76,7 @@ impl Store {
 
     /// Where job and sandbox records live: `.pocketdock/instances/`.
     #[must_use]
-    pub fn records_dir(&self) -> PathBuf {
+    pub(super) fn records_dir(&self) -> PathBuf {
         super::instances_dir(&self.root)
     }
 
@@ -158,24 +161,58 @@ impl Store {
     }
 
     /// The job record in directory `id` exactly, read now; `None` when no
-    /// such directory holds a job record. `id` must be one path component.
+    /// such directory holds a job record, when `id` is not one plain path
+    /// component, or when the directory is a symlink (it could point
+    /// anywhere).
     #[must_use]
     pub fn job_by_id(&self, id: &str) -> Option<JobEntry> {
+        if !is_plain_id(id) {
+            return None;
+        }
         let dir = self.records_dir().join(id);
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
         let record = super::job_entry::read(&dir)?;
         Some(JobEntry::new(dir, Some(record)))
     }
 
+    /// Whether `id` could name a record: one plain directory name.
+    #[must_use]
+    pub fn is_plain_id(id: &str) -> bool {
+        is_plain_id(id)
+    }
+
     /// The directory job record `id` has or would have.
     #[must_use]
-    pub fn job_dir(&self, id: &str) -> PathBuf {
+    pub(super) fn job_dir(&self, id: &str) -> PathBuf {
         self.records_dir().join(super::sanitize(id))
     }
 
-    /// The id the next record of `job` would get (`<job>-<NNNN>`).
+    /// Whether `dir` lies under this store's records (symlinks resolved).
+    #[must_use]
+    pub fn holds_record_dir(&self, dir: &Path) -> bool {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        canonical(dir).starts_with(canonical(&self.records_dir()))
+    }
+
+    /// Whether job `id` has a record directory (read or not).
+    #[must_use]
+    pub fn has_job_dir(&self, id: &str) -> bool {
+        self.job_dir(id).is_dir()
+    }
+
+    /// The id the next record of `job` would get (`<job>-<NNNN>`); nothing
+    /// is created. `apply` plans with it before it claims it.
     #[must_use]
     pub fn next_job_id(&self, job: &str) -> String {
-        super::next_job_id(&self.records_dir(), job)
+        super::claim::next_job_id(&self.records_dir(), job)
+    }
+
+    /// Take the record directory of `job_id` (an id [`Store::next_job_id`]
+    /// gave); `None` when another runner took it first (ask again).
+    pub fn claim_job(&self, job_id: &str) -> Result<Option<super::Reserved>> {
+        super::claim::claim(&self.records_dir(), job_id)
     }
 
     /// The record directory of persistent sandbox `name`.
@@ -253,9 +290,17 @@ impl Store {
     }
 }
 
+/// Whether `id` is one plain directory name (no separator, not hidden).
+fn is_plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && !id.contains(['/', '\\', '\0'])
+        && Path::new(id).components().count() == 1
+}
+
 /// When `path` was last written, when that can be read.
 #[must_use]
-pub fn modified(path: &Path) -> Option<OffsetDateTime> {
+pub(super) fn modified(path: &Path) -> Option<OffsetDateTime> {
     Some(std::fs::metadata(path).ok()?.modified().ok()?.into())
 }
 

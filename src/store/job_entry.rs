@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::history::HISTORY_FILE;
-use super::{reconcile, JobRecord, JobStep};
+use super::history::{HistoryLine, HISTORY_FILE};
+use super::{reconcile, JobRecord, JobStep, LastWord, ShownStatus, RECORD_FILE};
 use crate::error::{Error, Result};
 
 /// One job record: its directory, its id and what its `instance.toml` says
@@ -37,10 +37,10 @@ impl JobEntry {
 
     /// The status to show: the record's, `abandoned`, or `unreadable`.
     #[must_use]
-    pub fn shown_status(&self) -> &'static str {
+    pub fn shown_status(&self) -> ShownStatus {
         self.record
             .as_ref()
-            .map_or("unreadable", JobRecord::shown_status)
+            .map_or(ShownStatus::Unreadable, JobRecord::shown_status)
     }
 
     /// True when the record says `running` but its runner is gone.
@@ -58,7 +58,7 @@ impl JobEntry {
 
     /// The record, or why it cannot be read.
     pub fn read_record(&self) -> Result<JobRecord> {
-        let path = self.dir.join("instance.toml");
+        let path = self.dir.join(RECORD_FILE);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
         toml::from_str(&text).map_err(|e| Error::Protocol {
@@ -70,7 +70,7 @@ impl JobEntry {
     /// When `instance.toml` was last written.
     #[must_use]
     pub fn written(&self) -> Option<time::OffsetDateTime> {
-        let t = std::fs::metadata(self.dir.join("instance.toml"))
+        let t = std::fs::metadata(self.dir.join(RECORD_FILE))
             .ok()?
             .modified()
             .ok()?;
@@ -79,8 +79,14 @@ impl JobEntry {
 
     /// `history.jsonl`.
     #[must_use]
-    pub fn history_path(&self) -> PathBuf {
+    pub(super) fn history_path(&self) -> PathBuf {
         self.dir.join(HISTORY_FILE)
+    }
+
+    /// `history.jsonl`, opened for reading (`None` when there is none).
+    #[must_use]
+    pub fn open_history(&self) -> Option<std::fs::File> {
+        std::fs::File::open(self.history_path()).ok()
     }
 
     /// The whole of `history.jsonl`.
@@ -96,21 +102,16 @@ impl JobEntry {
         std::fs::read_to_string(self.history_path())
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["event"] == "step_started")
-            .filter_map(|v| {
-                Some((
-                    v["step"].as_str()?.to_string(),
-                    v["kind"].as_str()?.to_string(),
-                ))
-            })
+            .filter_map(HistoryLine::parse)
+            .filter(|v| v.event() == Some("step_started"))
+            .filter_map(|v| Some((v.step()?.to_string(), v.kind()?.to_string())))
             .collect()
     }
 
     /// Where step `s`'s log lies.
     #[must_use]
     pub fn step_log_path(&self, s: &JobStep) -> PathBuf {
-        self.dir.join("logs").join(&s.log)
+        JobStep::log_path_in(&self.dir, &s.log)
     }
 
     /// The record as written, with the status shown everywhere else (and
@@ -120,8 +121,8 @@ impl JobEntry {
         let r = self.record.as_ref()?;
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if r.is_abandoned() {
-            v["status"] = reconcile::ABANDONED.into();
-            v["hint"] = reconcile::ABANDONED_HINT.into();
+            v["status"] = ShownStatus::Abandoned.as_str().into();
+            v["hint"] = ShownStatus::ABANDONED_HINT.into();
         }
         Some(v)
     }
@@ -131,7 +132,7 @@ impl JobRecord {
     /// The job id, `<job>-<NNNN>` (written as `instance` on disk).
     #[must_use]
     pub fn job_id(&self) -> &str {
-        &self.instance
+        &self.job_id
     }
 
     /// True when the record says `running` but its runner is gone: nobody
@@ -143,7 +144,7 @@ impl JobRecord {
 
     /// The status to show: its own, or `abandoned` when its runner is gone.
     #[must_use]
-    pub fn shown_status(&self) -> &'static str {
+    pub fn shown_status(&self) -> ShownStatus {
         reconcile::shown_status(self)
     }
 
@@ -154,16 +155,29 @@ impl JobRecord {
         self.is_abandoned().then(|| {
             format!(
                 "job {} is abandoned: runner pid {} is gone; {}",
-                self.instance,
+                self.job_id,
                 self.runner_pid,
-                reconcile::ABANDONED_HINT.trim_start_matches("its runner is gone; ")
+                ShownStatus::ABANDONED_HINT.trim_start_matches("its runner is gone; ")
             )
         })
     }
 }
 
+impl JobEntry {
+    /// Remove the record's directory (never a persistent sandbox's).
+    pub fn remove(&self) -> Result<()> {
+        remove_job_record(&self.dir)
+    }
+
+    /// The runner's own account of how the job ended, from its history.
+    #[must_use]
+    pub fn last_word(&self) -> Option<LastWord> {
+        LastWord::read(&self.dir)
+    }
+}
+
 /// Remove one job record directory (never a persistent sandbox's).
-pub fn remove_job_record(dir: &Path) -> Result<()> {
+fn remove_job_record(dir: &Path) -> Result<()> {
     if super::sandbox_dir::is_sandbox_dir(dir) {
         return Err(Error::Invalid {
             what: "job record",
@@ -177,13 +191,13 @@ pub fn remove_job_record(dir: &Path) -> Result<()> {
 /// The job record in `dir`, or `None` for anything else (a sandbox record,
 /// a torn or missing file).
 #[must_use]
-pub fn read(dir: &Path) -> Option<JobRecord> {
-    read_toml(&dir.join("instance.toml"))
+pub(super) fn read(dir: &Path) -> Option<JobRecord> {
+    read_toml(&dir.join(RECORD_FILE))
 }
 
 /// The job record in `toml_path`, or `None` for anything else.
 #[must_use]
-pub fn read_toml(toml_path: &Path) -> Option<JobRecord> {
+pub(super) fn read_toml(toml_path: &Path) -> Option<JobRecord> {
     let text = std::fs::read_to_string(toml_path).ok()?;
     toml::from_str(&text).ok()
 }

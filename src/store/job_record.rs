@@ -13,7 +13,7 @@ use super::Applied;
 use crate::event::{JobStatus, StepStatus, Usage};
 
 /// Version of the record format; bumped when a reader would misread it.
-pub const FORMAT_VERSION: u32 = 1;
+pub(super) const FORMAT_VERSION: u32 = 1;
 
 /// The whole of a job record's `instance.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,8 +22,10 @@ pub struct JobRecord {
     pub format_version: u32,
     /// Job name (rendered).
     pub job: String,
-    /// Instance id, `<job>-<NNNN>` (the directory name).
-    pub instance: String,
+    /// The job id, `<job>-<NNNN>` (the directory name); `instance` on
+    /// disk, an alias kept.
+    #[serde(rename = "instance")]
+    pub job_id: String,
     /// Status: `running` until the job ends.
     pub status: JobStatus,
     /// Exit code `apply` returned.
@@ -261,6 +263,49 @@ impl<'de> Deserialize<'de> for StepState {
         let word = String::deserialize(d)?;
         StepState::parse(&word)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown step status `{word}`")))
+    }
+}
+
+impl JobRecord {
+    /// The job id.
+    #[deprecated(since = "0.1.0", note = "the field is `job_id` now")]
+    #[must_use]
+    pub fn instance(&self) -> &str {
+        &self.job_id
+    }
+
+    /// The `format_version` this build writes.
+    pub const FORMAT_VERSION: u32 = FORMAT_VERSION;
+}
+
+impl JobStep {
+    /// The log file name of a step instance: `tests@grader[student=alice]`
+    /// -> `tests[student=alice].log`, from its declared step and its
+    /// sandbox instance.
+    #[must_use]
+    pub fn log_name(step: &str, sandbox_instance: &str) -> String {
+        super::log_name(step, sandbox_instance)
+    }
+
+    /// Where the step log named `log` lies in job record directory `record`.
+    #[must_use]
+    pub fn log_path_in(record: &std::path::Path, log: &str) -> std::path::PathBuf {
+        record.join("logs").join(log)
+    }
+
+    /// The log file name the recorder gives a step instance the plan does
+    /// not know.
+    #[must_use]
+    pub fn log_name_of_id(id: &str) -> String {
+        format!("{}.log", super::sanitize(id))
+    }
+}
+
+impl JobArtifact {
+    /// Where the artifacts of `step` go under a job's `artifacts/`.
+    #[must_use]
+    pub fn step_dir(artifacts: &std::path::Path, step: &str) -> std::path::PathBuf {
+        artifacts.join(super::sanitize(step))
     }
 }
 

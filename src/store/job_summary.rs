@@ -3,7 +3,7 @@
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::{JobRecord, StepState};
+use super::{JobRecord, ShownStatus, StepState};
 
 /// One job, as a list shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -13,7 +13,7 @@ pub struct JobSummary {
     /// Job name.
     pub job: String,
     /// Status as shown: the record's, or `abandoned`.
-    pub status: String,
+    pub status: ShownStatus,
     /// Start time.
     #[serde(with = "time::serde::rfc3339")]
     pub started: OffsetDateTime,
@@ -38,7 +38,7 @@ impl JobSummary {
         JobSummary {
             id: record.job_id().to_string(),
             job: record.job.clone(),
-            status: record.shown_status().to_string(),
+            status: record.shown_status(),
             started: record.started,
             finished: record.finished,
             exit_code: record.exit_code,

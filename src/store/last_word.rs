@@ -9,8 +9,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use serde_json::Value;
-
+use super::history::{HistoryLine, HISTORY_FILE};
 use super::StepState;
 use crate::event::{JobStatus, StepStatus};
 
@@ -41,40 +40,35 @@ pub struct LastWord {
 /// wrote, with `closed_by`, does not count). Lines that do not parse, a
 /// torn last line included, are skipped.
 #[must_use]
-pub fn read(dir: &Path) -> Option<LastWord> {
-    let file = std::fs::File::open(dir.join("history.jsonl")).ok()?;
+pub(super) fn read(dir: &Path) -> Option<LastWord> {
+    let file = std::fs::File::open(dir.join(HISTORY_FILE)).ok()?;
     let mut steps: Vec<StepEnd> = Vec::new();
     let mut finished = None;
     for line in BufReader::new(file).lines() {
         let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+        let Some(v) = HistoryLine::parse(&line) else {
             continue;
         };
-        match v.get("event").and_then(Value::as_str) {
+        match v.event() {
             Some("step_finished") => {
-                let step = v.get("step").and_then(Value::as_str);
                 let status = v
-                    .get("status")
-                    .and_then(Value::as_str)
+                    .status()
                     .and_then(StepState::parse)
                     .and_then(StepState::finished);
-                if let (Some(step), Some(status)) = (step, status) {
+                if let (Some(step), Some(status)) = (v.step(), status) {
                     steps.retain(|s| s.step != step);
                     steps.push(StepEnd {
                         step: step.to_string(),
                         status,
-                        exit_code: v.get("exit_code").and_then(Value::as_i64),
+                        exit_code: v.exit_code(),
                     });
                 }
             }
-            Some("job_finished") if v.get("closed_by").is_none() => {
-                let status = v
-                    .get("status")
-                    .and_then(|s| serde_json::from_value::<JobStatus>(s.clone()).ok());
-                let code = v
-                    .get("exit_code")
-                    .and_then(Value::as_u64)
-                    .and_then(|c| u8::try_from(c).ok());
+            Some("job_finished") if !v.closed_by_repair() => {
+                let status = v.status().and_then(|s| {
+                    serde_json::from_value::<JobStatus>(serde_json::Value::from(s)).ok()
+                });
+                let code = v.exit_code().and_then(|c| u8::try_from(c).ok());
                 if let (Some(status), Some(code)) = (status, code) {
                     finished = Some((status, code));
                 }
@@ -88,6 +82,15 @@ pub fn read(dir: &Path) -> Option<LastWord> {
         exit_code,
         steps,
     })
+}
+
+impl LastWord {
+    /// The runner's own account in the history of record directory `dir`
+    /// (see [`read`]).
+    #[must_use]
+    pub fn read(dir: &Path) -> Option<LastWord> {
+        read(dir)
+    }
 }
 
 #[cfg(test)]

@@ -32,14 +32,15 @@ impl LogTail {
     }
 
     /// Never return what `path` holds now.
-    pub fn skip(&mut self, path: &Path) {
+    pub(super) fn skip(&mut self, path: &Path) {
         let len = std::fs::metadata(path).map_or(0, |m| m.len());
         self.offsets.insert(path.to_path_buf(), len);
     }
 
     /// Where `path` was read up to.
     #[must_use]
-    pub fn offset(&self, path: &Path) -> Option<u64> {
+    #[cfg(test)]
+    pub(super) fn offset(&self, path: &Path) -> Option<u64> {
         self.offsets.get(path).copied()
     }
 
@@ -57,13 +58,14 @@ impl LogTail {
             } else {
                 *o
             }
+        } else if self.tail.is_none() {
+            0
         } else {
-            let mut text = String::new();
-            if f.read_to_string(&mut text).is_err() {
+            let mut bytes = Vec::new();
+            if f.read_to_end(&mut bytes).is_err() {
                 return Vec::new();
             }
-            let kept = tail(&text, self.tail);
-            (text.len() - kept.len()) as u64
+            tail_start(&bytes, self.tail) as u64
         };
         if f.seek(SeekFrom::Start(offset)).is_err() {
             return Vec::new();
@@ -83,16 +85,19 @@ impl LogTail {
     }
 }
 
-/// The bytes of `path` from `offset` on (none when it cannot be read).
-#[must_use]
-pub fn read_from(path: &Path, offset: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    if let Ok(mut f) = std::fs::File::open(path) {
-        if f.seek(SeekFrom::Start(offset)).is_ok() {
-            let _ = f.read_to_end(&mut out);
-        }
+/// Where the last `n` lines of `bytes` start (0 without `n`).
+fn tail_start(bytes: &[u8], n: Option<usize>) -> usize {
+    let Some(n) = n else { return 0 };
+    if n == 0 {
+        return bytes.len();
     }
-    out
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    body.iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(n - 1)
+        .map_or(0, |(i, _)| i + 1)
 }
 
 /// The last `n` lines of `text` (all of it without `n`).

@@ -39,53 +39,61 @@
 //! above), never the other way round.
 
 mod claim;
-pub mod history;
+mod follow;
+mod history;
 mod home;
 mod job_applied;
-pub mod job_entry;
+mod job_entry;
+mod job_index;
 mod job_record;
 mod job_summary;
-pub mod last_word;
-pub mod log_tail;
-pub mod op_log;
+mod last_word;
+mod log_query;
+mod log_tail;
+mod op_log;
 mod persistent;
-pub mod reconcile;
+mod reconcile;
 mod record_failure;
 mod recorder;
-pub mod run_log;
-pub mod sandbox_dir;
+mod run_log;
+mod sandbox_dir;
 mod sandbox_record;
+mod shown_status;
 mod space_reserve;
-pub(crate) mod step_log;
+mod step_log;
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use claim::{claim, next_job_id};
-pub use history::{HistoryEntry, SandboxOp, SandboxOpKind};
-pub use home::{modified, Store, Usage, GITIGNORE};
+pub use follow::{Follow, FollowTarget, Followed};
+pub use history::{CommandRun, HistoryEntry, HistoryLine, SandboxOp, SandboxOpKind};
+pub use home::{Store, Usage};
 pub use job_applied::Applied;
-pub use job_entry::{remove_job_record, JobEntry};
+pub use job_entry::JobEntry;
+pub use job_index::JobIndex;
 pub use job_record::{
-    JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState, FORMAT_VERSION,
+    JobArtifact, JobEngine, JobRecord, JobSandbox, JobStep, SandboxState, StepState,
 };
 pub use job_summary::JobSummary;
-pub use log_tail::LogTail;
+pub use last_word::{LastWord, StepEnd};
+pub use log_query::{LogFile, LogQuery, LogTarget};
 pub use op_log::OpLog;
-pub use persistent::{
-    destroy_sandbox, prune, reboot, shutdown, user_data_dir, PersistentSandbox, Pruned,
-};
-pub use reconcile::{ABANDONED, ABANDONED_HINT};
+pub use persistent::{PersistentSandbox, Pruned};
+pub use reconcile::{ContainerVerdict, Decision, Observed};
 pub use record_failure::{RecordFailure, RecordProblems};
 pub use recorder::{Recorder, Reserved};
 pub use run_log::{RunLog, RunLogger, SessionLog};
-pub use sandbox_record::{volumes, ContainerMeta, Provenance, Resources, SandboxRecord};
-pub use space_reserve::RESERVE_FILE;
+pub use sandbox_record::{ContainerMeta, Provenance, Resources, SandboxRecord};
+pub use shown_status::ShownStatus;
+
+/// The file every record directory is told by: a job's [`JobRecord`] or a
+/// sandbox's [`SandboxRecord`].
+const RECORD_FILE: &str = "instance.toml";
 
 /// Where a project's records (job and sandbox records) live.
 #[must_use]
-pub fn instances_dir(project_root: &Path) -> PathBuf {
+fn instances_dir(project_root: &Path) -> PathBuf {
     project_root.join(".pocketdock").join("instances")
 }
 
@@ -96,7 +104,7 @@ pub fn instances_dir(project_root: &Path) -> PathBuf {
 ///
 /// A failed write (a full disk, a read-only filesystem) leaves no
 /// temporary file behind, and the old file as it was.
-pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let written = File::create(&tmp)
         .and_then(|mut f| f.write_all(data))
@@ -110,7 +118,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
 /// The log file name of a step instance: `tests@grader[student=alice]` ->
 /// `tests[student=alice].log`.
 #[must_use]
-pub fn log_name(step: &str, sandbox_instance: &str) -> String {
+fn log_name(step: &str, sandbox_instance: &str) -> String {
     let matrix = sandbox_instance
         .find('[')
         .map_or("", |i| &sandbox_instance[i..]);
@@ -119,7 +127,7 @@ pub fn log_name(step: &str, sandbox_instance: &str) -> String {
 
 /// A name safe as one path component.
 #[must_use]
-pub fn sanitize(s: &str) -> String {
+fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c == '/' || c == '\0' || c.is_control() {
@@ -148,15 +156,15 @@ fn next_number(records: &Path, base: &str) -> u32 {
 /// Every job record under `records`, newest first ([`Store::jobs`] is
 /// the way in).
 #[must_use]
-pub fn list(records: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
+fn list(records: &Path) -> Vec<(PathBuf, Option<JobRecord>)> {
     let mut out: Vec<(PathBuf, Option<JobRecord>)> = std::fs::read_dir(records)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.join("instance.toml").is_file() && !sandbox_dir::is_sandbox_dir(p))
+        .filter(|p| p.join(RECORD_FILE).is_file() && !sandbox_dir::is_sandbox_dir(p))
         .map(|p| {
-            let rec = std::fs::read_to_string(p.join("instance.toml"))
+            let rec = std::fs::read_to_string(p.join(RECORD_FILE))
                 .ok()
                 .and_then(|t| toml::from_str(&t).ok());
             (p, rec)

@@ -27,7 +27,7 @@ pub const DEFAULT_KEEP: u32 = 5;
 
 /// The level a user's word names (`warn` is taken for `warning`).
 #[must_use]
-pub fn level_of(name: &str) -> Option<LevelFilter> {
+fn level_of(name: &str) -> Option<LevelFilter> {
     match name {
         "debug" => Some(LevelFilter::Debug),
         "info" => Some(LevelFilter::Info),
@@ -49,6 +49,18 @@ pub struct OpLog {
 }
 
 impl OpLog {
+    /// The log levels users name, lowest first.
+    pub const LEVELS: &'static [&'static str] = LEVELS;
+
+    /// How many files the log keeps when settings say nothing.
+    pub const DEFAULT_KEEP: u32 = DEFAULT_KEEP;
+
+    /// The level a user's word names (`warn` is taken for `warning`).
+    #[must_use]
+    pub fn level_of(name: &str) -> Option<LevelFilter> {
+        level_of(name)
+    }
+
     /// A log at `path` that rotates past `max_size` bytes, keeps `keep`
     /// files (at least 1) and writes lines of `level` and above.
     #[must_use]

@@ -226,7 +226,7 @@ async fn record_new(
 /// sandbox whose container `inspect` describes, if any: removing the
 /// sandbox leaves it alone.
 #[must_use]
-pub fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBuf> {
+fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBuf> {
     let dir = inspect.label(labels::DATA_PATH)?;
     SandboxRecord::read(Path::new(dir))?
         .data_dir
@@ -235,7 +235,7 @@ pub fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBu
 
 /// [`Sandbox::shutdown`]; a removed persistent sandbox's record directory
 /// goes with it (only while the record still describes that container).
-pub async fn shutdown(sandbox: &Sandbox, how: ShutdownOptions) -> Result<Shutdown> {
+async fn shutdown(sandbox: &Sandbox, how: ShutdownOptions) -> Result<Shutdown> {
     let inspect = sandbox.inspect().await?;
     let done = sandbox.shutdown(how).await?;
     if done == Shutdown::Removed {
@@ -248,7 +248,7 @@ pub async fn shutdown(sandbox: &Sandbox, how: ShutdownOptions) -> Result<Shutdow
 
 /// [`Sandbox::reboot`]; with `fresh`, a persistent sandbox's record follows
 /// it to its new container id, with a history line saying so.
-pub async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
+async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
     if !fresh {
         return sandbox.reboot(false).await;
     }
@@ -273,7 +273,7 @@ pub async fn reboot(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
 }
 
 /// Remove a sandbox, persistent or not, with its record directory.
-pub async fn destroy_sandbox(backend: &Backend, name: &str) -> Result<()> {
+async fn destroy_sandbox(backend: &Backend, name: &str) -> Result<()> {
     shutdown(&Sandbox::attach(backend, name), ShutdownOptions::DISCARD)
         .await
         .map(drop)
@@ -292,11 +292,7 @@ pub struct Pruned {
 }
 
 /// [`manage::prune`], and the record directories of the sandboxes removed.
-pub async fn prune(
-    backend: &Backend,
-    sandboxes: &[SandboxSummary],
-    images: &[ImageInfo],
-) -> Pruned {
+async fn prune(backend: &Backend, sandboxes: &[SandboxSummary], images: &[ImageInfo]) -> Pruned {
     let report = manage::prune(backend, sandboxes, images).await;
     let mut kept_data_dirs = Vec::new();
     let record_dirs = report
@@ -316,5 +312,47 @@ pub async fn prune(
         engine: report,
         record_dirs,
         kept_data_dirs,
+    }
+}
+
+/// The operations on a sandbox that keep its sandbox record in step
+/// (ephemeral sandboxes have none, and pass through).
+impl PersistentSandbox {
+    /// Where `data/` is mounted inside a persistent sandbox.
+    pub const DATA_MOUNT: &'static str = DATA_MOUNT;
+
+    /// [`Sandbox::shutdown`]; a removed persistent sandbox's record
+    /// directory goes with it (only while the record still describes that
+    /// container).
+    pub async fn shutdown_sandbox(sandbox: &Sandbox, how: ShutdownOptions) -> Result<Shutdown> {
+        shutdown(sandbox, how).await
+    }
+
+    /// [`Sandbox::reboot`]; with `fresh`, a persistent sandbox's record
+    /// follows it to its new container id, with a history line saying so.
+    pub async fn reboot_sandbox(sandbox: &mut Sandbox, fresh: bool) -> Result<()> {
+        reboot(sandbox, fresh).await
+    }
+
+    /// Remove a sandbox, persistent or not, with its record directory.
+    pub async fn destroy(backend: &Backend, name: &str) -> Result<()> {
+        destroy_sandbox(backend, name).await
+    }
+
+    /// [`manage::prune`], and the record directories of the sandboxes removed.
+    pub async fn prune(
+        backend: &Backend,
+        sandboxes: &[SandboxSummary],
+        images: &[ImageInfo],
+    ) -> Pruned {
+        prune(backend, sandboxes, images).await
+    }
+
+    /// The data directory given with `create --data-dir` to the persistent
+    /// sandbox whose container `inspect` describes, if any: removing the
+    /// sandbox leaves it alone.
+    #[must_use]
+    pub fn user_data_dir(inspect: &crate::engine::ContainerInspect) -> Option<PathBuf> {
+        user_data_dir(inspect)
     }
 }

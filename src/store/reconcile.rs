@@ -7,7 +7,7 @@
 //! verdict into the record the way the runner would have.
 //!
 //! Every command that shows a job's state asks [`shown_status`], so a job
-//! whose runner is gone shows as `abandoned` (with [`ABANDONED_HINT`])
+//! whose runner is gone shows as `abandoned` (with [`ShownStatus::ABANDONED_HINT`])
 //! everywhere, before anyone runs `doctor`.
 
 use std::path::Path;
@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 
 use super::history::{self, HistoryEntry};
 use super::last_word::{LastWord, StepEnd};
-use super::{write_atomic, JobRecord, SandboxState, StepState};
+use super::{write_atomic, JobRecord, SandboxState, ShownStatus, StepState};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, JobStatus, StepStatus};
 
@@ -181,13 +181,6 @@ fn steps_all_ok(record: &JobRecord) -> bool {
         .all(|s| s.status.finished().is_some_and(StepStatus::is_ok))
 }
 
-/// The word shown for a record left `running` by a runner that is gone.
-pub const ABANDONED: &str = "abandoned";
-
-/// What to do about an abandoned job.
-pub const ABANDONED_HINT: &str =
-    "its runner is gone; `pocketdock doctor --fix` closes the record and removes its containers";
-
 /// True when a record says `running` but its runner is gone: nobody will
 /// ever close it but `doctor`.
 #[must_use]
@@ -195,14 +188,14 @@ pub fn is_abandoned(record: &JobRecord) -> bool {
     record.status == JobStatus::Running && !runner_alive(record)
 }
 
-/// The status to show for a record: its own, or [`ABANDONED`] when its
+/// The status to show for a record: its own, or abandoned when its
 /// runner is gone (the liveness check `doctor` makes).
 #[must_use]
-pub fn shown_status(record: &JobRecord) -> &'static str {
+pub fn shown_status(record: &JobRecord) -> ShownStatus {
     if is_abandoned(record) {
-        ABANDONED
+        ShownStatus::Abandoned
     } else {
-        record.status.as_str()
+        ShownStatus::Job(record.status)
     }
 }
 
@@ -281,7 +274,7 @@ pub fn close(dir: &Path, record: &mut JobRecord, d: &Decision, removed: &[String
     write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
     // The runner did not live to give back its space reserve.
-    let _ = std::fs::remove_file(dir.join(super::RESERVE_FILE));
+    let _ = std::fs::remove_file(dir.join(super::space_reserve::RESERVE_FILE));
     if d.from_history {
         return Ok(());
     }
@@ -410,10 +403,47 @@ pub fn apply_decision(
     }
 }
 
+impl Decision {
+    /// What `doctor` decides about `record`, left `running`, given the
+    /// containers it found and the runner's last word in its history.
+    #[must_use]
+    pub fn of(record: &JobRecord, containers: &[Observed], last: Option<&LastWord>) -> Decision {
+        decide(record, containers, last)
+    }
+}
+
+impl JobRecord {
+    /// Is the runner of the record still alive (`/proc/<pid>` is a
+    /// pocketdock process no younger than the record)?
+    #[must_use]
+    pub fn runner_alive(&self) -> bool {
+        runner_alive(self)
+    }
+
+    /// Is the runner a `pocketdock serve` process? Its jobs are cancelled
+    /// through its API: a signal would stop the whole server.
+    #[must_use]
+    pub fn runner_is_server(&self) -> bool {
+        runner_is_server(self)
+    }
+
+    /// Close the record in `dir` as `d` decides (see `doctor`).
+    pub fn close(&mut self, dir: &Path, d: &Decision, removed: &[String]) -> Result<()> {
+        close(dir, self, d, removed)
+    }
+
+    /// Note in the closed record in `dir` that `doctor --fix` removed
+    /// `containers`.
+    pub fn note_removed(&mut self, dir: &Path, containers: &[String]) -> Result<()> {
+        note_removed(dir, self, containers)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{JobEngine, JobSandbox, JobStep, FORMAT_VERSION};
+    use crate::store::job_record::FORMAT_VERSION;
+    use crate::store::{JobEngine, JobSandbox, JobStep};
 
     fn step(id: &str, status: &str) -> JobStep {
         JobStep {
@@ -435,7 +465,7 @@ mod tests {
         JobRecord {
             format_version: FORMAT_VERSION,
             job: "long".into(),
-            instance: "long-0001".into(),
+            job_id: "long-0001".into(),
             status: JobStatus::Running,
             exit_code: None,
             manifest: "/p/job.yaml".into(),
@@ -678,9 +708,9 @@ mod tests {
     fn a_running_record_of_a_dead_runner_shows_abandoned() {
         let mut r = record(&[("w", "running")]);
         r.runner_pid = u32::MAX - 1;
-        assert_eq!(shown_status(&r), "abandoned");
+        assert_eq!(shown_status(&r).as_str(), "abandoned");
         r.status = JobStatus::Failed;
-        assert_eq!(shown_status(&r), "failed");
+        assert_eq!(shown_status(&r).as_str(), "failed");
     }
 
     #[test]

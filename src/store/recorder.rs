@@ -74,7 +74,7 @@ impl Reserved {
                 return Err(e);
             }
         };
-        record.instance = dir
+        record.job_id = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -165,10 +165,16 @@ impl Recorder {
         &self.dir
     }
 
+    /// Where the job's pulled artifacts go: the record's `artifacts/`.
+    #[must_use]
+    pub fn artifacts_dir(&self) -> PathBuf {
+        self.dir.join("artifacts")
+    }
+
     /// The job id (`<job>-<NNNN>`).
     #[must_use]
     pub fn job_id(&self) -> &str {
-        &self.record.instance
+        &self.record.job_id
     }
 
     /// What failed to be written so far, if anything did.

@@ -48,6 +48,7 @@ pub fn list(project_root: &Path) -> Vec<PathBuf> {
 
 /// Make `dir` with `logs/` and `data/`; true when `dir` did not exist before
 /// (so a failed create may remove it again).
+#[cfg(test)]
 pub fn prepare(dir: &Path) -> Result<bool> {
     prepare_with(dir, true)
 }

@@ -88,7 +88,7 @@ impl Provenance {
 }
 
 /// `[volumes]` from bind mounts (`HOST:CONTAINER[:ro]`): path inside -> host path.
-pub fn volumes<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String, String> {
+fn volumes<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String, String> {
     binds
         .into_iter()
         .filter_map(|b| {
@@ -101,11 +101,59 @@ pub fn volumes<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String,
 }
 
 impl SandboxRecord {
+    /// `[volumes]` from bind mounts (`HOST:CONTAINER[:ro]`): path inside ->
+    /// host path.
+    pub fn volumes_of<'b>(binds: impl IntoIterator<Item = &'b str>) -> BTreeMap<String, String> {
+        volumes(binds)
+    }
+
+    /// True when `dir` holds a sandbox record (even one that no longer
+    /// parses as a whole), not a job record.
+    #[must_use]
+    pub fn is_in(dir: &Path) -> bool {
+        super::sandbox_dir::is_sandbox_dir(dir)
+    }
+
+    /// Make record directory `dir` with `logs/`, and `data/` when
+    /// `own_data` (a data directory given with `create --data-dir` lives
+    /// elsewhere); true when `dir` did not exist before.
+    pub fn prepare_dir(dir: &Path, own_data: bool) -> Result<bool> {
+        super::sandbox_dir::prepare_with(dir, own_data)
+    }
+
+    /// The record directory's own `data/`.
+    #[must_use]
+    pub fn own_data_dir(dir: &Path) -> std::path::PathBuf {
+        dir.join("data")
+    }
+
+    /// The parts of record directory `dir` that are gone: `directory`,
+    /// `instance.toml`, `data/` (unless the record names a data directory
+    /// of its own), `logs/`.
+    #[must_use]
+    pub fn missing_parts(dir: &Path) -> Vec<String> {
+        if !dir.is_dir() {
+            return vec!["directory".into()];
+        }
+        let mut out = Vec::new();
+        if !SandboxRecord::is_in(dir) {
+            out.push(super::RECORD_FILE.into());
+        }
+        // A data directory given with `create --data-dir` lives elsewhere.
+        let own_data = SandboxRecord::read(dir).is_none_or(|r| r.data_dir.is_none());
+        for sub in ["data", "logs"] {
+            if (sub == "logs" || own_data) && !dir.join(sub).is_dir() {
+                out.push(format!("{sub}/"));
+            }
+        }
+        out
+    }
+
     /// Read `dir/instance.toml` as a sandbox record; `None` when it is
     /// missing, unreadable, or a job record.
     #[must_use]
     pub fn read(dir: &Path) -> Option<SandboxRecord> {
-        let text = std::fs::read_to_string(dir.join("instance.toml")).ok()?;
+        let text = std::fs::read_to_string(dir.join(super::RECORD_FILE)).ok()?;
         toml::from_str(&text).ok()
     }
 
@@ -114,7 +162,7 @@ impl SandboxRecord {
         let body = toml::to_string(self)
             .map_err(|e| Error::io("encode instance.toml", std::io::Error::other(e)))?;
         let text = format!("{HEADER}{body}");
-        super::write_atomic(&dir.join("instance.toml"), text.as_bytes())
+        super::write_atomic(&dir.join(super::RECORD_FILE), text.as_bytes())
             .map_err(|e| Error::io(format!("write {}/instance.toml", dir.display()), e))
     }
 }

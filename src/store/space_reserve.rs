@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The reserve's file name in a record directory.
-pub const RESERVE_FILE: &str = ".space-reserve";
+pub(super) const RESERVE_FILE: &str = ".space-reserve";
 
 /// Bytes set aside beyond twice the size of `instance.toml`.
 const BASE: usize = 64 * 1024;

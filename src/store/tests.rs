@@ -1,3 +1,4 @@
+use super::space_reserve::RESERVE_FILE;
 use super::*;
 use crate::engine::demux::StreamKind;
 use crate::event::{Artifact, StepStatus, Usage};
@@ -5,9 +6,9 @@ use crate::event::{Consumer, Event, EventKind, JobStatus};
 
 fn record() -> JobRecord {
     JobRecord {
-        format_version: FORMAT_VERSION,
+        format_version: JobRecord::FORMAT_VERSION,
         job: "grade/fizz".into(),
-        instance: String::new(),
+        job_id: String::new(),
         status: JobStatus::Running,
         exit_code: None,
         manifest: "/p/job.yaml".into(),
@@ -61,7 +62,7 @@ fn numbers_job_ids_and_writes_a_whole_record() {
     let text = std::fs::read_to_string(a.dir().join("instance.toml")).unwrap();
     let back: JobRecord = toml::from_str(&text).unwrap();
     assert_eq!(back.status, JobStatus::Running);
-    assert_eq!(back.instance, "grade_fizz-0001");
+    assert_eq!(back.job_id, "grade_fizz-0001");
     assert!(a.dir().join("logs").is_dir());
 }
 
@@ -87,7 +88,7 @@ const USAGE: Usage = Usage {
 fn a_job_whose_one_step_fails(r: &mut Recorder) {
     r.handle(&ev(EventKind::JobStarted {
         job: "grade/fizz".into(),
-        instance: r.job_id().into(),
+        job_id: r.job_id().into(),
         steps: 1,
         sandboxes: 1,
         record: String::new(),
@@ -383,9 +384,9 @@ fn a_store_lists_its_jobs_finds_the_last_and_tells_sandbox_records_apart() {
     let jobs = store.jobs();
     let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
     assert_eq!(ids, ["grade_fizz-0002", "grade_fizz-0001"]);
-    assert_eq!(jobs[0].shown_status(), ABANDONED);
-    assert!(jobs[0].shown_json().unwrap()["hint"] == ABANDONED_HINT);
-    assert_eq!(jobs[1].shown_status(), "succeeded");
+    assert_eq!(jobs[0].shown_status(), ShownStatus::Abandoned);
+    assert!(jobs[0].shown_json().unwrap()["hint"] == ShownStatus::ABANDONED_HINT);
+    assert_eq!(jobs[1].shown_status().as_str(), "succeeded");
     assert_eq!(store.job("last").unwrap().id, "grade_fizz-0002");
     assert!(store.job("nope-0001").is_err());
     assert_eq!(store.next_job_id("grade/fizz"), "grade_fizz-0003");

@@ -74,7 +74,7 @@ async fn doctor_removes_orphaned_job_containers() {
     let mut spec = SandboxSpec::default();
     spec.name = Some(crate::common::unique("doctor-orphan"));
     spec.project = Some(project_name(dir.path()));
-    spec.instance = Some("gone-0007".into());
+    spec.job_id = Some("gone-0007".into());
     spec.labels
         .insert(crate::common::TEST_LABEL.into(), "true".into());
     spec.labels.insert("pocketdock.job".into(), "gone".into());
@@ -86,7 +86,7 @@ async fn doctor_removes_orphaned_job_containers() {
     // A sandbox made by `create` (no job label) is not a job's: never an orphan.
     let mut plain = spec.clone();
     plain.name = Some(crate::common::unique("doctor-plain"));
-    plain.instance = None;
+    plain.job_id = None;
     plain.labels.remove("pocketdock.job");
     plain.labels.remove("pocketdock.sandbox");
     let plain_name = plain.name.clone().unwrap();

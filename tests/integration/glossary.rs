@@ -79,3 +79,125 @@ fn the_glossary_names_every_retired_word() {
         );
     }
 }
+
+/// Fields and parameters that may still be called `instance`: the wire
+/// names kept as aliases are spelt in `#[serde(rename = "instance")]` (a
+/// literal, not an identifier), so this list stays empty unless a name
+/// must be an identifier; each entry is `file: why`.
+const INSTANCE_ALLOWED: &[(&str, &str)] = &[];
+
+/// Every field or parameter named `instance` (`instance: T`, `instance: x`
+/// in a struct literal, `.instance` read as a field) in `text`, a source
+/// file of `src/` (Rust, or one of the dashboard's scripts), as
+/// `file:line: ...`. Comments and string literals do not count: the word
+/// names a sandbox or step instance there, and a wire name in
+/// `#[serde(rename = "instance")]`.
+fn instance_identifiers(rel: &str, text: &str) -> Vec<String> {
+    let rust = std::path::Path::new(rel)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("rs"));
+    let code = if rust {
+        crate::layers::code_only(text)
+    } else {
+        js_code_only(text)
+    };
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        for (at, _) in line.match_indices("instance") {
+            let before = &line[..at];
+            let after = &line[at + "instance".len()..];
+            if before.ends_with(ident) || after.starts_with(ident) {
+                continue;
+            }
+            let rest = after.trim_start();
+            let field = rest.starts_with(':') && !rest.starts_with("::");
+            let read = before.ends_with('.') && !rest.starts_with('(');
+            if field || read {
+                out.push(format!(
+                    "{rel}:{}: an identifier named `instance`; say `job_id` for a job id",
+                    n + 1
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A script with its `//` comments and its string and template literals
+/// blanked out (enough for the dashboard's plain ES modules).
+fn js_code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == '\\' {
+                    chars.next();
+                } else if c == q {
+                    quote = None;
+                    out.push(c);
+                } else if c == '\n' {
+                    out.push('\n');
+                }
+            }
+            None if c == '/' && chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            None if matches!(c, '"' | '\'' | '`') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn no_field_or_parameter_is_named_instance() {
+    let mut files = source_files("src", "rs");
+    files.extend(source_files("src/server/assets", "js"));
+    let mut hits = Vec::new();
+    for (rel, text) in &files {
+        if INSTANCE_ALLOWED.iter().any(|(f, _)| f == rel) {
+            continue;
+        }
+        hits.extend(instance_identifiers(rel, text));
+    }
+    assert!(
+        hits.is_empty(),
+        "`instance` names a job id nowhere in code (docs/architecture.md, Glossary; a wire \
+         name stays through #[serde(rename = \"instance\")]):\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_identifier_check_catches_a_field_named_instance() {
+    let rust = "/// the step instance: `instance: x`\n\
+                pub struct Outcome {\n    pub instance: String,\n}\n\
+                fn show(o: &Outcome, instance: &str) { println!(\"{}\", o.instance); }\n\
+                #[serde(rename = \"instance\")]\npub job_id: String,\n\
+                let sandbox_instance = 1; let instances = 2; labels::INSTANCE;\n";
+    assert_eq!(
+        instance_identifiers("src/run/outcome.rs", rust),
+        [
+            "src/run/outcome.rs:3: an identifier named `instance`; say `job_id` for a job id",
+            "src/run/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
+            "src/run/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
+        ]
+    );
+    let js = "// r.instance in a comment\nconst t = `${n} instances: r.instance`;\n\
+              const row = { instance: r.id };\nconst s = \"r.instance\";\n";
+    assert_eq!(
+        instance_identifiers("src/server/assets/runs.js", js),
+        ["src/server/assets/runs.js:3: an identifier named `instance`; say `job_id` for a job id"]
+    );
+}

@@ -51,6 +51,17 @@ fn parse_table(doc: &str) -> Vec<Layer> {
 
 /// The text with comments, string literals and char literals blanked out.
 pub(crate) fn code_only(text: &str) -> String {
+    scan(text, false)
+}
+
+/// The text with comments blanked out, string and char literals kept.
+fn without_comments(text: &str) -> String {
+    scan(text, true)
+}
+
+/// The text with comments blanked out, and string and char literals too
+/// unless `keep_literals`.
+fn scan(text: &str, keep_literals: bool) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -99,26 +110,36 @@ pub(crate) fn code_only(text: &str) -> String {
                 .collect();
             j += 1;
             while j < b.len() && !b[j..].starts_with(&close) {
-                if b[j] == b'\n' {
+                if b[j] == b'\n' && !keep_literals {
                     out.push('\n');
                 }
                 j += 1;
             }
-            i = j + close.len();
-            out.push_str("\"\"");
+            let end = (j + close.len()).min(b.len());
+            if keep_literals {
+                out.push_str(&text[i..end]);
+            } else {
+                out.push_str("\"\"");
+            }
+            i = end;
         } else if c == b'"' {
+            let start = i;
             i += 1;
             while i < b.len() && b[i] != b'"' {
                 if b[i] == b'\\' {
                     i += 1;
                 }
-                if b.get(i) == Some(&b'\n') {
+                if b.get(i) == Some(&b'\n') && !keep_literals {
                     out.push('\n');
                 }
                 i += 1;
             }
-            i += 1;
-            out.push_str("\"\"");
+            i = (i + 1).min(b.len());
+            if keep_literals {
+                out.push_str(&text[start..i]);
+            } else {
+                out.push_str("\"\"");
+            }
         } else if c == b'\'' {
             // A char literal ('x', '\n', '\u{..}'), not a lifetime.
             let rest = &text[i + 1..];
@@ -131,7 +152,11 @@ pub(crate) fn code_only(text: &str) -> String {
                     .map(|ch| ch.len_utf8() + 1)
             };
             if let Some(n) = len {
-                out.push_str("' '");
+                if keep_literals {
+                    out.push_str(&text[i..=i + n]);
+                } else {
+                    out.push_str("' '");
+                }
                 i += 1 + n;
             } else {
                 out.push('\'');
@@ -333,6 +358,150 @@ fn the_checker_catches_an_import_that_runs_back_up() {
             "src/engine/exec.rs:4: engine may not import sandbox (`crate::sandbox`)".to_string(),
             "src/error.rs:1: leaves may not import engine (`crate::Engine`)".to_string(),
             "src/other.rs: in no layer of the table".to_string(),
+        ]
+    );
+}
+
+/// What names a part of the store's layout: its file and directory names
+/// (as a path join's or a path's literal) and its layout helpers.
+const STORE_NAMES: &[&str] = &[
+    ".pocketdock",
+    "instances",
+    "instance.toml",
+    "history.jsonl",
+    "logs",
+    "data",
+    "artifacts",
+    ".space-reserve",
+];
+const STORE_HELPERS: &[&str] = &[
+    "HISTORY_FILE",
+    "RECORD_FILE",
+    "RESERVE_FILE",
+    "records_dir",
+    "instances_dir",
+];
+
+/// The layers above `below`: those that may import it, and those that may
+/// import one of them (`steps`, through `run`), but none `below` itself
+/// imports. (Reaching further runs round the table's one cycle, `steps`
+/// and the layers that hold its sum types.)
+fn above(layers: &[Layer], below: &str) -> BTreeSet<String> {
+    let imports =
+        |l: &Layer, m: &str| l.may_import.contains("everything") || l.may_import.contains(m);
+    let own: BTreeSet<String> = layers
+        .iter()
+        .find(|l| l.name == below)
+        .map(|l| l.may_import.clone())
+        .unwrap_or_default();
+    let direct: BTreeSet<String> = layers
+        .iter()
+        .filter(|l| l.name != below && imports(l, below))
+        .map(|l| l.name.clone())
+        .collect();
+    layers
+        .iter()
+        .filter(|l| direct.contains(&l.name) || direct.iter().any(|d| imports(l, d)))
+        .map(|l| l.name.clone())
+        .filter(|n| n != below && !own.contains(n))
+        .collect()
+}
+
+/// Every place a file of a layer above `store` names a store path: a path
+/// join or a path built from one of the store's names (`.join("logs")`,
+/// `Path::new(".pocketdock/...")`), or one of its layout helpers. Comments
+/// and messages may name them; code asks the `Store`.
+fn store_path_violations(layers: &[Layer], files: &[(String, String)]) -> Vec<String> {
+    let above = above(layers, "store");
+    let mut out = Vec::new();
+    for (rel, text) in files {
+        if !layer_of(layers, rel).is_some_and(|l| above.contains(&l.name)) {
+            continue;
+        }
+        let code = code_only(text);
+        for (n, line) in code.lines().enumerate() {
+            for helper in STORE_HELPERS {
+                let found = line.match_indices(helper).any(|(at, _)| {
+                    let ident = |c: char| c.is_alphanumeric() || c == '_';
+                    !line[..at].ends_with(ident) && !line[at + helper.len()..].starts_with(ident)
+                });
+                if found {
+                    out.push(format!("{rel}:{}: names the store's `{helper}`", n + 1));
+                }
+            }
+        }
+        let literal = without_comments(text);
+        for (n, line) in literal.lines().enumerate() {
+            for opener in [".join(\"", "Path::new(\"", "PathBuf::from(\""] {
+                for (at, _) in line.match_indices(opener) {
+                    let arg = &line[at + opener.len()..];
+                    let arg = &arg[..arg.find('"').unwrap_or(arg.len())];
+                    let names_store = arg.split('/').any(|part| STORE_NAMES.contains(&part));
+                    if names_store {
+                        out.push(format!(
+                            "{rel}:{}: builds a store path (`{opener}{arg}\"`)",
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_layer_above_the_store_names_a_store_path() {
+    let root = repo();
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let layers = parse_table(&doc);
+    let files = source_files("src", "rs");
+    let bad = store_path_violations(&layers, &files);
+    assert!(
+        bad.is_empty(),
+        "code above src/store/ that names the store's layout; ask crate::store::Store (or its \
+         value types) instead:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_catches_a_store_path_above_the_store() {
+    let doc = "<!-- layers -->\n| layer | where | may import |\n|---|---|---|\n\
+               | leaves | `src/error.rs` | leaves |\n\
+               | store | `src/store/` | leaves |\n\
+               | run | `src/run/` | store, leaves |\n\
+               | server | `src/server/` | run, leaves |\n\
+               | root | `src/lib.rs` | everything |\n<!-- /layers -->";
+    let layers = parse_table(doc);
+    let files = vec![
+        (
+            "src/server/files.rs".to_string(),
+            "// dir.join(\"logs\") in a comment is fine\n\
+             let m = \"see .pocketdock/instances/\";\n\
+             let p = dir.join(\"logs\").join(&s.log);\n\
+             let t = Path::new(\".pocketdock/instances/x/instance.toml\");\n\
+             let h = dir.join(HISTORY_FILE);\n\
+             let r = store.records_dir();\n\
+             let ok = dir.join(\"logs_of_mine\");\n"
+                .to_string(),
+        ),
+        (
+            "src/store/home.rs".to_string(),
+            "let p = root.join(\".pocketdock\").join(\"instances\");\n".to_string(),
+        ),
+        (
+            "src/error.rs".to_string(),
+            "let p = x.join(\"data\");\n".to_string(),
+        ),
+    ];
+    assert_eq!(
+        store_path_violations(&layers, &files),
+        vec![
+            "src/server/files.rs:5: names the store's `HISTORY_FILE`".to_string(),
+            "src/server/files.rs:6: names the store's `records_dir`".to_string(),
+            "src/server/files.rs:3: builds a store path (`.join(\"logs\"`)".to_string(),
+            "src/server/files.rs:4: builds a store path (`Path::new(\".pocketdock/instances/x/instance.toml\"`)".to_string(),
         ]
     );
 }

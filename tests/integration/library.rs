@@ -56,7 +56,11 @@ steps:
             ..StepCounts::default()
         }
     );
-    assert_eq!(outcome.instance, "lib-0001");
+    assert_eq!(outcome.job_id, "lib-0001");
+    // The field's old name stays a deprecated accessor for one release.
+    #[allow(deprecated)]
+    let old = outcome.instance();
+    assert_eq!(old, "lib-0001");
     assert_eq!(
         outcome.record,
         dir.path().join(".pocketdock/instances/lib-0001")

@@ -451,7 +451,7 @@ async fn shutdown_removes_or_keeps_persistent_sandboxes() {
         "saved\n"
     );
     assert_eq!(
-        pocketdock::store::shutdown(
+        pocketdock::store::PersistentSandbox::shutdown_sandbox(
             kept,
             pocketdock::ShutdownOptions {
                 force: false,

@@ -199,7 +199,9 @@ async fn a_two_sandbox_job_runs_streams_reads_and_replays_after_a_restart() {
     let started: Value = r.json().await.unwrap();
     let id = started["id"].as_str().unwrap().to_string();
     assert_eq!(id, "two-0001");
-    assert_eq!(started["urls"]["events"], "/v1/runs/two-0001/events");
+    // The answers link to the jobs' own paths (`/v1/runs` stays an alias).
+    assert_eq!(started["urls"]["events"], "/v1/jobs/two-0001/events");
+    assert_eq!(started["urls"]["job"], "/v1/jobs/two-0001");
 
     // Live: the stream follows the job to its end.
     let live = events(&server, &id, None).await;

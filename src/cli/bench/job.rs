@@ -319,7 +319,7 @@ async fn job(backend: &Backend, project: &Project, file: &Path) -> Result<Durati
             op: "benchmark apply",
             detail: format!(
                 "the job {} ended {:?}; see {}",
-                outcome.instance,
+                outcome.job_id,
                 outcome.status,
                 outcome.record.display()
             ),

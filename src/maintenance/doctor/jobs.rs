@@ -19,7 +19,7 @@ use crate::event::JobStatus;
 use crate::labels;
 use crate::project::Project;
 use crate::sandbox::pool::warm;
-use crate::store::{reconcile, JobRecord, SandboxState, Store};
+use crate::store::{Decision, JobRecord, LastWord, Observed, SandboxState, Store};
 
 /// Every check of this module, in report order.
 pub(super) async fn check(
@@ -87,7 +87,7 @@ pub(super) async fn check(
     }
 
     for (job_id, containers) in &by_job {
-        if store.job_dir(job_id).is_dir() {
+        if store.has_job_dir(job_id) {
             continue;
         }
         for c in containers {
@@ -158,7 +158,7 @@ async fn leftovers(
         });
     }
     if !removed.is_empty() {
-        if let Err(e) = reconcile::note_removed(dir, rec, &removed) {
+        if let Err(e) = rec.note_removed(dir, &removed) {
             for f in &mut findings {
                 if let Finding::Leftover { fixed, errors, .. } = f {
                     *fixed = false;
@@ -175,10 +175,10 @@ async fn dead_runner(
     fix: bool,
     dir: &Path,
     rec: &mut JobRecord,
-    observed: Vec<reconcile::Observed>,
+    observed: Vec<Observed>,
 ) -> Finding {
-    let last = crate::store::last_word::read(dir);
-    let d = reconcile::decide(rec, &observed, last.as_ref());
+    let last = LastWord::read(dir);
+    let d = Decision::of(rec, &observed, last.as_ref());
     let mut errors = Vec::new();
     let mut fixed = false;
     if fix {
@@ -189,7 +189,7 @@ async fn dead_runner(
                 Err(e) => errors.push(format!("remove {name}: {e}")),
             }
         }
-        match reconcile::close(dir, rec, &d, &removed) {
+        match rec.close(dir, &d, &removed) {
             Ok(()) => fixed = errors.is_empty(),
             Err(e) => errors.push(e.to_string()),
         }
@@ -208,7 +208,7 @@ async fn dead_runner(
     }
 }
 
-async fn observe(backend: &Backend, c: &ContainerSummary) -> reconcile::Observed {
+async fn observe(backend: &Backend, c: &ContainerSummary) -> Observed {
     let exit_code = if c.state == "exited" {
         backend
             .inspect_container(c.name(), false)
@@ -218,7 +218,7 @@ async fn observe(backend: &Backend, c: &ContainerSummary) -> reconcile::Observed
     } else {
         None
     };
-    reconcile::Observed {
+    Observed {
         name: c.name().to_string(),
         state: c.state.clone(),
         exit_code,

@@ -22,7 +22,7 @@ use crate::backend::Backend;
 use crate::error::Error;
 use crate::event::JobStatus;
 use crate::project::Project;
-use crate::store::reconcile;
+use crate::store::Observed;
 
 pub use sandboxes::FieldMismatch;
 
@@ -40,7 +40,7 @@ pub enum Finding {
         /// The runner that is gone.
         runner_pid: u32,
         /// The job's containers, as the engine shows them.
-        containers: Vec<reconcile::Observed>,
+        containers: Vec<Observed>,
         /// The status the record is closed with.
         becomes: JobStatus,
         /// The exit code it is closed with.
@@ -72,9 +72,11 @@ pub enum Finding {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         errors: Vec<String>,
     },
-    /// A sandbox tied to a process (a library program, `pocketdock serve`)
-    /// that ended without removing it.
-    Abandoned {
+    /// An orphaned sandbox: tied to a process (a library program,
+    /// `pocketdock serve`) that ended without removing it. `abandoned` on
+    /// the wire, an alias kept.
+    #[serde(rename = "abandoned")]
+    Orphaned {
         /// The container.
         container: String,
         /// The pid of the process that made it.
@@ -266,7 +268,7 @@ impl Finding {
             | Finding::Mismatch { fixed, .. }
             | Finding::DeadWarm { fixed, .. }
             | Finding::GoneProjectWarm { fixed, .. }
-            | Finding::Abandoned { fixed, .. }
+            | Finding::Orphaned { fixed, .. }
             | Finding::CacheOrphan { fixed, .. }
             | Finding::ForkOrphan { fixed, .. }
             | Finding::PortConflict { fixed, .. } => *fixed,
@@ -286,7 +288,7 @@ impl Finding {
             | Finding::Mismatch { errors, .. }
             | Finding::DeadWarm { errors, .. }
             | Finding::GoneProjectWarm { errors, .. }
-            | Finding::Abandoned { errors, .. }
+            | Finding::Orphaned { errors, .. }
             | Finding::CacheOrphan { errors, .. }
             | Finding::ForkOrphan { errors, .. } => errors,
             Finding::PortConflict { .. } | Finding::WarmPool { .. } => &[],

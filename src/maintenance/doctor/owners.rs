@@ -6,7 +6,7 @@ use super::Finding;
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::project::Project;
-use crate::sandbox::manage::{abandoned, Scope};
+use crate::sandbox::manage::{orphaned, Scope};
 
 /// Every abandoned sandbox of `project` or of no project; with `fix`,
 /// removed.
@@ -16,7 +16,7 @@ pub(super) async fn check(
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let mut findings = Vec::new();
-    for s in abandoned(backend, &Scope::Project(project.name.clone())).await? {
+    for s in orphaned(backend, &Scope::Project(project.name.clone())).await? {
         if s.job.is_some() {
             continue;
         }
@@ -29,7 +29,7 @@ pub(super) async fn check(
                     false
                 }
             };
-        findings.push(Finding::Abandoned {
+        findings.push(Finding::Orphaned {
             container: s.name,
             owner_pid: s.owner_pid.unwrap_or(0),
             state: s.state,

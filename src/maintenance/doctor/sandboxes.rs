@@ -16,8 +16,10 @@ use crate::images::canonical_name;
 use crate::project::Project;
 use crate::sandbox::{labels, Sandbox};
 use crate::size::ByteSize;
-use crate::store::history::{self, HistoryEntry, SandboxOp, SandboxOpKind};
-use crate::store::{self, sandbox_dir, SandboxRecord, Store};
+use crate::store::{
+    ContainerMeta, HistoryEntry, PersistentSandbox, Provenance, Resources, SandboxOp,
+    SandboxOpKind, SandboxRecord, Store,
+};
 
 /// One `instance.toml` field that disagrees with the engine.
 #[derive(Debug, Serialize)]
@@ -53,7 +55,6 @@ pub(super) async fn check(
     fix: bool,
 ) -> Result<Vec<Finding>, Error> {
     let store = Store::open(project);
-    let records = canonical(&store.records_dir());
     let mut seen = Vec::new();
     for c in backend
         .list_containers(true, &[format!("{}=true", labels::MANAGED)])
@@ -68,7 +69,7 @@ pub(super) async fn check(
             .labels
             .as_ref()
             .and_then(|l| l.get(labels::DATA_PATH))
-            .is_some_and(|d| canonical(Path::new(d)).starts_with(&records));
+            .is_some_and(|d| store.holds_record_dir(Path::new(d)));
         if !labelled && !ours {
             continue;
         }
@@ -113,21 +114,7 @@ fn canonical(p: &Path) -> PathBuf {
 
 /// The parts of a persistent sandbox's record directory that are gone.
 fn missing_parts(dir: &Path) -> Vec<String> {
-    if !dir.is_dir() {
-        return vec!["directory".into()];
-    }
-    let mut out = Vec::new();
-    if !sandbox_dir::is_sandbox_dir(dir) {
-        out.push("instance.toml".into());
-    }
-    // A data directory given with `create --data-dir` lives elsewhere.
-    let own_data = SandboxRecord::read(dir).is_none_or(|r| r.data_dir.is_none());
-    for sub in ["data", "logs"] {
-        if (sub == "logs" || own_data) && !dir.join(sub).is_dir() {
-            out.push(format!("{sub}/"));
-        }
-    }
-    out
+    SandboxRecord::missing_parts(dir)
 }
 
 /// The host source of the bind mount at the data mount point, if any.
@@ -139,7 +126,7 @@ fn data_mount_source(raw: &serde_json::Value) -> Option<PathBuf> {
         .find_map(|b| {
             let mut parts = b.split(':');
             let host = parts.next()?;
-            (parts.next()? == store::sandbox_dir::DATA_MOUNT).then(|| PathBuf::from(host))
+            (parts.next()? == PersistentSandbox::DATA_MOUNT).then(|| PathBuf::from(host))
         })
 }
 
@@ -183,7 +170,7 @@ async fn missing_dir(backend: &Backend, s: &Seen, fix: bool) -> Option<Finding> 
                 .map(PathBuf::from)
                 .find(|b| b.starts_with(&dir))
         })
-        .unwrap_or_else(|| dir.join("data"));
+        .unwrap_or_else(|| SandboxRecord::own_data_dir(&dir));
     // Docker recreates a missing bind source root-owned on start, so data/
     // can exist yet be the engine's: hand it over whenever the directory
     // was not pocketdock's (no instance.toml) or data/ is gone.
@@ -220,16 +207,16 @@ async fn missing_dir(backend: &Backend, s: &Seen, fix: bool) -> Option<Finding> 
 }
 
 fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), Error> {
-    sandbox_dir::prepare_with(dir, data == dir.join("data"))?;
+    SandboxRecord::prepare_dir(dir, data == SandboxRecord::own_data_dir(dir))?;
     std::fs::create_dir_all(data)
         .map_err(|e| Error::io(format!("create {}", data.display()), e))?;
-    if !sandbox_dir::is_sandbox_dir(dir) {
+    if !SandboxRecord::is_in(dir) {
         rebuilt(s, None, engine_kind).write(dir)?;
     }
     let op = SandboxOpKind::DoctorRecreated {
         id: s.inspect.id.clone(),
     };
-    history::append(dir, &HistoryEntry::Sandbox(SandboxOp::now(op)))
+    HistoryEntry::Sandbox(SandboxOp::now(op)).append_to(dir)
 }
 
 /// Give a recreated data/ to the sandbox's user: at once when the container
@@ -254,7 +241,7 @@ async fn give_data(backend: &Backend, s: &Seen) -> Result<Option<String>, Error>
 /// and volumes are kept from `old` when there is one.
 fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxRecord {
     let i = &s.inspect;
-    let container = store::ContainerMeta {
+    let container = ContainerMeta {
         id: i.id.clone(),
         name: s.name().to_string(),
         image: i.config.image.clone(),
@@ -273,7 +260,7 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
         };
     }
     let hc = &i.host_config;
-    let volumes = store::volumes(
+    let volumes = SandboxRecord::volumes_of(
         s.raw["HostConfig"]["Binds"]
             .as_array()
             .into_iter()
@@ -281,19 +268,19 @@ fn rebuilt(s: &Seen, old: Option<&SandboxRecord>, engine_kind: &str) -> SandboxR
             .filter_map(serde_json::Value::as_str),
     );
     // A data directory mounted from elsewhere was given with --data-dir.
-    let own = s.data_path().map(|d| d.join("data"));
+    let own = s.data_path().map(|d| SandboxRecord::own_data_dir(&d));
     let data_dir = volumes
-        .get(store::sandbox_dir::DATA_MOUNT)
+        .get(PersistentSandbox::DATA_MOUNT)
         .filter(|h| own.as_deref() != Some(Path::new(h.as_str())))
         .cloned();
     SandboxRecord {
         container,
-        resources: store::Resources {
+        resources: Resources {
             mem_limit: ByteSize(u64::try_from(hc.memory).unwrap_or(0)).to_string(),
             cpu_percent: hc.cpu_percent().map_or(0, |p| p as u32),
             network: hc.network_mode != "none",
         },
-        provenance: store::Provenance::this_process(),
+        provenance: Provenance::this_process(),
         volumes,
         data_dir,
     }
@@ -364,7 +351,7 @@ fn mismatch(s: &Seen, dir: &Path, project: &str, engine_kind: &str, fix: bool) -
                 fields: fields.iter().map(|f| f.field.to_string()).collect(),
                 id: truth.container.id.clone(),
             };
-            history::append(dir, &HistoryEntry::Sandbox(SandboxOp::now(op)))
+            HistoryEntry::Sandbox(SandboxOp::now(op)).append_to(dir)
         });
         match done {
             Ok(()) => fixed = labelled_project.is_none(),
@@ -396,7 +383,8 @@ fn stray(dir: &Path, seen: &[Seen], fix: bool) -> Finding {
         .iter()
         .find(|s| s.name() == dir_name || s.name() == name || id.as_deref() == Some(&s.inspect.id))
         .map(|s| s.name().to_string());
-    let data_entries = std::fs::read_dir(dir.join("data")).map_or(0, Iterator::count);
+    let data_entries =
+        std::fs::read_dir(SandboxRecord::own_data_dir(dir)).map_or(0, Iterator::count);
     let remove_command = format!("rm -rf -- {}", shell_quote(&dir.display().to_string()));
     let mut errors = Vec::new();
     let mut fixed = false;

@@ -119,7 +119,7 @@ impl Consumer for CiFiles {
     }
 
     fn finish(&mut self) {
-        if !self.tally.instance.is_empty() {
+        if !self.tally.job_id.is_empty() {
             self.write_all();
         }
     }

@@ -178,14 +178,14 @@ impl<W: Write + Send> Consumer for Github<W> {
         match &event.kind {
             EventKind::JobStarted {
                 job,
-                instance,
+                job_id,
                 steps,
                 sandboxes,
                 record,
             } => {
                 self.record = PathBuf::from(record);
                 self.line(&crate::report::job_started_line(
-                    job, instance, *steps, *sandboxes,
+                    job, job_id, *steps, *sandboxes,
                 ));
             }
             EventKind::SandboxCreated {

@@ -13,7 +13,7 @@ pub fn render(tally: &Tally, record: &str, junit: Option<&str>) -> String {
     let status = tally.status.unwrap_or(JobStatus::Running).as_str();
     let mut pairs: Vec<(&str, String)> = vec![
         ("status", status.to_string()),
-        ("instance", tally.instance.clone()),
+        ("instance", tally.job_id.clone()),
         ("record", record.to_string()),
         ("succeeded", tally.count(StepStatus::Succeeded).to_string()),
         (

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 use crate::plan::Plan;
-use crate::store;
+use crate::store::JobStep;
 
 /// One step instance as the CI reporters show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl JobInfo {
                 let (line, col) = source.line_col(s.decl.id_span.start);
                 let info = StepInfo {
                     step: s.step.clone(),
-                    log: store::log_name(&s.step, &sandbox),
+                    log: JobStep::log_name(&s.step, &sandbox),
                     sandbox,
                     matrix: s
                         .matrix
@@ -83,8 +83,8 @@ impl JobInfo {
         let name = self
             .steps
             .get(id)
-            .map_or_else(|| format!("{}.log", store::sanitize(id)), |s| s.log.clone());
-        record.join("logs").join(name)
+            .map_or_else(|| JobStep::log_name_of_id(id), |s| s.log.clone());
+        JobStep::log_path_in(record, &name)
     }
 }
 

@@ -21,7 +21,7 @@ const OUT_TAIL: usize = 200;
 
 /// The report as XML; `record` is the record directory (for the logs).
 pub fn render(tally: &Tally, info: &JobInfo, record: &Path) -> Result<String, String> {
-    let mut suite = TestSuite::new(format!("{} ({})", tally.job, tally.instance));
+    let mut suite = TestSuite::new(format!("{} ({})", tally.job, tally.job_id));
     suite.set_time(Duration::from_millis(tally.duration_ms));
     let mut ids: Vec<&String> = info.steps.keys().collect();
     ids.extend(tally.steps.keys().filter(|k| !info.steps.contains_key(*k)));

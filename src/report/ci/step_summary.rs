@@ -67,7 +67,7 @@ fn push_heading(md: &mut String, tally: &Tally) {
         md,
         "## {icon} pocketdock: job `{}` ({}) {word} in {:.1}s\n",
         code(&tally.job),
-        code(&tally.instance),
+        code(&tally.job_id),
         tally.duration_ms as f64 / 1000.0
     );
     let cached = match tally.count(StepStatus::Cached) {

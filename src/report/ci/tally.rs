@@ -31,8 +31,8 @@ pub struct StepResult {
 pub struct Tally {
     /// Job name.
     pub job: String,
-    /// Instance id.
-    pub instance: String,
+    /// The job id.
+    pub job_id: String,
     /// Record directory, as events show it.
     pub record: String,
     /// When the job started.
@@ -53,12 +53,12 @@ impl Tally {
         match &event.kind {
             EventKind::JobStarted {
                 job,
-                instance,
+                job_id,
                 record,
                 ..
             } => {
                 self.job.clone_from(job);
-                self.instance.clone_from(instance);
+                self.job_id.clone_from(job_id);
                 self.record.clone_from(record);
                 self.started = Some(event.ts);
             }

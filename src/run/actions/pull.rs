@@ -20,7 +20,7 @@ pub const ARTIFACT_COPY_LIMIT: u64 = 64 * 1024 * 1024;
 /// [`ARTIFACT_COPY_LIMIT`]) in `artifacts/STEP/`, so the record holds what
 /// every pull brought back.
 pub(crate) async fn pull(ctx: &ActionCtx<'_>, src: &str, dst: Option<&Path>) -> Attempt {
-    let keep = ctx.artifacts.join(crate::store::sanitize(ctx.step));
+    let keep = crate::store::JobArtifact::step_dir(ctx.artifacts, ctx.step);
     let name = Path::new(src.trim_end_matches('/'))
         .file_name()
         .map_or_else(|| "root".into(), std::ffi::OsStr::to_os_string);

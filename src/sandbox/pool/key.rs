@@ -96,7 +96,7 @@ mod tests {
         let a = SandboxSpec::default();
         let mut b = SandboxSpec {
             name: Some("other-name".into()),
-            instance: Some("job-0001".into()),
+            job_id: Some("job-0001".into()),
             ..SandboxSpec::default()
         };
         b.labels.insert(labels::JOB.into(), "j".into());

@@ -249,7 +249,7 @@ impl Inner {
     async fn create_one(&self) -> Result<Sandbox> {
         let mut spec = self.spec.clone();
         spec.name = Some(warm::pooled_name(HELD_PREFIX, &self.key));
-        spec.instance = None;
+        spec.job_id = None;
         spec.labels.insert(labels::POOL.into(), self.key.clone());
         Sandbox::create(&self.backend, &spec).await
     }

@@ -68,7 +68,7 @@ pub async fn create_warm(backend: &Backend, spec: &SandboxSpec, size: usize) -> 
     let key = spec_key(spec).ok_or_else(not_poolable)?;
     let mut spec = spec.clone();
     spec.name = Some(pooled_name(WARM_PREFIX, &key));
-    spec.instance = None;
+    spec.job_id = None;
     spec.owned = false;
     spec.labels.insert(labels::POOL.into(), key);
     spec.labels

@@ -1,4 +1,5 @@
-// The dashboard's router: one page per hash (#/, #/runs/ID, #/sandboxes).
+// The dashboard's router: one page per hash (#/, #/jobs/ID, #/sandboxes;
+// #/runs/ID, the first name of a job's page, is kept).
 import { $, json, onToken, stopStreams, esc } from "./api.js";
 import { runsPage } from "./runs.js";
 import { runPage } from "./run.js";
@@ -10,7 +11,8 @@ async function route() {
   $("#nav-runs").classList.toggle("on", !h.startsWith("#/sandboxes"));
   $("#nav-sandboxes").classList.toggle("on", h.startsWith("#/sandboxes"));
   try {
-    if (h.startsWith("#/runs/")) await runPage(decodeURIComponent(h.slice("#/runs/".length)));
+    const job = ["#/jobs/", "#/runs/"].find(p => h.startsWith(p));
+    if (job) await runPage(decodeURIComponent(h.slice(job.length)));
     else if (h.startsWith("#/sandboxes")) await sandboxesPage();
     else await runsPage();
   } catch (err) {

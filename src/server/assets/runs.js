@@ -13,24 +13,24 @@ export async function runsPage() {
       <label>status <select id="filter-status"><option value="">any</option>
         ${STATUSES.map(s => `<option>${s}</option>`).join("")}</select></label>
       <span class="muted" id="filter-count"></span></div>
-    <table id="runs"><thead><tr><th>run</th><th>status</th><th>steps</th><th>started</th><th>duration</th></tr></thead><tbody></tbody></table>`;
+    <table id="runs"><thead><tr><th>job</th><th>status</th><th>steps</th><th>started</th><th>duration</th></tr></thead><tbody></tbody></table>`;
   $("#refresh").onclick = () => runsPage();
   $("#start").onsubmit = async e => {
     e.preventDefault();
-    try { location.hash = "#/runs/" + enc((await post("/v1/jobs", { manifest: $("#manifest").value })).id); }
+    try { location.hash = "#/jobs/" + enc((await post("/v1/jobs", { manifest: $("#manifest").value })).id); }
     catch (err) { $("#msg").textContent = err.message; }
   };
   // The filter outlives a visit to a job page.
   const saved = JSON.parse(sessionStorage.getItem("pocketdock-filter") || "{}");
   $("#filter-name").value = saved.name || "";
   $("#filter-status").value = saved.status || "";
-  const { runs } = await json("/v1/jobs?limit=200");
+  const { jobs: runs } = await json("/v1/jobs?limit=200");
   const body = $("#runs tbody");
   body.innerHTML = runs.map(r => `<tr data-run="${esc(r.id)}" data-job="${esc(r.job)}" data-status="${esc(r.status)}">
-      <td><a href="#/runs/${enc(r.id)}">${esc(r.id)}</a></td><td class="status">${badge(r.status)}</td>
+      <td><a href="#/jobs/${enc(r.id)}">${esc(r.id)}</a></td><td class="status">${badge(r.status)}</td>
       <td class="steps">${r.steps_done}/${r.steps}</td><td>${esc(new Date(r.started).toLocaleString())}</td>
       <td class="dur">${since(r.started, r.finished)}</td></tr>`).join("") ||
-    `<tr><td colspan="5" class="muted">No runs yet.</td></tr>`;
+    `<tr><td colspan="5" class="muted">No jobs yet.</td></tr>`;
   const filter = () => applyFilter(runs.length);
   $("#filter-name").oninput = filter;
   $("#filter-status").onchange = filter;

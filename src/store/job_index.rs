@@ -1,4 +1,5 @@
-//! The jobs list's index: one summary per job record, kept in memory and
+//! [`JobIndex`]: the store's cached listing of job records (the server's
+//! `GET /v1/jobs`): one summary per job record, kept in memory and
 //! brought up to date from the directories on every list (a record whose
 //! `instance.toml` changed since it was read is read again; one that
 //! vanished is dropped). The directories stay the truth: a restarted
@@ -9,12 +10,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::store::job_entry::read_toml;
-use crate::store::JobSummary;
+use super::job_entry::read_toml;
+use super::{JobSummary, Store, RECORD_FILE};
 
 /// The cache.
 #[derive(Debug, Default)]
-pub struct Index {
+pub struct JobIndex {
     /// Directory name -> when its `instance.toml` was read, and what it said
     /// (`None`: not a job record).
     entries: HashMap<String, (SystemTime, Option<JobSummary>)>,
@@ -26,11 +27,21 @@ pub struct Index {
 /// rewrites one): running ones and new ones are checked on every list.
 const RECHECK_ENDED: Duration = Duration::from_secs(10);
 
-impl Index {
-    /// Bring the index up to date with `records` (the store's records
-    /// directory); the jobs `keep` accepts,
-    /// newest first: `limit` of them from `from` on, and how many there are.
+impl JobIndex {
+    /// Bring the index up to date with `store`'s job records; the jobs
+    /// `keep` accepts, newest first: `limit` of them from `from` on, and how
+    /// many there are.
     pub fn jobs(
+        &mut self,
+        store: &Store,
+        keep: impl Fn(&JobSummary) -> bool,
+        from: usize,
+        limit: usize,
+    ) -> (Vec<JobSummary>, usize) {
+        self.list(&store.records_dir(), keep, from, limit)
+    }
+
+    fn list(
         &mut self,
         records: &Path,
         keep: impl Fn(&JobSummary) -> bool,
@@ -69,18 +80,18 @@ impl Index {
             // An ended record does not change (but for `doctor`): trust it
             // between full checks.
             if let Some((t, Some(s))) = &cached {
-                if !full && s.status != "running" {
+                if !full && !s.status.is_running() {
                     seen.insert(name, (*t, Some(s.clone())));
                     continue;
                 }
             }
-            let toml = entry.path().join("instance.toml");
+            let toml = entry.path().join(RECORD_FILE);
             let Ok(mtime) = std::fs::metadata(&toml).and_then(|m| m.modified()) else {
                 continue;
             };
             let value = match cached {
                 // A running record's shown status depends on its runner: recheck it.
-                Some((t, Some(s))) if t == mtime && s.status != "running" => (t, Some(s)),
+                Some((t, Some(s))) if t == mtime && !s.status.is_running() => (t, Some(s)),
                 Some((t, None)) if t == mtime => (t, None),
                 _ => (mtime, read_toml(&toml).map(|r| JobSummary::of(&r))),
             };
@@ -103,10 +114,10 @@ mod tests {
             "[container]\nid = 'x'\n",
         )
         .unwrap();
-        let mut index = Index::default();
-        assert_eq!(index.jobs(dir.path(), |_| true, 0, 50).1, 0);
+        let mut index = JobIndex::default();
+        assert_eq!(index.list(dir.path(), |_| true, 0, 50).1, 0);
         std::fs::remove_dir_all(dir.path().join("box")).unwrap();
-        assert_eq!(index.jobs(dir.path(), |_| true, 0, 50).1, 0);
+        assert_eq!(index.list(dir.path(), |_| true, 0, 50).1, 0);
         assert!(index.entries.is_empty());
     }
 }
