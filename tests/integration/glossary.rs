@@ -93,10 +93,10 @@ const INSTANCE_ALLOWED: &[(&str, &str)] = &[];
 /// names a sandbox or step instance there, and a wire name in
 /// `#[serde(rename = "instance")]`.
 fn instance_identifiers(rel: &str, text: &str) -> Vec<String> {
-    let rust = std::path::Path::new(rel)
+    let is_rust = std::path::Path::new(rel)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("rs"));
-    let code = if rust {
+    let code = if is_rust {
         crate::layers::code_only(text)
     } else {
         js_code_only(text)
