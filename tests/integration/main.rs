@@ -100,7 +100,6 @@ mod serve_security;
 mod serve_seed004;
 mod session;
 mod shell;
-mod store_home;
 mod stray_processes;
 mod systemd;
 mod template_home;
