@@ -116,11 +116,13 @@ async fn the_minimal_dockerfile_runs_no_apt_on_a_base_that_has_everything() {
     let engine = engine_or_skip!();
     let hex = format!("{:08x}", fastrand::u32(..));
     let mut images = ImageCleanup::new(&engine);
-    // A base with everything, whose apt-get fails: any apt run breaks the build.
+    // A base with everything the profile installs, whose apt-get fails:
+    // any apt run breaks the build.
     let full = format!("pdt-fullbase-{hex}/img");
     let full_base = format!(
         "FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends \
-         python3 procps && rm -rf /var/lib/apt/lists/* && ln -sf /bin/false /usr/bin/apt-get\n"
+         python3 procps python3-pip python-is-python3 && rm -rf /var/lib/apt/lists/* \
+         && ln -sf /bin/false /usr/bin/apt-get\n"
     );
     images.add(full.clone());
     let built = images::build(&engine, &profile(&full, full_base), true, |_| {})
