@@ -22,6 +22,10 @@ except OSError:
 print(len(pids))
 for p in pids:
     os.kill(p, 9)
+# Reaped here, not left to the sandbox's init: the next command must find
+# the pids limit free again.
+for p in pids:
+    os.waitpid(p, 0)
 "#;
 
 async fn sh(sb: &Sandbox, script: &str) -> String {
