@@ -22,7 +22,7 @@ except OSError:
 print(len(pids))
 for p in pids:
     os.kill(p, 9)
-# Reaped here, not left to the sandbox's init: the next command must find
+# Reaped here, not left to the init of the sandbox: the next command must find
 # the pids limit free again.
 for p in pids:
     os.waitpid(p, 0)
