@@ -7,7 +7,10 @@ async fn main() -> pocketdock::Result<()> {
     let engine = Engine::connect().await?;
     Sandbox::with(&engine, &SandboxSpec::default(), |sb| async move {
         let script = "for i in 1 2 3; do echo step $i; sleep 0.3; done; echo done >&2";
-        let mut stream = sb.run_stream(script, &RunOptions::default()).await?;
+        let mut stream = sb
+            .commands()
+            .run_stream(script, &RunOptions::default())
+            .await?;
         let mut pieces = 0;
         while let Some(chunk) = stream.next().await {
             pieces += 1;

@@ -14,14 +14,16 @@ async fn main() -> pocketdock::Result<()> {
         let lines = Arc::new(AtomicUsize::new(0));
         let seen = lines.clone();
         // Callbacks get their own copy of the output: the buffer still has it.
-        sb.on_stdout(move |_sb, data| {
+        sb.commands().on_stdout(move |_sb, data| {
             let newlines = data.split(|&b| b == b'\n').count() - 1;
             seen.fetch_add(newlines, Ordering::SeqCst);
         });
-        sb.on_exit(|sb, code| println!("a process in {} exited with {code}", sb.name()));
+        sb.commands()
+            .on_exit(|sb, code| println!("a process in {} exited with {code}", sb.name()));
 
         let worker = "for i in $(seq 5); do echo tick $i; sleep 0.2; done";
         let process = sb
+            .commands()
             .run_detached(worker, &RunOptions::default(), 64 * 1024)
             .await?;
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -35,6 +37,7 @@ async fn main() -> pocketdock::Result<()> {
 
         // A process that would run forever is killed, children included.
         let forever = sb
+            .commands()
             .run_detached("sleep 600", &RunOptions::default(), 1024)
             .await?;
         forever.kill("TERM").await?;

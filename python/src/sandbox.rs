@@ -106,7 +106,7 @@ impl Sandbox {
             env: Vec::new(),
         };
         let sb = self.handle();
-        rt::wait(py, None, async move { sb.shell(&opts).await })
+        rt::wait(py, None, async move { sb.sessions().shell(&opts).await })
     }
 
     #[getter]
@@ -180,7 +180,7 @@ impl Sandbox {
         opts.cancel = Some(token.clone());
         let sb = self.handle();
         let stream = rt::wait(py, Some(&token), async move {
-            sb.run_stream(&command, &opts).await
+            sb.commands().run_stream(&command, &opts).await
         })?;
         Ok(crate::stream::Stream::new(stream, token))
     }
@@ -203,7 +203,7 @@ impl Sandbox {
             .map_err(crate::errors::to_py)?;
         let sb = self.handle();
         let p = rt::wait(py, None, async move {
-            sb.run_detached(&command, &opts, buffer).await
+            sb.commands().run_detached(&command, &opts, buffer).await
         })?;
         Ok(crate::process::Process::new(p))
     }
@@ -312,20 +312,20 @@ impl Sandbox {
     /// Call `f(data: bytes)` with each piece of stdout of streams and detached processes.
     fn on_stdout(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
-        self.handle().on_stdout(move |_, d| callbacks::bytes(&f, d));
+        self.handle().commands().on_stdout(move |_, d| callbacks::bytes(&f, d));
     }
 
     /// Call `f(data: bytes)` with each piece of stderr.
     fn on_stderr(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
-        self.handle().on_stderr(move |_, d| callbacks::bytes(&f, d));
+        self.handle().commands().on_stderr(move |_, d| callbacks::bytes(&f, d));
     }
 
     /// Call `f(exit_code: int)` when a stream or detached process ends.
     fn on_exit(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
         self.handle()
-            .on_exit(move |_, code| callbacks::code(&f, code));
+            .commands().on_exit(move |_, code| callbacks::code(&f, code));
     }
 
     #[pyo3(signature = (tty, user, cwd, env, buffer))]

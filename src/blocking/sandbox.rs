@@ -101,7 +101,9 @@ impl Sandbox {
     /// Run a command, its output as an iterator of chunks as they arrive
     /// (see [`crate::Sandbox::run_stream`]).
     pub fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
-        let inner = self.rt.block_on(self.inner.run_stream(command, opts))?;
+        let inner = self
+            .rt
+            .block_on(self.inner.commands().run_stream(command, opts))?;
         Ok(RunStream::new(inner, self.rt.clone()))
     }
 
@@ -109,18 +111,18 @@ impl Sandbox {
     /// detached processes. It runs on the engine's runtime thread: it must
     /// not call this facade (that would block the thread it waits on).
     pub fn on_stdout(&self, f: impl Fn(&[u8]) + Send + Sync + 'static) {
-        self.inner.on_stdout(move |_, data| f(data));
+        self.inner.commands().on_stdout(move |_, data| f(data));
     }
 
     /// Like [`Sandbox::on_stdout`], for stderr.
     pub fn on_stderr(&self, f: impl Fn(&[u8]) + Send + Sync + 'static) {
-        self.inner.on_stderr(move |_, data| f(data));
+        self.inner.commands().on_stderr(move |_, data| f(data));
     }
 
     /// Call `f` with the exit code when a stream or detached process of
     /// this sandbox ends (same rule as [`Sandbox::on_stdout`]).
     pub fn on_exit(&self, f: impl Fn(i64) + Send + Sync + 'static) {
-        self.inner.on_exit(move |_, code| f(code));
+        self.inner.commands().on_exit(move |_, code| f(code));
     }
 
     /// Stop the container (already stopped is fine).
@@ -143,7 +145,7 @@ impl Sandbox {
     pub fn run_detached(&self, command: &str, opts: &RunOptions, buffer: usize) -> Result<Process> {
         let inner = self
             .rt
-            .block_on(self.inner.run_detached(command, opts, buffer))?;
+            .block_on(self.inner.commands().run_detached(command, opts, buffer))?;
         Ok(Process::new(inner, self.rt.clone()))
     }
 
@@ -196,7 +198,7 @@ impl Sandbox {
 
     /// Hand this process's terminal to a program in the sandbox; its exit code.
     pub fn shell(&self, opts: &ShellOptions) -> Result<i64> {
-        self.rt.block_on(self.inner.shell(opts))
+        self.rt.block_on(self.inner.sessions().shell(opts))
     }
 
     /// Remove the sandbox (a persistent one is stopped unless `how.remove`).

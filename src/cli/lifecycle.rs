@@ -256,6 +256,7 @@ pub struct KillArgs {
 
 pub async fn kill(backend: &Backend, a: KillArgs) -> Result<u8, Error> {
     Sandbox::attach(backend, &a.name)
+        .commands()
         .kill_process(&a.id, &a.signal, a.user.as_deref())
         .await?;
     println!(

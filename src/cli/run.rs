@@ -103,7 +103,7 @@ pub async fn run(
 ) -> Result<u8, Error> {
     let sandbox = Sandbox::attach(backend, &a.name);
     // Resolved once here: the timeout notice names it.
-    opts.timeout = sandbox.timeout_of(opts.timeout).await?.into();
+    opts.timeout = sandbox.commands().timeout_of(opts.timeout).await?.into();
     let command = a.command.join(" ");
     let cancel = CancellationToken::new();
     opts.cancel = Some(cancel.clone());
@@ -165,7 +165,7 @@ async fn ndjson(
     opts: &RunOptions,
     log: &mut Option<Box<dyn RunWatch>>,
 ) -> Result<u8, Error> {
-    let mut stream = sandbox.run_stream(command, opts).await?;
+    let mut stream = sandbox.commands().run_stream(command, opts).await?;
     let mut out = std::io::stdout();
     while let Some(chunk) = stream.next().await {
         if let Some(l) = log.as_mut() {
@@ -191,7 +191,7 @@ async fn detach(
     opts: &RunOptions,
     json: bool,
 ) -> Result<u8, Error> {
-    let started = sandbox.spawn_logged(command, opts).await?;
+    let started = sandbox.commands().spawn_logged(command, opts).await?;
     // In a persistent sandbox, the history says where, and a background
     // collector copies the output into the record as it comes.
     let host_log = super::detach_log::host_log_dir(ctx, sandbox.name());
@@ -236,6 +236,7 @@ async fn stream(sandbox: &Sandbox, command: &str, opts: &RunOptions) -> Result<u
     let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
     let mut stdout_open = true;
     let outcome = sandbox
+        .commands()
         .run_streaming(command, opts, &mut cap, &mut |kind, data| {
             // A closed stdout (`| head`) is not an error: keep draining quietly.
             match kind {

@@ -71,6 +71,6 @@ async fn attach(ctx: &super::Context, sandbox: &Sandbox, a: &Args) -> Result<u8,
         term: ctx.term.clone(),
         ..ShellOptions::default()
     };
-    let code = sandbox.shell(&opts).await?;
+    let code = sandbox.sessions().shell(&opts).await?;
     Ok((code.rem_euclid(256)) as u8)
 }

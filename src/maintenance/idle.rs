@@ -36,15 +36,15 @@ pub async fn stop_idle(
     let mut stopped = Vec::new();
     for s in list_sandboxes(backend, &scope, false).await? {
         let sandbox = Sandbox::attach(backend, &s.name);
-        let Ok(Some(idle)) = sandbox.idle_for().await else {
+        let Ok(Some(idle)) = sandbox.commands().idle_for().await else {
             continue;
         };
         if idle < timeout {
             continue;
         }
         // A long command, a detached process or an open session is activity.
-        if sandbox.is_busy().await.unwrap_or(true) {
-            sandbox.mark_active().await;
+        if sandbox.commands().is_busy().await.unwrap_or(true) {
+            sandbox.commands().mark_active().await;
             continue;
         }
         if sandbox.stop().await.is_ok() {

@@ -447,7 +447,7 @@ impl Provisioner {
         }
         let keep = self.keep || self.plan.sandboxes[sb].persist;
         let left = if keep {
-            sandbox.stop_background().await;
+            sandbox.commands().stop_background().await;
             None
         } else {
             self.remove(sandbox).await.err()
@@ -511,7 +511,7 @@ impl Provisioner {
     /// connection) is given [`ENGINE_RETURN`] to come back first; a stalled
     /// one has had its deadline already.
     async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
-        sandbox.stop_background().await;
+        sandbox.commands().stop_background().await;
         sandbox.end_for_removal().await;
         let mut result = self.force_remove(sandbox).await;
         if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {

@@ -6,25 +6,25 @@
 //! without that directory (made with `POCKETDOCK_EXEC_VIA=exec`, or by
 //! `docker run`) has no record, and nothing stops it for being idle.
 
+use super::Commands;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::Sandbox;
 use crate::engine::{ContainerInspect, Top};
 use crate::error::Result;
 
 /// The file's name in the sandbox's host directory.
 const FILE: &str = "activity";
 
-impl Sandbox {
+impl Commands<'_> {
     /// Note that something starts in the sandbox now (every command,
     /// session, kernel call and transfer does). Never fails: a record that
     /// cannot be written only makes the sandbox look idle sooner, and the
     /// idle check looks at its processes too.
-    pub async fn mark_active(&self) {
+    pub async fn mark_active(self) {
         if let Some(dir) = self.activity_dir().await {
             let now = OffsetDateTime::now_utc()
                 .format(&Rfc3339)
@@ -35,7 +35,7 @@ impl Sandbox {
 
     /// When a command last started in the sandbox, as recorded; `None`
     /// when it never did or the sandbox keeps no record.
-    pub async fn last_command_at(&self) -> Option<OffsetDateTime> {
+    pub async fn last_command_at(self) -> Option<OffsetDateTime> {
         let dir = self.activity_dir().await?;
         read(&dir)
     }
@@ -43,12 +43,12 @@ impl Sandbox {
     /// How long the running sandbox has been idle: since its last recorded
     /// command, or its last start when that is later. `None` when it is
     /// not running or keeps no record.
-    pub async fn idle_for(&self) -> Result<Option<Duration>> {
-        let i = self.inspect().await?;
+    pub async fn idle_for(self) -> Result<Option<Duration>> {
+        let i = self.sb.inspect().await?;
         if !i.state.running {
             return Ok(None);
         }
-        let Some(dir) = self.agent_dir_known() else {
+        let Some(dir) = self.sb.helper().agent_dir_known() else {
             return Ok(None);
         };
         let since = latest(&i, read(&dir));
@@ -62,20 +62,20 @@ impl Sandbox {
     /// processes, the helper and the Python kernel's driver waiting for
     /// code: a command longer than the idle timeout, a detached process,
     /// an open session.
-    pub async fn is_busy(&self) -> Result<bool> {
-        let top = self.backend.top(&self.name).await?;
+    pub async fn is_busy(self) -> Result<bool> {
+        let top = self.sb.backend.top(&self.sb.name).await?;
         Ok(has_user_process(&super::info::normalize(&top)))
     }
 
     /// The host directory, from the handle or one inspect, whatever
     /// `POCKETDOCK_EXEC_VIA` says about using the helper.
-    async fn activity_dir(&self) -> Option<PathBuf> {
-        if let Some(d) = self.agent_dir_known() {
+    async fn activity_dir(self) -> Option<PathBuf> {
+        if let Some(d) = self.sb.helper().agent_dir_known() {
             return Some(d);
         }
         // An inspect teaches the handle its label.
-        self.inspect().await.ok()?;
-        self.agent_dir_known()
+        self.sb.inspect().await.ok()?;
+        self.sb.helper().agent_dir_known()
     }
 }
 

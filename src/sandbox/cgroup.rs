@@ -8,11 +8,11 @@
 //! cgroup namespace of its own. Otherwise (a rootless container on v1 stays in the
 //! engine service's group) its figures are not the sandbox's: none is shown.
 
+use super::agent::Helper;
 use pocketdock_agent::cgroup::{self as reader, Figures, Limit};
 use serde::{Serialize, Serializer};
 
 use super::run::sh;
-use super::Sandbox;
 
 /// A limit as the cgroup states it: a number, or `"max"` in JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,10 +150,12 @@ pub(crate) enum Enforced<T> {
     Limit(T),
 }
 
-impl Sandbox {
+impl Helper<'_> {
     /// The cgroup figures read by one exec, for a sandbox without a helper.
-    pub(crate) async fn cgroup_by_exec(&self) -> Option<Figures> {
+    pub(crate) async fn cgroup_by_exec(self) -> Option<Figures> {
         let out = self
+            .sb
+            .commands()
             .housekeeping(sh(&reader::dump_script()), Some("0"))
             .await
             .ok()?;

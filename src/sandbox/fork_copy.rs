@@ -52,6 +52,7 @@ impl Sandbox {
             .to_string();
         if work.is_empty() {
             work = self
+                .commands()
                 .housekeeping(vec!["pwd".into()], None)
                 .await
                 .map(|o| o.trim().to_string())

@@ -120,10 +120,10 @@ impl Sandbox {
         // The helper's report carries the cgroup's figures; without one, an
         // exec reads them. Either way alongside stats and top.
         let report = async {
-            match self.agent_report().await {
+            match self.helper().agent_report().await {
                 Some((a, Some(f))) => (Some(a), Some(f)),
-                Some((a, None)) => (Some(a), self.cgroup_by_exec().await),
-                None => (None, self.cgroup_by_exec().await),
+                Some((a, None)) => (Some(a), self.helper().cgroup_by_exec().await),
+                None => (None, self.helper().cgroup_by_exec().await),
             }
         };
         let (stats, top, (agent, figures)) = if !running {
@@ -157,6 +157,7 @@ impl Sandbox {
         };
         info.agent = agent;
         info.last_activity = self
+            .helper()
             .agent_dir_known()
             .and_then(|d| super::activity::latest(&inspect, super::activity::read(&d)))
             .and_then(|t| t.format(&Rfc3339).ok());

@@ -33,6 +33,12 @@ use crate::engine::demux::StreamKind;
 use crate::engine::{ExecInput, ExecOutput, ExecSpec};
 use crate::error::{Error, Result};
 
+/// Kernels: Python processes that keep their state between calls. From [`Sandbox::kernels`].
+#[derive(Debug, Clone, Copy)]
+pub struct Kernels<'a> {
+    pub(in crate::sandbox) sb: &'a Sandbox,
+}
+
 /// The driver's source, written into the sandbox on first use.
 const DRIVER: &str = include_str!("kernel_driver.py");
 /// Default cap on each of stdout and stderr of one call.
@@ -222,18 +228,18 @@ enum Start {
     DriverMissing,
 }
 
-impl Sandbox {
+impl Kernels<'_> {
     /// The sandbox's Python kernel: attach to it, starting it (and installing
     /// its driver, through the archive API, so no network is needed) when none
     /// runs. Needs `python3` in the image. The connection is registered with
     /// this handle's background tasks: [`Sandbox::shutdown`] (and
     /// `stop_background`) ends the kernel.
-    pub async fn kernel(&self) -> Result<Kernel> {
+    pub async fn kernel(self) -> Result<Kernel> {
         let path = driver_path();
         if let Start::Ready(k) = self.start_kernel(&path).await? {
             return Ok(k);
         }
-        self.write_file(&path, DRIVER).await?;
+        self.sb.write_file(&path, DRIVER).await?;
         match self.start_kernel(&path).await? {
             Start::Ready(k) => Ok(k),
             Start::DriverMissing => Err(self.kernel_error(format!(
@@ -242,27 +248,27 @@ impl Sandbox {
         }
     }
 
-    fn kernel_error(&self, detail: impl Into<String>) -> Error {
+    fn kernel_error(self, detail: impl Into<String>) -> Error {
         Error::Kernel {
-            sandbox: self.name.clone(),
+            sandbox: self.sb.name.clone(),
             detail: detail.into(),
         }
     }
 
-    async fn start_kernel(&self, path: &str) -> Result<Start> {
+    async fn start_kernel(self, path: &str) -> Result<Start> {
         let spec = ExecSpec {
             cmd: vec!["python3".into(), "-u".into(), path.into(), "client".into()],
             env: vec![super::run::marker::marker_env(&super::run::new_marker())],
             attach_stdin: true,
             ..ExecSpec::default()
         };
-        let exec_id = match self.exec_create_as(&spec).await {
+        let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
-        let (output, input) = match self.backend.exec_start_attached(&exec_id, false).await {
+        let (output, input) = match self.sb.backend.exec_start_attached(&exec_id, false).await {
             Ok(o) => o,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         let mut conn = Conn {
             output,
@@ -303,9 +309,9 @@ impl Sandbox {
         }
         let dead = Arc::new(Mutex::new(None));
         let closed = CancellationToken::new();
-        let (reg, token) = self.register(None);
+        let (reg, token) = self.sb.commands().register(None);
         let watcher = (
-            self.handle(),
+            self.sb.handle(),
             marker.clone(),
             dead.clone(),
             closed.clone(),
@@ -316,15 +322,15 @@ impl Sandbox {
             tokio::select! {
                 () = token.cancelled() => {
                     set_dead(&dead, "the kernel was ended by the sandbox's shutdown");
-                    let _ = sandbox.kill_marked(&marker, None, "KILL").await;
+                    let _ = sandbox.commands().kill_marked(&marker, None, "KILL").await;
                 }
                 () = closed.cancelled() => {}
             }
-            sandbox.unregister(reg);
+            sandbox.commands().unregister(reg);
         });
         Ok(Start::Ready(Kernel {
             inner: Arc::new(Inner {
-                sandbox: self.handle(),
+                sandbox: self.sb.handle(),
                 pid,
                 marker,
                 python: hello["python"].as_str().unwrap_or_default().to_string(),
@@ -340,8 +346,8 @@ impl Sandbox {
     /// The relay ended before greeting (having said `said`): say why.
     /// Takes the text, not the connection: the connection is not `Sync`, and
     /// this future must stay `Send` across the wait.
-    async fn start_failed(&self, exec_id: &str, said: String) -> Result<Start> {
-        let code = super::run::wait_exit(&self.backend, exec_id)
+    async fn start_failed(self, exec_id: &str, said: String) -> Result<Start> {
+        let code = super::run::wait_exit(&self.sb.backend, exec_id)
             .await
             .unwrap_or(-1);
         let text = said.trim();
@@ -382,7 +388,7 @@ impl Kernel {
     /// [`KERNEL_KILL_GRACE`] after that gets the kernel killed (state lost).
     /// `Err` means the kernel itself is unusable (died, closed, container gone).
     pub async fn exec(&self, code: &str, timeout: Option<Duration>) -> Result<KernelResult> {
-        self.inner.sandbox.mark_active().await;
+        self.inner.sandbox.commands().mark_active().await;
         let req = json!({
             "op": "exec",
             "code": code,
@@ -428,7 +434,12 @@ impl Kernel {
     pub async fn interrupt(&self) -> Result<()> {
         self.check_alive()?;
         let argv = vec!["kill".into(), "-INT".into(), self.inner.pid.to_string()];
-        self.inner.sandbox.housekeeping(argv, None).await.map(drop)
+        self.inner
+            .sandbox
+            .commands()
+            .housekeeping(argv, None)
+            .await
+            .map(drop)
     }
 
     /// End the kernel: its process and everything its code started are
@@ -438,6 +449,7 @@ impl Kernel {
         let _ = self
             .inner
             .sandbox
+            .commands()
             .kill_marked(&self.inner.marker, None, "KILL")
             .await;
         self.inner.closed.cancel();
@@ -486,7 +498,7 @@ impl Kernel {
     }
 
     fn error(&self, detail: impl Into<String>) -> Error {
-        self.inner.sandbox.kernel_error(detail)
+        self.inner.sandbox.kernels().kernel_error(detail)
     }
 
     fn check_alive(&self) -> Result<()> {
@@ -531,6 +543,7 @@ impl Kernel {
                     let _ = self
                         .inner
                         .sandbox
+                        .commands()
                         .kill_marked(&self.inner.marker, None, "KILL")
                         .await;
                     return Ok(Answer::Killed);
@@ -578,7 +591,7 @@ impl Kernel {
                 set_dead(&self.inner.dead, "the sandbox stopped");
                 return e;
             }
-            let why = if sandbox.oom_kill_happened().await {
+            let why = if sandbox.commands().oom_kill_happened().await {
                 "the kernel died: it was killed for exceeding the sandbox's memory limit \
                  (raise it with --mem); its variables are lost"
                     .to_string()

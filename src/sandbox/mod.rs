@@ -39,15 +39,15 @@ mod terminal;
 
 use std::collections::BTreeMap;
 
-pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Via};
+pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Helper, Via};
 pub use buffer::{Output, RingBuffer};
 pub use cgroup::{CgroupInfo, CgroupLimit};
 pub use create_body::{checked_name, is_container_name};
 use create_body::{create_body, home_of, image_of, recreate_body, timeout_label, Layout};
-pub use files::{CopyReport, FileEntry, FileKind};
+pub use files::{CopyReport, FileEntry, FileKind, Files};
 pub use fork::{fork_names, Fork, MAX_FORKS};
 pub use info::{ProcessInfo, SandboxInfo};
-pub use kernel::{Kernel, KernelResult, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
+pub use kernel::{Kernel, KernelResult, Kernels, VarInfo, KERNEL_KILL_GRACE, KERNEL_MAX_OUTPUT};
 pub use observer::{RunObserver, RunWatch, SessionWatch};
 pub use output::CappedOutput;
 pub use pool::SandboxPool;
@@ -60,11 +60,12 @@ pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]
 pub(crate) use run::{timeout_notice, OOM_NOTICE};
 pub use run::{
-    CommandLimits, ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT,
+    CommandLimits, Commands, ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT,
+    DEFAULT_TIMEOUT,
 };
 pub use session::{
-    Handback, Session, SessionCallback, SessionOptions, SessionResult, DEFAULT_SESSION_BUFFER,
-    DETACH_KEY,
+    Handback, Session, SessionCallback, SessionOptions, SessionResult, Sessions,
+    DEFAULT_SESSION_BUFFER, DETACH_KEY,
 };
 pub use shell::ShellOptions;
 pub use spec::{PortMap, SandboxSpec, Ulimit, VolumeMount};
@@ -230,16 +231,17 @@ impl Sandbox {
             return Err(e);
         }
         if helper_is_init && !serve {
-            sandbox.agent_serves_nothing();
+            sandbox.helper().agent_serves_nothing();
         }
-        sandbox.agent_bring_up(helper_is_init).await;
+        sandbox.helper().agent_bring_up(helper_is_init).await;
         Ok(sandbox)
     }
 
     /// Give `/home/sandbox/<entry>` (say, a directory mounted from the
     /// host) and everything under it to the sandbox's user.
     pub async fn give_to_user(&self, entry: &str) -> Result<()> {
-        self.chown_to_user("/home/sandbox", &[entry.to_string()])
+        self.files()
+            .chown_to_user("/home/sandbox", &[entry.to_string()])
             .await
     }
 
@@ -258,7 +260,7 @@ impl Sandbox {
                 Some(i) => i.id.clone(),
                 None => self.backend.image_id(image).await?.unwrap_or_default(),
             };
-            self.copy_up(&mounts, &image_id).await?;
+            self.files().copy_up(&mounts, &image_id).await?;
         }
         if let Some(home) = home.filter(|h| mounts.iter().any(|m| m == h)) {
             self.give_mount_to_user(home).await?;
@@ -280,7 +282,9 @@ impl Sandbox {
         }
         let mounts = self.tmpfs.get().cloned().unwrap_or_default();
         match home.filter(|h| mounts.iter().any(|m| m == h)) {
-            Some(h) if self.image_user().await.is_some() => self.give_mount_to_user(h).await,
+            Some(h) if self.helper().image_user().await.is_some() => {
+                self.give_mount_to_user(h).await
+            }
             _ => Ok(()),
         }
     }
@@ -289,7 +293,9 @@ impl Sandbox {
     async fn give_mount_to_user(&self, path: &str) -> Result<()> {
         let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
         let parent = if parent.is_empty() { "/" } else { parent };
-        self.chown_to_user(parent, &[name.to_string()]).await
+        self.files()
+            .chown_to_user(parent, &[name.to_string()])
+            .await
     }
 
     /// A handle on an existing sandbox by name or id. Makes no request: a
@@ -372,14 +378,14 @@ impl Sandbox {
 
     /// After a (re)start: the helper died with the container's processes.
     async fn agent_relaunch_now(&self) {
-        if self.agent_dir().await.is_none() {
-            self.agent_relay_restarted();
+        if self.helper().agent_dir().await.is_none() {
+            self.helper().agent_relay_restarted();
             return;
         }
-        if self.agent_is_init() {
-            self.agent_started();
+        if self.helper().agent_is_init() {
+            self.helper().agent_started();
         } else {
-            let _ = self.agent_launch().await;
+            let _ = self.helper().agent_launch().await;
         }
     }
 
@@ -399,7 +405,7 @@ impl Sandbox {
 
     async fn shutdown_inner(&self, force: bool, remove: bool) -> Result<Shutdown> {
         let inspect = self.inspect().await?;
-        self.stop_background().await;
+        self.commands().stop_background().await;
         let persist = inspect.label(labels::PERSIST) == Some("true");
         if persist && !remove {
             if force && inspect.state.running {
@@ -421,7 +427,7 @@ impl Sandbox {
             .remove_container(&self.name, true)
             .await
             .map_err(|e| self.gone_on_404(e))?;
-        self.agent_discard();
+        self.helper().agent_discard();
         if let Some(image) = inspect.label(labels::FORK_IMAGE) {
             fork::release_image(&self.backend, image).await;
         }
@@ -434,7 +440,7 @@ impl Sandbox {
     /// otherwise race with a kill (10-15 ms more); Podman's removal sees
     /// it at once, and its wait polls every 250 ms.
     pub(crate) async fn end_for_removal(&self) {
-        if !self.agent_end().await {
+        if !self.helper().agent_end().await {
             return;
         }
         if self.backend.kind() == crate::backend::BackendKind::Docker {
@@ -450,7 +456,7 @@ impl Sandbox {
     /// mounts and labels: the filesystem starts over too, and [`Sandbox::id`]
     /// is the new container's.
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
-        self.stop_background().await;
+        self.commands().stop_background().await;
         if !fresh {
             self.backend
                 .restart_container(&self.name, 10)
@@ -486,7 +492,7 @@ impl Sandbox {
     /// container's user, root when the helper runs as root.
     pub(super) async fn give_homes_again(&self) -> Result<()> {
         let podman = self.backend.runtime_fills_tmpfs();
-        if podman && self.image_user().await.is_none() {
+        if podman && self.helper().image_user().await.is_none() {
             return Ok(());
         }
         let inspect = self.inspect().await?;
@@ -497,7 +503,7 @@ impl Sandbox {
             .into_keys()
             .collect();
         if !mounts.is_empty() && !podman {
-            self.copy_up(&mounts, &inspect.image).await?;
+            self.files().copy_up(&mounts, &inspect.image).await?;
         }
         if inspect.host_config.readonly_rootfs {
             for home in mounts.iter().filter(|m| *m != mounts::TMP) {
@@ -608,6 +614,70 @@ impl Sandbox {
             },
             e => e,
         }
+    }
+    /// Its commands: run, stream, run in the background, callbacks.
+    pub fn commands(&self) -> Commands<'_> {
+        Commands { sb: self }
+    }
+
+    /// Its files: push, pull, read, write, list.
+    pub fn files(&self) -> Files<'_> {
+        Files { sb: self }
+    }
+
+    /// Its sessions: shells that keep their state, and terminals.
+    pub fn sessions(&self) -> Sessions<'_> {
+        Sessions { sb: self }
+    }
+
+    /// Its Python kernels.
+    pub fn kernels(&self) -> Kernels<'_> {
+        Kernels { sb: self }
+    }
+
+    /// Its in-sandbox helper.
+    pub fn helper(&self) -> Helper<'_> {
+        agent::Helper { sb: self }
+    }
+
+    /// Run `command` to its end: [`Commands::run`].
+    pub async fn run(&self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
+        self.commands().run(command, opts).await
+    }
+
+    /// Copy a local file or directory in: [`Files::push`].
+    pub async fn push(&self, src: impl AsRef<std::path::Path>, dst: &str) -> Result<CopyReport> {
+        self.files().push(src, dst).await
+    }
+
+    /// Copy a file or directory out: [`Files::pull`].
+    pub async fn pull(&self, src: &str, dst: impl AsRef<std::path::Path>) -> Result<CopyReport> {
+        self.files().pull(src, dst).await
+    }
+
+    /// Read a whole file: [`Files::read_file`].
+    pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
+        self.files().read_file(path).await
+    }
+
+    /// Write a whole file: [`Files::write_file`].
+    pub async fn write_file(&self, path: &str, data: impl Into<Vec<u8>>) -> Result<()> {
+        self.files().write_file(path, data).await
+    }
+
+    /// List a directory: [`Files::list_files`].
+    pub async fn list_files(&self, path: &str) -> Result<Vec<FileEntry>> {
+        self.files().list_files(path).await
+    }
+
+    /// Open a shell session: [`Sessions::session`].
+    pub async fn session(&self, opts: SessionOptions) -> Result<Session> {
+        self.sessions().session(opts).await
+    }
+
+    /// Its Python kernel, started when needed: [`Kernels::kernel`].
+    pub async fn kernel(&self) -> Result<Kernel> {
+        self.kernels().kernel().await
     }
 }
 

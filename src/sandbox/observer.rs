@@ -4,6 +4,7 @@
 //! above how a command is executed. Sessions are watched the same way, one
 //! watch per session, told what was sent and what came back.
 
+use super::Commands;
 use crate::event::StreamKind;
 
 /// Told of each command a [`Sandbox`](super::Sandbox) handle runs (set by
@@ -39,17 +40,21 @@ pub trait SessionWatch: Send {
     fn closed(self: Box<Self>);
 }
 
-impl super::Sandbox {
+impl Commands<'_> {
     /// Start `command`'s exec, telling the observer (if any) first: the
     /// watch to feed its output, for runs that drive the exec themselves
     /// (streams, detached processes). A failed start is told to it too.
     pub(crate) async fn start_watched(
-        &self,
+        self,
         command: &str,
         opts: &super::RunOptions,
         detached: bool,
     ) -> crate::error::Result<(super::run::Started, Option<Box<dyn RunWatch>>)> {
-        let watch = self.observer.as_ref().and_then(|o| o.run_started(command));
+        let watch = self
+            .sb
+            .observer
+            .as_ref()
+            .and_then(|o| o.run_started(command));
         match self.start_exec(command, opts, detached).await {
             Ok(started) => Ok((started, watch)),
             Err(e) => {

@@ -7,6 +7,7 @@
 //! the sandbox's callbacks; neither drains the other. Every task is
 //! registered with its sandbox, so `shutdown` can end them all first.
 
+use super::Commands;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -181,6 +182,7 @@ impl Process {
         let signal = valid_signal(signal)?;
         let _ = self
             .sandbox
+            .commands()
             .kill_marked(&self.marker, self.user.as_deref(), signal)
             .await;
         Ok(())
@@ -207,10 +209,10 @@ pub struct Spawned {
 /// Where [`Sandbox::spawn_logged`] writes output, inside the sandbox.
 pub const SPAWN_LOG_DIR: &str = "/tmp/pocketdock";
 
-impl Sandbox {
+impl Commands<'_> {
     /// Start `command` detached from any connection: it outlives this process.
     /// Its output goes to a log file inside the sandbox.
-    pub async fn spawn_logged(&self, command: &str, opts: &RunOptions) -> Result<Spawned> {
+    pub async fn spawn_logged(self, command: &str, opts: &RunOptions) -> Result<Spawned> {
         self.mark_active().await;
         let marker = super::run::new_marker();
         let log = format!("{SPAWN_LOG_DIR}/{marker}.log");
@@ -221,12 +223,12 @@ impl Sandbox {
         argv.push("sh".into());
         argv.extend(opts.lang.argv(command));
         let spec = super::run::exec_spec(argv, &marker, opts);
-        let exec_id = match self.exec_create_as(&spec).await {
+        let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
-        if let Err(e) = self.backend.exec_start_detached(&exec_id).await {
-            return Err(self.explain(e).await);
+        if let Err(e) = self.sb.backend.exec_start_detached(&exec_id).await {
+            return Err(self.sb.explain(e).await);
         }
         Ok(Spawned {
             id: marker,
@@ -237,7 +239,7 @@ impl Sandbox {
 
     /// Send `signal` to a process started by [`Sandbox::spawn_logged`] and
     /// everything it started, by its id.
-    pub async fn kill_process(&self, id: &str, signal: &str, user: Option<&str>) -> Result<()> {
+    pub async fn kill_process(self, id: &str, signal: &str, user: Option<&str>) -> Result<()> {
         let signal = valid_signal(signal)?;
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(Error::Invalid {
@@ -246,33 +248,33 @@ impl Sandbox {
                 expected: "the id `pocketdock run --detach` printed",
             });
         }
-        self.inspect().await?;
+        self.sb.inspect().await?;
         let _ = self.kill_marked(id, user, signal).await;
         Ok(())
     }
 
     /// Call `f` with every piece of stdout of this sandbox's streams and detached processes.
-    pub fn on_stdout(&self, f: impl Fn(&Sandbox, &[u8]) + Send + Sync + 'static) {
-        lock(&self.shared.on_stdout).push(Arc::new(f));
+    pub fn on_stdout(self, f: impl Fn(&Sandbox, &[u8]) + Send + Sync + 'static) {
+        lock(&self.sb.shared.on_stdout).push(Arc::new(f));
     }
 
     /// Call `f` with every piece of stderr of this sandbox's streams and detached processes.
-    pub fn on_stderr(&self, f: impl Fn(&Sandbox, &[u8]) + Send + Sync + 'static) {
-        lock(&self.shared.on_stderr).push(Arc::new(f));
+    pub fn on_stderr(self, f: impl Fn(&Sandbox, &[u8]) + Send + Sync + 'static) {
+        lock(&self.sb.shared.on_stderr).push(Arc::new(f));
     }
 
     /// Call `f` with the exit code when a stream or detached process of this sandbox ends.
-    pub fn on_exit(&self, f: impl Fn(&Sandbox, i64) + Send + Sync + 'static) {
-        lock(&self.shared.on_exit).push(Arc::new(f));
+    pub fn on_exit(self, f: impl Fn(&Sandbox, i64) + Send + Sync + 'static) {
+        lock(&self.sb.shared.on_exit).push(Arc::new(f));
     }
 
     /// Run `command`, yielding output as it arrives. Timeout and output cap apply as for [`Sandbox::run`].
-    pub async fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
+    pub async fn run_stream(self, command: &str, opts: &RunOptions) -> Result<RunStream> {
         let timeout = self.timeout_of(opts.timeout).await?;
         let (started, mut watched) = self.start_watched(command, opts, false).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
-        let sandbox = self.handle();
+        let sandbox = self.sb.handle();
         let opts = opts.clone();
         let task = tokio::spawn(async move {
             let mut cap = CappedOutput::new(opts.max_output.bytes());
@@ -280,19 +282,20 @@ impl Sandbox {
                 if let Some(w) = watched.as_mut() {
                     w.output(k, d);
                 }
-                sandbox.fire_output(k, d);
+                sandbox.commands().fire_output(k, d);
                 let _ = tx.send(Chunk {
                     stream: k,
                     data: Bytes::copy_from_slice(d),
                 });
             };
             let outcome = sandbox
+                .commands()
                 .drive(started, timeout, Some(&token), &mut cap, &mut sink)
                 .await;
-            sandbox.unregister(reg);
+            sandbox.commands().unregister(reg);
             super::observer::finish_watch(watched, &outcome);
             let outcome = outcome?;
-            sandbox.fire_exit(outcome.exit_code);
+            sandbox.commands().fire_exit(outcome.exit_code);
             Ok(assemble(
                 &outcome,
                 &cap,
@@ -308,7 +311,7 @@ impl Sandbox {
     /// a ring buffer of `buffer` bytes (oldest evicted) and to the callbacks.
     /// No timeout applies: wait with [`Process::wait`], stop with [`Process::kill`].
     pub async fn run_detached(
-        &self,
+        self,
         command: &str,
         opts: &RunOptions,
         buffer: usize,
@@ -321,11 +324,11 @@ impl Sandbox {
             id: started.id(),
             marker: started.marker.clone(),
             user: opts.user.clone(),
-            sandbox: self.handle(),
+            sandbox: self.sb.handle(),
             buffer: ring.clone(),
             done,
         };
-        let sandbox = self.handle();
+        let sandbox = self.sb.handle();
         tokio::spawn(async move {
             // The ring buffer bounds memory; the cap only guards the counter.
             let mut cap = CappedOutput::new(u64::MAX);
@@ -333,18 +336,19 @@ impl Sandbox {
                 if let Some(w) = watched.as_mut() {
                     w.output(k, d);
                 }
-                sandbox.fire_output(k, d);
+                sandbox.commands().fire_output(k, d);
                 ring.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push(k, d);
             };
             let outcome = sandbox
+                .commands()
                 .drive(started, None, Some(&token), &mut cap, &mut sink)
                 .await;
-            sandbox.unregister(reg);
+            sandbox.commands().unregister(reg);
             super::observer::finish_watch(watched, &outcome);
             let result = outcome.map(|o| {
-                sandbox.fire_exit(o.exit_code);
+                sandbox.commands().fire_exit(o.exit_code);
                 assemble(&o, &cap, None, String::new(), String::new())
             });
             let _ = done_tx.send(Some(result.map_err(|e| e.to_string())));
@@ -354,46 +358,47 @@ impl Sandbox {
 
     /// End every stream and detached process of this handle (and its clones):
     /// their commands are killed and their tasks finish.
-    pub async fn stop_background(&self) {
-        self.shared.cancel_all();
+    pub async fn stop_background(self) {
+        self.sb.shared.cancel_all();
         // Give the tasks the moment they need to kill their commands.
         for _ in 0..100 {
-            if lock(&self.shared.active).is_empty() {
+            if lock(&self.sb.shared.active).is_empty() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
-    pub(super) fn register(&self, parent: Option<&CancellationToken>) -> (u64, CancellationToken) {
+    pub(super) fn register(self, parent: Option<&CancellationToken>) -> (u64, CancellationToken) {
         let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
         let id = self
+            .sb
             .shared
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        lock(&self.shared.active).push((id, token.clone()));
+        lock(&self.sb.shared.active).push((id, token.clone()));
         (id, token)
     }
 
-    pub(super) fn unregister(&self, id: u64) {
-        lock(&self.shared.active).retain(|(i, _)| *i != id);
+    pub(super) fn unregister(self, id: u64) {
+        lock(&self.sb.shared.active).retain(|(i, _)| *i != id);
     }
 
-    fn fire_output(&self, kind: StreamKind, data: &[u8]) {
+    fn fire_output(self, kind: StreamKind, data: &[u8]) {
         let list = match kind {
-            StreamKind::Stdout => &self.shared.on_stdout,
-            StreamKind::Stderr | StreamKind::System => &self.shared.on_stderr,
+            StreamKind::Stdout => &self.sb.shared.on_stdout,
+            StreamKind::Stderr | StreamKind::System => &self.sb.shared.on_stderr,
         };
         let callbacks: Vec<OutputCallback> = lock(list).clone();
         for f in callbacks {
-            f(self, data);
+            f(self.sb, data);
         }
     }
 
-    fn fire_exit(&self, code: i64) {
-        let callbacks: Vec<ExitCallback> = lock(&self.shared.on_exit).clone();
+    fn fire_exit(self, code: i64) {
+        let callbacks: Vec<ExitCallback> = lock(&self.sb.shared.on_exit).clone();
         for f in callbacks {
-            f(self, code);
+            f(self.sb, code);
         }
     }
 }

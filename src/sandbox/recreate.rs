@@ -42,10 +42,10 @@ pub(super) async fn start_like(
             .and_then(|e| serde_json::from_value(e.clone()).ok())
     };
     if !agent::is_init(list("Entrypoint").as_deref(), list("Cmd").as_deref()) {
-        let _ = sandbox.agent_launch().await;
+        let _ = sandbox.helper().agent_launch().await;
         return Ok(sandbox);
     }
-    sandbox.agent_started();
+    sandbox.helper().agent_started();
     // Its tmpfs home is the image's user's, as a create gives it.
     if body.pointer(&format!("/Labels/{}", labels::USER)).is_some() {
         if let Err(e) = sandbox.give_homes_again().await {

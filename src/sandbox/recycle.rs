@@ -59,7 +59,7 @@ impl Sandbox {
         }
         // A helper launched a moment ago is waited for: it is then one of
         // the processes spared.
-        let _ = self.agent_info().await;
+        let _ = self.helper().agent_info().await;
         let keep = self.process_listing().await?;
         let mut dirs = mounts;
         dirs.push(SHM.to_string());
@@ -73,7 +73,7 @@ impl Sandbox {
     /// Reset to `p`: `Ok` only when the container was proved clean and
     /// its image's files were put back.
     pub(crate) async fn reset_to(&self, p: &Pristine) -> Result<()> {
-        self.stop_background().await;
+        self.commands().stop_background().await;
         let req = wire::Reset {
             dirs: p.dirs.clone(),
             keep: p.keep.clone(),
@@ -105,7 +105,8 @@ impl Sandbox {
                 return Ok(());
             }
         }
-        self.put_via_exec(parent, crate::engine::transport::full(tar.clone()))
+        self.files()
+            .put_via_exec(parent, crate::engine::transport::full(tar.clone()))
             .await
     }
 
@@ -130,8 +131,13 @@ impl Sandbox {
     /// handle's background work, callbacks or helper state. It owns the
     /// container (removed when dropped), as this one did.
     pub(crate) fn recycled(&self) -> Sandbox {
-        let next = Sandbox::owned(&self.backend, &self.name, &self.id, self.agent_dir_known())
-            .with_warnings(self.warnings.to_vec());
+        let next = Sandbox::owned(
+            &self.backend,
+            &self.name,
+            &self.id,
+            self.helper().agent_dir_known(),
+        )
+        .with_warnings(self.warnings.to_vec());
         if let Some(t) = self.default_timeout.get() {
             let _ = next.default_timeout.set(*t);
         }
@@ -144,7 +150,7 @@ impl Sandbox {
     /// `None` when there is no helper to ask (or it does not know the
     /// request): the engine's exec does it then.
     async fn reset_via_helper(&self, req: &wire::Reset) -> Option<Result<()>> {
-        let opened = self.agent_open().await?;
+        let opened = self.helper().agent_open().await?;
         let ask = async {
             let mut conn = opened?;
             conn.send(wire::tag::RESET, &req.encode()).await?;
@@ -169,7 +175,7 @@ impl Sandbox {
             req.keep.join(","),
         ];
         argv.extend(req.dirs.iter().cloned());
-        let out = self.housekeeping(argv, Some("0")).await?;
+        let out = self.commands().housekeeping(argv, Some("0")).await?;
         if out.lines().last() == Some("clean") {
             Ok(())
         } else {
@@ -179,11 +185,15 @@ impl Sandbox {
 
     /// `pid start` lines of the container's processes.
     async fn process_listing(&self) -> Result<String> {
-        if let Ok(body) = self.agent_ask(wire::tag::PROCS, &[], RESET_TIMEOUT).await {
+        if let Ok(body) = self
+            .helper()
+            .agent_ask(wire::tag::PROCS, &[], RESET_TIMEOUT)
+            .await
+        {
             return Ok(String::from_utf8_lossy(&body).into_owned());
         }
         let argv = ["sh", "-c", LIST_SCRIPT].map(str::to_string).to_vec();
-        self.housekeeping(argv, Some("0")).await
+        self.commands().housekeeping(argv, Some("0")).await
     }
 
     /// The tar of what `mount` holds now, `None` when it is empty.

@@ -9,10 +9,10 @@
 //! as a terminal sends it, Ctrl-D, rather than by half-closing the
 //! connection, which Docker takes for the end of the whole stream.
 
+use super::Sessions;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::terminal::{self, RawMode, Resizes};
-use super::Sandbox;
 use crate::engine::ExecSpec;
 use crate::error::Result;
 
@@ -54,19 +54,19 @@ impl ShellOptions {
     }
 }
 
-impl Sandbox {
+impl Sessions<'_> {
     /// Hand this process's terminal to `opts.command` in the sandbox until
     /// it exits; its exit code. The terminal is in raw mode meanwhile and
     /// its size is followed. Without a terminal (stdin redirected) it still
     /// works, as a plain pipe.
-    pub async fn shell(&self, opts: &ShellOptions) -> Result<i64> {
+    pub async fn shell(self, opts: &ShellOptions) -> Result<i64> {
         self.attach_tty(opts, terminal::keys(), tokio::io::stdout(), true)
             .await
     }
 
     /// [`Sandbox::shell`] over any streams: `input` is what the person
     /// types, `output` what their terminal shows. No raw mode, no resizes.
-    pub async fn shell_on<R, W>(&self, opts: &ShellOptions, input: R, output: W) -> Result<i64>
+    pub async fn shell_on<R, W>(self, opts: &ShellOptions, input: R, output: W) -> Result<i64>
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
@@ -75,7 +75,7 @@ impl Sandbox {
     }
 
     async fn attach_tty<R, W>(
-        &self,
+        self,
         opts: &ShellOptions,
         mut input: R,
         mut output: W,
@@ -85,16 +85,20 @@ impl Sandbox {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let id = self.exec_create_explained(&opts.exec_spec()).await?;
-        let (mut from, mut to) = match self.backend.exec_start_attached(&id, true).await {
+        let id = self
+            .sb
+            .commands()
+            .exec_create_explained(&opts.exec_spec())
+            .await?;
+        let (mut from, mut to) = match self.sb.backend.exec_start_attached(&id, true).await {
             Ok(io) => io,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         let (rows, cols) = own_terminal
             .then(terminal::size)
             .flatten()
             .unwrap_or((24, 80));
-        let _ = self.backend.exec_resize(&id, rows, cols).await;
+        let _ = self.sb.backend.exec_resize(&id, rows, cols).await;
         let raw = own_terminal.then(RawMode::enable);
         let mut resizes = Resizes::new(own_terminal);
         let mut buf = [0u8; 4096];
@@ -131,11 +135,11 @@ impl Sandbox {
                     Ok(n) => to.write(&buf[..n]).await?,
                 },
                 Some((rows, cols)) = resizes.next() => {
-                    let _ = self.backend.exec_resize(&id, rows, cols).await;
+                    let _ = self.sb.backend.exec_resize(&id, rows, cols).await;
                 }
             }
         }
         drop(raw);
-        super::wait_exec_exit(&self.backend, &id).await
+        super::wait_exec_exit(&self.sb.backend, &id).await
     }
 }

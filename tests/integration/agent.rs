@@ -176,7 +176,7 @@ async fn a_helper_killed_mid_command_is_an_error_and_the_next_command_works() {
     }
     let mut cleanup = Cleanup::new(&engine);
     let sb = common::sandbox(&engine, &mut cleanup, &common::spec("sigkill")).await;
-    let helper = sb.agent_info().await.expect("a helper").pid;
+    let helper = sb.helper().agent_info().await.expect("a helper").pid;
     let victim = sb.clone();
     let long = tokio::spawn(async move {
         let opts = RunOptions {

@@ -20,6 +20,7 @@ async fn streamed_output_arrives_before_the_command_ends() {
 
     let started = Instant::now();
     let mut s = sb
+        .commands()
         .run_stream(
             "for i in 1 2 3; do echo $i; sleep 1; done; echo err >&2; exit 5",
             &opts(),
@@ -59,6 +60,7 @@ async fn streamed_output_arrives_before_the_command_ends() {
         ..opts()
     };
     let mut s = sb
+        .commands()
         .run_stream("yes | head -c 100; sleep 30", &o)
         .await
         .unwrap();
@@ -78,6 +80,7 @@ async fn a_detached_server_serves_other_runs_until_killed() {
     let sb = sandbox(&engine, &mut c, &spec("server")).await;
 
     let server = sb
+        .commands()
         .run_detached("python3 -u -m http.server 8000", &opts(), DEFAULT_BUFFER)
         .await
         .unwrap();
@@ -118,7 +121,7 @@ async fn a_detached_buffer_keeps_the_last_megabyte() {
 
     // 5 MiB of numbered lines, so that "the last MiB" can be checked exactly.
     let p = sb
-        .run_detached(
+        .commands().run_detached(
             "python3 -c \"import sys\nfor i in range(5*1024*1024//16): sys.stdout.write('%015d\\n' % i)\"",
             &opts(),
             DEFAULT_BUFFER,
@@ -153,14 +156,16 @@ async fn read_drains_peek_does_not_and_callbacks_get_their_own_copy() {
     let exits = Arc::new(Mutex::new(Vec::new()));
     {
         let seen = seen.clone();
-        sb.on_stdout(move |s, d| {
+        sb.commands().on_stdout(move |s, d| {
             let line = format!("[{}]{}", s.name().len(), String::from_utf8_lossy(d));
             seen.lock().unwrap().push_str(&line);
         });
         let exits = exits.clone();
-        sb.on_exit(move |_, code| exits.lock().unwrap().push(code));
+        sb.commands()
+            .on_exit(move |_, code| exits.lock().unwrap().push(code));
     }
     let p = sb
+        .commands()
         .run_detached(
             "echo one; sleep 1; echo two; exit 3",
             &opts(),
@@ -201,12 +206,12 @@ async fn one_callback_serves_many_sandboxes() {
             lines.lock().unwrap().push(line);
         }
     };
-    a.on_stdout(handler.clone());
-    b.on_stdout(handler);
+    a.commands().on_stdout(handler.clone());
+    b.commands().on_stdout(handler);
     let o = opts();
     let (pa, pb) = tokio::join!(
-        a.run_detached("echo hi", &o, 1024),
-        b.run_detached("echo hi", &o, 1024)
+        a.commands().run_detached("echo hi", &o, 1024),
+        b.commands().run_detached("echo hi", &o, 1024)
     );
     pa.unwrap().wait(None).await.unwrap();
     pb.unwrap().wait(None).await.unwrap();
@@ -232,8 +237,16 @@ async fn run_stream_detached_and_info_at_once_on_one_sandbox() {
              && {{ echo {me}; exit 0; }}; sleep 0.1; done; echo alone"
         )
     };
-    let bg = sb.run_detached(&meet("bg"), &opts(), 1024).await.unwrap();
-    let mut stream = sb.run_stream(&meet("streamed"), &opts()).await.unwrap();
+    let bg = sb
+        .commands()
+        .run_detached(&meet("bg"), &opts(), 1024)
+        .await
+        .unwrap();
+    let mut stream = sb
+        .commands()
+        .run_stream(&meet("streamed"), &opts())
+        .await
+        .unwrap();
     let (o, blocking_cmd) = (opts(), meet("blocking"));
     let (blocking, info) = tokio::join!(sb.run(&blocking_cmd, &o), sb.info());
     assert_eq!(blocking.unwrap().stdout, "blocking\n");
@@ -252,6 +265,7 @@ async fn many_sandboxes_concurrently_and_one_killed_from_outside() {
     }
     let victim = boxes[0].clone();
     let detached = victim
+        .commands()
         .run_detached("sleep 30", &opts(), 1024)
         .await
         .unwrap();
@@ -279,8 +293,13 @@ async fn shutdown_kills_detached_processes_and_ends_streams() {
     let mut s = spec("sd-bg");
     s.persist = true; // stopped, not removed: the processes must be ended by pocketdock itself
     let sb = sandbox(&engine, &mut c, &s).await;
-    let p = sb.run_detached("sleep 300", &opts(), 1024).await.unwrap();
+    let p = sb
+        .commands()
+        .run_detached("sleep 300", &opts(), 1024)
+        .await
+        .unwrap();
     let mut stream = sb
+        .commands()
         .run_stream(
             "while true; do echo tick; sleep 0.2; done",
             &RunOptions {

@@ -218,7 +218,7 @@ async fn a_dead_kernel_reports_it_and_close_and_shutdown_end_it() {
     assert!(k.is_fresh());
 
     let pid = k.pid();
-    sb.stop_background().await;
+    sb.commands().stop_background().await;
     let ps = sb
         .run("ps -eo pid,args", &RunOptions::default())
         .await

@@ -21,6 +21,7 @@ async fn streamed_and_detached_runs_are_in_the_history_and_logs() {
     let opts = RunOptions::default();
     let p = sandbox
         .sandbox()
+        .commands()
         .run_detached("echo detached-out; exit 3", &opts, 1 << 16)
         .await
         .unwrap();
@@ -30,6 +31,7 @@ async fn streamed_and_detached_runs_are_in_the_history_and_logs() {
     let again = PersistentSandbox::attach(&engine, &project, &name).expect("a record");
     let mut s = again
         .sandbox()
+        .commands()
         .run_stream("echo streamed-out", &opts)
         .await
         .unwrap();

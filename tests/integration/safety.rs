@@ -28,6 +28,7 @@ async fn a_sandbox_dropped_without_shutdown_is_removed() {
     assert!(exists(&engine, &name).await, "a clone still holds it");
     // A background process does not keep the container on its own.
     let _p = copy
+        .commands()
         .run_detached("sleep 300", &RunOptions::default(), 1024)
         .await
         .unwrap();

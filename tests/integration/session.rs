@@ -426,6 +426,7 @@ async fn sessions_coexist_with_runs_and_processes_and_shutdown_ends_them() {
     let plain_s = sb.session(plain()).await.unwrap();
     let tty_s = sb.session(tty()).await.unwrap();
     let proc_ = sb
+        .commands()
         .run_detached("sleep 300", &RunOptions::default(), 1024)
         .await
         .unwrap();

@@ -16,6 +16,7 @@ async fn shell_on_runs_what_is_typed_and_returns_the_exit_code() {
     let sb = sandbox(&engine, &mut c, &spec("shell-on")).await;
     let mut shown = Vec::new();
     let code = sb
+        .sessions()
         .shell_on(
             &ShellOptions::default(),
             &b"echo typed-$((6*7)); tput cols; exit 3\n"[..],
@@ -34,7 +35,11 @@ async fn shell_on_runs_what_is_typed_and_returns_the_exit_code() {
         command: vec!["cat; echo after-eof; exit 7".into()],
         ..ShellOptions::default()
     };
-    let code = sb.shell_on(&opts, &b"fed\n"[..], &mut shown).await.unwrap();
+    let code = sb
+        .sessions()
+        .shell_on(&opts, &b"fed\n"[..], &mut shown)
+        .await
+        .unwrap();
     let shown = String::from_utf8_lossy(&shown);
     assert_eq!(code, 7, "{shown}");
     assert!(

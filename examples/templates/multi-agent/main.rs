@@ -42,15 +42,16 @@ async fn main() -> pocketdock::Result<()> {
             Sandbox::with(&engine, &SandboxSpec::default(), |sb| async move {
                 // Callbacks run as output arrives; they only send to the feed.
                 let lines = tx.clone();
-                sb.on_stdout(move |_, data| {
+                sb.commands().on_stdout(move |_, data| {
                     for line in String::from_utf8_lossy(data).lines() {
                         let _ = lines.send(Report::Line(agent.into(), line.into()));
                     }
                 });
-                sb.on_exit(move |_, code| {
+                sb.commands().on_exit(move |_, code| {
                     let _ = tx.send(Report::Exit(agent.into(), code));
                 });
                 let process = sb
+                    .commands()
                     .run_detached(script, &RunOptions::default(), 64 * 1024)
                     .await?;
                 process.wait(Some(Duration::from_mins(1))).await

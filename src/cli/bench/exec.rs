@@ -36,7 +36,7 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
     }
     let sandbox = super::bench_sandbox_on(ctx, backend, &a).await?;
     let result = measure(backend, &sandbox, &a, runs).await;
-    let rss = sandbox.agent_info().await.map(|i| i.rss_kib);
+    let rss = sandbox.helper().agent_info().await.map(|i| i.rss_kib);
     let _ = sandbox
         .shutdown(crate::sandbox::ShutdownOptions::DISCARD)
         .await;

@@ -39,7 +39,7 @@ impl OutputsFile {
     /// A fresh name, in the shared directory when `ctx`'s sandbox has one.
     pub(super) async fn new(ctx: &ActionCtx<'_>) -> OutputsFile {
         let name = format!(".pocketdock-outputs-{:016x}", fastrand::u64(..));
-        match ctx.sandbox.shared_dir().await {
+        match ctx.sandbox.helper().shared_dir().await {
             Some((host, inside)) => OutputsFile {
                 inside: format!("{inside}/{name}"),
                 host: Some(host.join(&name)),
@@ -73,6 +73,7 @@ impl OutputsFile {
         };
         let _ = ctx
             .sandbox
+            .commands()
             .housekeeping(vec!["rm".into(), "-f".into(), self.inside.clone()], user)
             .await;
         parse_outputs(&String::from_utf8_lossy(&bytes))

@@ -82,6 +82,7 @@ pub(crate) async fn run(
     };
     let outcome = ctx
         .sandbox
+        .commands()
         .run_streaming(&cmd, &options, &mut cap, &mut sink)
         .await;
     let heard = heard.map(|mut h| {

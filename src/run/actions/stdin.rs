@@ -28,7 +28,7 @@ pub(super) async fn feed(
     }
     // In the directory the sandbox shares with the host, the file is
     // written on the host: no engine call.
-    let file = match ctx.sandbox.shared_dir().await {
+    let file = match ctx.sandbox.helper().shared_dir().await {
         Some((host, inside)) if place_on_host(stdin, &host.join(&name)).is_ok() => {
             format!("{inside}/{name}")
         }

@@ -40,6 +40,12 @@ use crate::engine::demux::StreamKind;
 use crate::engine::{ExecSpec, ExecVia};
 use crate::error::{Error, Result};
 
+/// The in-sandbox helper: launch, connect, relay, ask. From `Sandbox::helper`.
+#[derive(Debug, Clone, Copy)]
+pub struct Helper<'a> {
+    pub(in crate::sandbox) sb: &'a Sandbox,
+}
+
 /// How long after launching the helper a missing socket means "not yet".
 const LAUNCH_GRACE: Duration = Duration::from_millis(1500);
 /// How long a signal request may take before the engine's exec does it.
@@ -271,25 +277,25 @@ fn lost(e: std::io::Error) -> Error {
     }
 }
 
-impl Sandbox {
+impl Helper<'_> {
     /// The host directory of this sandbox's helper socket, looked up once
     /// per handle (one inspect) when the handle did not create the sandbox.
-    pub(crate) async fn agent_dir(&self) -> Option<PathBuf> {
-        if self.backend.exec_via() == ExecVia::Exec {
+    pub(crate) async fn agent_dir(self) -> Option<PathBuf> {
+        if self.sb.backend.exec_via() == ExecVia::Exec {
             return None;
         }
-        let known = self.agent.state().dir.clone();
+        let known = self.sb.agent.state().dir.clone();
         if !matches!(known, Known::Unknown) {
             return known.dir();
         }
         // `inspect` records the label in the slot.
-        let _ = self.inspect().await;
-        self.agent.state().dir.clone().dir()
+        let _ = self.sb.inspect().await;
+        self.sb.agent.state().dir.clone().dir()
     }
 
     /// Launch the helper (a detached exec as the sandbox's user). Errors are
     /// not fatal: commands then use the engine's exec.
-    pub(crate) async fn agent_launch(&self) -> Result<()> {
+    pub(crate) async fn agent_launch(self) -> Result<()> {
         let spec = ExecSpec {
             cmd: vec![
                 wire::BINARY_IN_SANDBOX.into(),
@@ -298,24 +304,24 @@ impl Sandbox {
             ],
             ..ExecSpec::default()
         };
-        self.agent.state().launched = Some(Instant::now());
-        let id = self.backend.exec_create(&self.name, &spec).await?;
-        self.backend.exec_start_detached(&id).await
+        self.sb.agent.state().launched = Some(Instant::now());
+        let id = self.sb.backend.exec_create(&self.sb.name, &spec).await?;
+        self.sb.backend.exec_start_detached(&id).await
     }
 
     /// Start `run` through the helper. `Ok(None)`: use the engine's exec.
-    pub(crate) async fn agent_run(&self, run: &wire::Run) -> Result<Option<AgentRun>> {
-        let forced = self.backend.exec_via() == ExecVia::Agent;
+    pub(crate) async fn agent_run(self, run: &wire::Run) -> Result<Option<AgentRun>> {
+        let forced = self.sb.backend.exec_via() == ExecVia::Agent;
         let Some(opened) = self.agent_open().await else {
             return if forced {
-                Err(unavailable(&self.name, "it was created without one"))
+                Err(unavailable(&self.sb.name, "it was created without one"))
             } else {
                 Ok(None)
             };
         };
         let mut conn = match opened {
             Ok(c) => c,
-            Err(e) if forced => return Err(unavailable(&self.name, &e.to_string())),
+            Err(e) if forced => return Err(unavailable(&self.sb.name, &e.to_string())),
             Err(_) => return Ok(None),
         };
         let first = async {
@@ -335,8 +341,8 @@ impl Sandbox {
                 pid: None,
             })),
             Ok(None) | Err(_) if !forced => Ok(None),
-            Ok(None) => Err(unavailable(&self.name, "it closed the connection")),
-            Err(e) => Err(unavailable(&self.name, &e.to_string())),
+            Ok(None) => Err(unavailable(&self.sb.name, "it closed the connection")),
+            Err(e) => Err(unavailable(&self.sb.name, &e.to_string())),
         }
     }
 
@@ -344,7 +350,7 @@ impl Sandbox {
     /// its stdin: its exit code and the start of its stdout.
     /// `Ok(None)`: no helper took it; use the engine's exec.
     pub(crate) async fn agent_feed(
-        &self,
+        self,
         argv: Vec<String>,
         input: crate::engine::transport::Body,
     ) -> Result<Option<Fed>> {
@@ -382,7 +388,7 @@ impl Sandbox {
 
     /// Connect, waiting for a helper launched a moment ago to listen. A
     /// helper found dead is relaunched in the background for next time.
-    async fn agent_connect(&self, socket: &std::path::Path) -> std::io::Result<Conn> {
+    async fn agent_connect(self, socket: &std::path::Path) -> std::io::Result<Conn> {
         loop {
             let err = match Conn::open(socket).await {
                 Ok(c) => return Ok(c),
@@ -392,6 +398,7 @@ impl Sandbox {
                 err.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
             ) && self
+                .sb
                 .agent
                 .state()
                 .launched
@@ -404,23 +411,23 @@ impl Sandbox {
         }
     }
 
-    fn agent_relaunch(&self) {
+    fn agent_relaunch(self) {
         {
-            let mut s = self.agent.state();
+            let mut s = self.sb.agent.state();
             if s.init || s.relaunched.is_some_and(|t| t.elapsed() < RELAUNCH_EVERY) {
                 return;
             }
             s.relaunched = Some(Instant::now());
         }
-        let me = self.handle();
+        let me = self.sb.handle();
         tokio::spawn(async move {
-            let _ = me.agent_launch().await;
+            let _ = me.helper().agent_launch().await;
         });
     }
 
     /// Signal every process carrying `marker` through the helper; false
     /// when it could not (the caller then uses the engine's exec).
-    pub(crate) async fn agent_signal(&self, marker: &str, signal: &str) -> bool {
+    pub(crate) async fn agent_signal(self, marker: &str, signal: &str) -> bool {
         let Some(signal) = signal_number(signal) else {
             return false;
         };
@@ -434,13 +441,13 @@ impl Sandbox {
     }
 
     /// The helper's own report, when this sandbox has one that answers.
-    pub async fn agent_info(&self) -> Option<AgentInfo> {
+    pub async fn agent_info(self) -> Option<AgentInfo> {
         self.agent_report().await.map(|(info, _)| info)
     }
 
     /// The helper's report and the cgroup figures it read (`None` from a
     /// helper that sends none).
-    pub(crate) async fn agent_report(&self) -> Option<(AgentInfo, Option<Figures>)> {
+    pub(crate) async fn agent_report(self) -> Option<(AgentInfo, Option<Figures>)> {
         // Like a run, it waits for a helper launched a moment ago.
         let body = self
             .agent_ask(wire::tag::INFO, &[], Duration::from_secs(2))
@@ -463,14 +470,14 @@ impl Sandbox {
 
     /// A directory both the host and the sandbox see: the helper's socket
     /// directory, host path and path inside. `None` without the helper.
-    pub(crate) async fn shared_dir(&self) -> Option<(PathBuf, &'static str)> {
+    pub(crate) async fn shared_dir(self) -> Option<(PathBuf, &'static str)> {
         Some((self.agent_dir().await?, wire::RUN_DIR_IN_SANDBOX))
     }
 
     /// The helper is the first process of a sandbox just (re)started: it
     /// comes up by itself, and a command waits a moment for its socket.
-    pub(crate) fn agent_started(&self) {
-        let mut s = self.agent.state();
+    pub(crate) fn agent_started(self) {
+        let mut s = self.sb.agent.state();
         s.init = true;
         s.launched = Some(Instant::now());
     }
@@ -479,7 +486,7 @@ impl Sandbox {
     /// every process killed, the container stops by itself, and its
     /// removal needs no kill, which costs Podman a 100 ms poll. False when
     /// it could not (the removal then kills).
-    pub(crate) async fn agent_end(&self) -> bool {
+    pub(crate) async fn agent_end(self) -> bool {
         if !self.agent_is_init() {
             return false;
         }
@@ -492,23 +499,23 @@ impl Sandbox {
     }
 
     /// A sandbox this handle created with a helper that serves nothing.
-    pub(crate) fn agent_serves_nothing(&self) {
-        self.agent.state().measured = true;
+    pub(crate) fn agent_serves_nothing(self) {
+        self.sb.agent.state().measured = true;
     }
 
     /// `spec` for the engine's exec, wrapped in `measure` when the sandbox's
     /// helper is its first process but serves nothing; and where the
     /// command's usage will be on this host.
     pub(crate) async fn exec_measured(
-        &self,
+        self,
         mut spec: ExecSpec,
         marker: &str,
     ) -> (ExecSpec, Option<UsageFile>) {
-        if matches!(self.agent.state().dir, Known::Unknown) {
-            let _ = self.inspect().await;
+        if matches!(self.sb.agent.state().dir, Known::Unknown) {
+            let _ = self.sb.inspect().await;
         }
         let dir = {
-            let s = self.agent.state();
+            let s = self.sb.agent.state();
             s.dir.clone().dir().filter(|_| s.measured)
         };
         let Some(dir) = dir else {
@@ -525,28 +532,28 @@ impl Sandbox {
     }
 
     /// Whether an inspect showed pocketdock's label on the container.
-    pub(crate) fn agent_managed(&self) -> bool {
-        self.agent.state().managed
+    pub(crate) fn agent_managed(self) -> bool {
+        self.sb.agent.state().managed
     }
 
     /// Whether the helper is the sandbox's first process, as far as this
     /// handle knows.
-    pub(crate) fn agent_is_init(&self) -> bool {
-        self.agent.state().init
+    pub(crate) fn agent_is_init(self) -> bool {
+        self.sb.agent.state().init
     }
 
     /// The helper's socket directory when this handle knows it (no request).
-    pub(crate) fn agent_dir_known(&self) -> Option<PathBuf> {
-        self.agent.state().dir.clone().dir()
+    pub(crate) fn agent_dir_known(self) -> Option<PathBuf> {
+        self.sb.agent.state().dir.clone().dir()
     }
 
     /// The image's user when the container runs as root for its helper
     /// (one inspect per handle that did not create the sandbox).
-    pub(crate) async fn image_user(&self) -> Option<String> {
-        if matches!(self.agent.state().user, ImageUser::Unknown) {
-            let _ = self.inspect().await;
+    pub(crate) async fn image_user(self) -> Option<String> {
+        if matches!(self.sb.agent.state().user, ImageUser::Unknown) {
+            let _ = self.sb.inspect().await;
         }
-        match self.agent.state().user.clone() {
+        match self.sb.agent.state().user.clone() {
             ImageUser::Named(u) => Some(u),
             ImageUser::Unknown | ImageUser::Container => None,
         }
@@ -554,22 +561,22 @@ impl Sandbox {
 
     /// `exec_create` as the sandbox's user when `spec` names none: the
     /// container's own user may be root, for its helper.
-    pub(crate) async fn exec_create_as(&self, spec: &ExecSpec) -> Result<String> {
+    pub(crate) async fn exec_create_as(self, spec: &ExecSpec) -> Result<String> {
         if spec.user.is_none() {
             if let Some(user) = self.image_user().await {
                 let spec = ExecSpec {
                     user: Some(user),
                     ..spec.clone()
                 };
-                return self.backend.exec_create(&self.name, &spec).await;
+                return self.sb.backend.exec_create(&self.sb.name, &spec).await;
             }
         }
-        self.backend.exec_create(&self.name, spec).await
+        self.sb.backend.exec_create(&self.sb.name, spec).await
     }
 
     /// Remove the helper's socket directory (the container is gone).
-    pub(crate) fn agent_discard(&self) {
-        if let Some(dir) = self.agent.state().dir.clone().dir() {
+    pub(crate) fn agent_discard(self) {
+        if let Some(dir) = self.sb.agent.state().dir.clone().dir() {
             discard(&dir);
         }
     }

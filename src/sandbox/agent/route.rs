@@ -6,6 +6,7 @@
 //! the helper in only if it is not there), so that its commands are
 //! measured too. Where no relay can run, commands use the engine's exec.
 
+use super::Helper;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +22,6 @@ use crate::backend::Capability;
 use crate::engine::transport::full;
 use crate::engine::{ExecSpec, ExecVia};
 use crate::error::Result;
-use crate::sandbox::Sandbox;
 
 /// How long copying the helper in and starting its relay may take before
 /// the first command gives up on it and takes the engine's exec.
@@ -62,10 +62,10 @@ impl RelaySlot {
     }
 }
 
-impl Sandbox {
+impl Helper<'_> {
     /// A connection to the helper; `None` when the sandbox has none to
     /// reach (commands then use the engine's exec).
-    pub(crate) async fn agent_open(&self) -> Option<io::Result<Conn>> {
+    pub(crate) async fn agent_open(self) -> Option<io::Result<Conn>> {
         if let Some(dir) = self.agent_dir().await {
             return Some(self.agent_connect(&dir.join(wire::SOCKET_NAME)).await);
         }
@@ -75,7 +75,7 @@ impl Sandbox {
 
     /// One request answered by one acknowledgement, within `limit`.
     pub(crate) async fn agent_ask(
-        &self,
+        self,
         tag: u8,
         payload: &[u8],
         limit: Duration,
@@ -95,13 +95,13 @@ impl Sandbox {
     /// first process it comes up by itself; with a mounted socket, one
     /// detached exec launches it; elsewhere, its relay. Not fatal:
     /// commands then take the engine's exec.
-    pub(crate) async fn agent_bring_up(&self, is_init: bool) {
+    pub(crate) async fn agent_bring_up(self, is_init: bool) {
         if is_init {
             self.agent_started();
         } else if self.agent_dir_known().is_some() {
             let _ = self.agent_launch().await;
-        } else if self.backend.exec_via() != ExecVia::Exec
-            && !self.backend.capabilities().has(Capability::HelperMount)
+        } else if self.sb.backend.exec_via() != ExecVia::Exec
+            && !self.sb.backend.capabilities().has(Capability::HelperMount)
         {
             self.agent_relay_soon();
         }
@@ -110,33 +110,33 @@ impl Sandbox {
     /// For a sandbox this handle just created where no socket can be
     /// shared: start its relay in the background, ready for the first
     /// command (which waits for it).
-    fn agent_relay_soon(&self) {
-        let slot = &self.agent.relay;
+    fn agent_relay_soon(self) {
+        let slot = &self.sb.agent.relay;
         slot.wanted.store(true, Ordering::SeqCst);
         slot.fresh.store(true, Ordering::SeqCst);
-        let me = self.handle();
+        let me = self.sb.handle();
         tokio::spawn(async move {
-            let _ = me.agent_relay().await;
+            let _ = me.helper().agent_relay().await;
         });
     }
 
     /// After a restart the relay's exec is gone: the next command starts
     /// another (copying the helper in again if the container is new).
-    pub(crate) fn agent_relay_restarted(&self) {
-        self.agent.relay.reset();
+    pub(crate) fn agent_relay_restarted(self) {
+        self.sb.agent.relay.reset();
     }
 
     /// Why this handle's relay broke, if it did: a command cut off by it
     /// failed for that reason, not for its helper.
-    pub(crate) fn agent_relay_broken(&self) -> Option<crate::Error> {
-        self.agent.relay.cell().get()?.as_ref()?.take_broken()
+    pub(crate) fn agent_relay_broken(self) -> Option<crate::Error> {
+        self.sb.agent.relay.cell().get()?.as_ref()?.take_broken()
     }
 
     /// The running relay; `None` when this handle has none or it cannot
     /// run here (another CPU architecture, a read-only root, no `tar` in
     /// a pod): commands then use the engine's exec.
-    async fn agent_relay(&self) -> Option<Arc<Relay>> {
-        let slot = &self.agent.relay;
+    async fn agent_relay(self) -> Option<Arc<Relay>> {
+        let slot = &self.sb.agent.relay;
         if !slot.wanted.load(Ordering::SeqCst) {
             if !self.agent_may_join() {
                 return None;
@@ -164,13 +164,13 @@ impl Sandbox {
     /// A handle that did not create the sandbox: a relay of its own when
     /// the sandbox is pocketdock's and no socket can be shared with it
     /// (`agent_open` has inspected it by then).
-    fn agent_may_join(&self) -> bool {
-        self.backend.exec_via() != ExecVia::Exec
-            && !self.backend.capabilities().has(Capability::HelperMount)
+    fn agent_may_join(self) -> bool {
+        self.sb.backend.exec_via() != ExecVia::Exec
+            && !self.sb.backend.capabilities().has(Capability::HelperMount)
             && self.agent_managed()
     }
 
-    async fn relay_start(&self) -> Result<Relay> {
+    async fn relay_start(self) -> Result<Relay> {
         let mut cmd = vec![wire::BINARY_IN_SANDBOX.to_string(), "relay".into()];
         if let Some(user) = self.image_user().await {
             cmd.extend(["--user".into(), user]);
@@ -182,14 +182,15 @@ impl Sandbox {
             attach_stderr: true,
             ..ExecSpec::default()
         };
-        if !self.agent.relay.fresh.swap(false, Ordering::SeqCst) {
-            if let Ok(r) = Relay::start(&self.backend, &self.name, &spec).await {
+        if !self.sb.agent.relay.fresh.swap(false, Ordering::SeqCst) {
+            if let Ok(r) = Relay::start(&self.sb.backend, &self.sb.name, &spec).await {
                 return Ok(r);
             }
         }
-        self.backend
-            .put_archive(&self.name, "/", full(super::install::archive()), false)
+        self.sb
+            .backend
+            .put_archive(&self.sb.name, "/", full(super::install::archive()), false)
             .await?;
-        Relay::start(&self.backend, &self.name, &spec).await
+        Relay::start(&self.sb.backend, &self.sb.name, &spec).await
     }
 }

@@ -8,31 +8,27 @@
 //! content digests: the answer never changes), in this process and in a
 //! marker file beside the helper's directory, and is not asked again.
 
+use super::Files;
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 
 use crate::engine::transport::Body;
 use crate::error::{Error, Result};
-use crate::sandbox::Sandbox;
 
 /// A tar block; an empty directory's archive is its own header, then zeros.
 const BLOCK: usize = 512;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-impl Sandbox {
+impl Files<'_> {
     /// Copy what image `image_id` holds at each of `mounts` into the tmpfs there.
-    pub(in crate::sandbox) async fn copy_up(
-        &self,
-        mounts: &[String],
-        image_id: &str,
-    ) -> Result<()> {
-        let known = KnownEmpty::new(self.backend.helper_mount().map(|h| h.dir), image_id);
+    pub(in crate::sandbox) async fn copy_up(self, mounts: &[String], image_id: &str) -> Result<()> {
+        let known = KnownEmpty::new(self.sb.backend.helper_mount().map(|h| h.dir), image_id);
         for mount in mounts {
             if known.is_empty(mount) {
                 continue;
             }
-            let (stat, mut body) = match self.backend.get_archive(&self.name, mount).await {
+            let (stat, mut body) = match self.sb.backend.get_archive(&self.sb.name, mount).await {
                 Ok(found) => found,
                 Err(Error::Api { status: 404, .. }) => {
                     known.remember(mount);

@@ -1,15 +1,15 @@
 //! Listing a directory in the sandbox: `stat` lines from one exec, parsed.
 
+use super::Files;
 use super::{container_path, FileEntry, FileKind};
 use crate::engine::demux::StreamKind;
 use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::sandbox::run::{sh, wait_exit};
-use crate::sandbox::Sandbox;
 
-impl Sandbox {
+impl Files<'_> {
     /// List a directory in the sandbox (a file lists as itself).
-    pub async fn list_files(&self, path: &str) -> Result<Vec<FileEntry>> {
+    pub async fn list_files(self, path: &str) -> Result<Vec<FileEntry>> {
         const SCRIPT: &str = r#"if [ -d "$1" ]; then cd -- "$1" || exit 3
   for f in * .[!.]* ..?*; do if [ -e "$f" ] || [ -L "$f" ]; then stat -c '%s %f %Y %n' -- "$f"; fi; done
 elif [ -e "$1" ] || [ -L "$1" ]; then stat -c '%s %f %Y %n' -- "$1"
@@ -33,11 +33,11 @@ else exit 4; fi"#;
     }
 
     /// Run an exec to the end; exit code and stdout (stderr appended).
-    async fn exec_capture(&self, spec: &ExecSpec) -> Result<(i64, String)> {
-        let backend = &self.backend;
-        let id = match self.exec_create_as(spec).await {
+    async fn exec_capture(self, spec: &ExecSpec) -> Result<(i64, String)> {
+        let backend = &self.sb.backend;
+        let id = match self.sb.helper().exec_create_as(spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         let mut out = Vec::new();
         let mut err = Vec::new();

@@ -18,6 +18,12 @@ use serde::Serialize;
 use super::Sandbox;
 use crate::error::{Error, Result};
 
+/// Files: push, pull, read, write and list them. From [`Sandbox::files`].
+#[derive(Debug, Clone, Copy)]
+pub struct Files<'a> {
+    pub(in crate::sandbox) sb: &'a Sandbox,
+}
+
 mod copy_up;
 mod extract;
 mod list;
@@ -67,10 +73,10 @@ pub struct FileEntry {
 /// Read and write size of archive streams and file copies.
 const CHUNK: usize = 256 * 1024;
 
-impl Sandbox {
-    fn path_missing(&self, path: &str) -> Error {
+impl Files<'_> {
+    fn path_missing(self, path: &str) -> Error {
         Error::SandboxPathMissing {
-            name: self.name.clone(),
+            name: self.sb.name.clone(),
             path: path.to_string(),
             parent: split(path).0.to_string(),
         }

@@ -1,6 +1,7 @@
 //! Pull: the engine's archive download, read through a bridge into the
 //! blocking extractor; and a whole file read into memory.
 
+use super::Files;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,11 +12,10 @@ use http_body_util::BodyDataStream;
 use super::extract::{extract, First};
 use super::{container_path, join_error, split, CopyReport, CHUNK};
 use crate::error::{Error, Result};
-use crate::sandbox::Sandbox;
 
-impl Sandbox {
+impl Files<'_> {
     /// Read a whole file from the sandbox.
-    pub async fn read_file(&self, path: &str) -> Result<Vec<u8>> {
+    pub async fn read_file(self, path: &str) -> Result<Vec<u8>> {
         let path = container_path(path)?;
         let (stat, body) = self.archive_of(&path).await?;
         if stat.is_dir() {
@@ -51,7 +51,7 @@ impl Sandbox {
     /// Copy a file or directory from the sandbox to the host. Entries that
     /// would land outside `dst` (`..`, absolute paths, paths through a
     /// symlink) are refused.
-    pub async fn pull(&self, src: &str, dst: impl AsRef<Path>) -> Result<CopyReport> {
+    pub async fn pull(self, src: &str, dst: impl AsRef<Path>) -> Result<CopyReport> {
         let src = container_path(src)?;
         let dst = dst.as_ref().to_path_buf();
         let (stat, body) = self.archive_of(&src).await?;
@@ -89,8 +89,8 @@ impl Sandbox {
             .map_err(|e| join_error(&e))?
     }
 
-    async fn archive_of(&self, path: &str) -> Result<(crate::engine::PathStat, ArchiveStream)> {
-        self.mark_active().await;
+    async fn archive_of(self, path: &str) -> Result<(crate::engine::PathStat, ArchiveStream)> {
+        self.sb.commands().mark_active().await;
         if self.files_via_exec(path).await? {
             let stat = self
                 .stat_via_exec(path)
@@ -98,7 +98,7 @@ impl Sandbox {
                 .ok_or_else(|| self.path_missing(path))?;
             return Ok((stat, Box::pin(self.get_via_exec(path).await?)));
         }
-        match self.backend.get_archive(&self.name, path).await {
+        match self.sb.backend.get_archive(&self.sb.name, path).await {
             Ok((stat, body)) => Ok((
                 stat,
                 Box::pin(BodyDataStream::new(body).map_err(std::io::Error::other)),
@@ -108,7 +108,7 @@ impl Sandbox {
                 message,
                 ..
             }) if !crate::engine::is_container_missing(&message) => Err(self.path_missing(path)),
-            Err(e) => Err(self.explain(e).await),
+            Err(e) => Err(self.sb.explain(e).await),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Push: a host file or tree (or bytes) packed into a tar on a blocking
 //! thread, streamed into the engine's archive upload.
 
+use super::Files;
 use std::io::Write;
 
 use futures_util::future::{BoxFuture, FutureExt};
@@ -10,7 +11,6 @@ use super::{container_path, join, join_error, split, CopyReport};
 use crate::engine::transport::{channel_body, ChannelWriter};
 use crate::error::{Error, Result};
 use crate::sandbox::run::sh;
-use crate::sandbox::Sandbox;
 
 /// What goes into the sandbox.
 #[derive(Clone)]
@@ -19,10 +19,10 @@ pub(super) enum Source {
     Bytes(Vec<u8>),
 }
 
-impl Sandbox {
+impl Files<'_> {
     /// Copy a host file or directory tree into the sandbox (modes, empty
     /// directories and symlinks kept; files owned by the sandbox's user).
-    pub async fn push(&self, src: impl AsRef<Path>, dst: &str) -> Result<CopyReport> {
+    pub async fn push(self, src: impl AsRef<Path>, dst: &str) -> Result<CopyReport> {
         let src = src.as_ref();
         let meta = std::fs::symlink_metadata(src).map_err(|_| Error::LocalPathMissing {
             path: src.to_path_buf(),
@@ -45,7 +45,7 @@ impl Sandbox {
     }
 
     /// Write `data` to a file in the sandbox (parents created).
-    pub async fn write_file(&self, path: &str, data: impl Into<Vec<u8>>) -> Result<()> {
+    pub async fn write_file(self, path: &str, data: impl Into<Vec<u8>>) -> Result<()> {
         let path = container_path(path)?;
         let (parent, name) = split(&path);
         self.upload(
@@ -57,8 +57,8 @@ impl Sandbox {
         .map(drop)
     }
 
-    async fn upload(&self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
-        self.mark_active().await;
+    async fn upload(self, source: Source, name: &str, dst: &str) -> Result<CopyReport> {
+        self.sb.commands().mark_active().await;
         let dst_trailing_slash = dst.ends_with('/');
         let dst = container_path(dst)?;
         let to = Dest {
@@ -75,7 +75,8 @@ impl Sandbox {
         let Some((target, anchor)) = to.resolve(stat).await? else {
             // Even `/` is missing: the container is gone or stopped.
             return Err(self
-                .explain(self.inspect().await.err().unwrap_or(Error::Api {
+                .sb
+                .explain(self.sb.inspect().await.err().unwrap_or(Error::Api {
                     op: "stat a container path",
                     status: 409,
                     message: "the sandbox is not running".into(),
@@ -86,29 +87,30 @@ impl Sandbox {
 
         let (writer, body) = channel_body();
         let packer = tokio::task::spawn_blocking(move || pack(source, &rel, writer));
-        let podman = self.backend.kind() == crate::backend::BackendKind::Podman;
+        let podman = self.sb.backend.kind() == crate::backend::BackendKind::Podman;
         let put = if via_exec {
             self.put_via_exec(&anchor, body).await
         } else {
-            self.backend
-                .put_archive(&self.name, &anchor, body, podman)
+            self.sb
+                .backend
+                .put_archive(&self.sb.name, &anchor, body, podman)
                 .await
         };
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         if let Err(e) = put {
-            return Err(self.explain(e).await);
+            return Err(self.sb.explain(e).await);
         }
         let (report, top) = pack_result?;
         // Podman gives what it extracts to the container's user: root when
         // the helper runs as root, so then it is given on as on Docker.
-        if !podman || self.image_user().await.is_some() {
+        if !podman || self.sb.helper().image_user().await.is_some() {
             self.chown_to_user(&anchor, &top).await?;
         }
         Ok(report)
     }
 
     async fn stat_on_owned(
-        &self,
+        self,
         path: String,
         via_exec: bool,
     ) -> Result<Option<crate::engine::PathStat>> {
@@ -116,24 +118,24 @@ impl Sandbox {
     }
 
     /// The archive API's stat of `path`, or through an exec.
-    async fn stat_on(&self, path: &str, via_exec: bool) -> Result<Option<crate::engine::PathStat>> {
+    async fn stat_on(self, path: &str, via_exec: bool) -> Result<Option<crate::engine::PathStat>> {
         if via_exec {
             self.stat_via_exec(path).await
         } else {
-            self.backend.stat_path(&self.name, path).await
+            self.sb.backend.stat_path(&self.sb.name, path).await
         }
     }
 
     /// Give what was pushed (extracted as root) to the sandbox's user: the
     /// image's, also when the container runs as root for its helper.
     pub(in crate::sandbox) async fn chown_to_user(
-        &self,
+        self,
         anchor: &str,
         top: &[String],
     ) -> Result<()> {
-        let user = match self.image_user().await {
+        let user = match self.sb.helper().image_user().await {
             Some(u) => u,
-            None => self.inspect().await?.config.user,
+            None => self.sb.inspect().await?.config.user,
         };
         if super::super::agent::is_root_user(&user) || top.is_empty() {
             return Ok(());
@@ -144,7 +146,11 @@ impl Sandbox {
         argv.push("sh".into());
         argv.push(user);
         argv.extend(top.iter().map(|t| join(anchor, t)));
-        self.housekeeping(argv, Some("0")).await.map(drop)
+        self.sb
+            .commands()
+            .housekeeping(argv, Some("0"))
+            .await
+            .map(drop)
     }
 }
 

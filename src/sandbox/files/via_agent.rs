@@ -13,6 +13,7 @@
 //! also keeps a symbolic link in the sandbox from taking the files
 //! anywhere the user could not write anyway.
 
+use super::Files;
 use std::collections::HashMap;
 use std::io::Write as _;
 
@@ -25,7 +26,6 @@ use super::{join_error, via_exec::parse_stat, CopyReport};
 use crate::engine::transport::{channel_body, full};
 use crate::engine::PathStat;
 use crate::error::Result;
-use crate::sandbox::Sandbox;
 
 /// What the helper's `write` made of a push.
 enum Written {
@@ -39,11 +39,11 @@ enum Written {
 /// `stat`'s line for each path that exists: raw mode in hex, size, path.
 const STAT_FORMAT: &str = "%f %s %n";
 
-impl Sandbox {
+impl Files<'_> {
     /// Push `source` to `to` through the helper; `Ok(None)` when the
     /// engine's path must do it.
     pub(super) async fn upload_via_agent(
-        &self,
+        self,
         source: &Source,
         to: &Dest<'_>,
     ) -> Result<Option<CopyReport>> {
@@ -72,7 +72,7 @@ impl Sandbox {
             .map(String::from)
             .to_vec();
         // A helper lost mid-push leaves it to the engine's path too.
-        let fed = self.agent_feed(argv, body).await.ok().flatten();
+        let fed = self.sb.helper().agent_feed(argv, body).await.ok().flatten();
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         match fed {
             Some(f) if f.code == 0 => Ok(Some(pack_result?.0)),
@@ -83,7 +83,7 @@ impl Sandbox {
     /// One regular file (or bytes) into an existing directory: the bytes
     /// alone, written by the helper's `write` (no `tar`, half the time for
     /// a big file).
-    async fn write_via_agent(&self, source: &Source, target: &str) -> Result<Written> {
+    async fn write_via_agent(self, source: &Source, target: &str) -> Result<Written> {
         use std::os::unix::fs::MetadataExt;
         let (mode, mtime) = match source {
             Source::Bytes(_) => (0o644, now()),
@@ -114,7 +114,7 @@ impl Sandbox {
             writer.flush()?;
             Ok(n)
         });
-        let fed = self.agent_feed(argv, body).await.ok().flatten();
+        let fed = self.sb.helper().agent_feed(argv, body).await.ok().flatten();
         let bytes = feeder.await.map_err(|e| join_error(&e))?;
         Ok(match (fed, bytes) {
             (Some(f), Ok(bytes)) if f.code == 0 => Written::Done(CopyReport { files: 1, bytes }),
@@ -126,7 +126,7 @@ impl Sandbox {
     /// What `stat` says of every path [`Dest::resolve`] may ask about: the
     /// destination, the name inside it, and each parent up to `/`, in one
     /// `stat` (it exits 1 when some are missing: those print no line).
-    async fn stats_via_agent(&self, to: &Dest<'_>) -> Option<HashMap<String, Option<PathStat>>> {
+    async fn stats_via_agent(self, to: &Dest<'_>) -> Option<HashMap<String, Option<PathStat>>> {
         if to.path.contains('\n') || to.name.contains('\n') {
             return None;
         }
@@ -138,7 +138,7 @@ impl Sandbox {
         }
         let mut argv = ["stat", "-c", STAT_FORMAT, "--"].map(String::from).to_vec();
         argv.extend(paths.iter().cloned());
-        let Ok(Some(fed)) = self.agent_feed(argv, full(Vec::new())).await else {
+        let Ok(Some(fed)) = self.sb.helper().agent_feed(argv, full(Vec::new())).await else {
             return None;
         };
         let text = String::from_utf8_lossy(&fed.stdout);

@@ -3,6 +3,7 @@
 //! sandbox instead, as root, as the archive API does. Podman's archive API
 //! sees the mount and needs none of this.
 
+use super::Files;
 use bytes::Bytes;
 use futures_util::Stream;
 use http_body_util::BodyExt;
@@ -11,7 +12,7 @@ use crate::engine::demux::StreamKind;
 use crate::engine::transport::Body;
 use crate::engine::{ExecOutput, ExecSpec, PathStat};
 use crate::error::{Error, Result};
-use crate::sandbox::{mounts, Sandbox};
+use crate::sandbox::mounts;
 
 /// Go `os.FileMode` type bits, as the archive API reports them.
 const GO_MODE_DIR: u32 = 1 << 31;
@@ -20,36 +21,36 @@ const GO_MODE_SYMLINK: u32 = 1 << 27;
 /// Bytes of a failing tar's stderr kept for the error.
 const STDERR_KEPT: usize = 2048;
 
-impl Sandbox {
+impl Files<'_> {
     /// Whether files at `path` must go through an exec.
-    pub(super) async fn files_via_exec(&self, path: &str) -> Result<bool> {
-        if self.backend.runtime_fills_tmpfs() {
+    pub(super) async fn files_via_exec(self, path: &str) -> Result<bool> {
+        if self.sb.backend.runtime_fills_tmpfs() {
             return Ok(false);
         }
-        if self.tmpfs.get().is_none() {
-            self.inspect().await?;
+        if self.sb.tmpfs.get().is_none() {
+            self.sb.inspect().await?;
         }
-        Ok(self.tmpfs.get().is_some_and(|m| mounts::on_tmpfs(m, path)))
+        Ok(self
+            .sb
+            .tmpfs
+            .get()
+            .is_some_and(|m| mounts::on_tmpfs(m, path)))
     }
 
     /// `stat` of `path` through an exec; `None` when it does not exist.
-    pub(super) async fn stat_via_exec(&self, path: &str) -> Result<Option<PathStat>> {
+    pub(super) async fn stat_via_exec(self, path: &str) -> Result<Option<PathStat>> {
         let argv = ["stat", "-c", "%f %s", "--", path]
             .map(String::from)
             .to_vec();
-        let out = match self.housekeeping(argv, Some("0")).await {
+        let out = match self.sb.commands().housekeeping(argv, Some("0")).await {
             Ok(out) => out,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         Ok(parse_stat(out.trim(), path))
     }
 
     /// Extract the tar `body` into directory `anchor` through an exec.
-    pub(in crate::sandbox) async fn put_via_exec(
-        &self,
-        anchor: &str,
-        mut body: Body,
-    ) -> Result<()> {
+    pub(in crate::sandbox) async fn put_via_exec(self, anchor: &str, mut body: Body) -> Result<()> {
         let argv = ["tar", "-x", "-f", "-", "-C", anchor];
         let (mut out, input, id) = self.tar_exec(&argv, true).await?;
         let mut input = input.ok_or_else(|| Error::Protocol {
@@ -78,14 +79,14 @@ impl Sandbox {
     /// A tar of `path` (its base name at the top) through an exec, as a
     /// stream; a tar that fails ends the stream with an error.
     pub(super) async fn get_via_exec(
-        &self,
+        self,
         path: &str,
     ) -> Result<impl Stream<Item = std::io::Result<Bytes>> + Send + 'static> {
         let (parent, name) = super::split(path);
         let argv = ["tar", "-c", "-f", "-", "-C", parent, "--", name];
         let (mut out, _, id) = self.tar_exec(&argv, false).await?;
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
-        let me = self.handle();
+        let me = self.sb.handle();
         tokio::spawn(async move {
             let mut stderr = Vec::new();
             loop {
@@ -108,7 +109,7 @@ impl Sandbox {
                     }
                 }
             }
-            if let Err(e) = me.tar_status(&id, &stderr).await {
+            if let Err(e) = me.files().tar_status(&id, &stderr).await {
                 let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
             }
         });
@@ -118,7 +119,7 @@ impl Sandbox {
     }
 
     async fn tar_exec(
-        &self,
+        self,
         argv: &[&str],
         stdin: bool,
     ) -> Result<(ExecOutput, Option<crate::engine::ExecInput>, String)> {
@@ -128,20 +129,20 @@ impl Sandbox {
             attach_stdin: stdin,
             ..ExecSpec::default()
         };
-        let id = match self.exec_create_as(&spec).await {
+        let id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         if stdin {
-            let (out, input) = self.backend.exec_start_attached(&id, false).await?;
+            let (out, input) = self.sb.backend.exec_start_attached(&id, false).await?;
             Ok((out, Some(input), id))
         } else {
-            Ok((self.backend.exec_start(&id, false).await?, None, id))
+            Ok((self.sb.backend.exec_start(&id, false).await?, None, id))
         }
     }
 
-    async fn tar_status(&self, exec_id: &str, stderr: &[u8]) -> Result<()> {
-        let code = self.backend.exec_inspect(exec_id).await?.exit_code;
+    async fn tar_status(self, exec_id: &str, stderr: &[u8]) -> Result<()> {
+        let code = self.sb.backend.exec_inspect(exec_id).await?.exit_code;
         match code {
             Some(0) => Ok(()),
             code => Err(Error::Protocol {

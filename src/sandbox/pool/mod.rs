@@ -155,7 +155,7 @@ impl SandboxPool {
             &self.inner.backend,
             warm.name(),
             warm.id(),
-            warm.agent_dir_known(),
+            warm.helper().agent_dir_known(),
         )
     }
 
@@ -259,7 +259,7 @@ impl Inner {
 async fn still_alive(sb: &Sandbox) -> bool {
     // A helper that answers lives in a running, unpaused container: one
     // socket round trip instead of an engine inspect.
-    if sb.agent_info().await.is_some() {
+    if sb.helper().agent_info().await.is_some() {
         return true;
     }
     matches!(sb.inspect().await, Ok(i) if i.state.running && !i.state.paused)

@@ -10,10 +10,10 @@
 //! [`Sandbox::kill_marked`]. The marker costs nothing on the normal path:
 //! no extra request, no wrapper process.
 
+use super::Commands;
 use super::{sh, RunOptions};
 use crate::engine::ExecSpec;
 use crate::error::Result;
-use crate::sandbox::Sandbox;
 
 /// Environment variable that marks every process of one exec.
 const MARKER_VAR: &str = "POCKETDOCK_EXEC";
@@ -41,7 +41,7 @@ pub(crate) fn exec_spec(argv: Vec<String>, marker: &str, opts: &RunOptions) -> E
     }
 }
 
-impl Sandbox {
+impl Commands<'_> {
     /// Send `signal` to every process carrying `marker`. For KILL: freeze them
     /// all first, then kill, twice more to catch processes forked meanwhile.
     /// It runs as the command's own user: reading another user's
@@ -49,14 +49,14 @@ impl Sandbox {
     /// get. Best effort inside the container: one without `sh` or `grep`
     /// keeps what it cannot signal. Fails only when the exec cannot run.
     pub(crate) async fn kill_marked(
-        &self,
+        self,
         marker: &str,
         user: Option<&str>,
         signal: &str,
     ) -> Result<()> {
         // The helper runs as the sandbox's own user: it can signal that
         // user's processes, and no one else's unless it is root.
-        if user.is_none() && self.agent_signal(marker, signal).await {
+        if user.is_none() && self.sb.helper().agent_signal(marker, signal).await {
             return Ok(());
         }
         self.kill_marked_by_exec(marker, user, signal).await
@@ -65,7 +65,7 @@ impl Sandbox {
     /// [`Sandbox::kill_marked`] through the engine's exec only (the helper
     /// may be the thing that failed).
     pub(crate) async fn kill_marked_by_exec(
-        &self,
+        self,
         marker: &str,
         user: Option<&str>,
         signal: &str,

@@ -27,6 +27,12 @@ pub use command_limits::CommandLimits;
 
 pub(crate) use marker::{exec_spec, new_marker};
 
+/// Commands: run them (to the end, streamed, in the background), their callbacks, and when the sandbox last ran one. From [`Sandbox::commands`].
+#[derive(Debug, Clone, Copy)]
+pub struct Commands<'a> {
+    pub(in crate::sandbox) sb: &'a Sandbox,
+}
+
 /// Default timeout of a run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default output cap of a run.
@@ -249,9 +255,9 @@ pub(crate) struct Outcome {
     pub limit_hit: Option<LimitHit>,
 }
 
-impl Sandbox {
+impl Commands<'_> {
     /// Run `command` and collect its output.
-    pub async fn run(&self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
+    pub async fn run(self, command: &str, opts: &RunOptions) -> Result<ExecResult> {
         let mut collected = Collected::default();
         let mut cap = CappedOutput::new(opts.max_output.bytes());
         let timeout = self.timeout_of(opts.timeout).await?;
@@ -270,14 +276,18 @@ impl Sandbox {
     /// Run `command`, handing each piece of output to `sink` as it arrives
     /// (only what fits under `cap`), and return how it ended.
     pub(crate) async fn run_streaming(
-        &self,
+        self,
         command: &str,
         opts: &RunOptions,
         cap: &mut CappedOutput,
         sink: &mut (dyn FnMut(StreamKind, &[u8]) + Send),
     ) -> Result<Outcome> {
         let timeout = self.timeout_of(opts.timeout).await?;
-        let mut watch = self.observer.as_ref().and_then(|o| o.run_started(command));
+        let mut watch = self
+            .sb
+            .observer
+            .as_ref()
+            .and_then(|o| o.run_started(command));
         let Some(w) = watch.as_mut() else {
             let started = self.start_exec(command, opts, false).await?;
             return self
@@ -306,17 +316,18 @@ impl Sandbox {
 
     /// What `timeout` means in this sandbox. Its default is read from the
     /// container once per handle (a label never changes).
-    pub(crate) async fn timeout_of(&self, timeout: Timeout) -> Result<Option<Duration>> {
+    pub(crate) async fn timeout_of(self, timeout: Timeout) -> Result<Option<Duration>> {
         match timeout {
             Timeout::After(d) => Ok(Some(d)),
             Timeout::Never => Ok(None),
             Timeout::Sandbox => {
-                if let Some(d) = self.default_timeout.get() {
+                if let Some(d) = self.sb.default_timeout.get() {
                     return Ok(*d);
                 }
                 // `inspect` learns the label.
-                self.inspect().await?;
+                self.sb.inspect().await?;
                 Ok(self
+                    .sb
                     .default_timeout
                     .get()
                     .copied()
@@ -329,7 +340,7 @@ impl Sandbox {
     /// `detached`: the command outlives this process (through the helper,
     /// a hang-up otherwise kills it).
     pub(crate) async fn start_exec(
-        &self,
+        self,
         command: &str,
         opts: &RunOptions,
         detached: bool,
@@ -348,7 +359,7 @@ impl Sandbox {
         let start = Instant::now();
         let mut request = agent_request(&spec, &marker, detached);
         request.limits = opts.limits.wire();
-        if let Some(run) = self.agent_run(&request).await? {
+        if let Some(run) = self.sb.helper().agent_run(&request).await? {
             return Ok(Started {
                 channel: Channel::Agent(run),
                 marker,
@@ -356,14 +367,14 @@ impl Sandbox {
                 start,
             });
         }
-        let (spec, usage) = self.exec_measured(spec, &marker).await;
-        let exec_id = match self.exec_create_as(&spec).await {
+        let (spec, usage) = self.sb.helper().exec_measured(spec, &marker).await;
+        let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
-        let output = match self.backend.exec_start(&exec_id, false).await {
+        let output = match self.sb.backend.exec_start(&exec_id, false).await {
             Ok(o) => o,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
         Ok(Started {
             channel: Channel::Exec {
@@ -379,7 +390,7 @@ impl Sandbox {
 
     /// Read a started exec to its end, under a timeout and a cancel token.
     pub(crate) async fn drive(
-        &self,
+        self,
         started: Started,
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
@@ -394,12 +405,12 @@ impl Sandbox {
             start,
         } = started;
         let (exit_code, oom, usage, limit_hit) = tokio::select! {
-            r = read_to_end(&self.backend, channel, cap, sink) => match r {
+            r = read_to_end(&self.sb.backend, channel, cap, sink) => match r {
                 Ok(ended) => ended,
                 Err(e) if via == Via::Agent => {
                     return self.agent_lost(e, &marker, user.as_deref(), start).await;
                 }
-                Err(e) => return Err(self.explain(e).await),
+                Err(e) => return Err(self.sb.explain(e).await),
             },
             () = deadline(timeout) => {
                 let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
@@ -436,7 +447,7 @@ impl Sandbox {
 
     /// The helper's connection broke before the command ended.
     async fn agent_lost(
-        &self,
+        self,
         e: Error,
         marker: &str,
         user: Option<&str>,
@@ -444,11 +455,11 @@ impl Sandbox {
     ) -> Result<Outcome> {
         // The relay's stream broke (the engine's connection, a pod lost):
         // that is the command's failure.
-        if let Some(broken) = self.agent_relay_broken() {
+        if let Some(broken) = self.sb.helper().agent_relay_broken() {
             return Err(broken);
         }
         // A pod deleted or evicted takes the helper's relay with it.
-        if let Some(lost) = self.backend.lost_now(&self.name).await {
+        if let Some(lost) = self.sb.backend.lost_now(&self.sb.name).await {
             return Err(lost);
         }
         // The sandbox itself stopped: the kernel SIGKILLs every
@@ -472,10 +483,10 @@ impl Sandbox {
     }
 
     /// True once the engine reports the container stopped, within `limit`.
-    async fn stopped_within(&self, limit: Duration) -> bool {
+    async fn stopped_within(self, limit: Duration) -> bool {
         let give_up = Instant::now() + limit;
         loop {
-            match self.inspect().await {
+            match self.sb.inspect().await {
                 Ok(i) if !i.state.running => return true,
                 Ok(_) if Instant::now() < give_up => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -491,7 +502,7 @@ impl Sandbox {
     /// reader names both); the last value seen is kept inside the container,
     /// in the helper's state file, so any number of handles, CLI
     /// invocations and the helper agree on what is new.
-    pub(super) async fn oom_kill_happened(&self) -> bool {
+    pub(super) async fn oom_kill_happened(self) -> bool {
         let script = cgroup::oom_script(cgroup::OOM_STATE);
         let Ok(out) = self.housekeeping(sh(&script), Some("0")).await else {
             return false;
@@ -501,16 +512,16 @@ impl Sandbox {
     }
 
     /// `exec_create` with a failure explained (gone, not running).
-    pub async fn exec_create_explained(&self, spec: &ExecSpec) -> Result<String> {
-        match self.exec_create_as(spec).await {
+    pub async fn exec_create_explained(self, spec: &ExecSpec) -> Result<String> {
+        match self.sb.helper().exec_create_as(spec).await {
             Ok(id) => Ok(id),
-            Err(e) => Err(self.explain(e).await),
+            Err(e) => Err(self.sb.explain(e).await),
         }
     }
 
     /// Run a short housekeeping command (bounded to 10 s); its stdout.
     pub(crate) async fn housekeeping(
-        &self,
+        self,
         argv: Vec<String>,
         user: Option<&str>,
     ) -> Result<String> {
@@ -519,8 +530,8 @@ impl Sandbox {
             user: user.map(str::to_string),
             ..ExecSpec::default()
         };
-        let backend = &self.backend;
-        let id = self.exec_create_as(&spec).await?;
+        let backend = &self.sb.backend;
+        let id = self.sb.helper().exec_create_as(&spec).await?;
         let mut out = Vec::new();
         let mut output = backend.exec_start(&id, false).await?;
         let work = async {

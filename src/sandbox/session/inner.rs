@@ -136,6 +136,7 @@ impl Inner {
     /// Send `signal` to the shell and every process it started.
     pub(super) async fn signal(&self, signal: &str) -> Result<()> {
         self.sandbox
+            .commands()
             .kill_marked(&self.marker, self.user.as_deref(), signal)
             .await
     }
@@ -176,7 +177,7 @@ pub(super) async fn pump(inner: Arc<Inner>, mut output: ExecOutput) {
     };
     inner.lock().ended = Some(ended);
     inner.seq.send_modify(|n| *n += 1);
-    inner.sandbox.unregister(inner.reg);
+    inner.sandbox.commands().unregister(inner.reg);
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

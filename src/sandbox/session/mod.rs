@@ -26,6 +26,7 @@
 //! each command sent, each command's clean output (not the raw stream), what
 //! `read` returns, and the close, once (at `close`, or the last handle's drop).
 
+use super::Sandbox;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,12 @@ pub use interactive::{Handback, DETACH_KEY};
 use capture::Capture;
 use inner::{lock, Inner};
 use script::command_lines;
+
+/// Sessions: long-lived shells and interactive terminals. From [`Sandbox::sessions`].
+#[derive(Debug, Clone, Copy)]
+pub struct Sessions<'a> {
+    pub(in crate::sandbox) sb: &'a Sandbox,
+}
 
 /// Default size of a session's output buffer (and of one command's captured output).
 pub const DEFAULT_SESSION_BUFFER: usize = 1 << 20;

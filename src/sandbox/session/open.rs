@@ -1,6 +1,7 @@
 //! Opening a session: start `bash` on an attached exec, send it the init
 //! script, and wait for its ready line (which also tells its pid).
 
+use super::Sessions;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,25 +16,24 @@ use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
 use crate::sandbox::buffer::RingBuffer;
 use crate::sandbox::run::{exec_spec, new_marker, wait_exit, RunOptions};
-use crate::sandbox::Sandbox;
 
 /// How long the shell may take to come up.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
 
-impl Sandbox {
+impl Sessions<'_> {
     /// Open a persistent `bash` session (see [`Session`]). Fails with
     /// [`Error::ShellMissing`] when the image has no bash.
-    pub async fn session(&self, opts: SessionOptions) -> Result<Session> {
-        self.mark_active().await;
+    pub async fn session(self, opts: SessionOptions) -> Result<Session> {
+        self.sb.commands().mark_active().await;
         let marker = new_marker();
         let (exec_id, mut output, mut input) = self.attach_shell(&opts, &marker).await?;
         let mut ring = RingBuffer::new(opts.buffer.max(1));
         let pid = self
             .await_ready(&opts, &marker, &exec_id, &mut output, &mut input, &mut ring)
             .await?;
-        let (reg, cancel) = self.register(None);
+        let (reg, cancel) = self.sb.commands().register(None);
         let inner = Arc::new(Inner {
-            sandbox: self.handle(),
+            sandbox: self.sb.handle(),
             exec_id,
             marker,
             user: opts.user.clone(),
@@ -52,7 +52,7 @@ impl Sandbox {
             waiting: tokio::sync::Mutex::new(()),
             token: cancel,
             reg,
-            watch: Mutex::new(self.observer.as_ref().and_then(|o| o.session_opened())),
+            watch: Mutex::new(self.sb.observer.as_ref().and_then(|o| o.session_opened())),
         });
         tokio::spawn(pump(inner.clone(), output));
         Ok(Session { inner })
@@ -60,7 +60,7 @@ impl Sandbox {
 
     /// Create and attach the exec that runs `bash`, marked with `marker`.
     async fn attach_shell(
-        &self,
+        self,
         opts: &SessionOptions,
         marker: &str,
     ) -> Result<(String, ExecOutput, ExecInput)> {
@@ -80,27 +80,32 @@ impl Sandbox {
         let mut spec = exec_spec(argv, marker, &run);
         spec.tty = opts.tty;
         spec.attach_stdin = true;
-        let exec_id = match self.exec_create_as(&spec).await {
+        let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.explain(e).await),
+            Err(e) => return Err(self.sb.explain(e).await),
         };
-        let (output, input) = match self.backend.exec_start_attached(&exec_id, opts.tty).await {
+        let (output, input) = match self
+            .sb
+            .backend
+            .exec_start_attached(&exec_id, opts.tty)
+            .await
+        {
             Ok(io) => io,
             Err(e) => {
                 return Err(match e {
                     Error::Api { message, .. } if missing_program(&message) => {
                         Error::ShellMissing {
-                            name: self.name.clone(),
+                            name: self.sb.name.clone(),
                             detail: message,
                         }
                     }
-                    e => self.explain(e).await,
+                    e => self.sb.explain(e).await,
                 })
             }
         };
         if opts.tty {
             // Engines start a TTY at 0x0, which confuses full-screen programs.
-            let _ = self.backend.exec_resize(&exec_id, 24, 80).await;
+            let _ = self.sb.backend.exec_resize(&exec_id, 24, 80).await;
         }
         Ok((exec_id, output, input))
     }
@@ -108,7 +113,7 @@ impl Sandbox {
     /// Send the init script and wait for the ready line; the shell's pid.
     /// A shell that ends or hangs instead is explained, and a hung one killed.
     async fn await_ready(
-        &self,
+        self,
         opts: &SessionOptions,
         marker: &str,
         exec_id: &str,
@@ -126,11 +131,11 @@ impl Sandbox {
         match tokio::time::timeout(READY_TIMEOUT, ready).await {
             Ok(Ok(Ready::Up(pid))) => Ok(pid),
             Ok(Ok(Ready::Ended(said))) => {
-                let code = wait_exit(&self.backend, exec_id).await.unwrap_or(-1);
+                let code = wait_exit(&self.sb.backend, exec_id).await.unwrap_or(-1);
                 let said = said.trim().to_string();
                 Err(if code == 126 || code == 127 || missing_program(&said) {
                     Error::ShellMissing {
-                        name: self.name.clone(),
+                        name: self.sb.name.clone(),
                         detail: if said.is_empty() {
                             format!("exit code {code}")
                         } else {
@@ -139,17 +144,25 @@ impl Sandbox {
                     }
                 } else {
                     Error::SessionClosed {
-                        name: self.name.clone(),
+                        name: self.sb.name.clone(),
                         reason: format!("bash exited with code {code} while starting: {said}"),
                     }
                 })
             }
             Ok(Err(e)) => {
-                let _ = self.kill_marked(marker, opts.user.as_deref(), "KILL").await;
-                Err(self.explain(e).await)
+                let _ = self
+                    .sb
+                    .commands()
+                    .kill_marked(marker, opts.user.as_deref(), "KILL")
+                    .await;
+                Err(self.sb.explain(e).await)
             }
             Err(_) => {
-                let _ = self.kill_marked(marker, opts.user.as_deref(), "KILL").await;
+                let _ = self
+                    .sb
+                    .commands()
+                    .kill_marked(marker, opts.user.as_deref(), "KILL")
+                    .await;
                 Err(Error::Protocol {
                     op: "open a session",
                     detail: format!("bash did not come up within {}s", READY_TIMEOUT.as_secs()),
