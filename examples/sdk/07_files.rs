@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "sort -n in/numbers.txt > out/sorted.txt\n",
         )
         .await?;
-        for entry in sb.list_files("/home/sandbox/in").await? {
+        for entry in sb.files().list_files("/home/sandbox/in").await? {
             println!("  {} ({} bytes)", entry.name, entry.size);
         }
         let r = sb

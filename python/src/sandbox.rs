@@ -224,7 +224,7 @@ impl Sandbox {
         json(&rt::wait(
             py,
             None,
-            async move { sb.list_files(&path).await },
+            async move { sb.files().list_files(&path).await },
         )?)
     }
 
@@ -264,7 +264,7 @@ impl Sandbox {
         let sb = self.handle();
         let fork = rt::wait(py, None, async move {
             match names {
-                Some(names) => sb.fork_named(&names).await,
+                Some(names) => sb.fork(&names).await,
                 None => sb.fork(n).await,
             }
         })?;

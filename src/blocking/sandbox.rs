@@ -171,7 +171,7 @@ impl Sandbox {
 
     /// List a directory.
     pub fn list_files(&self, path: &str) -> Result<Vec<FileEntry>> {
-        self.rt.block_on(self.inner.list_files(path))
+        self.rt.block_on(self.inner.files().list_files(path))
     }
 
     /// Status, limits, resource use and processes.

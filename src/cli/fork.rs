@@ -45,7 +45,7 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
                 expected: "as many as the --name options given, or no -n",
             })
         }
-        (_, false) => original.fork_named(&a.names).await?,
+        (_, false) => original.fork(&a.names).await?,
         (n, true) => original.fork(n.unwrap_or(1)).await?,
     };
     // They outlive this invocation: `shutdown` removes each.

@@ -102,7 +102,7 @@ async fn memory(backend: &Backend, rows: &[SandboxSummary]) -> Vec<String> {
         if r.state != "running" {
             return "-".to_string();
         }
-        match Sandbox::attach(backend, &r.name).info_brief().await {
+        match crate::sandbox::info_brief(&Sandbox::attach(backend, &r.name)).await {
             Ok(i) => match (i.memory_usage, i.memory_limit) {
                 (Some(u), Some(l)) => format!("{} / {}", ByteSize(u), ByteSize(l)),
                 (Some(u), None) => format!("{} / unlimited", ByteSize(u)),

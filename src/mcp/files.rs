@@ -86,7 +86,7 @@ pub async fn read(session: &Session, args: ReadArgs) -> Result<Read, ToolError> 
     };
     let sandbox = target(session, args.sandbox.as_deref()).await?;
     // A file lists as itself: its size, before it is read into memory.
-    if let [entry] = sandbox.list_files(&args.path).await?.as_slice() {
+    if let [entry] = sandbox.files().list_files(&args.path).await?.as_slice() {
         if entry.kind == FileKind::File && entry.size > MAX_WHOLE {
             return Err(ToolError::new(
                 format!(
@@ -185,7 +185,7 @@ pub struct Listed {
 /// `list_files`.
 pub async fn list(session: &Session, args: ListArgs) -> Result<Listed, ToolError> {
     let sandbox = target(session, args.sandbox.as_deref()).await?;
-    let entries = sandbox.list_files(&args.path).await?;
+    let entries = sandbox.files().list_files(&args.path).await?;
     Ok(Listed {
         sandbox: sandbox.name().to_string(),
         path: args.path,

@@ -240,7 +240,7 @@ pub async fn fork(session: &Session, args: ForkArgs) -> Result<Forked, ToolError
     let original = target(session, args.sandbox.as_deref()).await?;
     let slot = session.reserve_for(n, "sandbox_fork")?;
     let fork = match &args.names {
-        Some(names) => original.fork_named(names).await?,
+        Some(names) => original.fork(names).await?,
         None => original.fork(n).await?,
     };
     if session.config().keep {

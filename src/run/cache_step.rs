@@ -192,8 +192,7 @@ pub(super) async fn commit(
         (crate::labels::PROJECT.to_string(), project.to_string()),
         (crate::labels::OWNER.to_string(), String::new()),
     ]);
-    sandbox
-        .snapshot_labelled(&format!("pocketdock-cache:{}", key.hex()), labels)
+    crate::sandbox::snapshot_labelled(sandbox, &format!("pocketdock-cache:{}", key.hex()), labels)
         .await
 }
 

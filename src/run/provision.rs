@@ -177,7 +177,7 @@ impl Provisioner {
         if recycle {
             // Read before any command: a container that cannot say what
             // pristine is for it is used once and removed, as usual.
-            if let Ok(p) = created.pristine().await {
+            if let Ok(p) = crate::sandbox::pristine(&created).await {
                 self.pristine_of().insert(sb, Arc::new(p));
             }
         }
@@ -464,9 +464,9 @@ impl Provisioner {
         let inst = &self.plan.sandboxes[sb];
         // The next user gets a handle of its own; this one no longer owns
         // the container (the new one does, from now on).
-        let next = sandbox.recycled();
+        let next = crate::sandbox::recycled(&sandbox);
         sandbox.keep();
-        let reset = sandbox.reset_to(&pristine).await;
+        let reset = crate::sandbox::reset_to(&sandbox, &pristine).await;
         if let Err(e) = &reset {
             self.events.emit(EventKind::Warning {
                 message: format!(
@@ -512,7 +512,7 @@ impl Provisioner {
     /// one has had its deadline already.
     async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
         sandbox.commands().stop_background().await;
-        sandbox.end_for_removal().await;
+        crate::sandbox::end_for_removal(&sandbox).await;
         let mut result = self.force_remove(sandbox).await;
         if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {
             result = self.force_remove(sandbox).await;
@@ -520,7 +520,7 @@ impl Provisioner {
         match result {
             Ok(()) | Err(Error::Api { status: 404, .. }) => {
                 // A fork's copy: its image goes with the last copy.
-                sandbox.release_fork_image().await;
+                crate::sandbox::release_fork_image(&sandbox).await;
                 Ok(())
             }
             Err(e) => Err(e.to_string()),

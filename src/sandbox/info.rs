@@ -95,76 +95,6 @@ pub struct ProcessInfo {
     pub cmd: String,
 }
 
-impl Sandbox {
-    /// Inspect, stats and top in parallel, each on its own connection.
-    pub async fn info(&self) -> Result<SandboxInfo> {
-        self.info_sampled(false).await
-    }
-
-    /// [`Sandbox::info`] without the CPU figure, the processes and the disk
-    /// usage, for a listing of many sandboxes: memory comes from the helper's cgroup
-    /// figures, and only without them from one stats sample (Docker holds
-    /// a stats answer until its next collection, up to a second).
-    pub async fn info_brief(&self) -> Result<SandboxInfo> {
-        self.info_sampled(true).await
-    }
-
-    async fn info_sampled(&self, brief: bool) -> Result<SandboxInfo> {
-        let inspect = self
-            .backend
-            .inspect_container(&self.name, !brief)
-            .await
-            .map_err(|e| self.gone_on_404(e))?;
-        let running = inspect.state.running;
-        self.agent.learn(&inspect);
-        // The helper's report carries the cgroup's figures; without one, an
-        // exec reads them. Either way alongside stats and top.
-        let report = async {
-            match self.helper().agent_report().await {
-                Some((a, Some(f))) => (Some(a), Some(f)),
-                Some((a, None)) => (Some(a), self.helper().cgroup_by_exec().await),
-                None => (None, self.helper().cgroup_by_exec().await),
-            }
-        };
-        let (stats, top, (agent, figures)) = if !running {
-            (None, None, (None, None))
-        } else if brief {
-            let (agent, figures) = report.await;
-            let measured = figures
-                .as_ref()
-                .and_then(|f| CgroupInfo::new(f.clone(), &inspect.id))
-                .is_some_and(|c| c.own && c.memory_usage.is_some());
-            let stats = if measured {
-                None
-            } else {
-                self.backend.stats_once(&self.name, true).await.ok()
-            };
-            (stats, None, (agent, figures))
-        } else {
-            let (s, t, r) = tokio::join!(
-                self.backend.stats_once(&self.name, false),
-                self.backend.top(&self.name),
-                report
-            );
-            (s.ok(), t.ok(), r)
-        };
-        let cgroup = figures.and_then(|f| CgroupInfo::new(f, &inspect.id));
-        let mut info = with_cgroup(assemble(&inspect, stats.as_ref(), top.as_ref()), cgroup);
-        info.via = if agent.is_some() {
-            Via::Agent
-        } else {
-            Via::Exec
-        };
-        info.agent = agent;
-        info.last_activity = self
-            .helper()
-            .agent_dir_known()
-            .and_then(|d| super::activity::latest(&inspect, super::activity::read(&d)))
-            .and_then(|t| t.format(&Rfc3339).ok());
-        Ok(info)
-    }
-}
-
 /// What the cgroup says overrides what was asked: the limits it enforces,
 /// and no usage figure when the cgroup is not the sandbox's own.
 fn with_cgroup(mut info: SandboxInfo, cgroup: Option<CgroupInfo>) -> SandboxInfo {
@@ -387,6 +317,75 @@ fn processes(top: &Top) -> Vec<ProcessInfo> {
 
 fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
+}
+
+/// Inspect, stats and top in parallel, each on its own connection.
+pub(crate) async fn info(sb: &Sandbox) -> Result<SandboxInfo> {
+    info_sampled(sb, false).await
+}
+
+/// [`Sandbox::info`] without the CPU figure, the processes and the disk
+/// usage, for a listing of many sandboxes: memory comes from the helper's cgroup
+/// figures, and only without them from one stats sample (Docker holds
+/// a stats answer until its next collection, up to a second).
+#[cfg(feature = "cli")]
+pub(crate) async fn info_brief(sb: &Sandbox) -> Result<SandboxInfo> {
+    info_sampled(sb, true).await
+}
+
+pub(crate) async fn info_sampled(sb: &Sandbox, brief: bool) -> Result<SandboxInfo> {
+    let inspect = sb
+        .backend
+        .inspect_container(&sb.name, !brief)
+        .await
+        .map_err(|e| crate::sandbox::gone_on_404(sb, e))?;
+    let running = inspect.state.running;
+    sb.agent.learn(&inspect);
+    // The helper's report carries the cgroup's figures; without one, an
+    // exec reads them. Either way alongside stats and top.
+    let report = async {
+        match sb.helper().agent_report().await {
+            Some((a, Some(f))) => (Some(a), Some(f)),
+            Some((a, None)) => (Some(a), sb.helper().cgroup_by_exec().await),
+            None => (None, sb.helper().cgroup_by_exec().await),
+        }
+    };
+    let (stats, top, (agent, figures)) = if !running {
+        (None, None, (None, None))
+    } else if brief {
+        let (agent, figures) = report.await;
+        let measured = figures
+            .as_ref()
+            .and_then(|f| CgroupInfo::new(f.clone(), &inspect.id))
+            .is_some_and(|c| c.own && c.memory_usage.is_some());
+        let stats = if measured {
+            None
+        } else {
+            sb.backend.stats_once(&sb.name, true).await.ok()
+        };
+        (stats, None, (agent, figures))
+    } else {
+        let (s, t, r) = tokio::join!(
+            sb.backend.stats_once(&sb.name, false),
+            sb.backend.top(&sb.name),
+            report
+        );
+        (s.ok(), t.ok(), r)
+    };
+    let cgroup = figures.and_then(|f| CgroupInfo::new(f, &inspect.id));
+    let mut info = with_cgroup(assemble(&inspect, stats.as_ref(), top.as_ref()), cgroup);
+    info.via = if agent.is_some() {
+        Via::Agent
+    } else {
+        Via::Exec
+    };
+    info.agent = agent;
+    info.last_activity = sb
+        .helper()
+        .agent_dir_known()
+        .and_then(|d| super::activity::latest(&inspect, super::activity::read(&d)))
+        .and_then(|t| t.format(&Rfc3339).ok());
+    Ok(info)
 }
 
 #[cfg(test)]

@@ -264,11 +264,11 @@ impl Kernels<'_> {
         };
         let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let (output, input) = match self.sb.backend.exec_start_attached(&exec_id, false).await {
             Ok(o) => o,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let mut conn = Conn {
             output,
@@ -311,7 +311,7 @@ impl Kernels<'_> {
         let closed = CancellationToken::new();
         let (reg, token) = self.sb.commands().register(None);
         let watcher = (
-            self.sb.handle(),
+            crate::sandbox::handle(self.sb),
             marker.clone(),
             dead.clone(),
             closed.clone(),
@@ -330,7 +330,7 @@ impl Kernels<'_> {
         });
         Ok(Start::Ready(Kernel {
             inner: Arc::new(Inner {
-                sandbox: self.sb.handle(),
+                sandbox: crate::sandbox::handle(self.sb),
                 pid,
                 marker,
                 python: hello["python"].as_str().unwrap_or_default().to_string(),

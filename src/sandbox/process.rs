@@ -225,10 +225,10 @@ impl Commands<'_> {
         let spec = super::run::exec_spec(argv, &marker, opts);
         let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         if let Err(e) = self.sb.backend.exec_start_detached(&exec_id).await {
-            return Err(self.sb.explain(e).await);
+            return Err(crate::sandbox::explain(self.sb, e).await);
         }
         Ok(Spawned {
             id: marker,
@@ -274,7 +274,7 @@ impl Commands<'_> {
         let (started, mut watched) = self.start_watched(command, opts, false).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let (reg, token) = self.register(opts.cancel.as_ref());
-        let sandbox = self.sb.handle();
+        let sandbox = crate::sandbox::handle(self.sb);
         let opts = opts.clone();
         let task = tokio::spawn(async move {
             let mut cap = CappedOutput::new(opts.max_output.bytes());
@@ -324,11 +324,11 @@ impl Commands<'_> {
             id: started.id(),
             marker: started.marker.clone(),
             user: opts.user.clone(),
-            sandbox: self.sb.handle(),
+            sandbox: crate::sandbox::handle(self.sb),
             buffer: ring.clone(),
             done,
         };
-        let sandbox = self.sb.handle();
+        let sandbox = crate::sandbox::handle(self.sb);
         tokio::spawn(async move {
             // The ring buffer bounds memory; the cap only guards the counter.
             let mut cap = CappedOutput::new(u64::MAX);

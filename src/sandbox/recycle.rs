@@ -44,177 +44,6 @@ pub(crate) struct Pristine {
     baseline: Vec<(String, Option<Bytes>, bool)>,
 }
 
-impl Sandbox {
-    /// Read what a reset needs, before any command runs in this sandbox.
-    pub(crate) async fn pristine(&self) -> Result<Pristine> {
-        if self.tmpfs.get().is_none() {
-            self.inspect().await?;
-        }
-        let mounts = self.tmpfs.get().cloned().unwrap_or_default();
-        let mut baseline = Vec::with_capacity(mounts.len());
-        for m in &mounts {
-            let tar = self.baseline_of(m).await?;
-            let root = tar.is_some() && self.holds_root_files(m).await;
-            baseline.push((m.clone(), tar, root));
-        }
-        // A helper launched a moment ago is waited for: it is then one of
-        // the processes spared.
-        let _ = self.helper().agent_info().await;
-        let keep = self.process_listing().await?;
-        let mut dirs = mounts;
-        dirs.push(SHM.to_string());
-        Ok(Pristine {
-            dirs,
-            keep: keep.lines().map(str::to_string).collect(),
-            baseline,
-        })
-    }
-
-    /// Reset to `p`: `Ok` only when the container was proved clean and
-    /// its image's files were put back.
-    pub(crate) async fn reset_to(&self, p: &Pristine) -> Result<()> {
-        self.commands().stop_background().await;
-        let req = wire::Reset {
-            dirs: p.dirs.clone(),
-            keep: p.keep.clone(),
-        };
-        match self.reset_via_helper(&req).await {
-            Some(result) => result?,
-            None => self.reset_via_exec(&req).await?,
-        }
-        for (mount, tar, root) in &p.baseline {
-            if let Some(tar) = tar {
-                self.put_back(&parent_of(mount), tar, *root).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Extract `tar` into `parent`: as one command (through the helper,
-    /// no engine exec) when nothing in it is root's, else as root.
-    async fn put_back(&self, parent: &str, tar: &Bytes, root: bool) -> Result<()> {
-        if !root {
-            use base64::Engine as _;
-            let b64 = base64::engine::general_purpose::STANDARD.encode(tar);
-            let cmd = format!("printf %s '{b64}' | base64 -d | tar -x -f - -C '{parent}'");
-            let opts = super::RunOptions {
-                timeout: super::Timeout::After(RESET_TIMEOUT),
-                ..super::RunOptions::default()
-            };
-            if self.run(&cmd, &opts).await.is_ok_and(|r| r.ok) {
-                return Ok(());
-            }
-        }
-        self.files()
-            .put_via_exec(parent, crate::engine::transport::full(tar.clone()))
-            .await
-    }
-
-    /// Whether anything at `mount`, itself included, is root's, as the
-    /// sandbox sees it. The archive's owners cannot say: Podman's gives
-    /// root for files that are the user's. Unknown counts as root's.
-    async fn holds_root_files(&self, mount: &str) -> bool {
-        let opts = super::RunOptions {
-            user: Some("0".into()),
-            timeout: super::Timeout::After(RESET_TIMEOUT),
-            env: vec![("PD_MOUNT".into(), mount.into())],
-            ..super::RunOptions::default()
-        };
-        let cmd = r#"command -v find > /dev/null && find "$PD_MOUNT" -xdev -user 0 | head -n 1"#;
-        match self.run(cmd, &opts).await {
-            Ok(r) if r.ok => !r.stdout.trim().is_empty(),
-            _ => true,
-        }
-    }
-
-    /// A new handle on this container for its next user: none of this
-    /// handle's background work, callbacks or helper state. It owns the
-    /// container (removed when dropped), as this one did.
-    pub(crate) fn recycled(&self) -> Sandbox {
-        let next = Sandbox::owned(
-            &self.backend,
-            &self.name,
-            &self.id,
-            self.helper().agent_dir_known(),
-        )
-        .with_warnings(self.warnings.to_vec());
-        if let Some(t) = self.default_timeout.get() {
-            let _ = next.default_timeout.set(*t);
-        }
-        if let Some(m) = self.tmpfs.get() {
-            let _ = next.tmpfs.set(m.clone());
-        }
-        next
-    }
-
-    /// `None` when there is no helper to ask (or it does not know the
-    /// request): the engine's exec does it then.
-    async fn reset_via_helper(&self, req: &wire::Reset) -> Option<Result<()>> {
-        let opened = self.helper().agent_open().await?;
-        let ask = async {
-            let mut conn = opened?;
-            conn.send(wire::tag::RESET, &req.encode()).await?;
-            conn.next().await
-        };
-        match tokio::time::timeout(RESET_TIMEOUT, ask).await {
-            Ok(Ok(Some((wire::tag::ACK, _)))) => Some(Ok(())),
-            Ok(Ok(Some((wire::tag::FALLBACK, why)))) => {
-                Some(Err(not_clean(&String::from_utf8_lossy(&why))))
-            }
-            Err(_) => Some(Err(not_clean("the helper did not answer in time"))),
-            Ok(Ok(_) | Err(_)) => None,
-        }
-    }
-
-    async fn reset_via_exec(&self, req: &wire::Reset) -> Result<()> {
-        let mut argv = vec![
-            "sh".to_string(),
-            "-c".to_string(),
-            RESET_SCRIPT.to_string(),
-            "sh".to_string(),
-            req.keep.join(","),
-        ];
-        argv.extend(req.dirs.iter().cloned());
-        let out = self.commands().housekeeping(argv, Some("0")).await?;
-        if out.lines().last() == Some("clean") {
-            Ok(())
-        } else {
-            Err(not_clean(out.trim()))
-        }
-    }
-
-    /// `pid start` lines of the container's processes.
-    async fn process_listing(&self) -> Result<String> {
-        if let Ok(body) = self
-            .helper()
-            .agent_ask(wire::tag::PROCS, &[], RESET_TIMEOUT)
-            .await
-        {
-            return Ok(String::from_utf8_lossy(&body).into_owned());
-        }
-        let argv = ["sh", "-c", LIST_SCRIPT].map(str::to_string).to_vec();
-        self.commands().housekeeping(argv, Some("0")).await
-    }
-
-    /// The tar of what `mount` holds now, `None` when it is empty.
-    async fn baseline_of(&self, mount: &str) -> Result<Option<Bytes>> {
-        let (_, body) = match self.backend.get_archive(&self.name, mount).await {
-            Ok(found) => found,
-            Err(Error::Api { status: 404, .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let limited = http_body_util::Limited::new(body, BASELINE_MAX);
-        let tar = limited
-            .collect()
-            .await
-            .map_err(|e| not_clean(&format!("the image's files at {mount}: {e}")))?
-            .to_bytes();
-        // The directory's own header, then zeros: nothing to put back.
-        let empty = tar.get(512..1024).is_none_or(|b| b.iter().all(|&x| x == 0));
-        Ok((!empty).then_some(tar))
-    }
-}
-
 fn parent_of(path: &str) -> String {
     match path.trim_end_matches('/').rsplit_once('/') {
         Some(("", _)) | None => "/".to_string(),
@@ -282,6 +111,170 @@ for f in /proc/net/udp /proc/net/udp6; do
   [ $n -gt 1 ] && { echo "bound sockets left"; exit 1; }
 done
 echo clean"#;
+
+/// Read what a reset needs, before any command runs in this sandbox.
+pub(crate) async fn pristine(sb: &Sandbox) -> Result<Pristine> {
+    if sb.tmpfs.get().is_none() {
+        sb.inspect().await?;
+    }
+    let mounts = sb.tmpfs.get().cloned().unwrap_or_default();
+    let mut baseline = Vec::with_capacity(mounts.len());
+    for m in &mounts {
+        let tar = baseline_of(sb, m).await?;
+        let root = tar.is_some() && holds_root_files(sb, m).await;
+        baseline.push((m.clone(), tar, root));
+    }
+    // A helper launched a moment ago is waited for: it is then one of
+    // the processes spared.
+    let _ = sb.helper().agent_info().await;
+    let keep = process_listing(sb).await?;
+    let mut dirs = mounts;
+    dirs.push(SHM.to_string());
+    Ok(Pristine {
+        dirs,
+        keep: keep.lines().map(str::to_string).collect(),
+        baseline,
+    })
+}
+
+/// Reset to `p`: `Ok` only when the container was proved clean and
+/// its image's files were put back.
+pub(crate) async fn reset_to(sb: &Sandbox, p: &Pristine) -> Result<()> {
+    sb.commands().stop_background().await;
+    let req = wire::Reset {
+        dirs: p.dirs.clone(),
+        keep: p.keep.clone(),
+    };
+    match reset_via_helper(sb, &req).await {
+        Some(result) => result?,
+        None => reset_via_exec(sb, &req).await?,
+    }
+    for (mount, tar, root) in &p.baseline {
+        if let Some(tar) = tar {
+            put_back(sb, &parent_of(mount), tar, *root).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A new handle on this container for its next user: none of this
+/// handle's background work, callbacks or helper state. It owns the
+/// container (removed when dropped), as this one did.
+pub(crate) fn recycled(sb: &Sandbox) -> Sandbox {
+    let owned = crate::sandbox::owned(&sb.backend, &sb.name, &sb.id, sb.helper().agent_dir_known());
+    let next = crate::sandbox::with_warnings(owned, sb.warnings.to_vec());
+    if let Some(t) = sb.default_timeout.get() {
+        let _ = next.default_timeout.set(*t);
+    }
+    if let Some(m) = sb.tmpfs.get() {
+        let _ = next.tmpfs.set(m.clone());
+    }
+    next
+}
+
+/// Extract `tar` into `parent`: as one command (through the helper,
+/// no engine exec) when nothing in it is root's, else as root.
+async fn put_back(sb: &Sandbox, parent: &str, tar: &Bytes, root: bool) -> Result<()> {
+    if !root {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(tar);
+        let cmd = format!("printf %s '{b64}' | base64 -d | tar -x -f - -C '{parent}'");
+        let opts = super::RunOptions {
+            timeout: super::Timeout::After(RESET_TIMEOUT),
+            ..super::RunOptions::default()
+        };
+        if sb.run(&cmd, &opts).await.is_ok_and(|r| r.ok) {
+            return Ok(());
+        }
+    }
+    sb.files()
+        .put_via_exec(parent, crate::engine::transport::full(tar.clone()))
+        .await
+}
+
+/// Whether anything at `mount`, itself included, is root's, as the
+/// sandbox sees it. The archive's owners cannot say: Podman's gives
+/// root for files that are the user's. Unknown counts as root's.
+async fn holds_root_files(sb: &Sandbox, mount: &str) -> bool {
+    let opts = super::RunOptions {
+        user: Some("0".into()),
+        timeout: super::Timeout::After(RESET_TIMEOUT),
+        env: vec![("PD_MOUNT".into(), mount.into())],
+        ..super::RunOptions::default()
+    };
+    let cmd = r#"command -v find > /dev/null && find "$PD_MOUNT" -xdev -user 0 | head -n 1"#;
+    match sb.run(cmd, &opts).await {
+        Ok(r) if r.ok => !r.stdout.trim().is_empty(),
+        _ => true,
+    }
+}
+
+/// `None` when there is no helper to ask (or it does not know the
+/// request): the engine's exec does it then.
+async fn reset_via_helper(sb: &Sandbox, req: &wire::Reset) -> Option<Result<()>> {
+    let opened = sb.helper().agent_open().await?;
+    let ask = async {
+        let mut conn = opened?;
+        conn.send(wire::tag::RESET, &req.encode()).await?;
+        conn.next().await
+    };
+    match tokio::time::timeout(RESET_TIMEOUT, ask).await {
+        Ok(Ok(Some((wire::tag::ACK, _)))) => Some(Ok(())),
+        Ok(Ok(Some((wire::tag::FALLBACK, why)))) => {
+            Some(Err(not_clean(&String::from_utf8_lossy(&why))))
+        }
+        Err(_) => Some(Err(not_clean("the helper did not answer in time"))),
+        Ok(Ok(_) | Err(_)) => None,
+    }
+}
+
+async fn reset_via_exec(sb: &Sandbox, req: &wire::Reset) -> Result<()> {
+    let mut argv = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        RESET_SCRIPT.to_string(),
+        "sh".to_string(),
+        req.keep.join(","),
+    ];
+    argv.extend(req.dirs.iter().cloned());
+    let out = sb.commands().housekeeping(argv, Some("0")).await?;
+    if out.lines().last() == Some("clean") {
+        Ok(())
+    } else {
+        Err(not_clean(out.trim()))
+    }
+}
+
+/// `pid start` lines of the container's processes.
+async fn process_listing(sb: &Sandbox) -> Result<String> {
+    if let Ok(body) = sb
+        .helper()
+        .agent_ask(wire::tag::PROCS, &[], RESET_TIMEOUT)
+        .await
+    {
+        return Ok(String::from_utf8_lossy(&body).into_owned());
+    }
+    let argv = ["sh", "-c", LIST_SCRIPT].map(str::to_string).to_vec();
+    sb.commands().housekeeping(argv, Some("0")).await
+}
+
+/// The tar of what `mount` holds now, `None` when it is empty.
+async fn baseline_of(sb: &Sandbox, mount: &str) -> Result<Option<Bytes>> {
+    let (_, body) = match sb.backend.get_archive(&sb.name, mount).await {
+        Ok(found) => found,
+        Err(Error::Api { status: 404, .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let limited = http_body_util::Limited::new(body, BASELINE_MAX);
+    let tar = limited
+        .collect()
+        .await
+        .map_err(|e| not_clean(&format!("the image's files at {mount}: {e}")))?
+        .to_bytes();
+    // The directory's own header, then zeros: nothing to put back.
+    let empty = tar.get(512..1024).is_none_or(|b| b.iter().all(|&x| x == 0));
+    Ok((!empty).then_some(tar))
+}
 
 #[cfg(test)]
 mod tests {

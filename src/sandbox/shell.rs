@@ -92,7 +92,7 @@ impl Sessions<'_> {
             .await?;
         let (mut from, mut to) = match self.sb.backend.exec_start_attached(&id, true).await {
             Ok(io) => io,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let (rows, cols) = own_terminal
             .then(terminal::size)

@@ -193,7 +193,7 @@ impl StepKind for Step {
         // Not stopped by cancellation: a fork half made removes what it
         // made, and the copies it hands over are released with the job.
         let made = match names {
-            Ok(names) => ctx.sandbox.fork_named(&names).await,
+            Ok(names) => ctx.sandbox.fork(&names).await,
             Err(e) => Err(e),
         };
         let result = match made {

@@ -130,7 +130,7 @@ async fn files_land_where_the_copy_rules_say() {
     std::fs::write(tree.join("a"), "a").unwrap();
     sb.push(&tree, "/home/sandbox/t1").await.unwrap();
     sb.push(&tree, "/home/sandbox/t1/").await.unwrap();
-    let ls = sb.list_files("/home/sandbox/t1").await.unwrap();
+    let ls = sb.files().list_files("/home/sandbox/t1").await.unwrap();
     assert_eq!(
         ls.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
         ["a"]
@@ -232,7 +232,7 @@ async fn read_write_and_list() {
     sb.run("cd /home/sandbox/cfg && mkdir d && ln -s app.json l && printf 12345 > .hidden && chmod 700 d", &RunOptions::default())
         .await
         .unwrap();
-    let mut ls = sb.list_files("/home/sandbox/cfg").await.unwrap();
+    let mut ls = sb.files().list_files("/home/sandbox/cfg").await.unwrap();
     ls.sort_by(|a, b| a.name.cmp(&b.name));
     let summary: Vec<_> = ls
         .iter()
@@ -266,7 +266,7 @@ async fn missing_paths_are_named() {
         Err(Error::SandboxPathMissing { .. })
     ));
     assert!(matches!(
-        sb.list_files("/nope").await,
+        sb.files().list_files("/nope").await,
         Err(Error::SandboxPathMissing { .. })
     ));
     let e = sb.read_file("relative/x").await.unwrap_err().to_string();

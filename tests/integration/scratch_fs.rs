@@ -65,6 +65,7 @@ async fn round_trip(sb: &Sandbox, dir: &str) {
         "made\n"
     );
     let names: Vec<String> = sb
+        .files()
         .list_files(dir)
         .await
         .unwrap()

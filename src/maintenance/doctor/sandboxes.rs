@@ -224,11 +224,11 @@ fn recreate(dir: &Path, data: &Path, s: &Seen, engine_kind: &str) -> Result<(), 
 async fn give_data(backend: &Backend, s: &Seen) -> Result<Option<String>, Error> {
     let sandbox = Sandbox::attach(backend, &s.inspect.id);
     if s.inspect.state.running {
-        sandbox.give_to_user("data").await?;
+        crate::sandbox::give_to_user(&sandbox, "data").await?;
         return Ok(None);
     }
     sandbox.resume().await?;
-    let owned = sandbox.give_to_user("data").await;
+    let owned = crate::sandbox::give_to_user(&sandbox, "data").await;
     let stopped = sandbox.stop().await;
     owned?;
     stopped?;

@@ -419,7 +419,7 @@ impl Helper<'_> {
             }
             s.relaunched = Some(Instant::now());
         }
-        let me = self.sb.handle();
+        let me = crate::sandbox::handle(self.sb);
         tokio::spawn(async move {
             let _ = me.helper().agent_launch().await;
         });

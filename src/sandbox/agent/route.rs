@@ -114,7 +114,7 @@ impl Helper<'_> {
         let slot = &self.sb.agent.relay;
         slot.wanted.store(true, Ordering::SeqCst);
         slot.fresh.store(true, Ordering::SeqCst);
-        let me = self.sb.handle();
+        let me = crate::sandbox::handle(self.sb);
         tokio::spawn(async move {
             let _ = me.helper().agent_relay().await;
         });

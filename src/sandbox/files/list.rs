@@ -37,7 +37,7 @@ else exit 4; fi"#;
         let backend = &self.sb.backend;
         let id = match self.sb.helper().exec_create_as(spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let mut out = Vec::new();
         let mut err = Vec::new();

@@ -108,7 +108,7 @@ impl Files<'_> {
                 message,
                 ..
             }) if !crate::engine::is_container_missing(&message) => Err(self.path_missing(path)),
-            Err(e) => Err(self.sb.explain(e).await),
+            Err(e) => Err(crate::sandbox::explain(self.sb, e).await),
         }
     }
 }

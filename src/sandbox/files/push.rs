@@ -74,14 +74,15 @@ impl Files<'_> {
         let stat = |p: String| self.stat_on_owned(p, via_exec).boxed();
         let Some((target, anchor)) = to.resolve(stat).await? else {
             // Even `/` is missing: the container is gone or stopped.
-            return Err(self
-                .sb
-                .explain(self.sb.inspect().await.err().unwrap_or(Error::Api {
+            return Err(crate::sandbox::explain(
+                self.sb,
+                self.sb.inspect().await.err().unwrap_or(Error::Api {
                     op: "stat a container path",
                     status: 409,
                     message: "the sandbox is not running".into(),
-                }))
-                .await);
+                }),
+            )
+            .await);
         };
         let rel = relative(&target, &anchor);
 
@@ -98,7 +99,7 @@ impl Files<'_> {
         };
         let pack_result = packer.await.map_err(|e| join_error(&e))?;
         if let Err(e) = put {
-            return Err(self.sb.explain(e).await);
+            return Err(crate::sandbox::explain(self.sb, e).await);
         }
         let (report, top) = pack_result?;
         // Podman gives what it extracts to the container's user: root when

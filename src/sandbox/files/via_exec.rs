@@ -44,7 +44,7 @@ impl Files<'_> {
             .to_vec();
         let out = match self.sb.commands().housekeeping(argv, Some("0")).await {
             Ok(out) => out,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         Ok(parse_stat(out.trim(), path))
     }
@@ -86,7 +86,7 @@ impl Files<'_> {
         let argv = ["tar", "-c", "-f", "-", "-C", parent, "--", name];
         let (mut out, _, id) = self.tar_exec(&argv, false).await?;
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
-        let me = self.sb.handle();
+        let me = crate::sandbox::handle(self.sb);
         tokio::spawn(async move {
             let mut stderr = Vec::new();
             loop {
@@ -131,7 +131,7 @@ impl Files<'_> {
         };
         let id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         if stdin {
             let (out, input) = self.sb.backend.exec_start_attached(&id, false).await?;

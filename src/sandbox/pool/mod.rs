@@ -151,7 +151,7 @@ impl SandboxPool {
         // The pool's handle stops guarding; the user's guards instead.
         warm.keep();
         lock(&self.inner.out).insert(warm.id().to_string(), warm.name().to_string());
-        Sandbox::owned(
+        crate::sandbox::owned(
             &self.inner.backend,
             warm.name(),
             warm.id(),

@@ -15,8 +15,7 @@ use std::sync::OnceLock;
 
 use futures_util::future::join_all;
 
-use super::super::recreate::start_like;
-use super::super::{checked_name, labels, limits, recreate_body, Sandbox, SandboxSpec};
+use super::super::{checked_name, labels, limits, recreate_body, start_like, Sandbox, SandboxSpec};
 use super::key::spec_key;
 use super::stops;
 use crate::backend::Backend;
@@ -197,8 +196,11 @@ pub async fn claim(backend: &Backend, spec: &SandboxSpec, name: &str) -> Result<
                     .await
                     .ok()
                     .and_then(|f| limits::unenforced(spec, &f));
-                let owned = Sandbox::owned(backend, name, &c.id, agent);
-                return Ok(Some(owned.with_warnings(warnings.into_iter().collect())));
+                let owned = crate::sandbox::owned(backend, name, &c.id, agent);
+                return Ok(Some(crate::sandbox::with_warnings(
+                    owned,
+                    warnings.into_iter().collect(),
+                )));
             }
             Ok(i) if i.short_name() == name => {
                 // Claimed but dead: ours to remove; try the next.

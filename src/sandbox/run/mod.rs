@@ -370,11 +370,11 @@ impl Commands<'_> {
         let (spec, usage) = self.sb.helper().exec_measured(spec, &marker).await;
         let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let output = match self.sb.backend.exec_start(&exec_id, false).await {
             Ok(o) => o,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         Ok(Started {
             channel: Channel::Exec {
@@ -410,7 +410,7 @@ impl Commands<'_> {
                 Err(e) if via == Via::Agent => {
                     return self.agent_lost(e, &marker, user.as_deref(), start).await;
                 }
-                Err(e) => return Err(self.sb.explain(e).await),
+                Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
             },
             () = deadline(timeout) => {
                 let _ = self.kill_marked(&marker, user.as_deref(), "KILL").await;
@@ -515,7 +515,7 @@ impl Commands<'_> {
     pub async fn exec_create_explained(self, spec: &ExecSpec) -> Result<String> {
         match self.sb.helper().exec_create_as(spec).await {
             Ok(id) => Ok(id),
-            Err(e) => Err(self.sb.explain(e).await),
+            Err(e) => Err(crate::sandbox::explain(self.sb, e).await),
         }
     }
 

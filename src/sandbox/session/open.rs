@@ -33,7 +33,7 @@ impl Sessions<'_> {
             .await?;
         let (reg, cancel) = self.sb.commands().register(None);
         let inner = Arc::new(Inner {
-            sandbox: self.sb.handle(),
+            sandbox: crate::sandbox::handle(self.sb),
             exec_id,
             marker,
             user: opts.user.clone(),
@@ -82,7 +82,7 @@ impl Sessions<'_> {
         spec.attach_stdin = true;
         let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
-            Err(e) => return Err(self.sb.explain(e).await),
+            Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
         };
         let (output, input) = match self
             .sb
@@ -99,7 +99,7 @@ impl Sessions<'_> {
                             detail: message,
                         }
                     }
-                    e => self.sb.explain(e).await,
+                    e => crate::sandbox::explain(self.sb, e).await,
                 })
             }
         };
@@ -155,7 +155,7 @@ impl Sessions<'_> {
                     .commands()
                     .kill_marked(marker, opts.user.as_deref(), "KILL")
                     .await;
-                Err(self.sb.explain(e).await)
+                Err(crate::sandbox::explain(self.sb, e).await)
             }
             Err(_) => {
                 let _ = self

@@ -19,9 +19,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::process::Shared;
-use super::Sandbox;
 use crate::backend::Backend;
+use crate::sandbox::process::Shared;
+use crate::sandbox::Sandbox;
 
 /// Removes an owned sandbox's container when dropped armed.
 #[derive(Debug)]
@@ -93,93 +93,99 @@ impl Drop for Guard {
         });
         let _ = removal.join();
         if let Some(dir) = &self.agent_dir {
-            super::agent::discard(dir);
+            crate::sandbox::agent::discard(dir);
         }
     }
 }
 
-impl Sandbox {
-    /// Keep the container after the last handle is dropped, as the CLI's
-    /// `create` does: the sandbox is yours to shut down later (by name, with
-    /// [`Sandbox::attach`]). Affects every clone of this handle.
-    pub fn keep(&self) {
-        if let Some(g) = &self.guard {
-            g.disarm();
-        }
+/// Keep the container after the last handle is dropped, as the CLI's
+/// `create` does: the sandbox is yours to shut down later (by name, with
+/// [`Sandbox::attach`]). Affects every clone of this handle.
+pub(crate) fn keep(sb: &Sandbox) {
+    if let Some(g) = &sb.guard {
+        g.disarm();
     }
+}
 
-    /// Have the drop guard remove fork image `image` after the container
-    /// when no other copy uses it.
-    pub(super) fn release_on_drop(&self, image: &str) {
-        if let Some(g) = &self.guard {
-            *g.fork_image.lock().unwrap_or_else(PoisonError::into_inner) = Some(image.to_string());
-        }
+/// Have the drop guard remove fork image `image` after the container
+/// when no other copy uses it.
+pub(crate) fn release_on_drop(sb: &Sandbox, image: &str) {
+    if let Some(g) = &sb.guard {
+        *g.fork_image.lock().unwrap_or_else(PoisonError::into_inner) = Some(image.to_string());
     }
+}
 
-    /// After its owner removed this copy's container: remove the fork
-    /// image it was made from when no other copy uses it (the drop guard
-    /// no longer will).
-    pub(crate) async fn release_fork_image(&self) {
-        let image = self.guard.as_ref().and_then(|g| {
-            g.fork_image
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-        });
-        if let Some(image) = image {
-            super::fork::release_image(&self.backend, &image).await;
-        }
+/// After its owner removed this copy's container: remove the fork
+/// image it was made from when no other copy uses it (the drop guard
+/// no longer will).
+pub(crate) async fn release_fork_image(sb: &Sandbox) {
+    let image = sb.guard.as_ref().and_then(|g| {
+        g.fork_image
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    });
+    if let Some(image) = image {
+        super::fork::release_image(&sb.backend, &image).await;
     }
+}
 
-    /// True when dropping the last handle will remove the container (made by
-    /// [`Sandbox::create`], not persistent, neither shut down nor kept).
-    #[must_use]
-    pub fn removed_on_drop(&self) -> bool {
-        self.guard
-            .as_ref()
-            .is_some_and(|g| g.armed.load(Ordering::SeqCst))
-    }
+/// True when dropping the last handle will remove the container (made by
+/// [`Sandbox::create`], not persistent, neither shut down nor kept).
+#[must_use]
+pub(crate) fn removed_on_drop(sb: &Sandbox) -> bool {
+    sb.guard
+        .as_ref()
+        .is_some_and(|g| g.armed.load(Ordering::SeqCst))
+}
 
-    /// An owned handle on an existing container `id` now named `name`
-    /// (a claimed or pooled one): its drop guard removes the container,
-    /// as for one from [`Sandbox::create`].
-    /// `agent_dir`: its helper's socket directory, when known.
-    pub(crate) fn owned(
-        backend: &Backend,
-        name: &str,
-        id: &str,
-        agent_dir: Option<std::path::PathBuf>,
-    ) -> Sandbox {
-        let shared = Arc::default();
-        let guard = Some(Arc::new(Guard::new(
-            backend,
-            id,
-            &shared,
-            agent_dir.clone(),
-        )));
-        Sandbox {
-            backend: backend.clone(),
-            name: name.to_string(),
-            id: id.to_string(),
-            shared,
-            guard,
-            agent: Arc::new(super::agent::Slot::known(
-                agent_dir,
-                super::agent::ImageUser::Unknown,
-            )),
-            observer: None,
-            warnings: Arc::default(),
-            default_timeout: Arc::default(),
-            tmpfs: Arc::default(),
-        }
+/// An owned handle on an existing container `id` now named `name`
+/// (a claimed or pooled one): its drop guard removes the container,
+/// as for one from [`Sandbox::create`].
+/// `agent_dir`: its helper's socket directory, when known.
+pub(crate) fn owned(
+    backend: &Backend,
+    name: &str,
+    id: &str,
+    agent_dir: Option<std::path::PathBuf>,
+) -> Sandbox {
+    let shared = Arc::default();
+    let guard = Some(Arc::new(Guard::new(
+        backend,
+        id,
+        &shared,
+        agent_dir.clone(),
+    )));
+    Sandbox {
+        backend: backend.clone(),
+        name: name.to_string(),
+        id: id.to_string(),
+        shared,
+        guard,
+        agent: Arc::new(crate::sandbox::agent::Slot::known(
+            agent_dir,
+            crate::sandbox::agent::ImageUser::Unknown,
+        )),
+        observer: None,
+        warnings: Arc::default(),
+        default_timeout: Arc::default(),
+        tmpfs: Arc::default(),
     }
+}
 
-    /// A copy for the sandbox's own tasks and handles: it shares the
-    /// callbacks and background work but not the guard.
-    pub(crate) fn handle(&self) -> Sandbox {
-        Sandbox {
-            guard: None,
-            ..self.clone()
-        }
+/// A copy for the sandbox's own tasks and handles: it shares the
+/// callbacks and background work but not the guard.
+pub(crate) fn handle(sb: &Sandbox) -> Sandbox {
+    Sandbox {
+        guard: None,
+        ..sb.clone()
     }
+}
+
+/// The same handle, carrying `warnings` (a claimed warm sandbox gets
+/// those of the spec it was claimed for).
+#[must_use]
+pub(crate) fn with_warnings(mut sb: Sandbox, warnings: Vec<String>) -> Sandbox {
+    sb.warnings = Arc::new(warnings);
+    sb
 }

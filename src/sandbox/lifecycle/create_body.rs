@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{
-    agent, dns, labels, mounts, owner, spec, RequestedLimits, SandboxSpec, DEFAULT_TIMEOUT,
-};
 use crate::engine::{CreateContainer, DeviceMapping, HostConfig, ImageInfo, PortBinding};
 use crate::error::{Error, Result};
+use crate::sandbox::{
+    agent, dns, labels, mounts, owner, spec, RequestedLimits, SandboxSpec, DEFAULT_TIMEOUT,
+};
 
 /// A create body that reproduces an inspected container (the settings
 /// pocketdock sets, and the image's command and user).
-pub(super) fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
     use serde_json::{json, Map, Value};
     let pick = |from: &str, keys: &[&str]| -> Map<String, Value> {
         keys.iter()
@@ -97,7 +97,7 @@ pub(super) fn recreate_body(raw: &serde_json::Value) -> serde_json::Value {
 
 /// A sandbox's default timeout from its label: seconds, `0` for none,
 /// absent for [`DEFAULT_TIMEOUT`].
-pub(super) fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> {
+pub(in crate::sandbox) fn timeout_label(label: Option<&str>) -> Option<std::time::Duration> {
     let Some(secs) = label.and_then(|l| l.parse::<f64>().ok()) else {
         return Some(DEFAULT_TIMEOUT);
     };

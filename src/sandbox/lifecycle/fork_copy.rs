@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::fork::{like_body, make_all, name_in_use, test_failure, Fork};
 use super::recreate::start_like;
-use super::{Sandbox, ShutdownOptions};
 use crate::backend::ArchiveBody;
 use crate::engine::transport::Body;
 use crate::error::{Error, Result};
+use crate::sandbox::{Sandbox, ShutdownOptions};
 
 /// How many copies are made at once (each streams its files).
 const AT_ONCE: usize = 4;
@@ -23,83 +23,6 @@ const AT_ONCE: usize = 4;
 const BLOCK: usize = 512;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-impl Sandbox {
-    /// Fork by copying files (see [`Sandbox::fork_named`]): `raw` is the
-    /// original's raw inspect, `names` free and valid.
-    pub(super) async fn fork_by_copy(&self, raw: &Value, names: &[String]) -> Result<Fork> {
-        let dirs = self.dirs_to_copy(raw).await;
-        // The futures made first, as in `fork_named`: a closure of the
-        // stream over `&String` would make this future not `Send`.
-        let copies: Vec<_> = names
-            .iter()
-            .map(|name| self.copy_into_new(raw, name, &dirs))
-            .collect();
-        let sandboxes = make_all(copies, AT_ONCE).await?;
-        Ok(Fork {
-            sandboxes,
-            image: String::new(),
-            processes_copied: false,
-        })
-    }
-
-    /// The directories a copy gets: the working directory (the inspect's,
-    /// else where a command starts) and `/tmp`, never `/` itself.
-    async fn dirs_to_copy(&self, raw: &Value) -> Vec<String> {
-        let mut work = raw["Config"]["WorkingDir"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if work.is_empty() {
-            work = self
-                .commands()
-                .housekeeping(vec!["pwd".into()], None)
-                .await
-                .map(|o| o.trim().to_string())
-                .unwrap_or_default();
-        }
-        let mut seen = HashSet::new();
-        [work, "/tmp".to_string()]
-            .into_iter()
-            .map(|d| d.trim_end_matches('/').to_string())
-            .filter(|d| d.starts_with('/') && d.len() > 1 && seen.insert(d.clone()))
-            .collect()
-    }
-
-    /// Make copy `name` like the original and copy `dirs` into it; on a
-    /// failure the copy is removed.
-    async fn copy_into_new(&self, raw: &Value, name: &str, dirs: &[String]) -> Result<Sandbox> {
-        test_failure(name)?;
-        let copy = start_like(&self.backend, name, like_body(raw, name))
-            .await
-            .map_err(|e| name_in_use(name, e))?;
-        for dir in dirs {
-            if let Err(e) = self.copy_dir(&copy, dir).await {
-                let _ = copy.shutdown(ShutdownOptions::DISCARD).await;
-                return Err(e);
-            }
-        }
-        Ok(copy)
-    }
-
-    /// Stream what `dir` holds here into `dir` in `copy`; nothing when it
-    /// does not exist here.
-    async fn copy_dir(&self, copy: &Sandbox, dir: &str) -> Result<()> {
-        let body = match self.backend.get_archive(&self.name, dir).await {
-            Ok((stat, body)) if stat.is_dir() => body,
-            Ok(_) | Err(Error::Api { status: 404, .. }) => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        let parent = match dir.rsplit_once('/') {
-            Some(("", _)) | None => "/",
-            Some((parent, _)) => parent,
-        };
-        // Its error names the copy's pod and what the image needs.
-        self.backend
-            .put_archive(&copy.name, parent, without_top_dir(body), false)
-            .await
-    }
-}
 
 /// The archive of a directory without the directory's own entry (its
 /// first), so unpacking it into an existing one (a pod's `/tmp`, not the
@@ -132,6 +55,81 @@ fn without_top_dir(body: ArchiveBody) -> Body {
         r.map(hyper::body::Frame::data)
             .map_err(|e| Box::new(e) as BoxError)
     })))
+}
+
+/// Fork by copying files (see [`Sandbox::fork_named`]): `raw` is the
+/// original's raw inspect, `names` free and valid.
+pub(super) async fn fork_by_copy(sb: &Sandbox, raw: &Value, names: &[String]) -> Result<Fork> {
+    let dirs = dirs_to_copy(sb, raw).await;
+    // The futures made first, as in `fork_named`: a closure of the
+    // stream over `&String` would make this future not `Send`.
+    let copies: Vec<_> = names
+        .iter()
+        .map(|name| copy_into_new(sb, raw, name, &dirs))
+        .collect();
+    let sandboxes = make_all(copies, AT_ONCE).await?;
+    Ok(Fork {
+        sandboxes,
+        image: String::new(),
+        processes_copied: false,
+    })
+}
+
+/// The directories a copy gets: the working directory (the inspect's,
+/// else where a command starts) and `/tmp`, never `/` itself.
+async fn dirs_to_copy(sb: &Sandbox, raw: &Value) -> Vec<String> {
+    let mut work = raw["Config"]["WorkingDir"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if work.is_empty() {
+        work = sb
+            .commands()
+            .housekeeping(vec!["pwd".into()], None)
+            .await
+            .map(|o| o.trim().to_string())
+            .unwrap_or_default();
+    }
+    let mut seen = HashSet::new();
+    [work, "/tmp".to_string()]
+        .into_iter()
+        .map(|d| d.trim_end_matches('/').to_string())
+        .filter(|d| d.starts_with('/') && d.len() > 1 && seen.insert(d.clone()))
+        .collect()
+}
+
+/// Make copy `name` like the original and copy `dirs` into it; on a
+/// failure the copy is removed.
+async fn copy_into_new(sb: &Sandbox, raw: &Value, name: &str, dirs: &[String]) -> Result<Sandbox> {
+    test_failure(name)?;
+    let copy = start_like(&sb.backend, name, like_body(raw, name))
+        .await
+        .map_err(|e| name_in_use(name, e))?;
+    for dir in dirs {
+        if let Err(e) = copy_dir(sb, &copy, dir).await {
+            let _ = copy.shutdown(ShutdownOptions::DISCARD).await;
+            return Err(e);
+        }
+    }
+    Ok(copy)
+}
+
+/// Stream what `dir` holds here into `dir` in `copy`; nothing when it
+/// does not exist here.
+async fn copy_dir(sb: &Sandbox, copy: &Sandbox, dir: &str) -> Result<()> {
+    let body = match sb.backend.get_archive(&sb.name, dir).await {
+        Ok((stat, body)) if stat.is_dir() => body,
+        Ok(_) | Err(Error::Api { status: 404, .. }) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let parent = match dir.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((parent, _)) => parent,
+    };
+    // Its error names the copy's pod and what the image needs.
+    sb.backend
+        .put_archive(&copy.name, parent, without_top_dir(body), false)
+        .await
 }
 
 #[cfg(test)]

@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{json, Value};
 
-use super::{is_container_name, labels, recreate::start_like, recreate_body, Sandbox};
+use super::create_body::recreate_body;
+use super::recreate::start_like;
 use crate::backend::{Backend, Capability};
 use crate::error::{Error, Result};
+use crate::sandbox::{is_container_name, labels, Sandbox};
 
 /// The most copies one fork makes.
 pub const MAX_FORKS: usize = 64;
@@ -51,6 +53,61 @@ pub struct Fork {
     /// `/tmp` aside; on Kubernetes its home and `/tmp` only), and its
     /// image's command started afresh.
     pub processes_copied: bool,
+}
+
+/// How many copies [`Sandbox::fork`] makes, or their names.
+///
+/// The sandbox's filesystem is
+/// committed to an image (labelled `pocketdock.fork-of=<name>`), and
+/// each copy is created from it with the original's limits, mounts,
+/// environment and labels, and started. Its processes are not copied
+/// ([`Fork::processes_copied`]). A copy publishes the original's
+/// container ports on host ports the engine picks. The image is
+/// removed when the last copy is shut down (`prune` removes one that
+/// no container uses).
+///
+/// On a backend that cannot commit but can make a sandbox like
+/// another (Kubernetes), each copy is made like the original (same
+/// image, limits, security, network) and the original's working
+/// directory and `/tmp` are copied into it as tar streams, those that
+/// exist: a new pod has its image's files and empty volumes, so files
+/// written elsewhere are not copied. No image is made ([`Fork::image`]
+/// is empty).
+///
+/// Refused: a name in use, more than [`MAX_FORKS`] copies, a
+/// persistent sandbox (its record cannot be copied yet), a backend
+/// that can neither commit nor recreate. On any failure, nothing made
+/// is left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForkCopies {
+    /// `n` copies, named `NAME-fork-1` to `NAME-fork-N`.
+    Count(usize),
+    /// One copy per name, in this order.
+    Named(Vec<String>),
+}
+
+impl From<usize> for ForkCopies {
+    fn from(n: usize) -> Self {
+        ForkCopies::Count(n)
+    }
+}
+
+impl From<Vec<String>> for ForkCopies {
+    fn from(names: Vec<String>) -> Self {
+        ForkCopies::Named(names)
+    }
+}
+
+impl From<&[String]> for ForkCopies {
+    fn from(names: &[String]) -> Self {
+        ForkCopies::Named(names.to_vec())
+    }
+}
+
+impl From<&Vec<String>> for ForkCopies {
+    fn from(names: &Vec<String>) -> Self {
+        ForkCopies::Named(names.clone())
+    }
 }
 
 /// The names [`Sandbox::fork`] gives `n` copies of `name`:
@@ -115,96 +172,6 @@ fn not_here(backend: &'static str) -> Error {
         backend,
         hint: "fork it on a Podman or Docker engine, or create new sandboxes and push \
                the files into them",
-    }
-}
-
-impl Sandbox {
-    /// Fork this sandbox into `n` copies named `NAME-fork-1` to
-    /// `NAME-fork-N` (see [`Sandbox::fork_named`]).
-    pub async fn fork(&self, n: usize) -> Result<Fork> {
-        self.fork_named(&fork_names(&self.name, n)?).await
-    }
-
-    /// Fork this sandbox into one copy per name: its filesystem is
-    /// committed to an image (labelled `pocketdock.fork-of=<name>`), and
-    /// each copy is created from it with the original's limits, mounts,
-    /// environment and labels, and started. Its processes are not copied
-    /// ([`Fork::processes_copied`]). A copy publishes the original's
-    /// container ports on host ports the engine picks. The image is
-    /// removed when the last copy is shut down (`prune` removes one that
-    /// no container uses).
-    ///
-    /// On a backend that cannot commit but can make a sandbox like
-    /// another (Kubernetes), each copy is made like the original (same
-    /// image, limits, security, network) and the original's working
-    /// directory and `/tmp` are copied into it as tar streams, those that
-    /// exist: a new pod has its image's files and empty volumes, so files
-    /// written elsewhere are not copied. No image is made ([`Fork::image`]
-    /// is empty).
-    ///
-    /// Refused: a name in use, more than [`MAX_FORKS`] copies, a
-    /// persistent sandbox (its record cannot be copied yet), a backend
-    /// that can neither commit nor recreate. On any failure, nothing made
-    /// is left.
-    pub async fn fork_named(&self, names: &[String]) -> Result<Fork> {
-        check_names(names)?;
-        let caps = self.backend.capabilities();
-        let by_copy = !caps.has(Capability::Snapshot);
-        if by_copy && !caps.has(Capability::Recreate) {
-            return Err(not_here(caps.backend));
-        }
-        let raw = self
-            .backend
-            .inspect_container_raw(&self.name)
-            .await
-            .map_err(|e| self.gone_on_404(e))?;
-        if raw["Config"]["Labels"][labels::PERSIST] == "true" {
-            return Err(Error::Invalid {
-                what: "sandbox to fork",
-                value: self.name.clone(),
-                expected: "a sandbox that is not persistent (a persistent one's sandbox \
-                           record and data directory cannot be copied yet); `pocketdock \
-                           snapshot` it and `pocketdock create --image` from the snapshot",
-            });
-        }
-        self.names_free(names).await?;
-        if by_copy {
-            return self.fork_by_copy(&raw, names).await;
-        }
-        let reference = format!("{FORK_REPO}:{}", image_tag(&self.name));
-        let of = BTreeMap::from([(labels::FORK_OF.to_string(), self.name.clone())]);
-        let image = self.snapshot_labelled(&reference, of).await?;
-        // The futures made first, not in a closure of the stream: a
-        // closure over `&String` makes the whole future not `Send` (for
-        // any lifetime), and the MCP server and Python spawn it.
-        let copies: Vec<_> = names
-            .iter()
-            .map(|name| copy(&self.backend, &raw, name, &reference, &image))
-            .collect();
-        let sandboxes = match make_all(copies, AT_ONCE).await {
-            Ok(made) => made,
-            Err(e) => {
-                release_image(&self.backend, &image).await;
-                return Err(e);
-            }
-        };
-        for s in &sandboxes {
-            s.release_on_drop(&image);
-        }
-        Ok(Fork {
-            sandboxes,
-            image,
-            processes_copied: false,
-        })
-    }
-
-    /// Refuse names a container already has, before anything is made.
-    async fn names_free(&self, names: &[String]) -> Result<()> {
-        let all = self.backend.list_containers(true, &[]).await?;
-        match names.iter().find(|n| all.iter().any(|c| c.name() == *n)) {
-            Some(n) => Err(Error::NameInUse { name: n.clone() }),
-            None => Ok(()),
-        }
     }
 }
 
@@ -308,7 +275,7 @@ pub(super) async fn make_all(
     }
     if let Some(e) = failed {
         for s in &sandboxes {
-            let _ = s.shutdown(super::ShutdownOptions::DISCARD).await;
+            let _ = s.shutdown(crate::sandbox::ShutdownOptions::DISCARD).await;
         }
         return Err(e);
     }
@@ -323,6 +290,77 @@ pub(super) async fn release_image(backend: &Backend, image: &str) {
         .await;
     if users.is_ok_and(|u| u.is_empty()) {
         let _ = backend.remove_image(image, false).await;
+    }
+}
+
+/// Fork into one copy per name.
+async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
+    check_names(names)?;
+    let caps = sb.backend.capabilities();
+    let by_copy = !caps.has(Capability::Snapshot);
+    if by_copy && !caps.has(Capability::Recreate) {
+        return Err(not_here(caps.backend));
+    }
+    let raw = sb
+        .backend
+        .inspect_container_raw(&sb.name)
+        .await
+        .map_err(|e| crate::sandbox::gone_on_404(sb, e))?;
+    if raw["Config"]["Labels"][labels::PERSIST] == "true" {
+        return Err(Error::Invalid {
+            what: "sandbox to fork",
+            value: sb.name.clone(),
+            expected: "a sandbox that is not persistent (a persistent one's sandbox \
+                       record and data directory cannot be copied yet); `pocketdock \
+                       snapshot` it and `pocketdock create --image` from the snapshot",
+        });
+    }
+    names_free(sb, names).await?;
+    if by_copy {
+        return super::fork_copy::fork_by_copy(sb, &raw, names).await;
+    }
+    let reference = format!("{FORK_REPO}:{}", image_tag(&sb.name));
+    let of = BTreeMap::from([(labels::FORK_OF.to_string(), sb.name.clone())]);
+    let image = crate::sandbox::snapshot_labelled(sb, &reference, of).await?;
+    // The futures made first, not in a closure of the stream: a
+    // closure over `&String` makes the whole future not `Send` (for
+    // any lifetime), and the MCP server and Python spawn it.
+    let copies: Vec<_> = names
+        .iter()
+        .map(|name| copy(&sb.backend, &raw, name, &reference, &image))
+        .collect();
+    let sandboxes = match make_all(copies, AT_ONCE).await {
+        Ok(made) => made,
+        Err(e) => {
+            release_image(&sb.backend, &image).await;
+            return Err(e);
+        }
+    };
+    for s in &sandboxes {
+        crate::sandbox::release_on_drop(&s, &image);
+    }
+    Ok(Fork {
+        sandboxes,
+        image,
+        processes_copied: false,
+    })
+}
+
+/// See [`Sandbox::fork`].
+pub(crate) async fn fork(sb: &Sandbox, copies: ForkCopies) -> Result<Fork> {
+    let names = match copies {
+        ForkCopies::Count(n) => fork_names(&sb.name, n)?,
+        ForkCopies::Named(names) => names,
+    };
+    fork_as(sb, &names).await
+}
+
+/// Refuse names a container already has, before anything is made.
+async fn names_free(sb: &Sandbox, names: &[String]) -> Result<()> {
+    let all = sb.backend.list_containers(true, &[]).await?;
+    match names.iter().find(|n| all.iter().any(|c| c.name() == *n)) {
+        Some(n) => Err(Error::NameInUse { name: n.clone() }),
+        None => Ok(()),
     }
 }
 

@@ -1,16 +1,16 @@
 //! A sandbox made like another, from a create body taken from the other's
-//! inspect ([`recreate_body`](super::recreate_body), edited by the caller):
+//! inspect ([`recreate_body`](crate::sandbox::recreate_body), edited by the caller):
 //! a warm pool's refill, a fork's copies.
 
-use super::{agent, labels, Sandbox};
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::sandbox::{agent, labels, Sandbox};
 
 /// Create and start container `name` from `body`, with a helper directory
 /// of its own (the template's is the template's), and bring its helper up
 /// as a create does. The handle is owned: its drop guard removes the
 /// container. On failure nothing is left: no container, no directory.
-pub(super) async fn start_like(
+pub(crate) async fn start_like(
     backend: &Backend,
     name: &str,
     mut body: serde_json::Value,
@@ -33,7 +33,7 @@ pub(super) async fn start_like(
         discard(&dir);
         return Err(e);
     }
-    let sandbox = Sandbox::owned(backend, name, &id, dir.clone());
+    let sandbox = crate::sandbox::owned(backend, name, &id, dir.clone());
     if dir.is_none() {
         return Ok(sandbox);
     }
@@ -48,7 +48,7 @@ pub(super) async fn start_like(
     sandbox.helper().agent_started();
     // Its tmpfs home is the image's user's, as a create gives it.
     if body.pointer(&format!("/Labels/{}", labels::USER)).is_some() {
-        if let Err(e) = sandbox.give_homes_again().await {
+        if let Err(e) = crate::sandbox::give_homes_again(&sandbox).await {
             sandbox.keep();
             let _ = backend.remove_container(&id, true).await;
             discard(&dir);
