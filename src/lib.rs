@@ -47,6 +47,7 @@ pub mod diag;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod fleet;
 pub mod images;
 pub mod labels;
 mod limits;
@@ -68,8 +69,9 @@ pub mod template;
 
 pub use engine::{Engine, EngineInfo, EngineKind, ExecVia};
 pub use error::{Error, Result};
+pub use fleet::SandboxPool;
 pub use sandbox::{
-    AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxPool,
-    SandboxSpec, Session, SessionOptions, ShellOptions, ShutdownOptions, Timeout, Via, DETACH_KEY,
+    AgentInfo, ExecResult, Handback, Lang, RunOptions, Sandbox, SandboxInfo, SandboxSpec, Session,
+    SessionOptions, ShellOptions, ShutdownOptions, Timeout, Via, DETACH_KEY,
 };
 pub use size::ByteSize;

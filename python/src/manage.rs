@@ -2,7 +2,7 @@
 //! `destroy_container`, `prune`, over the sandboxes' labels.
 
 use pocketdock::project::Project;
-use pocketdock::sandbox::manage::{self, SandboxSummary, Scope};
+use pocketdock::fleet::manage::{self, SandboxSummary, Scope};
 use pyo3::prelude::*;
 
 use crate::{json, rt};

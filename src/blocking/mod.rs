@@ -37,7 +37,7 @@ pub use stream::RunStream;
 
 use crate::engine::EngineInfo;
 use crate::error::{Error, Result};
-use crate::sandbox::manage::{self, PruneReport, SandboxSummary, Scope};
+use crate::fleet::manage::{self, PruneReport, SandboxSummary, Scope};
 
 /// A connection to the engine, with the runtime the blocking calls use.
 #[derive(Debug, Clone)]

@@ -7,10 +7,10 @@ use super::{Engine, Sandbox};
 use crate::error::Result;
 use crate::sandbox::SandboxSpec;
 
-/// A pool of warm sandboxes (see [`crate::sandbox::SandboxPool`]).
+/// A pool of warm sandboxes (see [`crate::fleet::SandboxPool`]).
 #[derive(Clone)]
 pub struct SandboxPool {
-    inner: crate::sandbox::SandboxPool,
+    inner: crate::fleet::SandboxPool,
     rt: Arc<tokio::runtime::Runtime>,
 }
 
@@ -18,7 +18,7 @@ impl SandboxPool {
     /// A pool of `size` sandboxes made from `spec`; creates nothing yet.
     pub fn new(engine: &Engine, spec: SandboxSpec, size: usize) -> Result<SandboxPool> {
         Ok(SandboxPool {
-            inner: crate::sandbox::SandboxPool::new(engine.as_async(), spec, size)?,
+            inner: crate::fleet::SandboxPool::new(engine.as_async(), spec, size)?,
             rt: engine.rt.clone(),
         })
     }
@@ -58,7 +58,7 @@ impl SandboxPool {
 
     /// The async pool underneath.
     #[must_use]
-    pub fn as_async(&self) -> &crate::sandbox::SandboxPool {
+    pub fn as_async(&self) -> &crate::fleet::SandboxPool {
         &self.inner
     }
 }

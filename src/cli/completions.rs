@@ -12,7 +12,7 @@ use clap_complete::Shell;
 
 use super::{Cli, Context};
 use crate::error::Error;
-use crate::sandbox::manage::{self, Scope};
+use crate::fleet::manage::{self, Scope};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]

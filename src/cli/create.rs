@@ -5,8 +5,9 @@ use std::path::Path;
 use super::context::{resolve_spec, Context};
 use crate::backend::Backend;
 use crate::error::Error;
+use crate::fleet::pool;
 use crate::sandbox::spec::{parse_env, DEFAULT_CPU_PERCENT, DEFAULT_PROFILE};
-use crate::sandbox::{checked_name, pool, PortMap, Sandbox, SandboxSpec, VolumeMount};
+use crate::sandbox::{checked_name, PortMap, Sandbox, SandboxSpec, VolumeMount};
 use crate::size::ByteSize;
 use crate::store::PersistentSandbox;
 

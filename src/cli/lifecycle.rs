@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::manage;
+use crate::fleet::manage;
 use crate::sandbox::Shutdown;
 use crate::sandbox::{labels, Sandbox};
 use crate::store::PersistentSandbox;

@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 use super::table;
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::manage::{self, SandboxSummary, Scope};
+use crate::fleet::manage::{self, SandboxSummary, Scope};
 use crate::sandbox::Sandbox;
 use crate::size::ByteSize;
 

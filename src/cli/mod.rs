@@ -60,7 +60,7 @@ use clap::{Parser, Subcommand};
 
 use crate::backend::Capability;
 use crate::error::Error;
-use crate::sandbox::manage::Scope;
+use crate::fleet::manage::Scope;
 
 pub use context::{Context, Verbosity};
 
@@ -316,7 +316,7 @@ fn watches_idle(command: &Command) -> bool {
 async fn command(ctx: &Context, command: Command) -> Result<u8, Error> {
     let backend = || ctx.backend();
     // A claim's refill must outlive this process.
-    crate::sandbox::pool::warm::set_refill(pool::spawn_fill);
+    crate::fleet::pool::warm::set_refill(pool::spawn_fill);
     match command {
         Command::Init(a) => init::run(ctx, &a),
         Command::Status(a) => status::run(ctx, &backend().await?, &a).await,

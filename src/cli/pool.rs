@@ -14,8 +14,8 @@ use super::table;
 use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::error::Error;
+use crate::fleet::pool::{spec_key, stops, warm};
 use crate::labels;
-use crate::sandbox::pool::{spec_key, stops, warm};
 use crate::size::ByteSize;
 
 #[derive(Debug, clap::Args)]

@@ -13,10 +13,10 @@ use super::table;
 use crate::backend::Backend;
 use crate::engine::ImageInfo;
 use crate::error::Error;
+use crate::fleet::manage::Scope;
 use crate::labels;
 use crate::maintenance::prune::{self, SandboxPrunePlan};
 use crate::maintenance::JobPruneRule;
-use crate::sandbox::manage::Scope;
 use crate::size::ByteSize;
 use crate::store::{Pruned, ShownStatus, Store};
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::table;
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::manage::{self, Scope};
+use crate::fleet::manage::{self, Scope};
 use crate::size::ByteSize;
 use crate::store::{ShownStatus, Store};
 

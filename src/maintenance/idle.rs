@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::fleet::manage::{list_sandboxes, Scope};
 use crate::project::Project;
-use crate::sandbox::manage::{list_sandboxes, Scope};
 use crate::sandbox::Sandbox;
 
 /// A sandbox stopped for being idle.

@@ -8,7 +8,7 @@ use super::{plan_job_prune, JobPrunePlan, JobPruneRule};
 use crate::backend::Backend;
 use crate::engine::ImageInfo;
 use crate::error::Error;
-use crate::sandbox::manage::{self, SandboxSummary, Scope};
+use crate::fleet::manage::{self, SandboxSummary, Scope};
 use crate::store::{JobEntry, JobRecord, PersistentSandbox, Pruned, Store};
 
 /// The job records of `store` that `rule` removes now.

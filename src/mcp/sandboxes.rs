@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use super::session::Session;
 use super::target::{not_ours, target};
 use super::tool_error::ToolError;
+use crate::fleet::manage::{list_sandboxes, Scope};
 use crate::images;
 use crate::labels;
-use crate::sandbox::manage::{list_sandboxes, Scope};
 use crate::sandbox::spec::DEFAULT_PROFILE;
 use crate::sandbox::{Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS};
 

@@ -26,10 +26,11 @@ use crate::backend::{Backend, Capabilities, Capability};
 use crate::engine::BuildLine;
 use crate::error::Error;
 use crate::event::{EventKind, ImageStatus};
+use crate::fleet::{pool, Pristine};
 use crate::labels;
 use crate::plan::Plan;
 use crate::project::Project;
-use crate::sandbox::{pool, Pristine, Sandbox, SandboxSpec};
+use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::store::PersistentSandbox;
 
 /// How long a release waits for an engine that went away to come back
@@ -177,7 +178,7 @@ impl Provisioner {
         if recycle {
             // Read before any command: a container that cannot say what
             // pristine is for it is used once and removed, as usual.
-            if let Ok(p) = crate::sandbox::pristine(&created).await {
+            if let Ok(p) = crate::fleet::pristine(&created).await {
                 self.pristine_of().insert(sb, Arc::new(p));
             }
         }
@@ -466,7 +467,7 @@ impl Provisioner {
         // the container (the new one does, from now on).
         let next = crate::sandbox::recycled(&sandbox);
         sandbox.keep();
-        let reset = crate::sandbox::reset_to(&sandbox, &pristine).await;
+        let reset = crate::fleet::reset_to(&sandbox, &pristine).await;
         if let Err(e) = &reset {
             self.events.emit(EventKind::Warning {
                 message: format!(

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::Notify;
 
+use crate::fleet::Pristine;
 use crate::plan::Plan;
-use crate::sandbox::{Pristine, Sandbox};
+use crate::sandbox::Sandbox;
 
 /// A reset container and what its next reset needs.
 pub(super) type Warm = (Sandbox, Arc<Pristine>);

@@ -16,14 +16,11 @@ mod info;
 mod kernel;
 mod lifecycle;
 pub mod limits;
-pub mod manage;
 pub mod mounts;
 mod observer;
 mod output;
 pub mod owner;
-pub mod pool;
 mod process;
-mod recycle;
 mod remote;
 mod requested;
 mod run;
@@ -48,18 +45,16 @@ pub use lifecycle::create_body::{checked_name, is_container_name};
 pub(crate) use lifecycle::errors::{explain, gone_on_404};
 pub use lifecycle::fork::{fork_names, Fork, ForkCopies, MAX_FORKS};
 pub(crate) use lifecycle::guard::{
-    handle, owned, release_fork_image, release_on_drop, with_warnings,
+    handle, owned, recycled, release_fork_image, release_on_drop, with_warnings,
 };
 pub(crate) use lifecycle::recreate::start_like;
 pub(crate) use lifecycle::snapshot::snapshot_labelled;
-pub(crate) use lifecycle::state::{end_for_removal, give_homes_again};
+pub(crate) use lifecycle::state::{end_for_removal, give_homes_again, tmpfs_mounts};
 pub use observer::{RunObserver, RunWatch, SessionWatch};
 pub use output::CappedOutput;
-pub use pool::SandboxPool;
 pub use process::{
     Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
 };
-pub(crate) use recycle::{pristine, recycled, reset_to, Pristine};
 pub use requested::RequestedLimits;
 pub use run::wait_exit as wait_exec_exit;
 #[cfg(feature = "cli")]

@@ -24,7 +24,7 @@ use super::api_error::ApiError;
 use super::state::Shared;
 use crate::backend::Backend;
 use crate::error::{Error, Result as PdResult};
-use crate::sandbox::manage::{list_sandboxes, Scope};
+use crate::fleet::manage::{list_sandboxes, Scope};
 use crate::sandbox::{KernelResult, RunOptions, Sandbox, Timeout, VarInfo};
 
 /// The timeout of a kernel `exec` that names none (seed 003: 30 s).

@@ -19,9 +19,9 @@ use super::{ContainerMeta, Provenance, Resources, SandboxRecord};
 use crate::backend::{Backend, Capability};
 use crate::engine::ImageInfo;
 use crate::error::Result;
+use crate::fleet::manage::{self, PruneReport, SandboxSummary};
 use crate::labels;
 use crate::project::Project;
-use crate::sandbox::manage::{self, PruneReport, SandboxSummary};
 use crate::sandbox::{checked_name, Sandbox, SandboxSpec, Shutdown, ShutdownOptions, VolumeMount};
 
 /// A persistent sandbox and its record directory in a project.

@@ -95,7 +95,7 @@ fn the_facade_streams_calls_back_stops_resumes_pools_lists_and_prunes() {
     use std::sync::{Arc, Mutex};
 
     use pocketdock::blocking::SandboxPool;
-    use pocketdock::sandbox::manage::Scope;
+    use pocketdock::fleet::manage::Scope;
 
     let Some(engine) = engine() else { return };
     // A project of its own: the list and the prune see only this test's.

@@ -7,7 +7,7 @@
 //! when it ends, pass or fail, and so are the fork images of its sandboxes.
 
 use pocketdock::engine::Engine;
-use pocketdock::sandbox::manage::images_labelled;
+use pocketdock::fleet::manage::images_labelled;
 use pocketdock::{RunOptions, Sandbox};
 
 use crate::common::{on_fresh_runtime, spec, unique, TestProject};

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use super::{series, time_cmd, time_cmd_in, Args, Series};
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::sandbox::pool::warm;
-use crate::sandbox::{SandboxPool, SandboxSpec};
+use crate::fleet::pool::warm;
+use crate::fleet::SandboxPool;
+use crate::sandbox::SandboxSpec;
 
 pub(super) async fn run(engine: &Engine, a: Args) -> Result<u8, Error> {
     let runs = a.runs.unwrap_or(20).max(1);

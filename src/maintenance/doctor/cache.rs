@@ -9,9 +9,9 @@ use crate::backend::Backend;
 use crate::cache::CacheDir;
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::fleet::manage::images_labelled;
 use crate::labels;
 use crate::project::Project;
-use crate::sandbox::manage::images_labelled;
 use crate::store::Store;
 
 /// Every image of `project` labelled with a cache key that no entry

@@ -5,9 +5,9 @@
 use super::Finding;
 use crate::backend::Backend;
 use crate::error::Error;
+use crate::fleet::manage::unused_fork_images;
 use crate::labels;
 use crate::project::Project;
-use crate::sandbox::manage::unused_fork_images;
 
 /// Every fork image of a sandbox of `project` that no container uses;
 /// with `fix`, removed.

@@ -16,9 +16,9 @@ use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::fleet::pool::warm;
 use crate::labels;
 use crate::project::Project;
-use crate::sandbox::pool::warm;
 use crate::store::{Decision, JobRecord, LastWord, Observed, SandboxState, Store};
 
 /// Every check of this module, in report order.

@@ -5,8 +5,8 @@
 use super::Finding;
 use crate::backend::Backend;
 use crate::error::Error;
+use crate::fleet::manage::{orphaned, Scope};
 use crate::project::Project;
-use crate::sandbox::manage::{orphaned, Scope};
 
 /// Every abandoned sandbox of `project` or of no project; with `fix`,
 /// removed.

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use super::Finding;
 use crate::backend::Backend;
 use crate::error::Error;
+use crate::fleet::pool::warm;
 use crate::labels;
 use crate::project::Project;
-use crate::sandbox::pool::warm;
 
 /// Every check of this module, in report order.
 pub(super) async fn check(

@@ -50,7 +50,7 @@ impl Files<'_> {
     }
 
     /// Extract the tar `body` into directory `anchor` through an exec.
-    pub(in crate::sandbox) async fn put_via_exec(self, anchor: &str, mut body: Body) -> Result<()> {
+    pub(crate) async fn put_via_exec(self, anchor: &str, mut body: Body) -> Result<()> {
         let argv = ["tar", "-x", "-f", "-", "-C", anchor];
         let (mut out, input, id) = self.tar_exec(&argv, true).await?;
         let mut input = input.ok_or_else(|| Error::Protocol {

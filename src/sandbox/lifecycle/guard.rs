@@ -189,3 +189,18 @@ pub(crate) fn with_warnings(mut sb: Sandbox, warnings: Vec<String>) -> Sandbox {
     sb.warnings = Arc::new(warnings);
     sb
 }
+
+/// A new handle on this container for its next user: none of this
+/// handle's background work, callbacks or helper state. It owns the
+/// container (removed when dropped), as this one did.
+pub(crate) fn recycled(sb: &Sandbox) -> Sandbox {
+    let owned = crate::sandbox::owned(&sb.backend, &sb.name, &sb.id, sb.helper().agent_dir_known());
+    let next = crate::sandbox::with_warnings(owned, sb.warnings.to_vec());
+    if let Some(t) = sb.default_timeout.get() {
+        let _ = next.default_timeout.set(*t);
+    }
+    if let Some(m) = sb.tmpfs.get() {
+        let _ = next.tmpfs.set(m.clone());
+    }
+    next
+}

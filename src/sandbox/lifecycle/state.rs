@@ -91,6 +91,14 @@ pub(crate) async fn give_homes_again(sb: &Sandbox) -> Result<()> {
     Ok(())
 }
 
+/// Its tmpfs mount points (an inspect the first time).
+pub(crate) async fn tmpfs_mounts(sb: &Sandbox) -> Result<Vec<String>> {
+    if sb.tmpfs.get().is_none() {
+        sb.inspect().await?;
+    }
+    Ok(sb.tmpfs.get().cloned().unwrap_or_default())
+}
+
 /// See [`Sandbox::reboot`].
 pub(crate) async fn reboot(sb: &mut Sandbox, fresh: bool) -> Result<()> {
     sb.commands().stop_background().await;

@@ -15,12 +15,14 @@ use std::sync::OnceLock;
 
 use futures_util::future::join_all;
 
-use super::super::{checked_name, labels, limits, recreate_body, start_like, Sandbox, SandboxSpec};
 use super::key::spec_key;
 use super::stops;
 use crate::backend::Backend;
 use crate::engine::api::{ContainerInspect, ContainerSummary};
 use crate::error::{Error, Result};
+use crate::sandbox::{
+    checked_name, labels, limits, recreate_body, start_like, Sandbox, SandboxSpec,
+};
 
 /// Made in a warm sandbox's helper directory by the one process that claims it.
 const CLAIM_MARK: &str = "claimed";

@@ -20,8 +20,8 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use pocketdock_agent::wire;
 
-use super::Sandbox;
 use crate::error::{Error, Result};
+use crate::sandbox::Sandbox;
 
 /// How long a reset may take before the container is given up.
 const RESET_TIMEOUT: Duration = Duration::from_secs(10);
@@ -114,10 +114,7 @@ echo clean"#;
 
 /// Read what a reset needs, before any command runs in this sandbox.
 pub(crate) async fn pristine(sb: &Sandbox) -> Result<Pristine> {
-    if sb.tmpfs.get().is_none() {
-        sb.inspect().await?;
-    }
-    let mounts = sb.tmpfs.get().cloned().unwrap_or_default();
+    let mounts = crate::sandbox::tmpfs_mounts(sb).await?;
     let mut baseline = Vec::with_capacity(mounts.len());
     for m in &mounts {
         let tar = baseline_of(sb, m).await?;
@@ -157,21 +154,6 @@ pub(crate) async fn reset_to(sb: &Sandbox, p: &Pristine) -> Result<()> {
     Ok(())
 }
 
-/// A new handle on this container for its next user: none of this
-/// handle's background work, callbacks or helper state. It owns the
-/// container (removed when dropped), as this one did.
-pub(crate) fn recycled(sb: &Sandbox) -> Sandbox {
-    let owned = crate::sandbox::owned(&sb.backend, &sb.name, &sb.id, sb.helper().agent_dir_known());
-    let next = crate::sandbox::with_warnings(owned, sb.warnings.to_vec());
-    if let Some(t) = sb.default_timeout.get() {
-        let _ = next.default_timeout.set(*t);
-    }
-    if let Some(m) = sb.tmpfs.get() {
-        let _ = next.tmpfs.set(m.clone());
-    }
-    next
-}
-
 /// Extract `tar` into `parent`: as one command (through the helper,
 /// no engine exec) when nothing in it is root's, else as root.
 async fn put_back(sb: &Sandbox, parent: &str, tar: &Bytes, root: bool) -> Result<()> {
@@ -179,9 +161,9 @@ async fn put_back(sb: &Sandbox, parent: &str, tar: &Bytes, root: bool) -> Result
         use base64::Engine as _;
         let b64 = base64::engine::general_purpose::STANDARD.encode(tar);
         let cmd = format!("printf %s '{b64}' | base64 -d | tar -x -f - -C '{parent}'");
-        let opts = super::RunOptions {
-            timeout: super::Timeout::After(RESET_TIMEOUT),
-            ..super::RunOptions::default()
+        let opts = crate::sandbox::RunOptions {
+            timeout: crate::sandbox::Timeout::After(RESET_TIMEOUT),
+            ..crate::sandbox::RunOptions::default()
         };
         if sb.run(&cmd, &opts).await.is_ok_and(|r| r.ok) {
             return Ok(());
@@ -196,11 +178,11 @@ async fn put_back(sb: &Sandbox, parent: &str, tar: &Bytes, root: bool) -> Result
 /// sandbox sees it. The archive's owners cannot say: Podman's gives
 /// root for files that are the user's. Unknown counts as root's.
 async fn holds_root_files(sb: &Sandbox, mount: &str) -> bool {
-    let opts = super::RunOptions {
+    let opts = crate::sandbox::RunOptions {
         user: Some("0".into()),
-        timeout: super::Timeout::After(RESET_TIMEOUT),
+        timeout: crate::sandbox::Timeout::After(RESET_TIMEOUT),
         env: vec![("PD_MOUNT".into(), mount.into())],
-        ..super::RunOptions::default()
+        ..crate::sandbox::RunOptions::default()
     };
     let cmd = r#"command -v find > /dev/null && find "$PD_MOUNT" -xdev -user 0 | head -n 1"#;
     match sb.run(cmd, &opts).await {
@@ -260,7 +242,7 @@ async fn process_listing(sb: &Sandbox) -> Result<String> {
 
 /// The tar of what `mount` holds now, `None` when it is empty.
 async fn baseline_of(sb: &Sandbox, mount: &str) -> Result<Option<Bytes>> {
-    let (_, body) = match sb.backend.get_archive(&sb.name, mount).await {
+    let (_, body) = match sb.backend().get_archive(sb.name(), mount).await {
         Ok(found) => found,
         Err(Error::Api { status: 404, .. }) => return Ok(None),
         Err(e) => return Err(e),

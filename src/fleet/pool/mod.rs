@@ -38,9 +38,9 @@ use tokio::task::JoinHandle;
 
 pub use key::spec_key;
 
-use super::{labels, Sandbox, SandboxSpec};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::sandbox::{labels, Sandbox, SandboxSpec};
 
 /// Name prefix of a [`SandboxPool`]'s sandboxes (never claimed by the CLI).
 pub const HELD_PREFIX: &str = "pdlib-";

@@ -5,11 +5,11 @@
 
 use std::collections::HashSet;
 
-use super::{labels, Sandbox};
 use crate::backend::Backend;
 use crate::engine::api::ContainerSummary;
 use crate::engine::ImageInfo;
 use crate::error::{Error, Result};
+use crate::sandbox::{labels, Sandbox};
 
 /// Which projects' sandboxes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct SandboxSummary {
     /// The job it belongs to, for a job's sandbox.
     #[serde(skip)]
     pub job: Option<String>,
-    /// The pid of the process it is tied to ([`super::SandboxSpec::owned`]).
+    /// The pid of the process it is tied to ([`crate::sandbox::SandboxSpec::owned`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner_pid: Option<u32>,
     /// Orphaned: tied to a process that ended without removing it (`prune`
@@ -81,7 +81,7 @@ impl SandboxSummary {
             // A fork's copy of a job's sandbox has it empty: no job's.
             job: label(labels::JOB).filter(|j| !j.is_empty()),
             owner_pid: label(labels::OWNER).and_then(|o| o.split_whitespace().next()?.parse().ok()),
-            orphaned: label(labels::OWNER).is_some_and(|o| super::owner::is_gone(&o)),
+            orphaned: label(labels::OWNER).is_some_and(|o| crate::sandbox::owner::is_gone(&o)),
         }
     }
 
@@ -317,6 +317,6 @@ pub async fn prune(
         }
     }
     // The helper's socket directories of sandboxes gone by any path.
-    let _ = super::sweep_agent_dirs(backend).await;
+    let _ = crate::sandbox::sweep_agent_dirs(backend).await;
     report
 }

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use super::super::{labels, SandboxSpec};
+use crate::sandbox::{labels, SandboxSpec};
 
 /// Labels that name one use of a sandbox, not what it is: left out of the key.
 const PER_USE: [&str; 8] = [
