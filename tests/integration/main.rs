@@ -91,6 +91,7 @@ mod rootless;
 mod run_history;
 mod safety;
 mod sandbox;
+mod sandbox_facets;
 mod scratch_fs;
 mod seed003;
 mod seed_settings;
