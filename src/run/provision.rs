@@ -465,9 +465,9 @@ impl Provisioner {
         let inst = &self.plan.sandboxes[sb];
         // The next user gets a handle of its own; this one no longer owns
         // the container (the new one does, from now on).
-        let next = crate::sandbox::recycled(&sandbox);
+        let next = crate::sandbox::recycled(sandbox);
         sandbox.keep();
-        let reset = crate::fleet::reset_to(&sandbox, &pristine).await;
+        let reset = crate::fleet::reset_to(sandbox, &pristine).await;
         if let Err(e) = &reset {
             self.events.emit(EventKind::Warning {
                 message: format!(
@@ -513,7 +513,7 @@ impl Provisioner {
     /// one has had its deadline already.
     async fn remove(&self, sandbox: &Sandbox) -> Result<(), String> {
         sandbox.commands().stop_background().await;
-        crate::sandbox::end_for_removal(&sandbox).await;
+        crate::sandbox::end_for_removal(sandbox).await;
         let mut result = self.force_remove(sandbox).await;
         if matches!(result, Err(Error::Transport { .. })) && self.engine_returns().await {
             result = self.force_remove(sandbox).await;
@@ -521,7 +521,7 @@ impl Provisioner {
         match result {
             Ok(()) | Err(Error::Api { status: 404, .. }) => {
                 // A fork's copy: its image goes with the last copy.
-                crate::sandbox::release_fork_image(&sandbox).await;
+                crate::sandbox::release_fork_image(sandbox).await;
                 Ok(())
             }
             Err(e) => Err(e.to_string()),

@@ -12,7 +12,7 @@ use super::agent::Helper;
 use pocketdock_agent::cgroup::{self as reader, Figures, Limit};
 use serde::{Serialize, Serializer};
 
-use super::run::sh;
+use super::commands::sh;
 
 /// A limit as the cgroup states it: a number, or `"max"` in JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

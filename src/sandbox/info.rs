@@ -383,7 +383,9 @@ pub(crate) async fn info_sampled(sb: &Sandbox, brief: bool) -> Result<SandboxInf
     info.last_activity = sb
         .helper()
         .agent_dir_known()
-        .and_then(|d| super::activity::latest(&inspect, super::activity::read(&d)))
+        .and_then(|d| {
+            super::commands::activity::latest(&inspect, super::commands::activity::read(&d))
+        })
         .and_then(|t| t.format(&Rfc3339).ok());
     Ok(info)
 }

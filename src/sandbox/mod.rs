@@ -6,10 +6,9 @@
 //! that died or vanished shows up as [`Error::ContainerNotRunning`] or
 //! [`Error::ContainerGone`] on the next call, affecting no other sandbox.
 
-mod activity;
 mod agent;
-mod buffer;
 mod cgroup;
+mod commands;
 pub mod dns;
 mod files;
 mod info;
@@ -17,23 +16,29 @@ mod kernel;
 mod lifecycle;
 pub mod limits;
 pub mod mounts;
-mod observer;
-mod output;
 pub mod owner;
-mod process;
 mod remote;
 mod requested;
-mod run;
 mod session;
-mod shell;
 pub mod spec;
-mod terminal;
 
 use std::collections::BTreeMap;
 
 pub use agent::{sweep as sweep_agent_dirs, AgentInfo, Helper, Via};
-pub use buffer::{Output, RingBuffer};
 pub use cgroup::{CgroupInfo, CgroupLimit};
+pub use commands::buffer::{Output, RingBuffer};
+pub use commands::observer::{RunObserver, RunWatch, SessionWatch};
+pub use commands::output::CappedOutput;
+pub use commands::process::{
+    Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
+};
+pub use commands::wait_exit as wait_exec_exit;
+#[cfg(feature = "cli")]
+pub(crate) use commands::{timeout_notice, OOM_NOTICE};
+pub use commands::{
+    CommandLimits, Commands, ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT,
+    DEFAULT_TIMEOUT,
+};
 pub use files::{CopyReport, FileEntry, FileKind, Files};
 #[cfg(feature = "cli")]
 pub(crate) use info::info_brief;
@@ -50,24 +55,12 @@ pub(crate) use lifecycle::guard::{
 pub(crate) use lifecycle::recreate::start_like;
 pub(crate) use lifecycle::snapshot::snapshot_labelled;
 pub(crate) use lifecycle::state::{end_for_removal, give_homes_again, tmpfs_mounts};
-pub use observer::{RunObserver, RunWatch, SessionWatch};
-pub use output::CappedOutput;
-pub use process::{
-    Chunk, ExitCallback, OutputCallback, Process, RunStream, Spawned, DEFAULT_BUFFER, SPAWN_LOG_DIR,
-};
 pub use requested::RequestedLimits;
-pub use run::wait_exit as wait_exec_exit;
-#[cfg(feature = "cli")]
-pub(crate) use run::{timeout_notice, OOM_NOTICE};
-pub use run::{
-    CommandLimits, Commands, ExecResult, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT,
-    DEFAULT_TIMEOUT,
-};
+pub use session::shell::ShellOptions;
 pub use session::{
     Handback, Session, SessionCallback, SessionOptions, SessionResult, Sessions,
     DEFAULT_SESSION_BUFFER, DETACH_KEY,
 };
-pub use shell::ShellOptions;
 pub use spec::{PortMap, SandboxSpec, Ulimit, VolumeMount};
 
 use crate::backend::Backend;
@@ -81,7 +74,7 @@ pub struct Sandbox {
     backend: Backend,
     name: String,
     id: String,
-    shared: std::sync::Arc<process::Shared>,
+    shared: std::sync::Arc<commands::process::Shared>,
     /// Set on a handle from [`Sandbox::create`]: see [`Sandbox::keep`].
     guard: Option<std::sync::Arc<lifecycle::guard::Guard>>,
     agent: std::sync::Arc<agent::Slot>,
@@ -323,26 +316,31 @@ impl Sandbox {
     }
 
     /// Its commands: run, stream, run in the background, callbacks.
+    #[must_use]
     pub fn commands(&self) -> Commands<'_> {
         Commands { sb: self }
     }
 
     /// Its files: push, pull, read, write, list.
+    #[must_use]
     pub fn files(&self) -> Files<'_> {
         Files { sb: self }
     }
 
     /// Its sessions: shells that keep their state, and terminals.
+    #[must_use]
     pub fn sessions(&self) -> Sessions<'_> {
         Sessions { sb: self }
     }
 
     /// Its Python kernels.
+    #[must_use]
     pub fn kernels(&self) -> Kernels<'_> {
         Kernels { sb: self }
     }
 
     /// Its in-sandbox helper.
+    #[must_use]
     pub fn helper(&self) -> Helper<'_> {
         agent::Helper { sb: self }
     }

@@ -187,7 +187,7 @@ async fn record_new(
     created_at: &str,
     data_dir: Option<String>,
 ) -> Result<()> {
-    crate::sandbox::give_to_user(&sandbox, "data").await?;
+    crate::sandbox::give_to_user(sandbox, "data").await?;
     let record = SandboxRecord {
         container: ContainerMeta {
             id: sandbox.id().to_string(),

@@ -354,10 +354,10 @@ impl Helper<'_> {
         argv: Vec<String>,
         input: crate::engine::transport::Body,
     ) -> Result<Option<Fed>> {
-        let marker = super::run::new_marker();
+        let marker = super::commands::new_marker();
         let request = wire::Run {
             argv,
-            env: vec![super::run::marker::marker_env(&marker)],
+            env: vec![super::commands::marker::marker_env(&marker)],
             marker,
             stdin: true,
             ..wire::Run::default()

@@ -5,7 +5,7 @@ use super::{container_path, FileEntry, FileKind};
 use crate::engine::demux::StreamKind;
 use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
-use crate::sandbox::run::{sh, wait_exit};
+use crate::sandbox::commands::{sh, wait_exit};
 
 impl Files<'_> {
     /// List a directory in the sandbox (a file lists as itself).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{container_path, join, join_error, split, CopyReport};
 use crate::engine::transport::{channel_body, ChannelWriter};
 use crate::error::{Error, Result};
-use crate::sandbox::run::sh;
+use crate::sandbox::commands::sh;
 
 /// What goes into the sandbox.
 #[derive(Clone)]

@@ -337,7 +337,7 @@ async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
         }
     };
     for s in &sandboxes {
-        crate::sandbox::release_on_drop(&s, &image);
+        crate::sandbox::release_on_drop(s, &image);
     }
     Ok(Fork {
         sandboxes,

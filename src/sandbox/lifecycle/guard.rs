@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::backend::Backend;
-use crate::sandbox::process::Shared;
+use crate::sandbox::commands::process::Shared;
 use crate::sandbox::Sandbox;
 
 /// Removes an owned sandbox's container when dropped armed.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::SessionResult;
 use crate::engine::demux::StreamKind;
-use crate::sandbox::buffer::RingBuffer;
+use crate::sandbox::commands::buffer::RingBuffer;
 
 /// After stdout's end sentinel, how long to wait for stderr's (which only
 /// goes missing when a command redirected the shell's stderr for good).

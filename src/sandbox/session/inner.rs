@@ -14,8 +14,8 @@ use super::SessionCallback;
 use crate::engine::demux::StreamKind;
 use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
-use crate::sandbox::buffer::RingBuffer;
-use crate::sandbox::run::wait_exit;
+use crate::sandbox::commands::buffer::RingBuffer;
+use crate::sandbox::commands::wait_exit;
 use crate::sandbox::{Sandbox, SessionWatch};
 
 pub(super) struct Inner {

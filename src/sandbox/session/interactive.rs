@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Session;
 use crate::error::Result;
-use crate::sandbox::terminal::{self, RawMode, Resizes};
+use crate::sandbox::session::terminal::{self, RawMode, Resizes};
 
 /// The byte that hands the session back: Ctrl-].
 pub const DETACH_KEY: u8 = 0x1d;

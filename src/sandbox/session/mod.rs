@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::engine::demux::StreamKind;
 use crate::error::{Error, Result};
-use crate::sandbox::run::new_marker;
+use crate::sandbox::commands::new_marker;
 
 mod capture;
 mod inner;
@@ -42,6 +42,8 @@ mod interactive;
 mod open;
 mod quiet;
 mod script;
+pub(super) mod shell;
+mod terminal;
 
 pub use interactive::{Handback, DETACH_KEY};
 

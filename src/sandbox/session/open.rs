@@ -14,8 +14,8 @@ use super::{Session, SessionOptions};
 use crate::engine::demux::StreamKind;
 use crate::engine::{ExecInput, ExecOutput};
 use crate::error::{Error, Result};
-use crate::sandbox::buffer::RingBuffer;
-use crate::sandbox::run::{exec_spec, new_marker, wait_exit, RunOptions};
+use crate::sandbox::commands::buffer::RingBuffer;
+use crate::sandbox::commands::{exec_spec, new_marker, wait_exit, RunOptions};
 
 /// How long the shell may take to come up.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);

@@ -1,7 +1,7 @@
 //! A persistent Python kernel in a sandbox: code runs in one namespace that
 //! survives between calls (and between `pocketdock python` invocations).
 //!
-//! Design (see `docs/kernel.md`): a stdlib-only driver (`kernel_driver.py`,
+//! Design (see `docs/kernel.md`): a stdlib-only driver (`driver.py`,
 //! embedded here) is written into the sandbox on first use. Run as `serve`,
 //! it is a detached server owning the namespace and listening on a Unix
 //! socket under `/tmp/.pocketdock-kernel-<uid>/`. Run as `client`, it is a
@@ -40,7 +40,7 @@ pub struct Kernels<'a> {
 }
 
 /// The driver's source, written into the sandbox on first use.
-const DRIVER: &str = include_str!("kernel_driver.py");
+const DRIVER: &str = include_str!("driver.py");
 /// Default cap on each of stdout and stderr of one call.
 pub const KERNEL_MAX_OUTPUT: u64 = 1 << 20;
 /// How long past its timeout code may run before the kernel is killed.
@@ -258,7 +258,9 @@ impl Kernels<'_> {
     async fn start_kernel(self, path: &str) -> Result<Start> {
         let spec = ExecSpec {
             cmd: vec!["python3".into(), "-u".into(), path.into(), "client".into()],
-            env: vec![super::run::marker::marker_env(&super::run::new_marker())],
+            env: vec![super::commands::marker::marker_env(
+                &super::commands::new_marker(),
+            )],
             attach_stdin: true,
             ..ExecSpec::default()
         };
@@ -347,7 +349,7 @@ impl Kernels<'_> {
     /// Takes the text, not the connection: the connection is not `Sync`, and
     /// this future must stay `Send` across the wait.
     async fn start_failed(self, exec_id: &str, said: String) -> Result<Start> {
-        let code = super::run::wait_exit(&self.sb.backend, exec_id)
+        let code = super::commands::wait_exit(&self.sb.backend, exec_id)
             .await
             .unwrap_or(-1);
         let text = said.trim();

@@ -7,7 +7,7 @@
 //! the sandbox's callbacks; neither drains the other. Every task is
 //! registered with its sandbox, so `shutdown` can end them all first.
 
-use super::Commands;
+use crate::sandbox::Commands;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,12 +16,12 @@ use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::buffer::{Output, RingBuffer};
-use super::output::CappedOutput;
-use super::run::{assemble, ExecResult, RunOptions};
-use super::Sandbox;
 use crate::engine::demux::StreamKind;
 use crate::error::{Error, Result};
+use crate::sandbox::commands::buffer::{Output, RingBuffer};
+use crate::sandbox::commands::output::CappedOutput;
+use crate::sandbox::commands::{assemble, ExecResult, RunOptions};
+use crate::sandbox::Sandbox;
 
 /// Default size of a detached process's output buffer.
 pub const DEFAULT_BUFFER: usize = 1 << 20;
@@ -214,15 +214,15 @@ impl Commands<'_> {
     /// Its output goes to a log file inside the sandbox.
     pub async fn spawn_logged(self, command: &str, opts: &RunOptions) -> Result<Spawned> {
         self.mark_active().await;
-        let marker = super::run::new_marker();
+        let marker = crate::sandbox::commands::new_marker();
         let log = format!("{SPAWN_LOG_DIR}/{marker}.log");
         // The exit code goes to LOG.exit, for whoever copies the log out.
-        let mut argv = super::run::sh(&format!(
+        let mut argv = crate::sandbox::commands::sh(&format!(
             "mkdir -p {SPAWN_LOG_DIR} && {{ \"$@\"; echo $? > {log}.exit; }} > {log} 2>&1"
         ));
         argv.push("sh".into());
         argv.extend(opts.lang.argv(command));
-        let spec = super::run::exec_spec(argv, &marker, opts);
+        let spec = crate::sandbox::commands::exec_spec(argv, &marker, opts);
         let exec_id = match self.sb.helper().exec_create_as(&spec).await {
             Ok(id) => id,
             Err(e) => return Err(crate::sandbox::explain(self.sb, e).await),
@@ -293,7 +293,7 @@ impl Commands<'_> {
                 .drive(started, timeout, Some(&token), &mut cap, &mut sink)
                 .await;
             sandbox.commands().unregister(reg);
-            super::observer::finish_watch(watched, &outcome);
+            crate::sandbox::commands::observer::finish_watch(watched, &outcome);
             let outcome = outcome?;
             sandbox.commands().fire_exit(outcome.exit_code);
             Ok(assemble(
@@ -346,7 +346,7 @@ impl Commands<'_> {
                 .drive(started, None, Some(&token), &mut cap, &mut sink)
                 .await;
             sandbox.commands().unregister(reg);
-            super::observer::finish_watch(watched, &outcome);
+            crate::sandbox::commands::observer::finish_watch(watched, &outcome);
             let result = outcome.map(|o| {
                 sandbox.commands().fire_exit(o.exit_code);
                 assemble(&o, &cap, None, String::new(), String::new())
@@ -369,7 +369,10 @@ impl Commands<'_> {
         }
     }
 
-    pub(super) fn register(self, parent: Option<&CancellationToken>) -> (u64, CancellationToken) {
+    pub(in crate::sandbox) fn register(
+        self,
+        parent: Option<&CancellationToken>,
+    ) -> (u64, CancellationToken) {
         let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
         let id = self
             .sb
@@ -380,7 +383,7 @@ impl Commands<'_> {
         (id, token)
     }
 
-    pub(super) fn unregister(self, id: u64) {
+    pub(in crate::sandbox) fn unregister(self, id: u64) {
         lock(&self.sb.shared.active).retain(|(i, _)| *i != id);
     }
 

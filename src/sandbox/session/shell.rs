@@ -9,12 +9,12 @@
 //! as a terminal sends it, Ctrl-D, rather than by half-closing the
 //! connection, which Docker takes for the end of the whole stream.
 
-use super::Sessions;
+use crate::sandbox::Sessions;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::terminal::{self, RawMode, Resizes};
 use crate::engine::ExecSpec;
 use crate::error::Result;
+use crate::sandbox::session::terminal::{self, RawMode, Resizes};
 
 /// What [`Sandbox::shell`] runs, and how.
 #[derive(Debug, Clone, Default)]
@@ -140,6 +140,6 @@ impl Sessions<'_> {
             }
         }
         drop(raw);
-        super::wait_exec_exit(&self.sb.backend, &id).await
+        crate::sandbox::wait_exec_exit(&self.sb.backend, &id).await
     }
 }

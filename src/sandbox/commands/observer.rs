@@ -4,11 +4,11 @@
 //! above how a command is executed. Sessions are watched the same way, one
 //! watch per session, told what was sent and what came back.
 
-use super::Commands;
 use crate::event::StreamKind;
+use crate::sandbox::Commands;
 
-/// Told of each command a [`Sandbox`](super::Sandbox) handle runs (set by
-/// [`Sandbox::observe`](super::Sandbox::observe)).
+/// Told of each command a [`Sandbox`](crate::sandbox::Sandbox) handle runs (set by
+/// [`Sandbox::observe`](crate::sandbox::Sandbox::observe)).
 pub trait RunObserver: std::fmt::Debug + Send + Sync {
     /// `command` is about to run; the watch sees its output and end, or
     /// `None` to let this one pass unwatched.
@@ -47,9 +47,9 @@ impl Commands<'_> {
     pub(crate) async fn start_watched(
         self,
         command: &str,
-        opts: &super::RunOptions,
+        opts: &crate::sandbox::RunOptions,
         detached: bool,
-    ) -> crate::error::Result<(super::run::Started, Option<Box<dyn RunWatch>>)> {
+    ) -> crate::error::Result<(crate::sandbox::commands::Started, Option<Box<dyn RunWatch>>)> {
         let watch = self
             .sb
             .observer
@@ -70,7 +70,7 @@ impl Commands<'_> {
 /// Tell `watch` how the run it watched ended.
 pub(crate) fn finish_watch(
     watch: Option<Box<dyn RunWatch>>,
-    outcome: &crate::error::Result<super::run::Outcome>,
+    outcome: &crate::error::Result<crate::sandbox::commands::Outcome>,
 ) {
     if let Some(w) = watch {
         match outcome {

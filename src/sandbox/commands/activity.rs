@@ -6,7 +6,7 @@
 //! without that directory (made with `POCKETDOCK_EXEC_VIA=exec`, or by
 //! `docker run`) has no record, and nothing stops it for being idle.
 
-use super::Commands;
+use crate::sandbox::Commands;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -64,7 +64,7 @@ impl Commands<'_> {
     /// an open session.
     pub async fn is_busy(self) -> Result<bool> {
         let top = self.sb.backend.top(&self.sb.name).await?;
-        Ok(has_user_process(&super::info::normalize(&top)))
+        Ok(has_user_process(&crate::sandbox::info::normalize(&top)))
     }
 
     /// The host directory, from the handle or one inspect, whatever
@@ -126,8 +126,9 @@ fn has_user_process(top: &Top) -> bool {
             break;
         }
     }
-    rows.iter()
-        .any(|(p, _, c)| !own.contains(p) && !helper(c) && !c.contains(super::kernel::DRIVER_STEM))
+    rows.iter().any(|(p, _, c)| {
+        !own.contains(p) && !helper(c) && !c.contains(crate::sandbox::kernel::DRIVER_STEM)
+    })
 }
 
 /// The later of `recorded` and the container's last start.

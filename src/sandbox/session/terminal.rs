@@ -1,7 +1,7 @@
 //! The caller's terminal, for handing it to a person: raw mode for as long
 //! as a guard lives (restored whatever happens, a panic included), its
-//! size, its resizes, and its keystrokes. [`Sandbox::shell`](super::Sandbox::shell) and
-//! [`Session::interactive`](super::Session::interactive) use it; their
+//! size, its resizes, and its keystrokes. [`Sandbox::shell`](crate::sandbox::Sandbox::shell) and
+//! [`Session::interactive`](crate::sandbox::Session::interactive) use it; their
 //! `_on` variants take any streams instead and need none of it.
 
 /// Raw mode for as long as it lives (nothing when stdin is no terminal).

@@ -11,17 +11,22 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::agent::{AgentRun, UsageFile, Via};
-use super::output::{CappedOutput, Collected};
 use super::Sandbox;
 use crate::engine::demux::StreamKind;
 use crate::engine::ExecSpec;
 use crate::error::{Error, Result};
 use crate::size::ByteSize;
+use output::{CappedOutput, Collected};
 use pocketdock_agent::cgroup;
 use pocketdock_agent::wire::{LimitHit, Usage};
 
+pub(super) mod activity;
+pub(super) mod buffer;
 mod command_limits;
 pub(crate) mod marker;
+pub(super) mod observer;
+pub(super) mod output;
+pub(super) mod process;
 
 pub use command_limits::CommandLimits;
 
