@@ -99,7 +99,7 @@ impl Sandbox {
     }
 
     /// Run a command, its output as an iterator of chunks as they arrive
-    /// (see [`crate::Sandbox::run_stream`]).
+    /// (see [`crate::sandbox::Commands::run_stream`]).
     pub fn run_stream(&self, command: &str, opts: &RunOptions) -> Result<RunStream> {
         let inner = self
             .rt
@@ -114,13 +114,13 @@ impl Sandbox {
         self.inner.commands().on_stdout(move |_, data| f(data));
     }
 
-    /// Like [`Sandbox::on_stdout`], for stderr.
+    /// Like [`crate::sandbox::Commands::on_stdout`], for stderr.
     pub fn on_stderr(&self, f: impl Fn(&[u8]) + Send + Sync + 'static) {
         self.inner.commands().on_stderr(move |_, data| f(data));
     }
 
     /// Call `f` with the exit code when a stream or detached process of
-    /// this sandbox ends (same rule as [`Sandbox::on_stdout`]).
+    /// this sandbox ends (same rule as [`crate::sandbox::Commands::on_stdout`]).
     pub fn on_exit(&self, f: impl Fn(i64) + Send + Sync + 'static) {
         self.inner.commands().on_exit(move |_, code| f(code));
     }

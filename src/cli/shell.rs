@@ -1,6 +1,6 @@
 //! `pocketdock shell`: the user's terminal attached to a shell in a sandbox.
 //!
-//! The work is the library's `Sandbox::shell` (raw mode, keystrokes in,
+//! The work is the library's `crate::sandbox::Sessions::shell` (raw mode, keystrokes in,
 //! output back, resizes forwarded); this command picks or makes the
 //! sandbox, and the shell's exit code becomes ours.
 

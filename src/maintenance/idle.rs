@@ -4,7 +4,7 @@
 //! (so the sandbox it used counts as active), `doctor` included.
 //!
 //! Idle means: a sandbox that records its activity (see
-//! `Sandbox::mark_active`), running, last active longer ago than the
+//! `crate::sandbox::Commands::mark_active`), running, last active longer ago than the
 //! timeout, with nothing of the user's running in it. A sandbox found busy
 //! is marked active, so the next check does not look at its processes.
 

@@ -3,7 +3,7 @@
 //! stdio or streamable HTTP (docs/mcp.md).
 //!
 //! A session owns what it makes. Each MCP session (a stdio connection, an
-//! HTTP session) is a [`Session`]: the sandboxes it created, labelled with
+//! HTTP session) is a `Session`: the sandboxes it created, labelled with
 //! its id, at most `max_sandboxes` at once. Tools reach only those; when
 //! the session ends (stdin closes, the client ends its HTTP session, the
 //! server gets SIGTERM) they are removed, unless the server keeps them

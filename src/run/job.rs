@@ -221,7 +221,7 @@ impl Job {
         &self.plan
     }
 
-    /// Record and run the job on `backend` (an [`Engine`], a
+    /// Record and run the job on `backend` (an [`Engine`](crate::Engine), a
     /// [`Backend`]). Events go to the recorder first, then to `consumers`,
     /// in order. `cancel` stops running steps, skips the rest and still
     /// releases every sandbox; the job then ends [`JobStatus::Cancelled`].

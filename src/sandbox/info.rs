@@ -64,7 +64,7 @@ pub struct SandboxInfo {
     pub cgroup: Option<CgroupInfo>,
     /// When a command last started in it, or it last started when that is
     /// later (RFC 3339); `None` when it keeps no record (see
-    /// [`Sandbox::mark_active`]). What `containers.idle_timeout` measures.
+    /// [`crate::sandbox::Commands::mark_active`]). What `containers.idle_timeout` measures.
     pub last_activity: Option<String>,
     /// Network enabled.
     pub network: bool,

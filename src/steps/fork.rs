@@ -2,7 +2,7 @@
 //! are a sandbox of their own, named by the step's id, with one matrix
 //! axis `copy`: a step with `sandbox: <fork step id>` runs once on each.
 //! N is fixed when the manifest is read, so the plan holds every copy.
-//! Only the filesystem is copied ([`crate::sandbox::Sandbox::fork_named`]).
+//! Only the filesystem is copied ([`crate::sandbox::Sandbox::fork`]).
 
 use serde_json::json;
 

@@ -86,7 +86,7 @@ pub(super) fn read(dir: &Path) -> Option<LastWord> {
 
 impl LastWord {
     /// The runner's own account in the history of record directory `dir`
-    /// (see [`read`]).
+    /// (see `read`).
     #[must_use]
     pub fn read(dir: &Path) -> Option<LastWord> {
         read(dir)

@@ -7,7 +7,7 @@
 //!   entries are [`JobSandbox`]es and [`JobStep`]s).
 //! - **sandbox record**: what pocketdock keeps of a persistent sandbox, in
 //!   `instances/<name>/` ([`SandboxRecord`] in its `instance.toml`, its
-//!   directory in [`sandbox_dir`], `data/` mounted into the sandbox). A
+//!   directory in `sandbox_dir`, `data/` mounted into the sandbox). A
 //!   [`PersistentSandbox`] is a sandbox with its record kept up to date.
 //! - **history**: `history.jsonl` of either record, one [`HistoryEntry`]
 //!   per line.

@@ -161,12 +161,12 @@ impl PersistentSandbox {
         &self.dir
     }
 
-    /// [`shutdown`] this sandbox.
+    /// Shut down this sandbox.
     pub async fn shutdown(&self, how: ShutdownOptions) -> Result<Shutdown> {
         shutdown(&self.sandbox, how).await
     }
 
-    /// [`reboot`] this sandbox.
+    /// Reboot this sandbox.
     pub async fn reboot(&mut self, fresh: bool) -> Result<()> {
         reboot(&mut self.sandbox, fresh).await
     }
@@ -279,7 +279,7 @@ async fn destroy_sandbox(backend: &Backend, name: &str) -> Result<()> {
         .map(drop)
 }
 
-/// What [`prune`] did.
+/// What `prune` did.
 #[derive(Debug, Default)]
 pub struct Pruned {
     /// What the engine removed.

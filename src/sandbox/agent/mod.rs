@@ -246,7 +246,7 @@ fn keep(buf: &mut Vec<u8>, data: &[u8]) {
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }
 
-/// How a command run by [`Sandbox::agent_feed`] ended.
+/// How a command run by [`crate::sandbox::Helper::agent_feed`] ended.
 #[derive(Debug)]
 pub(crate) struct Fed {
     /// Exit code.

@@ -7,7 +7,7 @@
 //! Signalling "the command" means one short exec that signals every process
 //! whose environment holds the marker: runs, detached processes, kernels
 //! and sessions (their kill and their interrupt) all go through
-//! [`Sandbox::kill_marked`]. The marker costs nothing on the normal path:
+//! [`crate::sandbox::Commands::kill_marked`]. The marker costs nothing on the normal path:
 //! no extra request, no wrapper process.
 
 use super::Commands;
@@ -62,7 +62,7 @@ impl Commands<'_> {
         self.kill_marked_by_exec(marker, user, signal).await
     }
 
-    /// [`Sandbox::kill_marked`] through the engine's exec only (the helper
+    /// [`crate::sandbox::Commands::kill_marked`] through the engine's exec only (the helper
     /// may be the thing that failed).
     pub(crate) async fn kill_marked_by_exec(
         self,
@@ -76,7 +76,7 @@ impl Commands<'_> {
     }
 }
 
-/// The script behind [`Sandbox::kill_marked`]. (`environ` is NUL-separated,
+/// The script behind [`crate::sandbox::Commands::kill_marked`]. (`environ` is NUL-separated,
 /// which busybox grep cannot search: hence `tr`.) Processes are visited in
 /// pid order, so parents before children: an interrupted shell must get its
 /// SIGINT before the child it waits for dies of one, or it carries on with

@@ -207,7 +207,7 @@ pub struct ExecResult {
     pub peak_memory_bytes: Option<u64>,
 }
 
-/// A running command, as [`Sandbox::start_exec`] leaves it.
+/// A running command, as [`crate::sandbox::Commands::start_exec`] leaves it.
 pub(crate) struct Started {
     pub channel: Channel,
     pub marker: String,

@@ -195,10 +195,10 @@ impl Process {
     }
 }
 
-/// A process started by [`Sandbox::spawn_logged`].
+/// A process started by [`crate::sandbox::Commands::spawn_logged`].
 #[derive(Debug, Clone, Serialize)]
 pub struct Spawned {
-    /// Process id for [`Sandbox::kill_process`] (the marker its processes carry).
+    /// Process id for [`crate::sandbox::Commands::kill_process`] (the marker its processes carry).
     pub id: String,
     /// The engine's exec id.
     pub exec_id: String,
@@ -206,7 +206,7 @@ pub struct Spawned {
     pub log: String,
 }
 
-/// Where [`Sandbox::spawn_logged`] writes output, inside the sandbox.
+/// Where [`crate::sandbox::Commands::spawn_logged`] writes output, inside the sandbox.
 pub const SPAWN_LOG_DIR: &str = "/tmp/pocketdock";
 
 impl Commands<'_> {
@@ -237,7 +237,7 @@ impl Commands<'_> {
         })
     }
 
-    /// Send `signal` to a process started by [`Sandbox::spawn_logged`] and
+    /// Send `signal` to a process started by [`crate::sandbox::Commands::spawn_logged`] and
     /// everything it started, by its id.
     pub async fn kill_process(self, id: &str, signal: &str, user: Option<&str>) -> Result<()> {
         let signal = valid_signal(signal)?;

@@ -55,7 +55,7 @@ pub enum FileKind {
     Other,
 }
 
-/// One entry of [`Sandbox::list_files`].
+/// One entry of [`Files::list_files`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileEntry {
     /// Base name.

@@ -57,7 +57,7 @@ fn without_top_dir(body: ArchiveBody) -> Body {
     })))
 }
 
-/// Fork by copying files (see [`Sandbox::fork_named`]): `raw` is the
+/// Fork by copying files (see [`crate::sandbox::Sandbox::fork`]): `raw` is the
 /// original's raw inspect, `names` free and valid.
 pub(super) async fn fork_by_copy(sb: &Sandbox, raw: &Value, names: &[String]) -> Result<Fork> {
     let dirs = dirs_to_copy(sb, raw).await;

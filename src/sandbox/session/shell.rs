@@ -1,10 +1,10 @@
-//! [`Sandbox::shell`]: a person's terminal attached to a program in the
+//! [`crate::sandbox::Sessions::shell`]: a person's terminal attached to a program in the
 //! sandbox, as `pocketdock shell` does it.
 //!
 //! The program runs on a TTY exec with stdin attached: keystrokes go in,
 //! its output comes straight back, and its exit code is the result. On the
 //! caller's own terminal the terminal goes into raw mode (restored by a
-//! guard) and window resizes are forwarded; [`Sandbox::shell_on`] takes any
+//! guard) and window resizes are forwarded; [`crate::sandbox::Sessions::shell_on`] takes any
 //! pair of streams instead (a test, a web terminal). End of input is sent
 //! as a terminal sends it, Ctrl-D, rather than by half-closing the
 //! connection, which Docker takes for the end of the whole stream.
@@ -16,7 +16,7 @@ use crate::engine::ExecSpec;
 use crate::error::Result;
 use crate::sandbox::session::terminal::{self, RawMode, Resizes};
 
-/// What [`Sandbox::shell`] runs, and how.
+/// What [`crate::sandbox::Sessions::shell`] runs, and how.
 #[derive(Debug, Clone, Default)]
 pub struct ShellOptions {
     /// The program and its arguments: `bash` when empty; a single string
@@ -64,7 +64,7 @@ impl Sessions<'_> {
             .await
     }
 
-    /// [`Sandbox::shell`] over any streams: `input` is what the person
+    /// [`crate::sandbox::Sessions::shell`] over any streams: `input` is what the person
     /// types, `output` what their terminal shows. No raw mode, no resizes.
     pub async fn shell_on<R, W>(self, opts: &ShellOptions, input: R, output: W) -> Result<i64>
     where

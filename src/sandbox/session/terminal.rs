@@ -1,6 +1,6 @@
 //! The caller's terminal, for handing it to a person: raw mode for as long
 //! as a guard lives (restored whatever happens, a panic included), its
-//! size, its resizes, and its keystrokes. [`Sandbox::shell`](crate::sandbox::Sandbox::shell) and
+//! size, its resizes, and its keystrokes. [`Sessions::shell`](crate::sandbox::Sessions::shell) and
 //! [`Session::interactive`](crate::sandbox::Session::interactive) use it; their
 //! `_on` variants take any streams instead and need none of it.
 
