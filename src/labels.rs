@@ -42,7 +42,7 @@ pub const TIMEOUT: &str = "pocketdock.timeout";
 /// `PID START_TICKS BOOT_ID`, so `doctor` and `prune` can tell when that
 /// process is gone (`sandbox::owner`).
 pub const OWNER: &str = "pocketdock.owner";
-/// On a pooled sandbox: the spec key it was made for (`sandbox::pool::spec_key`).
+/// On a pooled sandbox: the spec key it was made for (`fleet::pool::spec_key`).
 /// Kept after a claim (labels are fixed at create).
 pub const POOL: &str = "pocketdock.pool";
 /// On a CLI pool's warm sandbox: how many the pool keeps warm.

@@ -49,6 +49,7 @@ pub mod error;
 pub mod event;
 pub mod fleet;
 pub mod images;
+pub mod job;
 pub mod labels;
 mod limits;
 pub mod maintenance;
@@ -58,7 +59,12 @@ pub mod mcp;
 pub mod plan;
 pub mod project;
 pub mod report;
-pub mod run;
+/// The job layer's old name: `pocketdock::run` is now [`job`]. Kept for
+/// one release.
+#[deprecated(since = "0.2.0", note = "renamed `pocketdock::job`")]
+pub mod run {
+    pub use crate::job::*;
+}
 pub mod sandbox;
 #[cfg(feature = "server")]
 pub mod server;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pocketdock::event::{Consumer, Event};
 use pocketdock::manifest::HostRoots;
 use pocketdock::project::Project;
-use pocketdock::run::{resolve_secrets, ApplyError, ApplyOutcome, ApplyRequest, Job};
+use pocketdock::job::{resolve_secrets, ApplyError, ApplyOutcome, ApplyRequest, Job};
 use pyo3::prelude::*;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -1,4 +1,4 @@
-//! `pocketdock apply`: arguments in, [`crate::run::apply`] called, exit code out.
+//! `pocketdock apply`: arguments in, [`crate::job::apply`] called, exit code out.
 //!
 //! The job itself (planning, the record, events, cancellation) is the run
 //! layer's; here are only what belongs to a command line: reading
@@ -14,9 +14,9 @@ use super::validate::{manifest_error, GuardArgs, VarArgs};
 use super::{EXIT_INTERRUPTED, EXIT_RECORD};
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::job::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 use crate::report::ci::{CiFileTargets, CiFiles, JobInfo};
 use crate::report::{self, OutputFormat};
-use crate::run::{ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -88,7 +88,7 @@ pub async fn run(ctx: &super::Context, mut a: Args) -> Result<u8, Error> {
     let mut cache = a.cache.switch();
     let mut resumes = None;
     if let Some(which) = &a.resume {
-        let found = match crate::run::find_resumed(&Store::open(project), which) {
+        let found = match crate::job::find_resumed(&Store::open(project), which) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use super::validate::{manifest_error, plan_options, GuardArgs, VarArgs};
 use crate::backend::Capability;
+use crate::job::CachePreview;
 use crate::manifest;
 use crate::plan::{self as planner, CacheSwitch, Plan};
-use crate::run::CachePreview;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -82,20 +82,20 @@ fn plan_for(ctx: &super::Context, args: &Args) -> Result<Plan, u8> {
 async fn shown_cache(ctx: &super::Context, plan: &Plan, switch: CacheSwitch) -> Vec<CachePreview> {
     let cache = plan.cache_plan(switch);
     let (CacheSwitch::On, Ok(project)) = (switch, ctx.project()) else {
-        return crate::run::cache_unread(&cache);
+        return crate::job::cache_unread(&cache);
     };
     // A backend that cannot commit caches nothing: the plan says why.
     if !plan.capabilities().has(Capability::Snapshot) {
-        return crate::run::cache_unread(&cache);
+        return crate::job::cache_unread(&cache);
     }
     let backend = match ctx.backend().await {
         Ok(e) => e,
         Err(e) => {
             eprintln!("warning: the cache was not read ({e}); showing what may be cached");
-            return crate::run::cache_unread(&cache);
+            return crate::job::cache_unread(&cache);
         }
     };
     // A secret without a value only makes its steps rerun here.
     let secrets = super::secrets::resolve(&plan.manifest).unwrap_or_default();
-    crate::run::cache_preview(plan, &cache, &backend, project, &secrets).await
+    crate::job::cache_preview(plan, &cache, &backend, project, &secrets).await
 }

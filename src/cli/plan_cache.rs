@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde_json::{json, Value};
 
+use crate::job::CachePreview;
 use crate::plan::Plan;
-use crate::run::CachePreview;
 
 /// `cache: …` then one line per step that asks for the cache; nothing
 /// when none does.

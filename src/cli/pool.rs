@@ -2,7 +2,7 @@
 //! the engine, or pods), claimed by `create` and `apply`.
 //!
 //! The pool's state is the backend's (names and labels, see
-//! `sandbox::pool::warm`), so it outlives the command that started it and
+//! `fleet::pool::warm`), so it outlives the command that started it and
 //! any number of processes share it. A claim refills it through a
 //! detached `pool fill` child: the claimer never waits for the refill.
 

@@ -1,8 +1,8 @@
 //! `apply --resume`: the resumed job's arguments put back in place of the
 //! command line's.
 
+use crate::job::CacheSwitch;
 use crate::manifest::LoadOptions;
-use crate::run::CacheSwitch;
 use crate::store::Applied;
 
 /// Set `load`, `env_vars` and `only` as `applied` records them; the cache

@@ -1,12 +1,12 @@
 //! Secrets in the CLI: resolved from the process environment, before
 //! anything is created, and announced to GitHub Actions as masks.
 
+use crate::job::SecretValues;
 use crate::manifest::{Manifest, ManifestError};
-use crate::run::SecretValues;
 
 /// Read every declared secret's value from this process's environment.
 pub(super) fn resolve(m: &Manifest) -> Result<SecretValues, ManifestError> {
-    crate::run::resolve_secrets(m, &|name| std::env::var(name).ok())
+    crate::job::resolve_secrets(m, &|name| std::env::var(name).ok())
 }
 
 /// `::add-mask::` lines for every value (and each line of a multi-line

@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 use super::host_path::inside_project;
 use super::session::Session;
 use super::tool_error::ToolError;
+use crate::job::{resolve_secrets, ApplyError, ApplyRequest, Job, StepCounts};
 use crate::manifest::{HostRoots, LoadOptions};
-use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, StepCounts};
 use crate::store::{JobEntry, Store};
 
 /// `apply_manifest`.

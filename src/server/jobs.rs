@@ -26,9 +26,9 @@ use super::api_error::ApiError;
 use super::files::{artifacts_json, record};
 use super::state::{LiveJob, Shared, State as ServerState};
 use crate::event::{Consumer, Event, EventKind};
+use crate::job::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 use crate::maintenance::cancel::{self, Signalled};
 use crate::manifest::{HostRoots, LoadOptions};
-use crate::run::{resolve_secrets, ApplyError, ApplyRequest, Job, SecretValues, DEFAULT_JOBS};
 use crate::store::{JobSummary, ShownStatus, Store};
 
 /// `GET /healthz`.
@@ -117,7 +117,7 @@ pub async fn start(
         keep: false,
         relative_to: Some(state.project.root.clone()),
         secrets: SecretValues::new(),
-        cache: crate::run::CacheSwitch::default(),
+        cache: crate::job::CacheSwitch::default(),
         resumes: None,
     };
     let host_env = state.host_env.clone();

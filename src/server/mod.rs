@@ -4,7 +4,7 @@
 //! The record directories stay the only truth: every answer is read from
 //! them through the [`crate::store::Store`] (and its cached listing,
 //! [`crate::store::JobIndex`], for the jobs list), jobs run
-//! in-process through [`crate::run::apply`]'s two halves, and events are
+//! in-process through [`crate::job::apply`]'s two halves, and events are
 //! the lines of each record's `history.jsonl`, numbered, so a live stream,
 //! a replay after a restart and a resumed stream (`Last-Event-ID`) all
 //! carry the same ids. The server keeps no state a restart would lose.

@@ -12,7 +12,7 @@ use crate::manifest::decode::{ActionAt, Decoder, Node, NodeKind};
 use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
-use crate::run::actions::{ActionCtx, Attempt};
+use crate::job::actions::{ActionCtx, Attempt};
 use crate::sandbox::{fork_names, MAX_FORKS};
 
 /// The kind.

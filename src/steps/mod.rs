@@ -21,11 +21,11 @@ use std::time::Duration;
 use crate::backend::Capability;
 use crate::cache::{Key, StepKeyInput};
 use crate::diag::Diagnostic;
+use crate::job::actions::{ActionCtx, Attempt, HostPaths};
 use crate::manifest::decode::{ActionAt, Decoder, Misplaced, Obj};
 use crate::manifest::keys::{KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Refusal, Render};
-use crate::run::actions::{ActionCtx, Attempt, HostPaths};
 
 /// What one kind of step is, in every layer. The kind's name, the key that
 /// writes it, is [`StepKind::NAME`] and nothing else.

@@ -14,8 +14,8 @@ use crate::manifest::decode::{ActionAt, Decoder, Misplaced};
 use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Render};
-use crate::run::actions::{self, ActionCtx, Attempt, HostPaths, Use};
-use crate::run::relative;
+use crate::job::actions::{self, ActionCtx, Attempt, HostPaths, Use};
+use crate::job::relative;
 
 /// The kind.
 pub struct Step;

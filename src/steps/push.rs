@@ -12,7 +12,7 @@ use crate::manifest::decode::{ActionAt, Decoder, Misplaced};
 use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{HostUse, Render};
-use crate::run::actions::{ActionCtx, Attempt, HostPaths, StepError, Use};
+use crate::job::actions::{ActionCtx, Attempt, HostPaths, StepError, Use};
 
 /// The kind.
 pub struct Step;

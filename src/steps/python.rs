@@ -11,7 +11,7 @@ use crate::manifest::decode::{has_key, ActionAt, Decoder, Misplaced, NodeKind};
 use crate::manifest::keys::{duration, key, reference, template, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
-use crate::run::actions::{ActionCtx, Attempt, Kernels};
+use crate::job::actions::{ActionCtx, Attempt, Kernels};
 
 /// The kind.
 pub struct Step;

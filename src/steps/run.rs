@@ -15,7 +15,7 @@ use crate::manifest::decode::{hint_for, ActionAt, Decoder, Misplaced, Node, Node
 use crate::manifest::keys::{key, reference, size, string_map, template, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, StepLimits, Tpl};
 use crate::plan::{HostUse, Render};
-use crate::run::actions::{self, ActionCtx, Attempt};
+use crate::job::actions::{self, ActionCtx, Attempt};
 use crate::sandbox::{
     CommandLimits, Lang, RunOptions, Timeout, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT,
 };

@@ -10,7 +10,7 @@ use crate::manifest::decode::{ActionAt, Decoder, NodeKind};
 use crate::manifest::keys::{key, reference, template, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
-use crate::run::actions::{ActionCtx, Attempt};
+use crate::job::actions::{ActionCtx, Attempt};
 
 /// The kind.
 pub struct Step;

@@ -14,7 +14,7 @@ use crate::manifest::decode::{ActionAt, Decoder, NodeKind, Obj};
 use crate::manifest::keys::{key, KeyDoc};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::Render;
-use crate::run::actions::{ActionCtx, Attempt};
+use crate::job::actions::{ActionCtx, Attempt};
 
 /// The kind.
 pub struct Step;

@@ -187,11 +187,11 @@ fn the_identifier_check_catches_a_field_named_instance() {
                 #[serde(rename = \"instance\")]\npub job_id: String,\n\
                 let sandbox_instance = 1; let instances = 2; labels::INSTANCE;\n";
     assert_eq!(
-        instance_identifiers("src/run/outcome.rs", rust),
+        instance_identifiers("src/job/outcome.rs", rust),
         [
-            "src/run/outcome.rs:3: an identifier named `instance`; say `job_id` for a job id",
-            "src/run/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
-            "src/run/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
+            "src/job/outcome.rs:3: an identifier named `instance`; say `job_id` for a job id",
+            "src/job/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
+            "src/job/outcome.rs:5: an identifier named `instance`; say `job_id` for a job id",
         ]
     );
     let js = "// r.instance in a comment\nconst t = `${n} instances: r.instance`;\n\

@@ -470,8 +470,8 @@ fn the_checker_catches_a_store_path_above_the_store() {
     let doc = "<!-- layers -->\n| layer | where | may import |\n|---|---|---|\n\
                | leaves | `src/error.rs` | leaves |\n\
                | store | `src/store/` | leaves |\n\
-               | run | `src/run/` | store, leaves |\n\
-               | server | `src/server/` | run, leaves |\n\
+               | job | `src/job/` | store, leaves |\n\
+               | server | `src/server/` | job, leaves |\n\
                | root | `src/lib.rs` | everything |\n<!-- /layers -->";
     let layers = parse_table(doc);
     let files = vec![

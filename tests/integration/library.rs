@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use pocketdock::event::{Consumer, Event, EventKind, JobStatus};
+use pocketdock::job::{apply, ApplyRequest, StepCounts};
 use pocketdock::project::Project;
-use pocketdock::run::{apply, ApplyRequest, StepCounts};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{instance_toml, project, step_status, TestProject};
@@ -118,9 +118,9 @@ fn a_manifest_that_does_not_plan_is_an_error_and_writes_nothing() {
     )
     .unwrap();
     let req = ApplyRequest::new(&manifest, Project::load(dir.path()).unwrap());
-    let err = pocketdock::run::Job::prepare(req).expect_err("an undefined variable");
+    let err = pocketdock::job::Job::prepare(req).expect_err("an undefined variable");
     assert!(
-        matches!(err, pocketdock::run::ApplyError::Manifest(_)),
+        matches!(err, pocketdock::job::ApplyError::Manifest(_)),
         "{err}"
     );
     assert!(err.to_string().contains("job.yaml:6:"), "{err}");

@@ -72,13 +72,13 @@ fn the_check_sees_a_context_built_elsewhere() {
             "src/plan/x.rs".to_string(),
             "// Context::new() in a comment\nlet s = \".with_vars(\";\nlet c = Context::new()\n    .with_vars(&v);\n".to_string(),
         ),
-        ("src/run/y.rs".to_string(), "use minijinja::Environment;\n".to_string()),
+        ("src/job/y.rs".to_string(), "use minijinja::Environment;\n".to_string()),
         (
             "src/template/scope.rs".to_string(),
             "Context::new().with_vars(&v)".to_string(),
         ),
         (
-            "src/run/z.rs".to_string(),
+            "src/job/z.rs".to_string(),
             "let c = Context::for_job(&l, &v, &e, n, id).for_instance(&m);".to_string(),
         ),
         (
@@ -91,7 +91,7 @@ fn the_check_sees_a_context_built_elsewhere() {
         vec![
             "src/plan/x.rs:3: `Context::new(`".to_string(),
             "src/plan/x.rs:4: `.with_vars(`".to_string(),
-            "src/run/y.rs:1: `minijinja`".to_string(),
+            "src/job/y.rs:1: `minijinja`".to_string(),
             "src/backend/k.rs:2: `Context::default(`".to_string(),
         ]
     );

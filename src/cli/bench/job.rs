@@ -24,8 +24,8 @@ use super::{report, series, time_cmd, Args, Series};
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::event::JobStatus;
+use crate::job::{apply, ApplyRequest};
 use crate::project::Project;
-use crate::run::{apply, ApplyRequest};
 
 /// Steps of the long job, and of the short one the marginal cost is taken against.
 const LONG: usize = 200;

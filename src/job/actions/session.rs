@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{stall_guard, ActionCtx, Attempt, STDOUT_IN_CONTEXT};
 use crate::event::StreamKind;
-use crate::run::step_error::StepError;
+use crate::job::step_error::StepError;
 use crate::sandbox::{Session, SessionOptions};
 
 /// One session's shell, used by one step at a time.

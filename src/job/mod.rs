@@ -1,6 +1,6 @@
-//! The run layer: `apply` as a library call.
+//! The job layer: `apply` as a library call.
 //!
-//! - `job`: [`apply`] and [`Job`]: plan once, reserve the record, run,
+//! - `apply`: [`apply`] and [`Job`]: plan once, reserve the record, run,
 //!   return an [`ApplyOutcome`];
 //! - `dispatch`: the one thread that hands events to the recorder and the
 //!   reporters;
@@ -16,13 +16,13 @@
 //! Nothing here prints: everything the job does is told as an event.
 
 pub(crate) mod actions;
+mod apply;
 mod cache_flow;
 mod cache_key;
 mod cache_preview;
 mod cache_step;
 mod disk_check;
 mod dispatch;
-mod job;
 mod outcome;
 mod profile_home;
 mod provision;
@@ -39,9 +39,9 @@ mod step_error;
 
 pub use crate::plan::CacheSwitch;
 pub use actions::{OUTPUT_DIR, STDOUT_IN_CONTEXT};
+pub use apply::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub(crate) use cache_key::relative;
 pub use cache_preview::{preview as cache_preview, unread as cache_unread, CachePreview};
-pub use job::{apply, ApplyError, ApplyRequest, Job, DEFAULT_JOBS};
 pub use outcome::{ApplyOutcome, StepCounts};
 pub use resume::{find as find_resumed, ResumeError, Resumed};
 pub use secret_mask::{SecretMask, MASK};

@@ -39,7 +39,7 @@ pub enum StepError {
         after: Duration,
         /// Set when the engine did not answer while the step was being
         /// stopped: what was stalled. The step ended anyway, at its limit
-        /// plus [`crate::run::step_error::STALL_GRACE`].
+        /// plus [`crate::job::step_error::STALL_GRACE`].
         stalled: Option<String>,
     },
     /// The engine stopped or restarted while the step ran: what the step

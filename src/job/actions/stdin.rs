@@ -9,8 +9,8 @@
 use std::path::Path;
 
 use super::{ActionCtx, Use};
+use crate::job::step_error::StepError;
 use crate::plan::Stdin;
-use crate::run::step_error::StepError;
 use crate::sandbox::{Lang, RunOptions};
 
 /// Put `stdin` in the sandbox and make `cmd` read it: the command and

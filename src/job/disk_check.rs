@@ -2,7 +2,7 @@
 //! storage driver cannot cap a writable layer: one engine would ignore the
 //! cap, the other fail every create.
 
-use super::job::ApplyError;
+use super::apply::ApplyError;
 use crate::backend::{Backend, Capability};
 use crate::diag::{Diagnostic, ManifestError};
 use crate::manifest::Manifest;

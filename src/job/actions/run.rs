@@ -8,9 +8,9 @@ use super::outputs_file::{OutputsFile, OUTPUT_DIR};
 use super::protocol::Heard;
 use super::{ActionCtx, Attempt};
 use crate::event::{StreamKind, Usage};
+use crate::job::step_error::StepError;
 use crate::manifest::{Protocol, StepLimits};
 use crate::plan::Stdin;
-use crate::run::step_error::StepError;
 use crate::sandbox::{CappedOutput, RunOptions};
 use crate::size::ByteSize;
 

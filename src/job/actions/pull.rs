@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use super::{ActionCtx, Attempt, Use};
 use crate::error::Error;
 use crate::event::Artifact;
-use crate::run::step_error::StepError;
+use crate::job::step_error::StepError;
 
 /// How much a pull with its own `dst` may copy into the record's
 /// `artifacts/` when a hard link is not possible (another filesystem).

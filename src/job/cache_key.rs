@@ -6,8 +6,8 @@ use std::io;
 use std::path::Path;
 
 use crate::cache::{content_digest, Key, SecretKey, StepKeyInput};
+use crate::job::SecretValues;
 use crate::plan::{CacheInputValue, RenderedAction};
-use crate::run::SecretValues;
 
 /// What step `decl_secrets` / `rendered` hash, chained on `prev`. Host
 /// paths count relative to `base` (the manifest's directory), so moving the
