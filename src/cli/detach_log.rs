@@ -3,9 +3,8 @@
 //! file inside the sandbox; a small background `pocketdock` (the hidden
 //! `__detach-log` command, started by `run --detach`) copies what that file
 //! gains into `logs/detach-<time>.log` every half second, and closes the log
-//! with the exit code when the process ends. Polling by offset, rather than
-//! one long `tail -f`, leaves nothing running in the sandbox between polls
-//! and survives an engine connection that drops.
+//! with the exit code when the process ends. The reading is the store's
+//! follower (`FollowTarget::Detached`), as for `logs -f` and the server.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,8 +13,8 @@ use super::Context;
 use crate::backend::Backend;
 use crate::engine::demux::StreamKind;
 use crate::error::Error;
-use crate::sandbox::{RunOptions, Sandbox, Spawned};
-use crate::store::{RunLog, Store};
+use crate::sandbox::{Sandbox, Spawned};
+use crate::store::{Detached, FollowTarget, Followed, RunLog, Store};
 
 const POLL: Duration = Duration::from_millis(500);
 
@@ -69,39 +68,24 @@ pub async fn collect(ctx: &Context, backend: &Backend, a: &Args) -> Result<u8, E
     let Some(mut log) = RunLog::start_detach(&dir, &logging, &a.name, &command) else {
         return Ok(0);
     };
-    let sandbox = Sandbox::attach(backend, &a.name);
-    let opts = RunOptions {
-        timeout: Duration::from_secs(10).into(),
-        ..RunOptions::default()
-    };
-    let mut offset = 0usize;
-    let exit = loop {
-        // New output on stdout; on stderr, the exit code once written, or
-        // `gone` when no process carries the marker any more (killed).
-        let read = format!(
-            "tail -c +{from} {log} 2>/dev/null; \
-             if [ -e {log}.exit ]; then cat {log}.exit >&2; \
-             else for f in /proc/[0-9]*/environ; do \
-             grep -qs 'POCKETDOCK_EXEC={id}' \"$f\" && exit 0; done; echo gone >&2; fi",
-            from = offset + 1,
-            log = a.log,
-            id = a.id,
-        );
-        let Ok(r) = sandbox.run(&read, &opts).await else {
-            // The sandbox stopped or went away: nothing more will come.
-            break None;
-        };
-        if !r.stdout.is_empty() {
-            log.output(StreamKind::Stdout, r.stdout.as_bytes());
-            offset += r.stdout.len();
+    let target = FollowTarget::Detached(Detached {
+        sandbox: Sandbox::attach(backend, &a.name),
+        id: a.id.clone(),
+        log: a.log.clone(),
+    });
+    let mut follow = Store::at(&ctx.root).follow(target, None);
+    loop {
+        for piece in follow.next().await? {
+            if let Followed::Log { bytes, .. } = piece {
+                log.output(StreamKind::Stdout, &bytes);
+            }
         }
-        match r.stderr.trim() {
-            "" => tokio::time::sleep(POLL).await,
-            "gone" => break None,
-            code => break code.parse().ok(),
+        if follow.is_done() {
+            break;
         }
-    };
-    log.finish(exit, false, None);
+        tokio::time::sleep(POLL).await;
+    }
+    log.finish(follow.exit_code(), false, None);
     Ok(0)
 }
 

@@ -1,12 +1,14 @@
 //! [`Follow`]: what a record gains as it is written, for every follower:
 //! `logs -f` (a job's step logs, a persistent sandbox's logs, the
 //! operational log), and the server's streams (a job's history as events,
-//! one step's log). The caller polls it and decides how to wait between
+//! one step's log), and the collector of a detached process's output
+//! (`run --detach`, read from inside its sandbox). The caller polls it and decides how to wait between
 //! polls (the CLI sleeps, the server waits on the job's own signal); the
 //! store decides what is new and when the writer has finished.
 
 use std::path::PathBuf;
 
+use super::follow_detached::{self, Detached, Polled};
 use super::log_query::{file_label, followed_steps};
 use super::log_tail::LogTail;
 use super::{JobEntry, LogQuery, ShownStatus, Store};
@@ -28,6 +30,10 @@ pub enum FollowTarget {
     SandboxLogs(String, LogQuery),
     /// The project's operational log, for as long as the caller likes.
     OpLog,
+    /// A detached process's output file inside its sandbox, until the
+    /// process ends ([`Follow::next`] only: reading it is a command in the
+    /// sandbox).
+    Detached(Detached),
 }
 
 /// A piece of what was followed.
@@ -60,6 +66,10 @@ pub struct Follow {
     first: bool,
     writer_ended: bool,
     ended: Option<ShownStatus>,
+    /// A detached process's exit code, once it ended.
+    exit: Option<i64>,
+    /// Bytes of a detached process's output read so far.
+    offset: usize,
     done: bool,
 }
 
@@ -76,6 +86,8 @@ impl Store {
             first: true,
             writer_ended: false,
             ended: None,
+            exit: None,
+            offset: 0,
             done: false,
         }
     }
@@ -100,6 +112,40 @@ impl Follow {
         self.ended
     }
 
+    /// How the followed detached process ended, once it has (`None`
+    /// while it runs, or when it was killed or its sandbox went away).
+    #[must_use]
+    pub fn exit_code(&self) -> Option<i64> {
+        self.exit
+    }
+
+    /// What the target gained since the last poll, for any target: a
+    /// detached process's file is read from inside its sandbox, every
+    /// other target as [`Follow::poll`] reads it.
+    pub async fn next(&mut self) -> Result<Vec<Followed>> {
+        let FollowTarget::Detached(d) = &self.target else {
+            return self.poll();
+        };
+        if self.done {
+            return Ok(Vec::new());
+        }
+        let label = d.log.clone();
+        let bytes = match follow_detached::poll(d, self.offset).await {
+            Polled::Running(bytes) => bytes,
+            Polled::Ended(bytes, exit) => {
+                self.exit = exit;
+                self.done = true;
+                bytes
+            }
+        };
+        self.offset += bytes.len();
+        Ok(if bytes.is_empty() {
+            Vec::new()
+        } else {
+            vec![Followed::Log { label, bytes }]
+        })
+    }
+
     /// What the target gained since the last poll (empty when nothing).
     /// A job record that no longer reads is an error for `JobLogs` (the
     /// reader asked for it by name), the end for the server's streams.
@@ -112,6 +158,8 @@ impl Follow {
             FollowTarget::StepLog(job, step) => self.step_log(&job, &step),
             FollowTarget::History(job, after) => self.history(&job, after),
             FollowTarget::SandboxLogs(name, q) => self.sandbox_logs(&name, &q),
+            // Read from inside its sandbox: only `next` can.
+            FollowTarget::Detached(_) => Vec::new(),
             FollowTarget::OpLog => {
                 let path = self.store.op_log_path();
                 let all = self.first && self.writer_ended;

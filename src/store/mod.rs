@@ -40,6 +40,7 @@
 
 mod claim;
 mod follow;
+mod follow_detached;
 mod history;
 mod home;
 mod job_applied;
@@ -67,6 +68,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use follow::{Follow, FollowTarget, Followed};
+pub use follow_detached::Detached;
 pub use history::{CommandRun, HistoryEntry, HistoryLine, SandboxOp, SandboxOpKind};
 pub use home::{Store, Usage};
 pub use job_applied::Applied;
