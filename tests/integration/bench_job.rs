@@ -35,7 +35,9 @@ async fn bench_job_prints_every_figure_as_a_positive_number() {
     assert!(f["marginal_step_ms"].is_f64(), "{v}");
     // Nothing of the benchmark's jobs is left on the engine.
     let left = Pd::here().output(&["list", "--all", "--all-projects", "--json"]);
-    assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
+    for job in ["pd-bench-one-", "pd-bench-short-", "pd-bench-long-"] {
+        assert!(!stdout(&left).contains(job), "{job}: {}", stdout(&left));
+    }
 }
 
 #[tokio::test]
@@ -55,7 +57,12 @@ async fn bench_drop_times_the_guard_and_shutdown_and_leaves_nothing() {
             "{row}"
         );
     }
-    // The guard removed what it dropped, and shutdown what it shut down.
+    // The guard removed what it dropped, and shutdown what it shut down
+    // (other suites' sandboxes may be about: other tests run beside).
     let left = Pd::here().output(&["list", "--all-projects", "--json"]);
-    assert!(!stdout(&left).contains("pd-bench-"), "{}", stdout(&left));
+    assert!(
+        !stdout(&left).contains("pd-bench-drop-"),
+        "{}",
+        stdout(&left)
+    );
 }

@@ -59,3 +59,45 @@ async fn a_fork_on_the_cluster_copies_the_home_and_tmp_into_new_pods() {
     }
     c.assert_no_pods(&name).await;
 }
+
+/// A `fork:` step on pods: each copy (a pod made like the job's sandbox,
+/// its home copied in) runs the later steps with its own `matrix.copy`,
+/// and the job ends with no pod of its own left.
+#[tokio::test]
+async fn a_fork_step_runs_its_copies_on_pods_and_leaves_none() {
+    let Some(c) = Cluster::get().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let job = unique("kc-forkstep");
+    std::fs::write(
+        dir.path().join("job.yaml"),
+        format!(
+            "version: 1\nname: {job}\nsandboxes:\n  box: {{cpu: 10}}\nsteps:\n  \
+             setup:\n    run: echo before-fork > $HOME/marker\n  \
+             split:\n    fork: 2\n  \
+             try:\n    sandbox: split\n    \
+             run: echo \"copy {{{{ matrix.copy }}}} saw $(cat $HOME/marker)\"\n"
+        ),
+    )
+    .unwrap();
+    let events = c
+        .pd(dir.path())
+        .cmd(["apply", "job.yaml", "-o", "ndjson"])
+        .code(0)
+        .stdout();
+    for n in 1..=2 {
+        let said = format!(r#""data":"copy {n} saw before-fork\n""#);
+        assert!(events.contains(&said), "copy {n}: {events}");
+    }
+    let pods: Vec<String> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "sandbox_created")
+        .filter_map(|e| e["container"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(pods.len(), 3, "the sandbox and its two copies: {pods:?}");
+    for pod in &pods {
+        c.assert_no_pods(pod).await;
+    }
+}

@@ -15,6 +15,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use clap::ValueEnum;
+
 use super::Context;
 use crate::backend::Backend;
 use crate::engine::Engine;
@@ -168,7 +170,14 @@ async fn bench_sandbox_on(ctx: &Context, backend: &Backend, a: &Args) -> Result<
     )?;
     let spec = SandboxSpec {
         project: Some(ctx.project_lenient().name.clone()),
-        name: Some(format!("pd-bench-{:06x}", fastrand::u32(..0x00ff_ffff))),
+        // Named by suite: a test's leak check sees its own suite's alone.
+        name: Some(format!(
+            "pd-bench-{}-{:06x}",
+            a.suite
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string()),
+            fastrand::u32(..0x00ff_ffff)
+        )),
         mem: crate::size::ByteSize(1 << 30),
         cpu_percent: 100,
         ..base

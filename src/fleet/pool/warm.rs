@@ -21,7 +21,8 @@ use crate::backend::Backend;
 use crate::engine::api::{ContainerInspect, ContainerSummary};
 use crate::error::{Error, Result};
 use crate::sandbox::{
-    checked_name, labels, limits, recreate_body, start_like, Sandbox, SandboxSpec,
+    checked_name, labels, limits, owned, recreate_body, start_like, with_warnings, Sandbox,
+    SandboxSpec,
 };
 
 /// Made in a warm sandbox's helper directory by the one process that claims it.
@@ -193,16 +194,10 @@ pub async fn claim(backend: &Backend, spec: &SandboxSpec, name: &str) -> Result<
                 // the claimer's job may remove it before the refill looks.
                 refill(backend, &key, raw.as_ref());
                 let agent = i.label(labels::AGENT).map(std::path::PathBuf::from);
-                let warnings = backend
-                    .host_facts()
-                    .await
-                    .ok()
-                    .and_then(|f| limits::unenforced(spec, &f));
-                let owned = crate::sandbox::owned(backend, name, &c.id, agent);
-                return Ok(Some(crate::sandbox::with_warnings(
-                    owned,
-                    warnings.into_iter().collect(),
-                )));
+                let facts = backend.host_facts().await.ok();
+                let warnings = facts.and_then(|f| limits::unenforced(spec, &f));
+                let owned = owned(backend, name, &c.id, agent);
+                return Ok(Some(with_warnings(owned, warnings.into_iter().collect())));
             }
             Ok(i) if i.short_name() == name => {
                 // Claimed but dead: ours to remove; try the next.
