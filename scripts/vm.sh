@@ -9,7 +9,8 @@
 #                                paths, stream its output, power off; exits
 #                                with CMD's status (124: the guest timed out)
 #   scripts/vm.sh suite [SETUP...] [-- FILTER...]   the host suite on SETUPs
-#                                (docker, podman, rootless; default all three)
+#                                (docker, podman, rootless, undelegated: all
+#                                by default; scripts/vm/guest-suite)
 #   scripts/vm.sh smoke          the smoke subset on rootful Podman
 #   scripts/vm.sh test           the whole suite on all three (test.sh --all)
 #   scripts/vm.sh ready          exit 0 when the guest is built
@@ -252,7 +253,7 @@ suite() {
     case $1 in --) shift; filter=("$@"); break ;; *) setups+=("$1") ;; esac
     shift
   done
-  ((${#setups[@]})) || setups=(docker podman rootless)
+  ((${#setups[@]})) || setups=(docker podman rootless undelegated)
   ready || build
   local bin
   bin=$(build_suite) || exit 1
@@ -270,7 +271,7 @@ case ${1:-} in
   run) shift; run "$@" ;;
   suite) shift; suite "$@" ;;
   smoke) suite podman -- --exact "${SMOKE[@]}" ;;
-  test) suite docker podman rootless ;;
+  test) suite docker podman rootless undelegated ;;
   shell) ready || die "not built"; exec qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-4G}" \
     -nic user,model=virtio-net-pci -kernel "$(image)/vmlinuz" -initrd "$(image)/initrd.img" -nographic \
     -append "root=/dev/vda rw console=ttyS0 quiet" -drive "file=$(image)/disk.img,format=raw,if=virtio,snapshot=on" ;;
