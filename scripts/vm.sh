@@ -9,7 +9,8 @@
 #                                paths, stream its output, power off; exits
 #                                with CMD's status (124: the guest timed out)
 #   scripts/vm.sh suite [SETUP...] [-- FILTER...]   the host suite on SETUPs
-#                                (docker, podman, rootless; default all three)
+#                                (docker, podman, rootless, undelegated: all
+#                                by default; scripts/vm/guest-suite)
 #   scripts/vm.sh smoke          the smoke subset on rootful Podman
 #   scripts/vm.sh test           the whole suite on all three (test.sh --all)
 #   scripts/vm.sh ready          exit 0 when the guest is built
@@ -21,7 +22,9 @@
 # packages it needs (qemu-system-x86, debootstrap) with apt.
 #
 # Env: VM_MEM (4G), VM_SMP (2), VM_TIMEOUT seconds for one boot (3600),
-#      VM_MIRROR (the machine's Debian mirror), VM_DISK (8G).
+#      VM_MIRROR (the machine's Debian mirror), VM_DISK (8G),
+#      VM_STAGE where `suite` copies its binaries ($POCKETDOCK_CACHE/vm/stage;
+#      one per concurrent user, or another's suite overwrites them mid-run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd -P)
@@ -35,6 +38,7 @@ source scripts/cache.sh
 VM_DIR=$POCKETDOCK_CACHE/vm
 BASE_ROOTFS=$POCKETDOCK_CACHE/rootfs-bookworm
 BUSYBOX_ROOTFS=$POCKETDOCK_CACHE/rootfs-busybox
+VM_STAGE=${VM_STAGE:-$VM_DIR/stage}
 GUEST_PKGS="linux-image-amd64 initramfs-tools systemd-sysv udev dbus kmod libpam-systemd dbus-user-session
   podman crun conmon netavark aardvark-dns passt uidmap catatonit nftables runc criu
   docker.io docker-cli iproute2 iptables ca-certificates procps python3 curl"
@@ -174,7 +178,7 @@ boot() {
   printf '%s\n' "$cmd" >"$ctl/cmd"
   : >"$ctl/out"
   # The checkout and the build, at the paths the test binaries were built with.
-  local shares=("$ROOT" "$CARGO_TARGET_DIR" "$VM_DIR/stage") a=() i=0 s
+  local shares=("$ROOT" "$CARGO_TARGET_DIR" "$VM_STAGE") a=() i=0 s
   for s in "${shares[@]}"; do
     [[ -d $s ]] || continue
     a+=(-virtfs "local,path=$s,mount_tag=share$i,security_model=none,id=share$i")
@@ -229,7 +233,7 @@ run() {
 # where no other build overwrites them: the test binary's path.
 build_suite() {
   cargo build --locked --bin pocketdock >&2 || die "cargo build failed"
-  local t stage=$VM_DIR/stage
+  local t stage=$VM_STAGE
   t=$(cargo test --locked --test host --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
@@ -244,26 +248,16 @@ for l in sys.stdin:
 }
 
 suite() {
-  cargo build --locked --bin pocketdock >&2 || die "cargo build failed"
-  cargo test --locked --test host --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "host" and m.get("executable"): print(m["executable"])' |
-    tail -1
-}
-
-suite() {
   local setups=() filter=()
   while (($#)); do
     case $1 in --) shift; filter=("$@"); break ;; *) setups+=("$1") ;; esac
     shift
   done
-  ((${#setups[@]})) || setups=(docker podman rootless)
+  ((${#setups[@]})) || setups=(docker podman rootless undelegated)
   ready || build
   local bin
   bin=$(build_suite) || exit 1
-  export POCKETDOCK_BIN=${POCKETDOCK_BIN:-$VM_DIR/stage/pocketdock}
+  export POCKETDOCK_BIN=${POCKETDOCK_BIN:-$VM_STAGE/pocketdock}
   run bash "$ROOT/scripts/vm/guest-suite" "$bin" "${setups[*]}" "${filter[@]}"
 }
 
@@ -277,9 +271,9 @@ case ${1:-} in
   run) shift; run "$@" ;;
   suite) shift; suite "$@" ;;
   smoke) suite podman -- --exact "${SMOKE[@]}" ;;
-  test) suite docker podman rootless ;;
+  test) suite docker podman rootless undelegated ;;
   shell) ready || die "not built"; exec qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-4G}" \
     -nic user,model=virtio-net-pci -kernel "$(image)/vmlinuz" -initrd "$(image)/initrd.img" -nographic \
     -append "root=/dev/vda rw console=ttyS0 quiet" -drive "file=$(image)/disk.img,format=raw,if=virtio,snapshot=on" ;;
-  *) usage >&2; exit 2 ;;
+  *) sed -n '2,/^set -e/{/^#/p}' "$0" >&2; exit 2 ;;
 esac

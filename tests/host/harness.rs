@@ -95,6 +95,20 @@ impl Project {
         name
     }
 
+    /// `create ARGS` with its warnings on: the new sandbox's name (shut
+    /// down on drop) and what it said on stderr.
+    pub fn create_noted(&self, args: &[&str]) -> (String, String) {
+        let mut all = vec!["create"];
+        all.extend_from_slice(args);
+        let o = self.output(&all);
+        assert!(o.status.success(), "create {args:?}: {}", show(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let name = out.trim().lines().last().unwrap_or_default().to_string();
+        assert!(!name.is_empty(), "create {args:?} printed no name");
+        self.made.lock().unwrap().push(name.clone());
+        (name, String::from_utf8_lossy(&o.stderr).into_owned())
+    }
+
     /// `run --json NAME COMMAND` (more flags in `flags`): the result object.
     pub fn run_json(&self, name: &str, flags: &[&str], command: &str) -> serde_json::Value {
         let mut all = vec!["run", "--json"];

@@ -36,7 +36,17 @@ fn apply_grading_with_recycling() {
     let job = std::fs::read_to_string(p.path().join("job.yaml")).unwrap();
     let job = job.replace("timeout: 10 }", &format!("timeout: {} }}", secs(10)));
     std::fs::write(p.path().join("job.yaml"), job).unwrap();
-    let o = p.output(&["apply", "job.yaml", "--output", "plain"]);
+    // Two graders at a time: the third student's waits for a release, so
+    // a container is reset for it. Uncapped, all four may be created
+    // before any is released, and then none is recycled.
+    let o = p.output(&[
+        "apply",
+        "job.yaml",
+        "--output",
+        "plain",
+        "--max-sandboxes",
+        "2",
+    ]);
     assert!(o.status.success(), "{}", show(&o));
     let result =
         |s: &str| std::fs::read_to_string(p.path().join(format!("results/{s}.txt"))).unwrap();
@@ -46,7 +56,8 @@ fn apply_grading_with_recycling() {
     // The graders recycled: a container reset for a later student.
     let record = find_file(&p.path().join(".pocketdock"), "instance.toml").expect("a job record");
     let rec = std::fs::read_to_string(record).unwrap();
-    assert!(rec.contains("\"recycled\""), "{rec}");
+    // A reset that failed is a warning in the output: shown with the record.
+    assert!(rec.contains("\"recycled\""), "{rec}\n{}", show(&o));
 }
 
 /// The first file named `name` below `dir`.

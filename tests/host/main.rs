@@ -15,6 +15,7 @@ mod support;
 mod harness;
 
 mod containment;
+mod delegation;
 mod journey;
 mod limits;
 mod paths;
