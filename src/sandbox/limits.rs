@@ -4,6 +4,7 @@
 //! the container, then fails to start it with a 500).
 
 use super::SandboxSpec;
+use crate::engine::api::HostConfig;
 use crate::engine::HostFacts;
 use crate::error::{Error, Result};
 
@@ -58,6 +59,29 @@ pub fn check_ports(spec: &SandboxSpec, facts: &HostFacts) -> Result<()> {
         }),
         None => Ok(()),
     }
+}
+
+/// Fit a create body to the host before anything exists: refuse a host
+/// port it may not bind, and leave out a limit whose cgroup v2 controller
+/// is not delegated to a rootless engine (crun refuses to start a
+/// container asking for one; [`unenforced`] warns of it instead). On
+/// cgroup v1 a rootless engine ignores limits itself, so they stay asked.
+pub fn fit(spec: &SandboxSpec, host: &mut HostConfig, facts: &HostFacts) -> Result<()> {
+    check_ports(spec, facts)?;
+    if !facts.rootless || facts.cgroup_version != "v2" {
+        return Ok(());
+    }
+    if !facts.enforces("memory") {
+        host.memory = None;
+        host.memory_swap = None;
+    }
+    if !facts.enforces("cpu") {
+        host.nano_cpus = None;
+    }
+    if !facts.enforces("pids") {
+        host.pids_limit = None;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -131,5 +155,31 @@ mod tests {
             ..SandboxSpec::default()
         };
         assert!(check_ports(&engine_chosen, &rootless("v1", &[])).is_ok());
+    }
+
+    #[test]
+    fn fit_leaves_out_what_v2_does_not_delegate_and_keeps_the_rest() {
+        let limited = || HostConfig {
+            memory: Some(1 << 28),
+            memory_swap: Some(1 << 28),
+            nano_cpus: Some(500_000_000),
+            pids_limit: Some(64),
+            ..HostConfig::default()
+        };
+        let spec = SandboxSpec::default();
+        let mut hc = limited();
+        fit(&spec, &mut hc, &rootless("v2", &["memory", "pids"])).unwrap();
+        assert_eq!(hc.nano_cpus, None);
+        assert_eq!((hc.memory, hc.pids_limit), (Some(1 << 28), Some(64)));
+        for facts in [
+            rootless("v1", &[]),
+            rootless("v2", &["cpu", "memory", "pids"]),
+            HostFacts::root(),
+        ] {
+            let mut hc = limited();
+            fit(&spec, &mut hc, &facts).unwrap();
+            assert_eq!(hc.nano_cpus, Some(500_000_000));
+            assert_eq!(hc.memory_swap, Some(1 << 28));
+        }
     }
 }

@@ -84,27 +84,25 @@ pub(crate) async fn create(backend: &Backend, spec: &SandboxSpec) -> Result<Sand
         podman,
         image: image.as_ref(),
     };
-    let body = create_body(spec, &name, prepared.as_ref(), &layout);
+    let mut body = create_body(spec, &name, prepared.as_ref(), &layout);
     let nnp_off = !create_body::no_new_privileges_holds(spec, prepared.is_some(), &layout);
     let image_user = body.labels.get(labels::USER).cloned();
     let helper_is_init = agent::is_init(body.entrypoint.as_deref(), body.cmd.as_deref());
     let tmpfs: Vec<String> = body.host_config.tmpfs.keys().cloned().collect();
-    // A port the engine may not bind is refused before anything exists;
-    // otherwise the engine's host is asked alongside the create.
-    let (created, facts) = if spec.ports.iter().any(|p| p.host.is_some()) {
-        let facts = backend.host_facts().await;
-        if let Ok(f) = &facts {
-            if let Err(e) = limits::check_ports(spec, f) {
-                if let Some(p) = &prepared {
-                    agent::discard(&p.dir);
-                }
-                return Err(e);
-            }
+    // Asked once per engine, before anything exists: a port it may not
+    // bind is refused, a limit it cannot apply left out (and warned of).
+    let facts = backend.host_facts().await;
+    if let Some(Err(e)) = facts
+        .as_ref()
+        .ok()
+        .map(|f| limits::fit(spec, &mut body.host_config, f))
+    {
+        if let Some(p) = &prepared {
+            agent::discard(&p.dir);
         }
-        (backend.create_container(&name, &body).await, facts)
-    } else {
-        tokio::join!(backend.create_container(&name, &body), backend.host_facts())
-    };
+        return Err(e);
+    }
+    let created = backend.create_container(&name, &body).await;
     // Not knowing the host is no reason to fail a create.
     let warnings = facts
         .ok()
