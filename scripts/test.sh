@@ -30,12 +30,8 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 # shellcheck source=scripts/cache.sh
 source scripts/cache.sh
-# The optimised builds (the release tarball, the wheel, the fuzz targets)
-# are incremental here, as the debug build is: a small change rebuilds in
-# seconds, not minutes. scripts/release.sh run alone is not.
-export CARGO_INCREMENTAL=1
 
-GATE=(lint build release podman docker python rootless guest-smoke faults kube rehearsal fuzz)
+GATE=(release lint build podman docker python rootless guest-smoke faults kube rehearsal fuzz)
 QUICK=(lint build podman)
 LONG=(fuzz-long guest)
 usage() {
@@ -169,11 +165,31 @@ suite_build() {
   cargo test --locked --doc || failed+=("doc tests")
 }
 
-# The release tarball the action installs by `version:`; the release and
-# rehearsal tests read dist/.
+# The release tarball the action installs by `version:` (the release and
+# rehearsal tests read dist/), then the Python wheel, which carries its
+# binary, when a suite runs pytest. Both build in the background while
+# `lint` and `build` run: they use the cache's release directories and
+# those the debug ones, which cargo locks apart, and a big crate's
+# compile keeps one core busy for long stretches. Any other suite waits
+# for them first (finish_release).
+release_pid=
 suite_release() {
   ((inventory)) && { echo "release scripts/release.sh"; return; }
-  bash scripts/release.sh || failed+=("scripts/release.sh")
+  local wheel=0
+  [[ " ${suites[*]} " =~ \ (podman|docker|python)\  ]] && wheel=1
+  {
+    bash scripts/release.sh || { echo "FAILED: scripts/release.sh"; exit 1; }
+    if ((wheel)); then bash scripts/test-python.sh build || { echo "FAILED: the Python wheel (scripts/test-python.sh build)"; exit 1; }; fi
+  } >"$LOGS/release.log" 2>&1 &
+  release_pid=$!
+}
+finish_release() {
+  [[ -n $release_pid ]] || return 0
+  local why
+  wait "$release_pid" || { why=$(sed -n 's/^FAILED: //p' "$LOGS/release.log" | tail -1); failed+=("${why:-scripts/release.sh}"); }
+  release_pid=
+  step "release: the tarball and the wheel, built beside lint and build"
+  cat "$LOGS/release.log" >&2
 }
 
 suite_engine() {
@@ -387,6 +403,7 @@ fi
 
 for suite in "${suites[@]}"; do
   [[ $suite == kube ]] || finish_faults
+  [[ $suite == lint || $suite == build ]] || finish_release
   case $suite in
     podman | docker)
       [[ " ${engines[*]} " == *" $suite "* ]] || continue
@@ -399,6 +416,7 @@ for suite in "${suites[@]}"; do
       "suite_$suite" ;;
   esac
 done
+finish_release
 finish_faults
 ((inventory)) && { ((${#failed[@]} == 0)) || { printf 'FAILED: %s\n' "${failed[@]}" >&2; exit 1; }; exit 0; }
 

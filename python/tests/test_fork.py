@@ -1,4 +1,8 @@
-"""fork: the copies have the files, not the processes, and go like created ones."""
+"""fork: the copies have the files, not the processes, and go like created ones.
+
+Backend-neutral: on the engines (a commit, then creates) and on a cluster's
+pods (each copy made like the original, its home and /tmp copied in).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,6 @@ import pocketdock
 import pocketdock.async_
 
 from conftest import exists
-
-pytestmark = pytest.mark.engine_only
 
 
 def test_copies_have_the_files_and_start_afresh(sb: pocketdock.Container) -> None:

@@ -119,6 +119,11 @@ impl Cluster {
 
     /// `pocketdock` in `dir` as the runner, with no engine, on the
     /// cluster (chosen by `POCKETDOCK_BACKEND`).
+    /// The runner's kubeconfig.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.runner
+    }
+
     pub fn pd(&self, dir: &Path) -> Pd {
         Pd::at(dir)
             .no_engine()

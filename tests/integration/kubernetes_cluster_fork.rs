@@ -3,8 +3,11 @@
 //! `/tmp` copied in. Like `kubernetes_cluster`, the test returns at once
 //! when `POCKETDOCK_TEST_KUBECONFIG` names no cluster.
 
+use std::time::Duration;
+
 use crate::common::unique;
 use crate::kubernetes_cluster::Cluster;
+use crate::mcp_clients::{python_or_skip, PyClient};
 
 #[tokio::test]
 async fn a_fork_on_the_cluster_copies_the_home_and_tmp_into_new_pods() {
@@ -100,4 +103,45 @@ async fn a_fork_step_runs_its_copies_on_pods_and_leaves_none() {
     for pod in &pods {
         c.assert_no_pods(pod).await;
     }
+}
+
+/// The MCP server's `sandbox_fork` on pods, called by the official MCP
+/// Python client: the copy is a pod holding the file written before the
+/// fork, and the session's pods go when it ends.
+#[tokio::test]
+async fn the_mcp_fork_tool_makes_pods_that_go_with_the_session() {
+    let Some(c) = Cluster::get().await else {
+        return;
+    };
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (path, binary) = (
+        dir.path().display().to_string(),
+        crate::common::bin().display().to_string(),
+    );
+    let mut client = PyClient::start_with(
+        &python,
+        &["hold-fork-stdio", &path, &binary],
+        &[
+            ("KUBECONFIG", c.kubeconfig().to_str().unwrap()),
+            ("POCKETDOCK_BACKEND", "kubernetes"),
+            ("MCP_CREATE", r#"{"cpu_percent": 10}"#),
+        ],
+    );
+    let left = client.summary();
+    let sandbox = left["sandbox"].as_str().unwrap().to_string();
+    let copy = format!("{sandbox}-fork-1");
+    assert_eq!(left["copies"], serde_json::json!([copy]), "{left}");
+    assert!(
+        c.pods().get_opt(&copy).await.unwrap().is_some(),
+        "no pod {copy}"
+    );
+    c.pd(dir.path())
+        .cmd(["run", &copy, "cat /home/sandbox/kept.txt"])
+        .code(0)
+        .stdout_has("kept");
+    assert_eq!(client.finish(Duration::from_secs(60)), Some(0));
+    c.assert_no_pods(&sandbox).await;
 }

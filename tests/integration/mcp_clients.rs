@@ -89,9 +89,15 @@ pub struct PyClient {
 
 impl PyClient {
     pub fn start(python: &PathBuf, args: &[&str]) -> PyClient {
+        PyClient::start_with(python, args, &[])
+    }
+
+    /// [`PyClient::start`] with more variables in its (and its server's) environment.
+    pub fn start_with(python: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> PyClient {
         let mut child = Command::new(python)
             .arg(repo().join("tests/mcp/client.py"))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -11,7 +11,8 @@ scripts/provision.sh pins in the tests' virtualenv.
 
 The plain modes list the tools and call every one, checking what each
 answers (and that each refusal says why); the hold modes only create one
-sandbox (hold-fork: and fork it once). Either way the client then prints one JSON line (the session id and
+sandbox (hold-fork: write a file in it, fork it once, and read the file
+in the copy). Either way the client then prints one JSON line (the session id and
 the sandboxes it left) and keeps the session open until a line (or the end)
 arrives on stdin, so that the caller can look at the engine meanwhile. A
 failed check exits non-zero with the reason.
@@ -150,10 +151,17 @@ async def every_tool(client):
 
 
 async def hold(client, fork=False):
-    a = await ok(client, "sandbox_create")
-    left = {"session": a["session"], "sandbox": a["sandbox"]}
+    # MCP_CREATE: more arguments of sandbox_create, as JSON (a cluster's
+    # pods ask for less CPU).
+    a = await ok(client, "sandbox_create", **json.loads(os.environ.get("MCP_CREATE", "{}")))
+    box = a["sandbox"]
+    left = {"session": a["session"], "sandbox": box}
     if fork:
-        left["copies"] = (await ok(client, "sandbox_fork"))["copies"]
+        await ok(client, "write_file", sandbox=box, path="/home/sandbox/kept.txt", content="kept\n")
+        left["copies"] = (await ok(client, "sandbox_fork", sandbox=box))["copies"]
+        for copy in left["copies"]:
+            r = await ok(client, "read_file", sandbox=copy, path="/home/sandbox/kept.txt")
+            assert r["content"] == "kept\n", r
     return left
 
 
