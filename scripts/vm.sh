@@ -279,7 +279,8 @@ suite() {
   bin=$(build_suite) || exit 1
   export POCKETDOCK_BIN=${POCKETDOCK_BIN:-$VM_STAGE/pocketdock}
   export POCKETDOCK_REPO=$ROOT
-  run bash "$ROOT/scripts/vm/guest-suite" "$bin" "${setups[*]}" "${filter[@]}"
+  # One command line, quoted: `run` joins its words with spaces.
+  run "$(printf '%q ' bash "$ROOT/scripts/vm/guest-suite" "$bin" "${setups[*]}" "${filter[@]}")"
 }
 
 # The smoke subset the gate runs, on rootful Podman: the socket-activated
