@@ -142,6 +142,6 @@ async fn the_mcp_fork_tool_makes_pods_that_go_with_the_session() {
         .cmd(["run", &copy, "cat /home/sandbox/kept.txt"])
         .code(0)
         .stdout_has("kept");
-    assert_eq!(client.finish(Duration::from_secs(60)), Some(0));
+    assert_eq!(client.finish(Duration::from_mins(1)), Some(0));
     c.assert_no_pods(&sandbox).await;
 }
