@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 /// the path it was built with may be another clone's, since deleted.
 pub fn repo() -> PathBuf {
     std::env::var_os("POCKETDOCK_REPO")
+        .filter(|r| !r.is_empty())
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
 }
 
