@@ -252,22 +252,6 @@ for l in sys.stdin:
 }
 
 suite() {
-  cargo build --locked --bin pocketdock >&2 || die "cargo build failed"
-  local t stage=$VM_STAGE
-  t=$(cargo test --locked --test host --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "host" and m.get("executable"): print(m["executable"])' |
-    tail -1)
-  [[ -x $t ]] || die "the host suite's test binary was not built"
-  rm -rf "$stage" && mkdir -p "$stage"
-  cp "$CARGO_TARGET_DIR/debug/pocketdock" "$stage/pocketdock"
-  cp "$t" "$stage/host-suite"
-  echo "$stage/host-suite"
-}
-
-suite() {
   local setups=() filter=()
   while (($#)); do
     case $1 in --) shift; filter=("$@"); break ;; *) setups+=("$1") ;; esac
