@@ -42,7 +42,9 @@ pub fn of(op: &str) -> Option<Duration> {
         | "load images"
         | "save images"
         | "copy files into the container"
-        | "commit container" => None,
+        | "commit container"
+        | super::checkpoint::CHECKPOINT
+        | super::checkpoint::RESTORE => None,
         // inspect, list, kill, exec create/start/inspect/resize, stats,
         // top, stat a path, tag, and anything new: answered from memory.
         _ => Some(SHORT),

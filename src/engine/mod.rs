@@ -10,6 +10,7 @@ mod activation;
 mod agent_config;
 pub mod api;
 mod archive;
+pub mod checkpoint;
 pub mod choice;
 mod conmon;
 mod connector;

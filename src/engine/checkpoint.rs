@@ -1,0 +1,53 @@
+//! Podman's checkpoint and restore (libpod API): a running container's
+//! processes dumped by CRIU into an archive, and containers restored from
+//! it under new names. Docker has no equivalent that restores copies.
+
+use hyper::body::Incoming;
+use hyper::Method;
+
+use super::transport::{check, encode, read_body, Body};
+use super::Engine;
+use crate::error::Result;
+
+/// The operation's words; streams, so no fixed deadline (`deadline::of`).
+pub const CHECKPOINT: &str = "checkpoint container";
+/// See [`CHECKPOINT`].
+pub const RESTORE: &str = "restore container";
+
+impl Engine {
+    /// `POST /libpod/containers/{id}/checkpoint?export=true&leaveRunning=true`:
+    /// the container keeps running; the reply's body is the export archive.
+    pub async fn checkpoint_export(&self, id: &str) -> Result<Incoming> {
+        let path = format!(
+            "/libpod/containers/{}/checkpoint?export=true&leaveRunning=true",
+            encode(id)
+        );
+        let resp = self
+            .transport()
+            .send(CHECKPOINT, Method::POST, &path, None, &[])
+            .await?;
+        Ok(check(CHECKPOINT, resp).await?.into_body())
+    }
+
+    /// `POST /libpod/containers/{name}/restore?import=true&name={name}`
+    /// with an export archive as the body: a new container `name`, running
+    /// the archive's processes. Podman's reply (its id) is returned as is.
+    pub async fn restore_import(&self, name: &str, archive: Body) -> Result<serde_json::Value> {
+        let path = format!(
+            "/libpod/containers/{n}/restore?import=true&name={n}",
+            n = encode(name)
+        );
+        let resp = self
+            .transport()
+            .send(
+                RESTORE,
+                Method::POST,
+                &path,
+                Some(archive),
+                &[("Content-Type", "application/x-tar")],
+            )
+            .await?;
+        let body = read_body(RESTORE, check(RESTORE, resp).await?).await?;
+        Ok(serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+    }
+}
