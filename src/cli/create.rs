@@ -49,6 +49,10 @@ pub struct Args {
     /// A read-only root filesystem; the working directory and /tmp become tmpfs.
     #[arg(long)]
     read_only: bool,
+    /// Run it under runc, which CRIU works with, so that `pocketdock fork
+    /// --process` can copy its running processes (rootful Podman).
+    #[arg(long)]
+    forkable: bool,
     /// Processes cannot gain privileges through setuid binaries or file
     /// capabilities [default: true]; `--no-new-privileges=false` relaxes it
     /// (Docker's `--security-opt no-new-privileges`).
@@ -221,6 +225,7 @@ pub(super) fn spec(ctx: &Context, a: Args) -> Result<SandboxSpec, Error> {
             .map_or(base.pids_limit, |n| (n > 0).then_some(n)),
         tmp: a.tmp.map_or(base.tmp, |t| t.0),
         read_only: a.read_only,
+        forkable: a.forkable,
         no_new_privileges: a.no_new_privileges.unwrap_or(base.no_new_privileges),
         disk: a.disk,
         network,

@@ -123,6 +123,9 @@ pub struct HostConfig {
     /// Storage driver options (`size` caps the writable layer).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub storage_opt: BTreeMap<String, String>,
+    /// The OCI runtime (`runc`); the engine's default when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 /// One `setrlimit` limit of a container create.

@@ -169,6 +169,10 @@ pub struct SandboxSpec {
     /// dies without removing it. Persistent sandboxes are never tied; the
     /// CLI's `create` clears it, since its sandboxes outlive the command.
     pub owned: bool,
+    /// Run it under runc, the OCI runtime CRIU works with, so that its
+    /// processes can be forked ([`crate::sandbox::ForkLevel::Process`]);
+    /// Podman's default (crun, on Debian) has no CRIU.
+    pub forkable: bool,
     /// Extra labels.
     pub labels: BTreeMap<String, String>,
 }
@@ -200,6 +204,7 @@ impl Default for SandboxSpec {
             persist: false,
             timeout: Some(crate::sandbox::DEFAULT_TIMEOUT),
             owned: true,
+            forkable: false,
             labels: BTreeMap::new(),
         }
     }

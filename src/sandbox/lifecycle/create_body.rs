@@ -336,6 +336,9 @@ fn host_config(
                 hard: i64::try_from(u.hard).unwrap_or(i64::MAX),
             })
             .collect(),
+        runtime: spec
+            .forkable
+            .then(|| crate::sandbox::FORKABLE_RUNTIME.to_string()),
         ..HostConfig::default()
     }
 }
