@@ -205,6 +205,17 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// A fork of a sandbox's processes (CRIU) that cannot be made here.
+    #[error("cannot fork the processes of sandbox `{sandbox}`: {reason}\nhint: {hint}")]
+    ProcessForkRefused {
+        /// The sandbox asked to fork.
+        sandbox: String,
+        /// Why not, in a sentence.
+        reason: String,
+        /// What to do instead.
+        hint: String,
+    },
+
     /// `disk:` asked of an engine whose storage driver cannot cap a
     /// container's writable layer.
     #[error(

@@ -22,9 +22,10 @@ fn class_of(err: &Error) -> &'static str {
         Error::UnknownProfile { .. } => "UnknownProfile",
         Error::BadProjectProfile { .. } => "BadProjectProfile",
         Error::Build { .. } => "BuildError",
-        Error::Invalid { .. } | Error::DiskCapUnsupported { .. } | Error::NotOnBackend { .. } => {
-            "InvalidValue"
-        }
+        Error::Invalid { .. }
+        | Error::DiskCapUnsupported { .. }
+        | Error::NotOnBackend { .. }
+        | Error::ProcessForkRefused { .. } => "InvalidValue",
         Error::NotFound { .. } => "NotFound",
         Error::PrivilegedPort { .. } => "PrivilegedPort",
         Error::LocalPathMissing { .. } => "LocalPathMissing",

@@ -49,6 +49,7 @@ STATE_DIR = "/tmp/.pocketdock-kernel-%d" % os.getuid()
 SOCK = os.path.join(STATE_DIR, VERSION + ".sock")
 LOCK = os.path.join(STATE_DIR, "lock")
 LOG = os.path.join(STATE_DIR, "server.log")
+PIDFILE = os.path.join(STATE_DIR, "server.pid")
 
 DEFAULT_MAX_OUTPUT = 1 << 20
 MAX_REPR = 100 * 1024
@@ -94,6 +95,35 @@ def try_connect():
         return None
 
 
+def relisten():
+    """Ask a server that runs but cannot be reached to listen again.
+
+    A sandbox restored from a checkpoint (a process fork) has its server
+    and its namespace, but not its socket's path. Returns a connection, or
+    None when no such server answers.
+    """
+    try:
+        with open(PIDFILE) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmdline = f.read().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    if SELF.encode() not in cmdline or b"serve" not in cmdline:
+        return None
+    try:
+        os.kill(pid, signal.SIGUSR2)
+    except OSError:
+        return None
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        s = try_connect()
+        if s is not None:
+            return s
+        time.sleep(0.01)
+    return None
+
+
 def connect_or_start():
     """Connect to the server; start it first when none answers. Returns (sock, started)."""
     s = try_connect()
@@ -103,6 +133,9 @@ def connect_or_start():
     with open(LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         s = try_connect()
+        if s is not None:
+            return s, False
+        s = relisten()
         if s is not None:
             return s, False
         import subprocess
@@ -303,6 +336,8 @@ class Server:
             os.umask(old)
         srv.listen(16)
         threading.Thread(target=self.accept_loop, args=(srv,), daemon=True).start()
+        with open(PIDFILE, "w") as f:
+            f.write("%d\n" % os.getpid())
 
     def accept_loop(self, srv):
         while True:
@@ -343,6 +378,8 @@ class Server:
 
     def run(self):
         signal.signal(signal.SIGINT, on_sigint)
+        # A restored copy's client asks for a socket path again (relisten).
+        signal.signal(signal.SIGUSR2, lambda *_: self.listen())
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)

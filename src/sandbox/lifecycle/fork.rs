@@ -29,7 +29,7 @@ const AT_ONCE: usize = 8;
 /// fork image carries them (a commit keeps the container's labels, and a
 /// create cannot drop its image's), so a copy gets them empty: not a
 /// job's sandbox, not a pool's.
-const NOT_COPIED: [&str; 5] = [
+pub(super) const NOT_COPIED: [&str; 5] = [
     labels::POOL,
     labels::POOL_SIZE,
     labels::PROJECT_DIR,
@@ -48,11 +48,38 @@ pub struct Fork {
     /// last copy is shut down. Empty when no image was made (Kubernetes:
     /// the working directories were copied).
     pub image: String,
-    /// Whether the running processes were copied: always `false` for now.
-    /// A copy has the original's files (on an engine tmpfs mounts such as
-    /// `/tmp` aside; on Kubernetes its home and `/tmp` only), and its
-    /// image's command started afresh.
+    /// Whether the running processes were copied ([`ForkLevel::Process`]).
+    /// Without, a copy has the original's files (on an engine tmpfs mounts
+    /// such as `/tmp` aside; on Kubernetes its home and `/tmp` only), and
+    /// its image's command started afresh.
     pub processes_copied: bool,
+    /// Why a process fork asked with [`ForkOptions::fallback`] was refused
+    /// (the filesystem was forked instead): the refusal's message.
+    pub refused: Option<String>,
+}
+
+/// What a fork copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ForkLevel {
+    /// The filesystem: each copy starts afresh from it.
+    #[default]
+    Filesystem,
+    /// The processes too (CRIU, rootful Podman with runc): each copy goes
+    /// on from where the original was, a kernel's variables and a shell
+    /// session's state included. The sandbox must have been created
+    /// forkable ([`crate::sandbox::SandboxSpec::forkable`]).
+    Process,
+}
+
+/// How [`Sandbox::fork_with`] forks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ForkOptions {
+    /// What is copied.
+    pub level: ForkLevel,
+    /// With [`ForkLevel::Process`]: where a process fork is refused, fork
+    /// the filesystem instead ([`Fork::processes_copied`] says which)
+    /// rather than fail with the refusal.
+    pub fallback: bool,
 }
 
 /// How many copies [`Sandbox::fork`] makes, or their names.
@@ -294,7 +321,7 @@ pub(super) async fn release_image(backend: &Backend, image: &str) {
 }
 
 /// Fork into one copy per name.
-async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
+async fn fork_as(sb: &Sandbox, names: &[String], options: ForkOptions) -> Result<Fork> {
     check_names(names)?;
     let caps = sb.backend.capabilities();
     let by_copy = !caps.has(Capability::Snapshot);
@@ -316,8 +343,24 @@ async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
         });
     }
     names_free(sb, names).await?;
+    if options.level == ForkLevel::Process {
+        match super::fork_refusal::check(sb, &raw).await {
+            Ok(()) => return super::fork_process::fork_processes(sb, &raw, names).await,
+            Err(e) if !options.fallback => return Err(e),
+            Err(e) => {
+                let mut fork = fork_files(sb, &raw, names, by_copy).await?;
+                fork.refused = Some(e.to_string());
+                return Ok(fork);
+            }
+        }
+    }
+    fork_files(sb, &raw, names, by_copy).await
+}
+
+/// Fork the filesystem of `sb` (inspected as `raw`).
+async fn fork_files(sb: &Sandbox, raw: &Value, names: &[String], by_copy: bool) -> Result<Fork> {
     if by_copy {
-        return super::fork_copy::fork_by_copy(sb, &raw, names).await;
+        return super::fork_copy::fork_by_copy(sb, raw, names).await;
     }
     let reference = format!("{FORK_REPO}:{}", image_tag(&sb.name));
     let of = BTreeMap::from([(labels::FORK_OF.to_string(), sb.name.clone())]);
@@ -327,7 +370,7 @@ async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
     // any lifetime), and the MCP server and Python spawn it.
     let copies: Vec<_> = names
         .iter()
-        .map(|name| copy(&sb.backend, &raw, name, &reference, &image))
+        .map(|name| copy(&sb.backend, raw, name, &reference, &image))
         .collect();
     let sandboxes = match make_all(copies, AT_ONCE).await {
         Ok(made) => made,
@@ -343,16 +386,17 @@ async fn fork_as(sb: &Sandbox, names: &[String]) -> Result<Fork> {
         sandboxes,
         image,
         processes_copied: false,
+        refused: None,
     })
 }
 
-/// See [`Sandbox::fork`].
-pub(crate) async fn fork(sb: &Sandbox, copies: ForkCopies) -> Result<Fork> {
+/// See [`Sandbox::fork`] and [`Sandbox::fork_with`].
+pub(crate) async fn fork(sb: &Sandbox, copies: ForkCopies, options: ForkOptions) -> Result<Fork> {
     let names = match copies {
         ForkCopies::Count(n) => fork_names(&sb.name, n)?,
         ForkCopies::Named(names) => names,
     };
-    fork_as(sb, &names).await
+    fork_as(sb, &names, options).await
 }
 
 /// Refuse names a container already has, before anything is made.

@@ -72,6 +72,7 @@ pub(super) async fn fork_by_copy(sb: &Sandbox, raw: &Value, names: &[String]) ->
         sandboxes,
         image: String::new(),
         processes_copied: false,
+        refused: None,
     })
 }
 

@@ -1,0 +1,171 @@
+//! A fork of a sandbox's processes too (rootful Podman with runc and
+//! CRIU): the running sandbox is checkpointed into one export archive (it
+//! keeps running), and each copy is restored from it under its own name.
+//! Every process of the original (the helper, a kernel and its variables,
+//! a shell session) goes on in each copy from where it was.
+//!
+//! Each copy's channel: the helper listens on a socket in a host
+//! directory bind-mounted into the sandbox. Restored as is, every copy
+//! would bind the original's directory, so each copy's archive names a
+//! directory of its own (`checkpoint_tar.rs`), where its restored helper
+//! binds its socket again. The archive is removed when the copies are made.
+
+use std::path::{Path, PathBuf};
+
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+
+use super::checkpoint_tar::{edited_body, CopyEdit};
+use super::fork::{make_all, name_in_use, test_failure, Fork};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::sandbox::{agent, labels, Sandbox};
+
+/// How many copies are restored at once (each is a CRIU restore).
+const AT_ONCE: usize = 4;
+
+/// The export archive on this host, removed when dropped.
+struct Export(PathBuf);
+
+impl Drop for Export {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Where export archives go: `$TMPDIR`, else `/var/tmp` (a tmpfs `/tmp`
+/// would hold a large checkpoint in memory twice).
+fn export_path() -> PathBuf {
+    let dir = std::env::var_os("TMPDIR").map_or_else(|| PathBuf::from("/var/tmp"), PathBuf::from);
+    dir.join(format!(
+        "pocketdock-checkpoint-{:016x}.tar",
+        fastrand::u64(..)
+    ))
+}
+
+/// Fork `sb`'s processes into one copy per name (`raw`: its inspect; the
+/// names free and valid; `fork_refusal::check` passed).
+pub(super) async fn fork_processes(sb: &Sandbox, raw: &Value, names: &[String]) -> Result<Fork> {
+    let engine = sb.backend.as_engine().ok_or_else(|| Error::Protocol {
+        op: "fork a sandbox's processes",
+        detail: "not an engine".into(),
+    })?;
+    let export = checkpoint(sb, engine).await?;
+    let old_dir = raw["Config"]["Labels"][labels::AGENT]
+        .as_str()
+        .filter(|d| !d.is_empty())
+        .map(str::to_string);
+    let init = agent::is_init(
+        list(&raw["Config"]["Entrypoint"]).as_deref(),
+        list(&raw["Config"]["Cmd"]).as_deref(),
+    );
+    let copies: Vec<_> = names
+        .iter()
+        .map(|name| restore(sb, engine, &export.0, old_dir.as_deref(), init, name))
+        .collect();
+    let sandboxes = make_all(copies, AT_ONCE).await?;
+    drop(export);
+    Ok(Fork {
+        sandboxes,
+        image: String::new(),
+        processes_copied: true,
+        refused: None,
+    })
+}
+
+fn list(v: &Value) -> Option<Vec<String>> {
+    serde_json::from_value(v.clone()).ok()
+}
+
+/// Checkpoint `sb` (left running) into an export archive on this host.
+async fn checkpoint(sb: &Sandbox, engine: &Engine) -> Result<Export> {
+    let export = Export(export_path());
+    let io = |e: std::io::Error| Error::Io {
+        op: format!("write the checkpoint to {}", export.0.display()),
+        source: e,
+    };
+    let mut body = engine
+        .checkpoint_export(&sb.name)
+        .await
+        .map_err(|e| checkpoint_failed(sb, e))?;
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&export.0)
+        .await
+        .map_err(io)?;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Error::Protocol {
+            op: crate::engine::checkpoint::CHECKPOINT,
+            detail: e.to_string(),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            file.write_all(&data).await.map_err(io)?;
+        }
+    }
+    file.flush().await.map_err(io)?;
+    Ok(export)
+}
+
+/// Podman's refusal to checkpoint, with what to do about it.
+fn checkpoint_failed(sb: &Sandbox, e: Error) -> Error {
+    match e {
+        Error::Api { message, .. } => Error::ProcessForkRefused {
+            sandbox: sb.name.clone(),
+            reason: format!("Podman could not checkpoint it: {}", message.trim()),
+            hint: "see CRIU's log named in the message; a filesystem fork (without \
+                   --process, or --fallback) still works"
+                .into(),
+        },
+        e => e,
+    }
+}
+
+/// Restore copy `name` from the archive at `export`, with a helper
+/// directory of its own when the original has one (`old_dir`).
+async fn restore(
+    sb: &Sandbox,
+    engine: &Engine,
+    export: &Path,
+    old_dir: Option<&str>,
+    init: bool,
+    name: &str,
+) -> Result<Sandbox> {
+    test_failure(name)?;
+    let prepared = old_dir.and_then(|_| {
+        let helper = sb.backend.helper_mount()?;
+        agent::prepare(helper.dir, helper.engine_socket)
+    });
+    let new_dir = prepared.map(|p| p.dir);
+    let edit = CopyEdit {
+        name: name.to_string(),
+        dirs: old_dir
+            .zip(new_dir.as_ref())
+            .map(|(o, n)| (o.to_string(), n.display().to_string())),
+    };
+    let body = edited_body(export.to_path_buf(), edit);
+    let reply = match engine.restore_import(name, body).await {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(d) = &new_dir {
+                agent::discard(d);
+            }
+            return Err(name_in_use(name, e));
+        }
+    };
+    let id = reply["Id"].as_str().unwrap_or(name).to_string();
+    let copy = crate::sandbox::owned(&sb.backend, name, &id, new_dir.clone());
+    let Some(dir) = new_dir else {
+        return Ok(copy);
+    };
+    // The restored helper keeps its listening socket, but CRIU does not
+    // bind it again in the copy's new directory: a new server does.
+    if init && dir.join(pocketdock_agent::wire::SOCKET_NAME).exists() {
+        copy.helper().agent_started();
+    } else {
+        let _ = copy.helper().agent_launch().await;
+    }
+    Ok(copy)
+}
