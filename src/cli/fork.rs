@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{ForkLevel, ForkOptions, Sandbox};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -15,7 +15,14 @@ use crate::sandbox::Sandbox;
     A persistent sandbox cannot be forked yet. On Kubernetes, which cannot commit a pod, \
     each copy is a pod made like the original, and the original's working directory and \
     /tmp are copied into it: nothing else, and no image.\n\n\
+    With --process (rootful Podman, a sandbox created with --forkable), the running \
+    processes are copied too (CRIU): each copy goes on from where the original was, a \
+    Python kernel's variables and a shell session included. It is refused, with the \
+    reason, on Docker, rootless Podman, Kubernetes, a remote engine, a sandbox not \
+    running under runc or publishing ports, and where `criu check` fails; --fallback \
+    forks the filesystem instead there.\n\n\
     Examples:\n  \
+    pocketdock fork my-box -n 8 --process        # its kernel's variables in each copy\n  \
     pocketdock fork my-box                       # my-box-fork-1\n  \
     pocketdock fork my-box -n 3                  # my-box-fork-1 ... my-box-fork-3\n  \
     pocketdock fork my-box --name try-a --name try-b\n  \
@@ -33,10 +40,26 @@ pub struct Args {
     /// Print the copies' names as a JSON array.
     #[arg(long)]
     json: bool,
+    /// Copy the running processes too (CRIU; rootful Podman, a sandbox
+    /// created with --forkable).
+    #[arg(long)]
+    process: bool,
+    /// With --process: fork the filesystem where a process fork is
+    /// refused, rather than fail.
+    #[arg(long, requires = "process")]
+    fallback: bool,
 }
 
 pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
     let original = Sandbox::attach(backend, &a.name);
+    let options = ForkOptions {
+        level: if a.process {
+            ForkLevel::Process
+        } else {
+            ForkLevel::Filesystem
+        },
+        fallback: a.fallback,
+    };
     let fork = match (a.count, a.names.is_empty()) {
         (Some(n), false) if n != a.names.len() => {
             return Err(Error::Invalid {
@@ -45,8 +68,8 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
                 expected: "as many as the --name options given, or no -n",
             })
         }
-        (_, false) => original.fork(&a.names).await?,
-        (n, true) => original.fork(n.unwrap_or(1)).await?,
+        (_, false) => original.fork_with(&a.names, options).await?,
+        (n, true) => original.fork_with(n.unwrap_or(1), options).await?,
     };
     // They outlive this invocation: `shutdown` removes each.
     for s in &fork.sandboxes {
@@ -59,6 +82,9 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
         for n in &names {
             println!("{n}");
         }
+    }
+    if let Some(why) = &fork.refused {
+        ctx.note(format_args!("{why}"));
     }
     if !fork.processes_copied {
         ctx.note(format_args!(
