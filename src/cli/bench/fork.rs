@@ -8,7 +8,10 @@
 //!   filesystem fork does not copy processes: a copy's kernel is new and
 //!   has none of the variables. This is the fair figure: both ends hold
 //!   8 sandboxes whose kernels have the variables;
-//! - 8 fresh sandboxes until each answers a command, then the cell in each.
+//! - 8 fresh sandboxes until each answers a command, then the cell in each;
+//! - 8 process forks (CRIU, rootful Podman) until each answers a command,
+//!   then each copy's kernel asked for `v0` (it has it: nothing is re-run).
+//!   Where a process fork is refused, the refusal is reported instead.
 //!
 //! Figures are medians over the rounds (`-n`, default 3); every sandbox
 //! and fork image is removed before the next round.
@@ -20,7 +23,7 @@ use futures_util::future::try_join_all;
 use super::{series, Args, Series};
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::{RunOptions, Sandbox, ShutdownOptions};
+use crate::sandbox::{ForkLevel, ForkOptions, RunOptions, Sandbox, ShutdownOptions};
 
 /// How many copies, and fresh sandboxes against them.
 const COPIES: usize = 8;
@@ -53,6 +56,9 @@ struct Round {
     fresh_then_cell: Duration,
     /// Whether a copy's kernel had `v0` before the cell ran in it.
     copy_had: bool,
+    /// 8 process forks until each answers, then until each kernel has
+    /// `v0`; or why a process fork was refused.
+    process: Result<(Duration, Duration), String>,
 }
 
 pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8, Error> {
@@ -62,13 +68,27 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         rounds.push(round(ctx, backend, &a).await?);
     }
     let pick = |f: fn(&Round) -> Duration| rounds.iter().map(f).collect::<Vec<_>>();
-    let all = [
+    let mut all = vec![
         series("setup cell, one kernel", pick(|r| r.cell)),
         series("8 forks, each answering", pick(|r| r.fork)),
         series("8 forks + setup cell in each", pick(|r| r.fork_then_cell)),
         series("8 fresh, each answering", pick(|r| r.fresh)),
         series("8 fresh + setup cell in each", pick(|r| r.fresh_then_cell)),
     ];
+    let refused = rounds.iter().find_map(|r| r.process.clone().err());
+    if refused.is_none() {
+        let pick_p = |f: fn(&(Duration, Duration)) -> Duration| {
+            rounds
+                .iter()
+                .filter_map(|r| r.process.as_ref().ok().map(f))
+                .collect::<Vec<_>>()
+        };
+        all.push(series("8 process forks, each answering", pick_p(|p| p.0)));
+        all.push(series(
+            "8 process forks, v0 read in each kernel",
+            pick_p(|p| p.1),
+        ));
+    }
     let copy_had = rounds.iter().any(|r| r.copy_had);
     let ratio = |a: &Series, b: &Series| a.p50_ms / b.p50_ms;
     let fair = ratio(&all[2], &all[4]);
@@ -89,6 +109,7 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
                 "fair_ratio": fair,
                 "fork_alone_ratio": bare,
                 "processes_copied": false,
+                "process_fork_refused": refused,
                 "copy_kernel_had_v0": copy_had,
                 "load_average": load,
             })
@@ -111,6 +132,15 @@ pub(super) async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Res
         "processes are not copied: a copy's kernel had the variables before its cell: {}",
         if copy_had { "yes" } else { "no" }
     );
+    match &refused {
+        Some(why) => println!("process forks: refused here: {why}"),
+        None => println!(
+            "process forks: 8 answering = {:.2}x 8 fresh + the cell in each ({:.2}x with v0 read \
+             in every copy's kernel)",
+            ratio(&all[5], &all[4]),
+            ratio(&all[6], &all[4])
+        ),
+    }
     Ok(0)
 }
 
@@ -121,7 +151,9 @@ async fn round(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<Roun
         let (cell, _) = setup_cell(&original).await?;
         let (fork, fork_then_cell, copy_had) = forks(&original).await?;
         let (fresh, fresh_then_cell) = fresh(ctx, backend, a).await?;
+        let process = process_forks(&original).await?;
         Ok(Round {
+            process,
             cell,
             fork,
             fork_then_cell,
@@ -220,4 +252,47 @@ async fn fresh(
         let _ = s.shutdown(ShutdownOptions::DISCARD).await;
     }
     result
+}
+
+/// Fork `original`'s processes into 8 until each answers, then until each
+/// copy's kernel has `v0`: both times from the fork's start; the refusal
+/// where a process fork cannot be made.
+async fn process_forks(original: &Sandbox) -> Result<Result<(Duration, Duration), String>, Error> {
+    let t = Instant::now();
+    let options = ForkOptions {
+        level: ForkLevel::Process,
+        fallback: false,
+    };
+    let copies = match original.fork_with(COPIES, options).await {
+        Ok(f) => f.sandboxes,
+        Err(e @ Error::ProcessForkRefused { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    let result = async {
+        try_join_all(copies.iter().map(answers)).await?;
+        let answered = t.elapsed();
+        try_join_all(copies.iter().map(has_v0)).await?;
+        Ok(Ok((answered, t.elapsed())))
+    }
+    .await;
+    for c in &copies {
+        let _ = c.shutdown(ShutdownOptions::DISCARD).await;
+    }
+    result
+}
+
+/// The copy's kernel has the setup cell's `v0`, whole.
+async fn has_v0(sandbox: &Sandbox) -> Result<(), Error> {
+    let r = sandbox
+        .kernel()
+        .await?
+        .exec("len(v0) == v1 == 200_000", Some(CELL_LIMIT))
+        .await?;
+    if r.result.as_deref() == Some("True") {
+        return Ok(());
+    }
+    Err(Error::Protocol {
+        op: "read v0 in a process fork's kernel",
+        detail: format!("{:?} {:?}", r.result, r.error),
+    })
 }

@@ -180,6 +180,9 @@ async fn bench_sandbox_on(ctx: &Context, backend: &Backend, a: &Args) -> Result<
         )),
         mem: crate::size::ByteSize(1 << 30),
         cpu_percent: 100,
+        // The fork suite forks processes too: every sandbox it compares
+        // runs under runc.
+        forkable: matches!(a.suite, Suite::Fork),
         ..base
     };
     Sandbox::create(backend, &spec).await
