@@ -95,6 +95,11 @@ impl Project {
         name
     }
 
+    /// Sandboxes made otherwise (a fork's copies), shut down on drop too.
+    pub fn adopt(&self, names: &[String]) {
+        self.made.lock().unwrap().extend_from_slice(names);
+    }
+
     /// `create ARGS` with its warnings on: the new sandbox's name (shut
     /// down on drop) and what it said on stderr.
     pub fn create_noted(&self, args: &[&str]) -> (String, String) {

@@ -16,6 +16,7 @@ mod harness;
 
 mod containment;
 mod delegation;
+mod fork;
 mod journey;
 mod limits;
 mod paths;

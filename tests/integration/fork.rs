@@ -303,3 +303,50 @@ async fn dropped_copies_of_the_library_take_their_image_with_them() {
         .unwrap();
     p.assert_no_leaks().await;
 }
+
+/// A process fork (CRIU) is refused here, with its reason, before anything
+/// is made: Docker cannot restore copies, and on this host's Podman `criu
+/// check` fails (PVM's vdso). `--fallback` forks the files instead, saying why.
+#[tokio::test]
+async fn a_process_fork_is_refused_with_its_reason_and_falls_back_when_asked() {
+    let engine = engine_or_skip!();
+    let p = TestProject::new(&engine, "fork-process");
+    let name = original(&p, "forkc", &["--forkable"]);
+    let _images = ForkImages {
+        engine: engine.clone(),
+        of: name.clone(),
+    };
+    let why = match engine.info().kind {
+        pocketdock::EngineKind::Docker => "Docker",
+        pocketdock::EngineKind::Podman => "criu",
+    };
+    p.pd()
+        .args(["fork", &name, "-n", "2", "--process"])
+        .code(1)
+        .stderr_has("cannot fork the processes")
+        .stderr_has(why)
+        .stderr_has("--fallback");
+    let mut containers = p.containers().await;
+    containers.sort();
+    assert_eq!(
+        containers,
+        vec![name.clone()],
+        "a refused fork made something"
+    );
+    let out = p
+        .pd()
+        .args(["fork", &name, "--process", "--fallback"])
+        .code(0)
+        .stderr_has(why)
+        .stderr_has("processes were not copied")
+        .stdout();
+    assert_eq!(lines(&out), [format!("{name}-fork-1")]);
+    p.pd()
+        .args(["fork", &name, "--fallback"])
+        .code(2)
+        .stderr_has("--process");
+    for n in [name.clone(), format!("{name}-fork-1")] {
+        p.pd().args(["shutdown", &n, "-y"]).code(0);
+    }
+    p.assert_no_leaks().await;
+}

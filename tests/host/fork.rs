@@ -1,0 +1,60 @@
+//! A process fork (CRIU): on rootful Podman, 8 copies of a sandbox whose
+//! kernel holds variables, each with them; refused with its reason on the
+//! other setups, and a filesystem fork with `--fallback`.
+
+use crate::harness::{minimal, secs, setup, show, Project, BUSYBOX};
+
+#[test]
+#[ignore = "host suite: scripts/vm.sh suite"]
+fn a_process_fork_copies_a_kernels_variables_or_is_refused() {
+    let p = Project::new("pfork");
+    if setup() != "podman" {
+        let name = p.create(&["--image", BUSYBOX, "--forkable"]);
+        let o = p.output(&["fork", &name, "--process"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{}", show(&o));
+        let why = if setup() == "docker" {
+            "Docker"
+        } else {
+            "rootless"
+        };
+        assert!(
+            err.contains("cannot fork the processes") && err.contains(why),
+            "{}",
+            show(&o)
+        );
+        let o = p.output(&["fork", &name, "--process", "--fallback", "--json"]);
+        assert!(o.status.success(), "{}", show(&o));
+        p.adopt(&serde_json::from_slice::<Vec<String>>(&o.stdout).unwrap());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("processes were not copied"),
+            "{}",
+            show(&o)
+        );
+        return;
+    }
+    minimal(&p);
+    let name = p.create(&["--profile", "minimal", "--forkable"]);
+    let t = secs(60);
+    p.ok(&[
+        "python",
+        "--timeout",
+        &t,
+        &name,
+        "x = 41; word = 'fork' * 2",
+    ]);
+    let out = p.ok(&["fork", &name, "-n", "8", "--process", "--json"]);
+    let copies: Vec<String> = serde_json::from_str(&out).unwrap();
+    p.adopt(&copies);
+    assert_eq!(copies.len(), 8, "{out}");
+    for c in &copies {
+        let out = p.ok(&["python", "--timeout", &t, c, "print(x + 1, word)"]);
+        assert_eq!(out.trim(), "42 forkfork", "{c}");
+    }
+    // Each copy has its own state from here on.
+    p.ok(&["python", "--timeout", &t, &copies[0], "x = 0"]);
+    let out = p.ok(&["python", "--timeout", &t, &copies[1], "print(x)"]);
+    assert_eq!(out.trim(), "41");
+    let out = p.ok(&["python", "--timeout", &t, &name, "print(x)"]);
+    assert_eq!(out.trim(), "41");
+}
