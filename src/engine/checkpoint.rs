@@ -29,6 +29,35 @@ impl Engine {
         Ok(check(CHECKPOINT, resp).await?.into_body())
     }
 
+    /// The OCI runtime Podman's service runs a container under when none is
+    /// named (`GET /libpod/info`, `host.ociRuntime.name`): the one it
+    /// restores an imported checkpoint under, whatever the archive's was.
+    pub async fn default_runtime(&self) -> Result<String> {
+        let info: serde_json::Value = self
+            .transport()
+            .json("query the engine host", Method::GET, "/libpod/info", None)
+            .await?;
+        Ok(info["host"]["ociRuntime"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// The OCI runtime container `id` runs under (libpod's inspect: the
+    /// compat one says `oci` whatever it is).
+    pub async fn container_runtime(&self, id: &str) -> Result<String> {
+        let info: serde_json::Value = self
+            .transport()
+            .json(
+                "inspect container",
+                Method::GET,
+                &format!("/libpod/containers/{}/json", encode(id)),
+                None,
+            )
+            .await?;
+        Ok(info["OCIRuntime"].as_str().unwrap_or_default().to_string())
+    }
+
     /// `POST /libpod/containers/{name}/restore?import=true&name={name}`
     /// with an export archive as the body: a new container `name`, running
     /// the archive's processes. Podman's reply (its id) is returned as is.

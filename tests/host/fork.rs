@@ -4,6 +4,35 @@
 
 use crate::harness::{minimal, secs, setup, show, Project, BUSYBOX};
 
+/// Podman's service restores an imported checkpoint under its default OCI
+/// runtime, so the podman setup makes runc its default while this test
+/// runs (a drop-in, removed on drop; the socket starts the service anew).
+struct RuncDefault;
+
+const DROP_IN: &str = "/etc/containers/containers.conf.d/pocketdock-test-runc.conf";
+
+impl RuncDefault {
+    fn set() -> RuncDefault {
+        std::fs::create_dir_all("/etc/containers/containers.conf.d").unwrap();
+        std::fs::write(DROP_IN, "[engine]\nruntime = \"runc\"\n").unwrap();
+        restart_podman();
+        RuncDefault
+    }
+}
+
+impl Drop for RuncDefault {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(DROP_IN);
+        restart_podman();
+    }
+}
+
+fn restart_podman() {
+    let _ = std::process::Command::new("systemctl")
+        .args(["stop", "podman.service"])
+        .status();
+}
+
 #[test]
 #[ignore = "host suite: scripts/vm.sh suite"]
 fn a_process_fork_copies_a_kernels_variables_or_is_refused() {
@@ -33,6 +62,7 @@ fn a_process_fork_copies_a_kernels_variables_or_is_refused() {
         );
         return;
     }
+    let _runc = RuncDefault::set();
     minimal(&p);
     let name = p.create(&["--profile", "minimal", "--forkable"]);
     let t = secs(60);

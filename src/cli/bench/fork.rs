@@ -153,13 +153,13 @@ async fn round(ctx: &super::Context, backend: &Backend, a: &Args) -> Result<Roun
         let (fresh, fresh_then_cell) = fresh(ctx, backend, a).await?;
         let process = process_forks(&original).await?;
         Ok(Round {
-            process,
             cell,
             fork,
             fork_then_cell,
             fresh,
             fresh_then_cell,
             copy_had,
+            process,
         })
     }
     .await;

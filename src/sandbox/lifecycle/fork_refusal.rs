@@ -61,7 +61,7 @@ pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<()> {
             format!("use rootful Podman (its socket is /run/podman/podman.sock), or {INSTEAD}"),
         ));
     }
-    let runtime = raw["HostConfig"]["Runtime"].as_str().unwrap_or_default();
+    let runtime = engine.container_runtime(&sb.name).await?;
     if runtime != FORKABLE_RUNTIME {
         return Err(refuse(
             sb,
@@ -69,6 +69,20 @@ pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<()> {
                 "it runs under the OCI runtime `{runtime}`, not runc (Debian's crun has no CRIU)"
             ),
             format!("create it forkable (`pocketdock create --forkable`), or {INSTEAD}"),
+        ));
+    }
+    let default = engine.default_runtime().await?;
+    if default != FORKABLE_RUNTIME {
+        return Err(refuse(
+            sb,
+            format!(
+                "Podman's service restores an imported checkpoint under its default OCI \
+                 runtime, `{default}` here, not the sandbox's runc"
+            ),
+            format!(
+                "make runc Podman's default (`runtime = \"runc\"` under [engine] in \
+                 /etc/containers/containers.conf, then restart podman.service), or {INSTEAD}"
+            ),
         ));
     }
     if raw["HostConfig"]["PortBindings"]
