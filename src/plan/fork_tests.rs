@@ -177,3 +177,15 @@ fn a_step_on_the_copies_that_the_fork_needs_is_a_cycle() {
     );
     assert!(hint.contains("runs on the copies `split` makes"), "{hint}");
 }
+
+#[test]
+fn processes_is_a_boolean_that_asks_for_a_process_fork() {
+    let p = plan_of(
+        "version: 1\nsandboxes: {box: {}}\nsteps:\n  split:\n    fork: {copies: 2, processes: true}\n  try: {sandbox: split, run: x}\n",
+    );
+    assert_eq!(p.sandboxes.len(), 3);
+    let (at, message, _) = mistake(
+        "version: 1\nsandboxes: {box: {}}\nsteps:\n  split:\n    fork: {copies: 2, processes: sure}\n  try: {sandbox: split, run: x}\n",
+    );
+    assert!(message.contains("processes"), "{at} {message}");
+}

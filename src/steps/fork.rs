@@ -2,7 +2,9 @@
 //! are a sandbox of their own, named by the step's id, with one matrix
 //! axis `copy`: a step with `sandbox: <fork step id>` runs once on each.
 //! N is fixed when the manifest is read, so the plan holds every copy.
-//! Only the filesystem is copied ([`crate::sandbox::Sandbox::fork`]).
+//! The filesystem is copied ([`crate::sandbox::Sandbox::fork`]); with
+//! `processes: true`, the running processes too (CRIU, rootful Podman:
+//! [`crate::sandbox::ForkLevel::Process`]), or the step fails with why not.
 
 use serde_json::json;
 
@@ -13,7 +15,7 @@ use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
 use crate::job::actions::{ActionCtx, Attempt};
-use crate::sandbox::{fork_names, MAX_FORKS};
+use crate::sandbox::{fork_names, ForkLevel, ForkOptions, MAX_FORKS};
 
 /// The kind.
 pub struct Step;
@@ -29,6 +31,8 @@ pub struct ForkAction {
     pub copies: Copies,
     /// Whether the names were given (`names:`).
     pub named: bool,
+    /// Copy the running processes too (`processes: true`).
+    pub processes: bool,
 }
 
 /// A `fork`, rendered: the step's id (its copies' sandbox) and each
@@ -41,6 +45,8 @@ pub struct RenderedFork {
     pub names: Option<Vec<String>>,
     /// How many copies.
     pub n: usize,
+    /// Copy the running processes too.
+    pub processes: bool,
 }
 
 /// Keys of the map form of `fork`.
@@ -54,6 +60,11 @@ const FORK_KEYS: &[KeyDoc] = &[
         "names",
         "The copies' names (lowercase letters, digits and `-`), one per copy: each copy's `matrix.copy`, and its container is `<sandbox's container>-<name>`. Default: the copies are numbered 1 to N, their containers `<sandbox's container>-fork-<n>`.",
         || json!({ "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": MAX_FORKS }),
+    ),
+    key(
+        "processes",
+        "Copy the running processes too (CRIU; rootful Podman with runc as its default runtime): each copy goes on from where the sandbox was, a Python kernel's variables included. Where that is refused (Docker, rootless Podman, Kubernetes, a failing `criu check`), the step fails with the reason. Default: false.",
+        || json!({ "type": "boolean" }),
     ),
 ];
 
@@ -103,7 +114,11 @@ impl StepKind for Step {
         let obj = d.obj(node, &format!("`fork` of {what}"), "fork", FORK_KEYS, &[])?;
         let n = obj.value("copies").map(|c| count(d, c));
         let names = obj.value("names").map(|v| names(d, v));
-        match (n, names) {
+        let processes = match obj.value("processes") {
+            Some(v) => d.boolean(v, "processes")?,
+            None => false,
+        };
+        let fork = match (n, names) {
             (None, None) => {
                 d.error(
                     node.span,
@@ -141,9 +156,11 @@ impl StepKind for Step {
                         span: node.span,
                     },
                     named: true,
+                    processes: false,
                 })
             }
-        }
+        };
+        fork.map(|f| ForkAction { processes, ..f })
     }
 
     fn templates(_decl: &ForkAction, _each: &mut dyn FnMut(&Tpl)) {}
@@ -168,6 +185,7 @@ impl StepKind for Step {
             step: step.id.clone(),
             names,
             n: f.copies.values.len(),
+            processes: f.processes,
         })
     }
 
@@ -176,9 +194,14 @@ impl StepKind for Step {
     }
 
     fn describe(r: &RenderedFork) -> String {
-        match &r.names {
+        let what = match &r.names {
             Some(names) => format!("fork: {}", names.join(", ")),
             None => format!("fork: {} copies", r.n),
+        };
+        if r.processes {
+            format!("{what}, processes too")
+        } else {
+            what
         }
     }
 
@@ -193,7 +216,17 @@ impl StepKind for Step {
         // Not stopped by cancellation: a fork half made removes what it
         // made, and the copies it hands over are released with the job.
         let made = match names {
-            Ok(names) => ctx.sandbox.fork(&names).await,
+            Ok(names) => {
+                let options = ForkOptions {
+                    level: if r.processes {
+                        ForkLevel::Process
+                    } else {
+                        ForkLevel::Filesystem
+                    },
+                    fallback: false,
+                };
+                ctx.sandbox.fork_with(&names, options).await
+            }
             Err(e) => Err(e),
         };
         let result = match made {
@@ -237,6 +270,7 @@ fn numbered(n: &Spanned<i64>, span: Span) -> ForkAction {
             span,
         },
         named: false,
+        processes: false,
     }
 }
 
