@@ -22,8 +22,11 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::sandbox::{agent, labels, Sandbox};
 
-/// How many copies are restored at once (each is a CRIU restore).
-const AT_ONCE: usize = 4;
+/// How many copies are restored at once. One: each restore holds the
+/// archive in Podman's temporary file and CRIU's working memory on top of
+/// the copy's own, and 4 at once of a 250 MB checkpoint ran a 4 GB host
+/// out of memory (`criu failed: type NOTIFY`).
+const AT_ONCE: usize = 1;
 
 /// The export archive on this host, removed when dropped.
 struct Export(PathBuf);
@@ -152,7 +155,13 @@ async fn restore(
             if let Some(d) = &new_dir {
                 agent::discard(d);
             }
-            return Err(name_in_use(name, e));
+            let e = name_in_use(name, e);
+            // A restore that failed after Podman created the container
+            // leaves it (created, not running); a name in use is another's.
+            if !matches!(e, Error::NameInUse { .. }) {
+                let _ = sb.backend.remove_container(name, true).await;
+            }
+            return Err(e);
         }
     };
     let id = reply["Id"].as_str().unwrap_or(name).to_string();
