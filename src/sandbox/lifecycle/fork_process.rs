@@ -24,8 +24,8 @@ use crate::sandbox::{agent, labels, Sandbox};
 
 /// How many copies are restored at once. One: each restore holds the
 /// archive in Podman's temporary file and CRIU's working memory on top of
-/// the copy's own, and 4 at once of a 250 MB checkpoint ran a 4 GB host
-/// out of memory (`criu failed: type NOTIFY`).
+/// the copy's own: 4 at once of a 250 MB checkpoint failed on a 4 GB host
+/// (`criu failed: type NOTIFY`, most likely out of memory).
 const AT_ONCE: usize = 1;
 
 /// The export archive on this host, removed when dropped.
