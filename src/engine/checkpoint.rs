@@ -43,28 +43,29 @@ impl Engine {
             .to_string())
     }
 
-    /// The OCI runtime container `id` runs under (libpod's inspect: the
-    /// compat one says `oci` whatever it is).
-    pub async fn container_runtime(&self, id: &str) -> Result<String> {
-        let info: serde_json::Value = self
-            .transport()
+    /// Libpod's inspect of container `id`: what the compat one does not say
+    /// (`OCIRuntime`: the compat one says `oci` whatever it is;
+    /// `State.CgroupPath`).
+    pub async fn libpod_inspect(&self, id: &str) -> Result<serde_json::Value> {
+        self.transport()
             .json(
                 "inspect container",
                 Method::GET,
                 &format!("/libpod/containers/{}/json", encode(id)),
                 None,
             )
-            .await?;
-        Ok(info["OCIRuntime"].as_str().unwrap_or_default().to_string())
+            .await
     }
 
-    /// `POST /libpod/containers/{name}/restore?import=true&name={name}`
-    /// with an export archive as the body: a new container `name`, running
-    /// the archive's processes. Podman's reply (its id) is returned as is.
+    /// `POST /libpod/containers/{name}/restore?import=true` with an export
+    /// archive as the body: a new container, named (with its ID) by the
+    /// archive's `config.dump`, running the archive's processes. Its static
+    /// IP and MAC are left to the network: the original holds them.
+    /// Podman's reply (its id) is returned as is.
     pub async fn restore_import(&self, name: &str, archive: Body) -> Result<serde_json::Value> {
         let path = format!(
-            "/libpod/containers/{n}/restore?import=true&name={n}",
-            n = encode(name)
+            "/libpod/containers/{}/restore?import=true&ignoreStaticIP=true&ignoreStaticMAC=true",
+            encode(name)
         );
         let resp = self
             .transport()

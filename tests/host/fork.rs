@@ -64,27 +64,40 @@ fn a_process_fork_copies_a_kernels_variables_or_is_refused() {
     }
     let _runc = RuncDefault::set();
     minimal(&p);
-    let name = p.create(&["--profile", "minimal", "--forkable"]);
+    // 150 MB in the kernel under a 512 MiB limit: copies sharing one
+    // cgroup (the original's) would run it out of memory.
+    let name = p.create(&["--profile", "minimal", "--forkable", "--mem", "512m"]);
     let t = secs(60);
     p.ok(&[
         "python",
         "--timeout",
         &t,
         &name,
-        "x = 41; word = 'fork' * 2",
+        "x = 41; word = 'fork' * 2; ballast = b'b' * (150 << 20)",
     ]);
     let out = p.ok(&["fork", &name, "-n", "8", "--process", "--json"]);
     let copies: Vec<String> = serde_json::from_str(&out).unwrap();
     p.adopt(&copies);
     assert_eq!(copies.len(), 8, "{out}");
     for c in &copies {
-        let out = p.ok(&["python", "--timeout", &t, c, "print(x + 1, word)"]);
-        assert_eq!(out.trim(), "42 forkfork", "{c}");
+        let out = p.ok(&[
+            "python",
+            "--timeout",
+            &t,
+            c,
+            "print(x + 1, word, len(ballast) >> 20)",
+        ]);
+        assert_eq!(out.trim(), "42 forkfork 150", "{c}");
+        // Its own cgroup: another sandbox's processes would be listed as
+        // 0 (outside this one's PID namespace).
+        let procs = p.ok(&["run", c, "cat /sys/fs/cgroup/cgroup.procs"]);
+        assert!(!procs.lines().any(|l| l.trim() == "0"), "{c}: {procs}");
     }
-    // Each copy has its own state from here on.
+    // Each copy has its own state from here on, and outlives the original.
     p.ok(&["python", "--timeout", &t, &copies[0], "x = 0"]);
-    let out = p.ok(&["python", "--timeout", &t, &copies[1], "print(x)"]);
-    assert_eq!(out.trim(), "41");
     let out = p.ok(&["python", "--timeout", &t, &name, "print(x)"]);
+    assert_eq!(out.trim(), "41");
+    p.ok(&["shutdown", "-y", &name]);
+    let out = p.ok(&["python", "--timeout", &t, &copies[1], "print(x)"]);
     assert_eq!(out.trim(), "41");
 }

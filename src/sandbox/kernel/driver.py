@@ -95,6 +95,13 @@ def try_connect():
         return None
 
 
+def home():
+    """$HOME when this user can enter it, else /: a restored copy's exec
+    can carry root's HOME for another user."""
+    h = os.environ.get("HOME") or "/"
+    return h if os.access(h, os.X_OK) else "/"
+
+
 def relisten():
     """Ask a server that runs but cannot be reached to listen again.
 
@@ -152,7 +159,7 @@ def connect_or_start():
                 close_fds=True,
                 start_new_session=True,
                 env=env,
-                cwd=os.environ.get("HOME") or "/",
+                cwd=home(),
             )
         deadline = time.time() + 15
         while time.time() < deadline:
@@ -385,7 +392,7 @@ class Server:
         os.close(null)
         self.out_fd = os.open(self.out_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         self.err_fd = os.open(self.err_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.chdir(os.environ.get("HOME") or "/")
+        os.chdir(home())
         sys.path.insert(0, "")
         self.listen()
         self.log("kernel server %d listening on %s" % (os.getpid(), SOCK))

@@ -1,8 +1,12 @@
 //! A copy's own checkpoint archive: Podman's export, streamed through with
 //! its container config edited for the copy. N restores of one archive
 //! would share the original's helper directory (a bind mount named in the
-//! config), so each copy's archive names a directory of its own, and
-//! labels the copy as itself.
+//! config), so each copy's archive names a directory of its own and labels
+//! the copy as itself. It also gives the copy its name and an ID chosen
+//! here, and a CRIU config file (`org.criu.config`, read by runc) that
+//! maps the original's cgroup to the copy's: left to itself, CRIU puts
+//! every copy's processes back into the original's cgroup, under its
+//! memory limit, and they die with it.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -19,6 +23,9 @@ use crate::sandbox::labels;
 /// (labels, mounts) and the OCI spec the restore runs (mounts).
 const CONFIGS: [&str; 2] = ["config.dump", "spec.dump"];
 
+/// The spec annotation naming a CRIU config file for runc.
+const CRIU_CONFIG: &str = "org.criu.config";
+
 /// What one copy changes.
 #[derive(Debug, Clone)]
 pub(super) struct CopyEdit {
@@ -26,6 +33,8 @@ pub(super) struct CopyEdit {
     pub name: String,
     /// The original's helper directory and the copy's, on the host.
     pub dirs: Option<(String, String)>,
+    /// The copy's container ID and the CRIU config file its restore reads.
+    pub id: Option<(String, String)>,
 }
 
 /// Copy the archive `from` to `to`, its configs edited by `edit`.
@@ -57,6 +66,15 @@ fn edit_config(bytes: &[u8], libpod: bool, edit: &CopyEdit) -> Vec<u8> {
     };
     if let Some((old, new)) = &edit.dirs {
         replace_in_strings(&mut v, old, new);
+    }
+    if let Some((id, criu_config)) = &edit.id {
+        if libpod {
+            v["id"] = json!(id);
+            v["name"] = json!(edit.name);
+        } else if let Some(spec) = v.as_object_mut() {
+            let notes = spec.entry("annotations").or_insert_with(|| json!({}));
+            notes[CRIU_CONFIG] = json!(criu_config);
+        }
     }
     if libpod {
         if let Some(l) = v.get_mut("labels").and_then(Value::as_object_mut) {
@@ -165,7 +183,8 @@ mod tests {
             "spec": {"mounts": [{"source": "/h/aaaa", "destination": "/.pocketdock/run"},
                                 {"source": "/h/aaaab", "destination": "/x"}]},
         });
-        let spec = json!({"mounts": [{"source": "/h/aaaa/sub", "destination": "/y"}]});
+        let spec = json!({"mounts": [{"source": "/h/aaaa/sub", "destination": "/y"}],
+                          "annotations": {"a": "b"}});
         let pages = vec![7u8; 3000];
         let tar = archive(&[
             ("config.dump", config.to_string().as_bytes()),
@@ -175,6 +194,7 @@ mod tests {
         let edit = CopyEdit {
             name: "orig-fork-2".into(),
             dirs: Some(("/h/aaaa".into(), "/h/bbbbbbbb".into())),
+            id: Some(("fedc9876".into(), "/h/criu/fedc9876.conf".into())),
         };
         let mut out = Vec::new();
         rewrite(tar.as_slice(), &mut out, &edit).unwrap();
@@ -188,6 +208,10 @@ mod tests {
         assert_eq!(c["spec"]["mounts"][1]["source"], "/h/aaaab");
         let s: Value = serde_json::from_slice(&got[1].1).unwrap();
         assert_eq!(s["mounts"][0]["source"], "/h/bbbbbbbb/sub");
+        assert_eq!(c["id"], "fedc9876");
+        assert_eq!(c["name"], "orig-fork-2");
+        assert_eq!(s["annotations"]["org.criu.config"], "/h/criu/fedc9876.conf");
+        assert_eq!(s["annotations"]["a"], "b");
         assert_eq!(got[2], ("checkpoint/pages-1.img".to_string(), pages));
     }
 
@@ -197,6 +221,7 @@ mod tests {
         let edit = CopyEdit {
             name: "c".into(),
             dirs: None,
+            id: None,
         };
         let mut out = Vec::new();
         rewrite(tar.as_slice(), &mut out, &edit).unwrap();

@@ -345,7 +345,9 @@ async fn fork_as(sb: &Sandbox, names: &[String], options: ForkOptions) -> Result
     names_free(sb, names).await?;
     if options.level == ForkLevel::Process {
         match super::fork_refusal::check(sb, &raw).await {
-            Ok(()) => return super::fork_process::fork_processes(sb, &raw, names).await,
+            Ok(libpod) => {
+                return super::fork_process::fork_processes(sb, &raw, &libpod, names).await
+            }
             Err(e) if !options.fallback => return Err(e),
             Err(e) => {
                 let mut fork = fork_files(sb, &raw, names, by_copy).await?;

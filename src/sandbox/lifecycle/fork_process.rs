@@ -9,6 +9,16 @@
 //! would bind the original's directory, so each copy's archive names a
 //! directory of its own (`checkpoint_tar.rs`), where its restored helper
 //! binds its socket again. The archive is removed when the copies are made.
+//!
+//! Each copy's cgroup: CRIU puts restored processes back into the cgroup
+//! they were dumped from, the original's (runc maps it to the new
+//! container's only on cgroup v1), so every copy would share the
+//! original's memory limit, and die when it is removed. So each copy gets
+//! an ID chosen here (its archive's `config.dump`; Podman names the cgroup
+//! after it) and a CRIU config file that maps the old cgroup to the new
+//! (`cgroup-root`), named by the spec's `org.criu.config` annotation. The
+//! files live in the helpers' directory (mode 0700, the user's), which no
+//! sandbox mounts, and are removed with the archive.
 
 use std::path::{Path, PathBuf};
 
@@ -47,9 +57,29 @@ fn export_path() -> PathBuf {
     ))
 }
 
-/// Fork `sb`'s processes into one copy per name (`raw`: its inspect; the
-/// names free and valid; `fork_refusal::check` passed).
-pub(super) async fn fork_processes(sb: &Sandbox, raw: &Value, names: &[String]) -> Result<Fork> {
+/// A copy's cgroup: the original's (libpod's inspect `libpod`) with its
+/// ID replaced by `id`; `None` when the path does not hold the ID.
+pub(super) fn copy_cgroup(libpod: &Value, id: &str) -> Option<String> {
+    let old = libpod["Id"].as_str().filter(|i| !i.is_empty())?;
+    let path = libpod["State"]["CgroupPath"].as_str()?;
+    path.contains(old).then(|| path.replace(old, id))
+}
+
+/// A new container ID, as Podman makes them: 64 hex digits.
+fn new_id() -> String {
+    let [a, b, c, d] = [(); 4].map(|()| fastrand::u64(..));
+    format!("{a:016x}{b:016x}{c:016x}{d:016x}")
+}
+
+/// Fork `sb`'s processes into one copy per name (`raw`: its inspect,
+/// `libpod`: libpod's; the names free and valid; `fork_refusal::check`
+/// passed).
+pub(super) async fn fork_processes(
+    sb: &Sandbox,
+    raw: &Value,
+    libpod: &Value,
+    names: &[String],
+) -> Result<Fork> {
     let engine = sb.backend.as_engine().ok_or_else(|| Error::Protocol {
         op: "fork a sandbox's processes",
         detail: "not an engine".into(),
@@ -63,12 +93,29 @@ pub(super) async fn fork_processes(sb: &Sandbox, raw: &Value, names: &[String]) 
         list(&raw["Config"]["Entrypoint"]).as_deref(),
         list(&raw["Config"]["Cmd"]).as_deref(),
     );
-    let copies: Vec<_> = names
-        .iter()
-        .map(|name| restore(sb, engine, &export.0, old_dir.as_deref(), init, name))
-        .collect();
-    let sandboxes = make_all(copies, AT_ONCE).await?;
+    let configs = CriuConfigs::new(sb, &export.0)?;
+    let mut copies = Vec::new();
+    for name in names {
+        let id = new_id();
+        let cgroup = copy_cgroup(libpod, &id).unwrap_or_default();
+        let config = configs.write(&id, &cgroup)?;
+        let copy = Copy {
+            name,
+            id: (id, config.display().to_string()),
+        };
+        copies.push(restore(
+            sb,
+            engine,
+            &export.0,
+            old_dir.as_deref(),
+            init,
+            copy,
+        ));
+    }
+    let sandboxes = make_all(copies, AT_ONCE).await;
+    drop(configs);
     drop(export);
+    let sandboxes = sandboxes?;
     Ok(Fork {
         sandboxes,
         image: String::new(),
@@ -126,16 +173,77 @@ fn checkpoint_failed(sb: &Sandbox, e: Error) -> Error {
     }
 }
 
-/// Restore copy `name` from the archive at `export`, with a helper
-/// directory of its own when the original has one (`old_dir`).
+/// One copy: its name, and its ID with its CRIU config file.
+struct Copy<'a> {
+    name: &'a str,
+    id: (String, String),
+}
+
+/// The copies' CRIU config files, in `<helpers' directory>/criu` (or, with
+/// no helper, beside the archive), removed when dropped.
+struct CriuConfigs {
+    dir: PathBuf,
+    written: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl CriuConfigs {
+    fn new(sb: &Sandbox, export: &Path) -> Result<CriuConfigs> {
+        let dir = match sb.backend.helper_mount() {
+            Some(h) => h.dir.join("criu"),
+            None => export
+                .parent()
+                .unwrap_or(Path::new("/var/tmp"))
+                .to_path_buf(),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
+            op: format!("make {}", dir.display()),
+            source: e,
+        })?;
+        Ok(CriuConfigs {
+            dir,
+            written: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Copy `id`'s config: its processes go into `cgroup`.
+    fn write(&self, id: &str, cgroup: &str) -> Result<PathBuf> {
+        let path = self.dir.join(format!("pocketdock-{id}.conf"));
+        std::fs::write(&path, format!("cgroup-root={cgroup}\n")).map_err(|e| Error::Io {
+            op: format!("write {}", path.display()),
+            source: e,
+        })?;
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(path.clone());
+        Ok(path)
+    }
+}
+
+impl Drop for CriuConfigs {
+    fn drop(&mut self) {
+        for p in self
+            .written
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Restore `copy` from the archive at `export`, with a helper directory
+/// of its own when the original has one (`old_dir`).
 async fn restore(
     sb: &Sandbox,
     engine: &Engine,
     export: &Path,
     old_dir: Option<&str>,
     init: bool,
-    name: &str,
+    copy: Copy<'_>,
 ) -> Result<Sandbox> {
+    let name = copy.name;
     test_failure(name)?;
     let prepared = old_dir.and_then(|_| {
         let helper = sb.backend.helper_mount()?;
@@ -147,6 +255,7 @@ async fn restore(
         dirs: old_dir
             .zip(new_dir.as_ref())
             .map(|(o, n)| (o.to_string(), n.display().to_string())),
+        id: Some(copy.id),
     };
     let body = edited_body(export.to_path_buf(), edit);
     let reply = match engine.restore_import(name, body).await {

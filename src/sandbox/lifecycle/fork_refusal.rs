@@ -24,9 +24,9 @@ fn refuse(sb: &Sandbox, reason: impl Into<String>, hint: impl Into<String>) -> E
     }
 }
 
-/// `Ok` when sandbox `sb` (inspected as `raw`) can have its processes
-/// forked; else the refusal, with its reason and what to do.
-pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<()> {
+/// Libpod's inspect of sandbox `sb` (inspected as `raw`) when it can have
+/// its processes forked; else the refusal, with its reason and what to do.
+pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<Value> {
     let caps = sb.backend.capabilities();
     let Some(engine) = sb.backend.as_engine() else {
         return Err(refuse(
@@ -61,7 +61,8 @@ pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<()> {
             format!("use rootful Podman (its socket is /run/podman/podman.sock), or {INSTEAD}"),
         ));
     }
-    let runtime = engine.container_runtime(&sb.name).await?;
+    let libpod = engine.libpod_inspect(&sb.name).await?;
+    let runtime = libpod["OCIRuntime"].as_str().unwrap_or_default();
     if runtime != FORKABLE_RUNTIME {
         return Err(refuse(
             sb,
@@ -95,7 +96,19 @@ pub(super) async fn check(sb: &Sandbox, raw: &Value) -> Result<()> {
             format!("create it without published ports, or {INSTEAD}"),
         ));
     }
-    criu_check().await.map_err(|why| refuse(sb, why, INSTEAD))
+    if super::fork_process::copy_cgroup(&libpod, "").is_none() {
+        return Err(refuse(
+            sb,
+            format!(
+                "Podman does not say where its cgroup is (`State.CgroupPath`: {}), so each \
+                 copy's cannot be named",
+                libpod["State"]["CgroupPath"]
+            ),
+            INSTEAD,
+        ));
+    }
+    criu_check().await.map_err(|why| refuse(sb, why, INSTEAD))?;
+    Ok(libpod)
 }
 
 /// `criu check` on this machine (the engine's host: its socket is local).
