@@ -101,3 +101,28 @@ fn a_process_fork_copies_a_kernels_variables_or_is_refused() {
     let out = p.ok(&["python", "--timeout", &t, &copies[1], "print(x)"]);
     assert_eq!(out.trim(), "41");
 }
+
+#[test]
+#[ignore = "host suite: scripts/vm.sh suite"]
+fn a_process_fork_step_carries_the_kernel_an_earlier_step_left() {
+    if setup() != "podman" {
+        return;
+    }
+    let _runc = RuncDefault::set();
+    let p = Project::new("pfstep");
+    minimal(&p);
+    // The runner holds the kernel between steps (its relay's exec stays
+    // attached): the server must still be in the checkpoint.
+    let job = format!(
+        "version: 1\nname: pfstep\nsandboxes:\n  box:\n    profile: minimal\nsteps:\n\
+         \x20 setup:\n    sandbox: box\n    python: x = 41\n    timeout: {t}\n\
+         \x20 split:\n    sandbox: box\n    needs: [setup]\n    fork:\n      copies: 2\n      processes: true\n\
+         \x20 check:\n    sandbox: split\n    needs: [split]\n    python: \"assert x == 41, 'no x'; print('kept', x + 1)\"\n    timeout: {t}\n",
+        t = secs(60)
+    );
+    std::fs::write(p.path().join("job.yaml"), job).unwrap();
+    let o = p.output(&["apply", "job.yaml", "--output", "plain"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(out.matches("kept 42").count(), 2, "{}", show(&o));
+}

@@ -95,6 +95,10 @@ def try_connect():
         return None
 
 
+# How long a starting server, or one asked to listen again, may take.
+START_WAIT = 120
+
+
 def home():
     """$HOME when this user can enter it, else /: a restored copy's exec
     can carry root's HOME for another user."""
@@ -122,13 +126,52 @@ def relisten():
         os.kill(pid, signal.SIGUSR2)
     except OSError:
         return None
-    deadline = time.time() + 5
+    # While it lives: a restored copy's server can be slow to run its
+    # handler on a loaded host.
+    deadline = time.time() + START_WAIT
     while time.time() < deadline:
         s = try_connect()
         if s is not None:
             return s
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return None
         time.sleep(0.01)
     return None
+
+
+def spawn_server(env):
+    """Start the server detached from this relay (double fork, a session of
+    its own): its parent is the sandbox's first process, not an exec, so a
+    checkpoint of the sandbox holds it (CRIU dumps the first process's
+    tree) and this relay's end does not touch it. Returns its pid."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setsid()
+            child = os.fork()
+            if child:
+                os.write(w, b"%d" % child)
+                os._exit(0)
+            os.close(w)
+            null = os.open(os.devnull, os.O_RDONLY)
+            log = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.dup2(null, 0)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+            os.chdir(home())
+            os.execve(sys.executable, [sys.executable, "-u", SELF, "serve"], env)
+        finally:
+            os._exit(127)
+    os.close(w)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as f:
+        got = f.read()
+    return int(got) if got else pid
 
 
 def connect_or_start():
@@ -145,27 +188,21 @@ def connect_or_start():
         s = relisten()
         if s is not None:
             return s, False
-        import subprocess
-
         env = dict(os.environ)
         env["POCKETDOCK_EXEC"] = "%016x" % int.from_bytes(os.urandom(8), "big")
         env.pop("PYTHONSTARTUP", None)
-        with open(LOG, "ab") as log, open(os.devnull, "rb") as null:
-            subprocess.Popen(
-                [sys.executable, "-u", SELF, "serve"],
-                stdin=null,
-                stdout=log,
-                stderr=log,
-                close_fds=True,
-                start_new_session=True,
-                env=env,
-                cwd=home(),
-            )
-        deadline = time.time() + 15
+        server = spawn_server(env)
+        # Waited for while it runs (8 kernels starting at once on an
+        # emulated CPU took more than 15 s); one that exits has failed.
+        deadline = time.time() + START_WAIT
         while time.time() < deadline:
             s = try_connect()
             if s is not None:
                 return s, True
+            try:
+                os.kill(server, 0)
+            except OSError:
+                break
             time.sleep(0.01)
     raise SystemExit("pocketdock kernel: the server did not start; see " + LOG)
 
