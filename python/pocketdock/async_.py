@@ -174,9 +174,17 @@ class AsyncContainer:
         """Commit the sandbox as an image."""
         return await call(self._sync.snapshot, image)
 
-    async def fork(self, n: int = 1, names: Optional[Sequence[str]] = None) -> List["AsyncContainer"]:
-        """As ``Container.fork``: copies with the files, not the processes."""
-        copies = await call(self._sync.fork, n, names)
+    async def fork(
+        self,
+        n: int = 1,
+        names: Optional[Sequence[str]] = None,
+        *,
+        processes: bool = False,
+        fallback: bool = False,
+    ) -> List["AsyncContainer"]:
+        """As ``Container.fork``: copies with the files, and with ``processes``
+        the running processes too (CRIU, rootful Podman)."""
+        copies = await call(self._sync.fork, n, names, processes=processes, fallback=fallback)
         return [AsyncContainer(c) for c in copies]
 
     async def stop(self) -> None:

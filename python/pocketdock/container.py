@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 import weakref
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union, overload
@@ -174,7 +175,14 @@ class Container:
         """Commit the sandbox as image ``image``; returns the image id."""
         return self._native.snapshot(image)
 
-    def fork(self, n: int = 1, names: Optional[Sequence[str]] = None) -> List["Container"]:
+    def fork(
+        self,
+        n: int = 1,
+        names: Optional[Sequence[str]] = None,
+        *,
+        processes: bool = False,
+        fallback: bool = False,
+    ) -> List["Container"]:
         """Copy the sandbox into ``n`` new running sandboxes (1 to 64), named
         ``NAME-fork-1`` to ``NAME-fork-N``, or one per name of ``names``.
 
@@ -185,12 +193,22 @@ class Container:
         sandboxes (``shutdown``, ``with``, or when their handles go); the image
         they were made from goes with the last one. Podman and Docker only; a
         persistent sandbox cannot be forked yet.
+
+        With ``processes=True`` the running processes are copied too (CRIU, on
+        rootful Podman with runc as its default runtime): each copy's kernel
+        has the original's variables, and files on ``/tmp`` come along; an
+        open ``Session``'s shell is not carried. Elsewhere it raises
+        ``InvalidValue`` with the reason, or with ``fallback=True`` forks the
+        files instead and warns (``RuntimeWarning``) with the reason.
         """
         if names is not None:
             names = list(names)
             if n not in (1, len(names)):
                 raise ValueError(f"n={n} but {len(names)} names: one copy per name")
-        return [Container(s, self._timeout) for s in self._native.fork(n, names)]
+        copies, refused = self._native.fork(n, names, processes, fallback)
+        if refused is not None:
+            warnings.warn(f"{refused}; processes were not copied", RuntimeWarning, stacklevel=2)
+        return [Container(s, self._timeout) for s in copies]
 
     def stop(self) -> None:
         """Stop the container (its filesystem stays)."""

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use pocketdock::project::Project;
-use pocketdock::sandbox::ShellOptions;
+use pocketdock::sandbox::{ForkLevel, ForkOptions, ShellOptions};
 use pocketdock::store::{PersistentSandbox, RunLogger, SandboxRecord};
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
@@ -257,18 +257,37 @@ impl Sandbox {
     }
 
     /// Fork into `n` copies named `NAME-fork-1`.., or one per name of
-    /// `names`: the files are copied, not the processes. Each copy is
-    /// removed when its last handle goes, as a created sandbox is.
-    #[pyo3(signature = (n, names=None))]
-    fn fork(&self, py: Python<'_>, n: usize, names: Option<Vec<String>>) -> PyResult<Vec<Sandbox>> {
+    /// `names`: the files are copied; with `processes`, the running
+    /// processes too (CRIU, rootful Podman), refused elsewhere unless
+    /// `fallback`. Returns the copies and, after a fallback, the refusal.
+    /// Each copy is removed when its last handle goes, as a created
+    /// sandbox is.
+    #[pyo3(signature = (n, names=None, processes=false, fallback=false))]
+    fn fork(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        names: Option<Vec<String>>,
+        processes: bool,
+        fallback: bool,
+    ) -> PyResult<(Vec<Sandbox>, Option<String>)> {
         let sb = self.handle();
+        let options = ForkOptions {
+            level: if processes {
+                ForkLevel::Process
+            } else {
+                ForkLevel::Filesystem
+            },
+            fallback,
+        };
         let fork = rt::wait(py, None, async move {
             match names {
-                Some(names) => sb.fork(&names).await,
-                None => sb.fork(n).await,
+                Some(names) => sb.fork_with(&names, options).await,
+                None => sb.fork_with(n, options).await,
             }
         })?;
-        Ok(fork.sandboxes.into_iter().map(Sandbox::wrap).collect())
+        let copies = fork.sandboxes.into_iter().map(Sandbox::wrap).collect();
+        Ok((copies, fork.refused))
     }
 
     fn stop(&self, py: Python<'_>) -> PyResult<()> {

@@ -64,3 +64,25 @@ def test_the_async_fork_gives_async_containers() -> None:
             assert not exists(copy.name)
 
     asyncio.run(main())
+
+
+def test_a_process_fork_is_refused_here_or_falls_back_with_a_warning(sb: pocketdock.Container) -> None:
+    # No host of the gate can restore copies: Docker cannot, this host's
+    # `criu check` fails, a pod's processes cannot be checkpointed.
+    with pytest.raises(pocketdock.InvalidValue, match="cannot fork the processes") as refused:
+        sb.fork(processes=True)
+    assert "hint:" in str(refused.value)
+    assert not exists(f"{sb.name}-fork-1")
+    sb.write_file("/home/sandbox/kept.txt", "kept\n")
+    with pytest.warns(RuntimeWarning, match="processes were not copied"):
+        (copy,) = sb.fork(processes=True, fallback=True)
+    try:
+        assert copy.read_text("/home/sandbox/kept.txt") == "kept\n"
+    finally:
+        copy.shutdown()
+
+    async def main() -> None:
+        with pytest.raises(pocketdock.InvalidValue, match="cannot fork the processes"):
+            await pocketdock.async_.AsyncContainer(sb).fork(processes=True)
+
+    asyncio.run(main())

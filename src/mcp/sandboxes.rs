@@ -21,7 +21,7 @@ use crate::fleet::manage::{list_sandboxes, Scope};
 use crate::images;
 use crate::labels;
 use crate::sandbox::spec::DEFAULT_PROFILE;
-use crate::sandbox::{Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS};
+use crate::sandbox::{ForkLevel, ForkOptions, Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS};
 
 /// `sandbox_create`.
 pub const CREATE_ABOUT: &str = "Create and start a new sandbox (an isolated Linux container) \
@@ -37,7 +37,9 @@ pub const FORK_ABOUT: &str = "Fork one of this session's sandboxes into `count` 
 sandboxes (default 1, at most 64), or one per name in `names`: each copy has the \
 original's files (except under /tmp and other tmpfs mounts), limits and network, as they \
 are now; running processes are NOT copied (Python variables of run_python neither), each \
-copy starts afresh. Copies are named SANDBOX-fork-1, SANDBOX-fork-2, ... unless `names` \
+copy starts afresh, unless `processes` is true: then each copy goes on with the running \
+processes and run_python's variables (CRIU, rootful Podman only; refused with the reason \
+elsewhere, or with `fallback` true the files are forked instead and `note` says why). Copies are named SANDBOX-fork-1, SANDBOX-fork-2, ... unless `names` \
 are given; use them as `sandbox` in the other tools to try different things from one \
 state. They count toward the session's limit (a fork that would pass it is refused \
 before anything is made) and are removed when the session ends.";
@@ -218,6 +220,11 @@ pub struct ForkArgs {
     /// The copies' names (letters, digits, `_.-`), one copy each, instead of
     /// SANDBOX-fork-1 to SANDBOX-fork-N.
     pub names: Option<Vec<String>>,
+    /// Copy the running processes too, Python variables included (CRIU,
+    /// rootful Podman); default false.
+    pub processes: Option<bool>,
+    /// Where a process fork is refused, fork the files instead; default false.
+    pub fallback: Option<bool>,
 }
 
 /// What `sandbox_fork` answers.
@@ -227,7 +234,7 @@ pub struct Forked {
     sandbox: String,
     /// The copies' names, in order.
     copies: Vec<String>,
-    /// Always false: the copies have the files, not the running processes.
+    /// Whether the copies have the running processes (else only the files).
     processes_copied: bool,
     note: String,
     sandboxes_in_session: usize,
@@ -239,9 +246,17 @@ pub async fn fork(session: &Session, args: ForkArgs) -> Result<Forked, ToolError
     let n = fork_count(&args)?;
     let original = target(session, args.sandbox.as_deref()).await?;
     let slot = session.reserve_for(n, "sandbox_fork")?;
+    let options = ForkOptions {
+        level: if args.processes.unwrap_or(false) {
+            ForkLevel::Process
+        } else {
+            ForkLevel::Filesystem
+        },
+        fallback: args.fallback.unwrap_or(false),
+    };
     let fork = match &args.names {
-        Some(names) => original.fork(names).await?,
-        None => original.fork(n).await?,
+        Some(names) => original.fork_with(names, options).await?,
+        None => original.fork_with(n, options).await?,
     };
     if session.config().keep {
         for s in &fork.sandboxes {
@@ -257,8 +272,13 @@ pub async fn fork(session: &Session, args: ForkArgs) -> Result<Forked, ToolError
     let note = if fork.processes_copied {
         "the copies have the files and the running processes".to_string()
     } else {
+        let why = fork
+            .refused
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
         format!(
-            "processes were not copied: each copy has the files of {} and starts afresh \
+            "processes were not copied{why}: each copy has the files of {} and starts afresh \
              (Python variables and sessions are not copied; on an engine, neither are files \
              under /tmp)",
             original.name()
@@ -390,6 +410,7 @@ mod tests {
             sandbox: None,
             count,
             names: names.map(|n| n.iter().map(|s| (*s).to_string()).collect()),
+            ..ForkArgs::default()
         }
     }
 

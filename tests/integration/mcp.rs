@@ -421,6 +421,21 @@ fn inspector_calls() -> Vec<Call> {
             },
         ),
         call(
+            "sandbox_fork",
+            &[
+                "--tool-name",
+                "sandbox_fork",
+                "--tool-arg",
+                "processes=true",
+            ],
+            |v| {
+                // No engine of the gate restores copies (Docker cannot;
+                // this host's `criu check` fails): refused, with why.
+                assert_eq!(v["isError"], true, "{v}");
+                assert!(v.to_string().contains("cannot fork the processes"), "{v}");
+            },
+        ),
+        call(
             "sandbox_shutdown",
             &[
                 "--tool-name",

@@ -34,8 +34,9 @@ use crate::sandbox::{agent, labels, Sandbox};
 
 /// How many copies are restored at once. One: each restore holds the
 /// archive in Podman's temporary file and CRIU's working memory on top of
-/// the copy's own: 4 at once of a 250 MB checkpoint failed on a 4 GB host
-/// (`criu failed: type NOTIFY`, most likely out of memory).
+/// the copy's own, and 4 at once of a 250 MB checkpoint failed on a 4 GB
+/// host (`criu failed: type NOTIFY`). That was while every copy still
+/// joined the original's cgroup, whose limit they then shared.
 const AT_ONCE: usize = 1;
 
 /// The export archive on this host, removed when dropped.
