@@ -357,3 +357,50 @@ async fn round_trips_are_quick_and_dropped_handles_leave_no_relays() {
     until_true(&sb, "test $(ps -eo args | grep -c '[k]ernel-.*client') = 1").await;
     drop(k);
 }
+
+/// Before a process fork's checkpoint the server closes its connections
+/// (`park`): none may lead to a process outside the sandbox. A held
+/// handle's relay connects again at its next call, state kept.
+#[tokio::test]
+async fn a_parked_kernel_holds_no_connection_and_its_handles_carry_on() {
+    let engine = engine_or_skip!();
+    let mut guard = Cleanup::new(&engine);
+    let mut s = spec("kpark");
+    s.network = false;
+    let sb = sandbox(&engine, &mut guard, &s).await;
+    let k = sb.kernel().await.unwrap();
+    k.exec("x = 41", None).await.unwrap();
+    let sockets = format!("ls -l /proc/{}/fd | grep -c socket: || true", k.pid());
+    let count = |r: pocketdock::ExecResult| r.stdout.trim().parse::<u32>().unwrap();
+    let before = count(sb.run(&sockets, &RunOptions::default()).await.unwrap());
+    assert!(
+        before >= 2,
+        "the listening socket and the relay's: {before}"
+    );
+    let park = sb
+        .run(
+            "python3 /tmp/.pocketdock-kernel-*.py park",
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(park.ok, "{park:?}");
+    let after = count(sb.run(&sockets, &RunOptions::default()).await.unwrap());
+    assert_eq!(after, 1, "only the listening socket is left");
+    let r = k.exec("x + 1", None).await.unwrap();
+    assert_eq!(r.result.as_deref(), Some("42"));
+    // A second handle, gone; a second park; the first handle again.
+    let again = sb.kernel().await.unwrap();
+    assert_eq!(again.var("x").await.unwrap(), json!(41));
+    drop(again);
+    assert!(
+        sb.run(
+            "python3 /tmp/.pocketdock-kernel-*.py park",
+            &RunOptions::default()
+        )
+        .await
+        .unwrap()
+        .ok
+    );
+    assert_eq!(k.var("x").await.unwrap(), json!(41));
+}

@@ -207,9 +207,55 @@ def connect_or_start():
     raise SystemExit("pocketdock kernel: the server did not start; see " + LOG)
 
 
+PARKED = {"event": "parked"}
+
+
+class Link:
+    """The relay's connection to the server, which the server may close
+    for a checkpoint (`park`): the relay then waits, and connects again
+    when its next request comes, swallowing the new greeting, so the
+    stream it relays reads as one connection."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.cond = threading.Condition()
+
+    def parked(self):
+        with self.cond:
+            self.sock = None
+            self.cond.notify_all()
+
+    def current(self):
+        """The connection, made again first if the server parked it."""
+        with self.cond:
+            if self.sock is None:
+                sock, _ = connect_or_start()
+                read_line(sock)  # the server's hello, already relayed once
+                self.sock = sock
+                self.cond.notify_all()
+            return self.sock
+
+    def wait(self):
+        with self.cond:
+            while self.sock is None:
+                self.cond.wait()
+            return self.sock
+
+
+def read_line(sock):
+    line = b""
+    while not line.endswith(b"\n"):
+        b = sock.recv(1)
+        if not b:
+            break
+        line += b
+    return line
+
+
 def client():
     sock, started = connect_or_start()
     write_all(1, dumps({"event": "relay", "started": started}))
+    link = Link(sock)
 
     def pump_in():
         try:
@@ -217,24 +263,42 @@ def client():
                 data = os.read(0, 65536)
                 if not data:
                     break
-                sock.sendall(data)
+                link.current().sendall(data)
         except OSError:
             pass
-        try:
-            sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
+        with link.cond:
+            if link.sock is None:
+                os._exit(0)
+            try:
+                link.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
     threading.Thread(target=pump_in, daemon=True).start()
-    try:
-        while True:
-            data = sock.recv(65536)
-            if not data:
-                break
-            write_all(1, data)
-    except OSError:
-        pass
-    os._exit(0)
+    while True:
+        sock = link.wait()
+        pending = b""
+        parked = False
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                pending += data
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line.startswith(b'{"event"') and json.loads(line) == PARKED:
+                        parked = True
+                    else:
+                        write_all(1, line + b"\n")
+        except OSError:
+            pass
+        if not parked:
+            write_all(1, pending)
+            os._exit(0)
+        sock.close()
+        link.parked()
 
 
 # --------------------------------------------------------------------- server
@@ -325,6 +389,7 @@ class Conn:
     def __init__(self, sock):
         self.sock = sock
         self.lock = threading.Lock()
+        self.thread = None
 
     def send(self, obj):
         data = dumps(obj)
@@ -340,10 +405,22 @@ class Conn:
         except OSError:
             pass
 
+    def end(self):
+        """Close it now: wake its reader (which then lets go of the socket)."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(5)
+        self.close()
+
 
 class Server:
     def __init__(self):
         self.queue = queue.Queue()
+        self.conns = set()
+        self.conns_lock = threading.Lock()
         self.ns = {"__name__": "__main__", "__builtins__": __import__("builtins")}
         self.cell = 0
         self.marker = os.environ.get("POCKETDOCK_EXEC", "")
@@ -391,10 +468,15 @@ class Server:
                 self.log("accept: %s" % e)
                 time.sleep(0.1)
                 continue
-            threading.Thread(target=self.reader, args=(Conn(sock),), daemon=True).start()
+            conn = Conn(sock)
+            conn.thread = threading.Thread(target=self.reader, args=(conn,), daemon=True)
+            with self.conns_lock:
+                self.conns.add(conn)
+            conn.thread.start()
 
     def reader(self, conn):
         conn.send(self.hello)
+        f = None
         try:
             f = conn.sock.makefile("rb")
             for line in f:
@@ -414,8 +496,12 @@ class Server:
                     conn.send({"id": req.get("id"), "ok": True, "interrupted": STATE.running})
                     continue
                 self.queue.put((conn, req))
-        except OSError:
+        except (OSError, ValueError):
             pass
+        if f is not None:
+            f.close()
+        with self.conns_lock:
+            self.conns.discard(conn)
         self.queue.put((conn, None))
 
     # -- main thread --
@@ -446,12 +532,27 @@ class Server:
                 reply = {"ok": False, "error": "kernel driver error: %r" % (e,)}
             reply["id"] = rid
             conn.send(reply)
+            if req.get("op") == "park":
+                conn.end()
+
+    def park(self, asking):
+        """Close every connection (this one after its reply), so that a
+        checkpoint of the sandbox finds none to a process outside it: a
+        relay is an engine exec's. Relays connect again when next asked."""
+        with self.conns_lock:
+            others = [c for c in self.conns if c is not asking]
+        for c in others:
+            c.send(PARKED)
+            c.end()
+        return {"ok": True, "parked": len(others)}
 
     def handle(self, conn, req):
         op = req.get("op")
         rid = req.get("id")
         if op == "ping":
             return {"ok": True}
+        if op == "park":
+            return self.park(conn)
         if op not in ("exec", "vars", "var"):
             return {"ok": False, "error": "unknown op %r" % (op,)}
         conn.send({"id": rid, "event": "started"})
@@ -692,6 +793,22 @@ def remove_stale_captures():
             pass
 
 
+def park():
+    """Ask a running server to close its connections (before a checkpoint);
+    nothing to do when none runs. Exits once the server has closed ours."""
+    s = try_connect()
+    if s is None:
+        return
+    s.sendall(dumps({"id": 0, "op": "park"}))
+    reply = None
+    for line in s.makefile("rb"):
+        msg = json.loads(line)
+        if msg.get("id") == 0:
+            reply = msg
+    if not (reply and reply.get("ok")):
+        raise SystemExit("pocketdock kernel: park failed: %r" % (reply,))
+
+
 def serve():
     ensure_dir()
     remove_stale_captures()
@@ -702,10 +819,12 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "client":
         client()
+    elif mode == "park":
+        park()
     elif mode == "serve":
         serve()
     else:
-        sys.stderr.write("usage: kernel.py client|serve\n")
+        sys.stderr.write("usage: kernel.py client|serve|park\n")
         sys.exit(2)
 
 

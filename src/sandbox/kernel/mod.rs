@@ -41,6 +41,14 @@ pub struct Kernels<'a> {
 
 /// The driver's source, written into the sandbox on first use.
 const DRIVER: &str = include_str!("driver.py");
+
+/// How long a kernel may take to answer when attached: the driver waits
+/// up to 120 s for a server it starts (`START_WAIT`), and eight starting
+/// at once on an emulated CPU took more than 15 s.
+const START_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// How long a `park` may take.
+const PARK_TIMEOUT: Duration = Duration::from_mins(1);
 /// Default cap on each of stdout and stderr of one call.
 pub const KERNEL_MAX_OUTPUT: u64 = 1 << 20;
 /// How long past its timeout code may run before the kernel is killed.
@@ -248,6 +256,29 @@ impl Kernels<'_> {
         }
     }
 
+    /// Have the sandbox's kernel server, if one runs, close its client
+    /// connections (`park`, docs/kernel.md), so that a checkpoint finds
+    /// none to a process outside the sandbox (a relay is an engine
+    /// exec's, which a checkpoint does not hold). Attached [`Kernel`]s
+    /// connect again at their next call.
+    pub(crate) async fn park(self) -> Result<()> {
+        let path = driver_path();
+        let opts = super::RunOptions {
+            timeout: super::commands::Timeout::After(PARK_TIMEOUT),
+            ..super::RunOptions::default()
+        };
+        let cmd = format!("if [ -f {path} ]; then exec python3 {path} park; fi");
+        let r = self.sb.commands().run(&cmd, &opts).await?;
+        if r.ok {
+            return Ok(());
+        }
+        Err(self.kernel_error(format!(
+            "its kernel did not close its connections for the checkpoint (exit {}): {}",
+            r.exit_code,
+            r.stderr.trim()
+        )))
+    }
+
     fn kernel_error(self, detail: impl Into<String>) -> Error {
         Error::Kernel {
             sandbox: self.sb.name.clone(),
@@ -282,10 +313,13 @@ impl Kernels<'_> {
         };
         let mut fresh = false;
         let hello = loop {
-            let read = tokio::time::timeout(Duration::from_secs(30), conn.message()).await;
+            let read = tokio::time::timeout(START_TIMEOUT, conn.message()).await;
             match read {
                 Err(_) => {
-                    return Err(self.kernel_error("the kernel did not answer within 30s"));
+                    return Err(self.kernel_error(format!(
+                        "the kernel did not answer within {}s",
+                        START_TIMEOUT.as_secs()
+                    )));
                 }
                 Ok(Err(e)) => {
                     return Err(self.kernel_error(format!(

@@ -85,6 +85,7 @@ pub(super) async fn fork_processes(
         op: "fork a sandbox's processes",
         detail: "not an engine".into(),
     })?;
+    sb.kernels().park().await?;
     let export = checkpoint(sb, engine).await?;
     let old_dir = raw["Config"]["Labels"][labels::AGENT]
         .as_str()
