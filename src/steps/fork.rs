@@ -85,7 +85,7 @@ impl StepKind for Step {
     const EXAMPLE: &'static str = "fork: 2";
     const KEY: KeyDoc = key(
         Self::NAME,
-        "Action: copy the sandbox's filesystem into N new sandboxes (its processes are not copied). The copies are a sandbox named by this step's id, with a matrix axis `copy`: steps with `sandbox: <this step's id>` run once on each. An integer (N, 1 to 64) or a map with `copies` and/or `names`.",
+        "Action: copy the sandbox's filesystem into N new sandboxes (its processes too with `processes: true`, else not). The copies are a sandbox named by this step's id, with a matrix axis `copy`: steps with `sandbox: <this step's id>` run once on each. An integer (N, 1 to 64) or a map with `copies` and/or `names`.",
         || json!({ "oneOf": [ { "type": "integer", "minimum": 1, "maximum": MAX_FORKS }, reference("fork") ] }),
     );
     const FORMS: &'static [MapForm] = &[MapForm {
