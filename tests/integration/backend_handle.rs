@@ -22,6 +22,14 @@ const ENGINE_ONLY: &[(&str, &str)] = &[
     ),
     ("src/cli/bench/", "measures an engine beside its own CLI"),
     (
+        "src/sandbox/lifecycle/fork_process.rs",
+        "a process fork: CRIU's checkpoint and restore through libpod's API",
+    ),
+    (
+        "src/sandbox/lifecycle/fork_refusal.rs",
+        "whether a process fork can be made: the engine's kind, runtimes and host",
+    ),
+    (
         "src/cli/context.rs",
         "connects to the engine `--socket` names",
     ),
