@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use pocketdock::project::Project;
-use pocketdock::sandbox::{ForkLevel, ForkOptions, ShellOptions};
+use pocketdock::sandbox::{ForkCopies, ForkLevel, ForkOptions, ShellOptions};
 use pocketdock::store::{PersistentSandbox, RunLogger, SandboxRecord};
 use pocketdock::Sandbox as Handle;
 use pyo3::prelude::*;
@@ -282,8 +282,8 @@ impl Sandbox {
         };
         let fork = rt::wait(py, None, async move {
             match names {
-                Some(names) => sb.fork_with(&names, options).await,
-                None => sb.fork_with(n, options).await,
+                Some(names) => sb.fork(ForkCopies::from(names).with(options)).await,
+                None => sb.fork(ForkCopies::from(n).with(options)).await,
             }
         })?;
         let copies = fork.sandboxes.into_iter().map(Sandbox::wrap).collect();

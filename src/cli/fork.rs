@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::{ForkLevel, ForkOptions, Sandbox};
+use crate::sandbox::{ForkCopies, ForkLevel, ForkOptions, Sandbox};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -68,8 +68,16 @@ pub async fn run(ctx: &super::Context, backend: &Backend, a: Args) -> Result<u8,
                 expected: "as many as the --name options given, or no -n",
             })
         }
-        (_, false) => original.fork_with(&a.names, options).await?,
-        (n, true) => original.fork_with(n.unwrap_or(1), options).await?,
+        (_, false) => {
+            original
+                .fork(ForkCopies::from(&a.names).with(options))
+                .await?
+        }
+        (n, true) => {
+            original
+                .fork(ForkCopies::from(n.unwrap_or(1)).with(options))
+                .await?
+        }
     };
     // They outlive this invocation: `shutdown` removes each.
     for s in &fork.sandboxes {

@@ -21,7 +21,9 @@ use crate::fleet::manage::{list_sandboxes, Scope};
 use crate::images;
 use crate::labels;
 use crate::sandbox::spec::DEFAULT_PROFILE;
-use crate::sandbox::{ForkLevel, ForkOptions, Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS};
+use crate::sandbox::{
+    ForkCopies, ForkLevel, ForkOptions, Sandbox, SandboxSpec, ShutdownOptions, MAX_FORKS,
+};
 
 /// `sandbox_create`.
 pub const CREATE_ABOUT: &str = "Create and start a new sandbox (an isolated Linux container) \
@@ -255,8 +257,8 @@ pub async fn fork(session: &Session, args: ForkArgs) -> Result<Forked, ToolError
         fallback: args.fallback.unwrap_or(false),
     };
     let fork = match &args.names {
-        Some(names) => original.fork_with(names, options).await?,
-        None => original.fork_with(n, options).await?,
+        Some(names) => original.fork(ForkCopies::from(names).with(options)).await?,
+        None => original.fork(ForkCopies::from(n).with(options)).await?,
     };
     if session.config().keep {
         for s in &fork.sandboxes {

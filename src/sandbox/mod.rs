@@ -48,7 +48,9 @@ pub(crate) use lifecycle::create::give_to_user;
 pub(crate) use lifecycle::create_body::recreate_body;
 pub use lifecycle::create_body::{checked_name, is_container_name};
 pub(crate) use lifecycle::errors::{explain, gone_on_404};
-pub use lifecycle::fork::{fork_names, Fork, ForkCopies, ForkLevel, ForkOptions, MAX_FORKS};
+pub use lifecycle::fork::{
+    fork_names, Fork, ForkCopies, ForkLevel, ForkOptions, ForkRequest, MAX_FORKS,
+};
 pub use lifecycle::fork_refusal::FORKABLE_RUNTIME;
 pub(crate) use lifecycle::guard::{
     handle, owned, recycled, release_fork_image, release_on_drop, with_warnings,
@@ -282,23 +284,13 @@ impl Sandbox {
 
     /// Fork this sandbox into copies: `n` (named `NAME-fork-1` to
     /// `NAME-fork-N`), or one per name given. See [`ForkCopies`] for what
-    /// is copied and what is refused.
-    pub async fn fork(&self, copies: impl Into<ForkCopies>) -> Result<Fork> {
-        lifecycle::fork::fork(self, copies.into(), ForkOptions::default()).await
-    }
-
-    /// [`Sandbox::fork`], at the level `options` asks: with
-    /// [`ForkLevel::Process`] each copy goes on with the original's running
-    /// processes (CRIU through rootful Podman, on a sandbox created with
-    /// [`SandboxSpec::forkable`]). Elsewhere that is refused
-    /// ([`Error::ProcessForkRefused`], with the reason), or, with
+    /// is copied and what is refused. [`ForkCopies::with`] asks for
+    /// [`ForkLevel::Process`]: each copy goes on with the original's
+    /// running processes (CRIU through rootful Podman). Elsewhere that is
+    /// refused ([`Error::ProcessForkRefused`], with the reason), or, with
     /// [`ForkOptions::fallback`], the filesystem is forked instead.
-    pub async fn fork_with(
-        &self,
-        copies: impl Into<ForkCopies>,
-        options: ForkOptions,
-    ) -> Result<Fork> {
-        lifecycle::fork::fork(self, copies.into(), options).await
+    pub async fn fork(&self, request: impl Into<ForkRequest>) -> Result<Fork> {
+        lifecycle::fork::fork(self, request.into()).await
     }
 
     /// Create a sandbox from `spec`, run `f` with it, and shut it down

@@ -15,7 +15,7 @@ use crate::manifest::keys::{key, reference, KeyDoc, MapForm};
 use crate::manifest::{StepDecl, Tpl};
 use crate::plan::{Refusal, Render};
 use crate::job::actions::{ActionCtx, Attempt};
-use crate::sandbox::{fork_names, ForkLevel, ForkOptions, MAX_FORKS};
+use crate::sandbox::{fork_names, ForkCopies, ForkLevel, ForkOptions, MAX_FORKS};
 
 /// The kind.
 pub struct Step;
@@ -225,7 +225,7 @@ impl StepKind for Step {
                     },
                     fallback: false,
                 };
-                ctx.sandbox.fork_with(&names, options).await
+                ctx.sandbox.fork(ForkCopies::from(&names).with(options)).await
             }
             Err(e) => Err(e),
         };

@@ -23,7 +23,7 @@ use futures_util::future::try_join_all;
 use super::{series, Args, Series};
 use crate::backend::Backend;
 use crate::error::Error;
-use crate::sandbox::{ForkLevel, ForkOptions, RunOptions, Sandbox, ShutdownOptions};
+use crate::sandbox::{ForkCopies, ForkLevel, ForkOptions, RunOptions, Sandbox, ShutdownOptions};
 
 /// How many copies, and fresh sandboxes against them.
 const COPIES: usize = 8;
@@ -263,7 +263,7 @@ async fn process_forks(original: &Sandbox) -> Result<Result<(Duration, Duration)
         level: ForkLevel::Process,
         fallback: false,
     };
-    let copies = match original.fork_with(COPIES, options).await {
+    let copies = match original.fork(ForkCopies::from(COPIES).with(options)).await {
         Ok(f) => f.sandboxes,
         Err(e @ Error::ProcessForkRefused { .. }) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e),

@@ -71,7 +71,7 @@ pub enum ForkLevel {
     Process,
 }
 
-/// How [`Sandbox::fork_with`] forks.
+/// How [`Sandbox::fork`] forks ([`ForkCopies::with`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ForkOptions {
     /// What is copied.
@@ -134,6 +134,35 @@ impl From<&[String]> for ForkCopies {
 impl From<&Vec<String>> for ForkCopies {
     fn from(names: &Vec<String>) -> Self {
         ForkCopies::Named(names.clone())
+    }
+}
+
+impl ForkCopies {
+    /// These copies, forked as `options` says (a process fork).
+    #[must_use]
+    pub fn with(self, options: ForkOptions) -> ForkRequest {
+        ForkRequest {
+            copies: self,
+            options,
+        }
+    }
+}
+
+/// What [`Sandbox::fork`] is asked: which copies, and how. A count or
+/// names convert into a filesystem fork; [`ForkCopies::with`] sets the
+/// level: `sb.fork(ForkCopies::from(8).with(ForkOptions { level:
+/// ForkLevel::Process, fallback: true }))`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForkRequest {
+    /// Which copies.
+    pub copies: ForkCopies,
+    /// How.
+    pub options: ForkOptions,
+}
+
+impl<T: Into<ForkCopies>> From<T> for ForkRequest {
+    fn from(copies: T) -> Self {
+        copies.into().with(ForkOptions::default())
     }
 }
 
@@ -392,8 +421,9 @@ async fn fork_files(sb: &Sandbox, raw: &Value, names: &[String], by_copy: bool) 
     })
 }
 
-/// See [`Sandbox::fork`] and [`Sandbox::fork_with`].
-pub(crate) async fn fork(sb: &Sandbox, copies: ForkCopies, options: ForkOptions) -> Result<Fork> {
+/// See [`Sandbox::fork`].
+pub(crate) async fn fork(sb: &Sandbox, request: ForkRequest) -> Result<Fork> {
+    let ForkRequest { copies, options } = request;
     let names = match copies {
         ForkCopies::Count(n) => fork_names(&sb.name, n)?,
         ForkCopies::Named(names) => names,
