@@ -213,6 +213,21 @@ fn kdl_blocks_nested_under_slashdashes_took_exponential_time() {
     kdl(&ended).unwrap();
 }
 
+// Regression (fuzzing, 2026-11-29, timeout-6df5f97849): broken text with
+// slash-dashes and stray braces in strings, which the depth guard reads as
+// closed, took the kdl crate's recovery 20 s and 1.7 million diagnostics
+// (65,536 copies of each). Blanking the slash-dashes for a first parse
+// reports the text's 88 errors at once.
+#[test]
+fn broken_kdl_under_many_slashdashes_is_reported_at_once() {
+    let found = include_str!("../../fuzz/seeds/kdl/timeout-6df5f97849.kdl");
+    let diags = kdl(found).unwrap_err().diagnostics().to_vec();
+    assert!(!diags.is_empty() && diags.len() < 1000, "{}", diags.len());
+    // A slash-dash still comments out in valid text.
+    let ok = "version 1\nsandbox \"s\"\n/- step \"a\" { run \"x /- y\" }\nstep \"b\" sandbox=\"s\" { run \"y\" }\n";
+    kdl(ok).unwrap();
+}
+
 // Regression: the file was read whole, so `validate /dev/zero` read 8 GB;
 // and a FIFO hung `validate` waiting for a writer. Neither is a file: both
 // are refused before anything is read, and a large file is read no
