@@ -65,9 +65,10 @@ pub enum ForkLevel {
     #[default]
     Filesystem,
     /// The processes too (CRIU, rootful Podman with runc): each copy goes
-    /// on from where the original was, a kernel's variables and a shell
-    /// session's state included. The sandbox must have been created
-    /// forkable ([`crate::sandbox::SandboxSpec::forkable`]).
+    /// on from where the original was, a kernel's variables included; an
+    /// open shell session is not carried (its `bash` is an engine exec's).
+    /// The sandbox must run under runc
+    /// ([`crate::sandbox::SandboxSpec::forkable`]).
     Process,
 }
 

@@ -1,8 +1,10 @@
 //! A fork of a sandbox's processes too (rootful Podman with runc and
 //! CRIU): the running sandbox is checkpointed into one export archive (it
 //! keeps running), and each copy is restored from it under its own name.
-//! Every process of the original (the helper, a kernel and its variables,
-//! a shell session) goes on in each copy from where it was.
+//! Every process of the original's first process's tree (the helper, a
+//! kernel and its variables, background processes) goes on in each copy
+//! from where it was; an engine exec's own process (a shell session's
+//! `bash`) is not in the checkpoint.
 //!
 //! Each copy's channel: the helper listens on a socket in a host
 //! directory bind-mounted into the sandbox. Restored as is, every copy
@@ -95,7 +97,7 @@ pub(super) async fn fork_processes(
         list(&raw["Config"]["Entrypoint"]).as_deref(),
         list(&raw["Config"]["Cmd"]).as_deref(),
     );
-    let configs = CriuConfigs::new(sb, &export.0)?;
+    let mut configs = CriuConfigs::new(sb, &export.0)?;
     let mut copies = Vec::new();
     for name in names {
         let id = new_id();
@@ -185,7 +187,7 @@ struct Copy<'a> {
 /// no helper, beside the archive), removed when dropped.
 struct CriuConfigs {
     dir: PathBuf,
-    written: std::sync::Mutex<Vec<PathBuf>>,
+    written: Vec<PathBuf>,
 }
 
 impl CriuConfigs {
@@ -203,33 +205,25 @@ impl CriuConfigs {
         })?;
         Ok(CriuConfigs {
             dir,
-            written: std::sync::Mutex::new(Vec::new()),
+            written: Vec::new(),
         })
     }
 
     /// Copy `id`'s config: its processes go into `cgroup`.
-    fn write(&self, id: &str, cgroup: &str) -> Result<PathBuf> {
+    fn write(&mut self, id: &str, cgroup: &str) -> Result<PathBuf> {
         let path = self.dir.join(format!("pocketdock-{id}.conf"));
         std::fs::write(&path, format!("cgroup-root={cgroup}\n")).map_err(|e| Error::Io {
             op: format!("write {}", path.display()),
             source: e,
         })?;
-        self.written
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(path.clone());
+        self.written.push(path.clone());
         Ok(path)
     }
 }
 
 impl Drop for CriuConfigs {
     fn drop(&mut self) {
-        for p in self
-            .written
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .drain(..)
-        {
+        for p in &self.written {
             let _ = std::fs::remove_file(p);
         }
     }
