@@ -3,7 +3,8 @@
 //! the engine's exec create + start + inspect. `relay` serves the same
 //! over an exec's stdin and stdout where no socket can be shared. `init` runs it as the
 //! sandbox's first process (see `init`); `measure` wraps one command run
-//! through the engine's exec.
+//! through the engine's exec; `session` carries a shell that outlives its
+//! exec (see `session`).
 //!
 //! This file is the crate root of a static build made by rustc directly
 //! (see ../../build.rs), so it declares every module itself; `wire.rs` is
@@ -25,6 +26,8 @@ mod relay_wire;
 mod reset;
 mod run;
 mod server;
+mod session;
+mod session_relay;
 mod signals;
 mod sys;
 mod user;
@@ -66,6 +69,15 @@ fn main() {
                 _ => 2,
             }
         }
+        ["session", name, "--", ref command @ ..] => session_relay::run(
+            name,
+            &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+        ),
+        ["session-host", name, "--", ref command @ ..] => session::run(
+            name,
+            &command.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+        ),
+        ["session-park"] => session::park_all(),
         ["write", path, mode, mtime] => write::run(path, mode, mtime),
         ["measure", file, "--", ref command @ ..] => measure::run(
             file,
@@ -81,7 +93,7 @@ fn main() {
             Err(_) => 2,
         },
         _ => {
-            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | measure FILE -- COMMAND... | write PATH MODE MTIME | signal MARKER SIGNAL | --version");
+            eprintln!("usage: pocketdock-agent serve SOCKET [--user USER] | relay [--user USER] | init SOCKET [--user USER] [-- COMMAND...] | measure FILE -- COMMAND... | session NAME -- COMMAND... | session-park | write PATH MODE MTIME | signal MARKER SIGNAL | --version");
             2
         }
     };

@@ -82,6 +82,9 @@ extern "C" {
     fn mallopt(param: c_int, value: c_int) -> c_int;
     fn malloc_trim(pad: usize) -> c_int;
     fn setrlimit(resource: c_int, limit: *const Rlimit) -> c_int;
+    fn fork() -> i32;
+    fn setsid() -> i32;
+    fn _exit(code: c_int) -> !;
 }
 
 /// `struct rlimit`.
@@ -111,6 +114,25 @@ pub fn limit_cpu(cmd: &mut std::process::Command, secs: u64) {
             } else {
                 Err(io::Error::last_os_error())
             }
+        });
+    }
+}
+
+/// Start `cmd` as an orphan in a session of its own: its process forks once
+/// more before exec and the middle one exits, so the sandbox's first
+/// process adopts it (and a checkpoint of the sandbox holds it).
+pub fn detach(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child and makes only fork,
+    // setsid and _exit calls, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| match fork() {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                setsid();
+                Ok(())
+            }
+            _ => _exit(0),
         });
     }
 }
@@ -216,6 +238,15 @@ pub fn switch_user(uid: u32, gid: u32, groups: &[u32]) -> io::Result<()> {
 /// The pid of the process at the other end of a Unix socket, as seen from
 /// the helper's PID namespace (0 when the peer is outside it).
 pub fn peer_pid(sock: &impl AsRawFd) -> io::Result<i32> {
+    peer(sock).map(|c| c.pid)
+}
+
+/// The uid of the process at the other end of a Unix socket.
+pub fn peer_uid(sock: &impl AsRawFd) -> io::Result<u32> {
+    peer(sock).map(|c| c.uid)
+}
+
+fn peer(sock: &impl AsRawFd) -> io::Result<Ucred> {
     let mut cred = Ucred::default();
     let mut len = std::mem::size_of::<Ucred>() as u32;
     // SAFETY: `cred` is a writable `struct ucred` and `len` holds its size,
@@ -230,7 +261,7 @@ pub fn peer_pid(sock: &impl AsRawFd) -> io::Result<i32> {
         )
     };
     if rc == 0 {
-        Ok(cred.pid)
+        Ok(cred)
     } else {
         Err(io::Error::last_os_error())
     }

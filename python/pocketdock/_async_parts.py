@@ -123,6 +123,11 @@ class AsyncSession:
     ) -> None:
         await self.close()
 
+    @property
+    def name(self) -> Optional[str]:
+        """As ``Session.name``."""
+        return self._sync.name
+
     def is_alive(self) -> bool:
         """The shell is running."""
         return self._sync.is_alive()

@@ -235,9 +235,17 @@ class AsyncContainer:
         """As ``Container.on_exit``."""
         self._sync.on_exit(callback)
 
-    async def session(self, *, tty: bool = False, user: Optional[str] = None, cwd: Optional[str] = None, env: Env = None) -> AsyncSession:
-        """Open a persistent shell."""
-        return AsyncSession(await call(self._sync.session, tty=tty, user=user, cwd=cwd, env=env))
+    async def session(
+        self,
+        *,
+        tty: bool = False,
+        user: Optional[str] = None,
+        cwd: Optional[str] = None,
+        env: Env = None,
+        name: Optional[str] = None,
+    ) -> AsyncSession:
+        """Open a persistent shell (``name``: as ``Container.session``)."""
+        return AsyncSession(await call(self._sync.session, tty=tty, user=user, cwd=cwd, env=env, name=name))
 
     async def kernel(self) -> AsyncKernel:
         """The sandbox's Python kernel."""

@@ -282,9 +282,16 @@ class Container:
         cwd: Optional[str] = None,
         env: Env = None,
         buffer_size: Optional[int] = None,
+        name: Optional[str] = None,
     ) -> Session:
-        """Open a persistent shell: ``with c.session() as sh: sh.send_and_wait("cd /tmp")``."""
-        return Session(self._native.session(tty, user, cwd, _options.env_pairs(env), buffer_size))
+        """Open a persistent shell: ``with c.session() as sh: sh.send_and_wait("cd /tmp")``.
+
+        ``name`` attaches to the sandbox's running session of that name, or
+        starts it under that name; a process fork's copies hold their
+        original's sessions under the same names (``Session.name``). Honoured
+        where the sandbox's helper carries sessions (local engines, no TTY).
+        """
+        return Session(self._native.session(tty, user, cwd, _options.env_pairs(env), buffer_size, name))
 
     def kernel(self) -> Kernel:
         """The sandbox's persistent Python kernel (started on first use)."""

@@ -33,6 +33,14 @@ class Session:
         """The shell's pid inside the sandbox."""
         return self._native.pid
 
+    @property
+    def name(self) -> Optional[str]:
+        """The name the sandbox holds this session by (a process fork's
+        copies hold it under the same name: ``copy.session(name=...)``), or
+        ``None`` for a shell the sandbox's helper does not carry (a TTY, a
+        sandbox without the helper)."""
+        return self._native.name
+
     def is_alive(self) -> bool:
         """The shell is still running."""
         return self._native.is_alive()

@@ -347,7 +347,8 @@ impl Sandbox {
             .commands().on_exit(move |_, code| callbacks::code(&f, code));
     }
 
-    #[pyo3(signature = (tty, user, cwd, env, buffer))]
+    #[pyo3(signature = (tty, user, cwd, env, buffer, name=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
     fn session(
         &self,
         py: Python<'_>,
@@ -356,8 +357,17 @@ impl Sandbox {
         cwd: Option<String>,
         env: Vec<(String, String)>,
         buffer: Option<usize>,
+        name: Option<String>,
     ) -> PyResult<crate::session::Session> {
-        crate::session::open(py, self.handle(), tty, user, cwd, env, buffer)
+        let opts = pocketdock::sandbox::SessionOptions {
+            tty,
+            user,
+            workdir: cwd,
+            env,
+            buffer: buffer.unwrap_or(pocketdock::sandbox::DEFAULT_SESSION_BUFFER),
+            name,
+        };
+        crate::session::open(py, self.handle(), opts)
     }
 
     fn kernel(&self, py: Python<'_>) -> PyResult<crate::kernel::Kernel> {

@@ -16,22 +16,7 @@ pub struct Session {
 }
 
 /// Open a session on `sb`.
-pub fn open(
-    py: Python<'_>,
-    sb: pocketdock::Sandbox,
-    tty: bool,
-    user: Option<String>,
-    workdir: Option<String>,
-    env: Vec<(String, String)>,
-    buffer: Option<usize>,
-) -> PyResult<Session> {
-    let opts = SessionOptions {
-        tty,
-        user,
-        workdir,
-        env,
-        buffer: buffer.unwrap_or(DEFAULT_SESSION_BUFFER),
-    };
+pub fn open(py: Python<'_>, sb: pocketdock::Sandbox, opts: SessionOptions) -> PyResult<Session> {
     let inner = rt::wait(py, None, async move { sb.session(opts).await })?;
     Ok(Session { inner })
 }
@@ -41,6 +26,11 @@ impl Session {
     #[getter]
     fn pid(&self) -> u32 {
         self.inner.pid()
+    }
+
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.inner.name().map(str::to_string)
     }
 
     fn is_alive(&self) -> bool {

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 import pocketdock
+import pocketdock.async_ as pda
 
 
 def test_a_session_keeps_its_state(sb: pocketdock.Container) -> None:
@@ -23,3 +28,27 @@ def test_the_kernel_keeps_variables(sb: pocketdock.Container) -> None:
     bad = k.exec("1/0")
     assert not bad.ok and "ZeroDivisionError" in (bad.error or "")
     k.close()
+
+
+def test_a_named_session_is_held_by_the_sandbox_under_its_name(sb: pocketdock.Container) -> None:
+    with sb.session(name="work") as sh:
+        assert sh.name == "work"
+        sh.send_and_wait("export X=7")
+        # Held by one client at a time; a process fork's copy attaches by it.
+        with pytest.raises(pocketdock.PocketdockError, match="attached to another client"):
+            sb.session(name="work")
+    with sb.session() as anon:
+        assert anon.name and anon.name != "work"
+    # Closed, the name starts a fresh shell.
+    with sb.session(name="work") as sh:
+        assert sh.send_and_wait("echo \"[$X]\"").stdout == "[]\n"
+
+
+def test_an_async_session_takes_a_name(sb: pocketdock.Container) -> None:
+    async def main() -> None:
+        sh = await pda.AsyncContainer(sb).session(name="async-work")
+        assert sh.name == "async-work"
+        assert (await sh.send_and_wait("echo hi")).stdout == "hi\n"
+        await sh.close()
+
+    asyncio.run(main())

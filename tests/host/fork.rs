@@ -1,5 +1,6 @@
 //! A process fork (CRIU): on rootful Podman, 8 copies of a sandbox whose
-//! kernel holds variables, each with them; refused with its reason on the
+//! kernel holds variables, each with them (and a job's shell session, each
+//! with its state); refused with its reason on the
 //! other setups, and a filesystem fork with `--fallback`.
 
 use crate::harness::{minimal, secs, setup, show, Project, BUSYBOX};
@@ -111,13 +112,15 @@ fn a_process_fork_step_carries_the_kernel_an_earlier_step_left() {
     let _runc = RuncDefault::set();
     let p = Project::new("pfstep");
     minimal(&p);
-    // The runner holds the kernel between steps (its relay's exec stays
-    // attached): the server must still be in the checkpoint.
+    // The runner holds the kernel and the shell between steps (their
+    // relays' execs stay attached): both must still be in the checkpoint.
     let job = format!(
         "version: 1\nname: pfstep\nsandboxes:\n  box:\n    profile: minimal\nsteps:\n\
          \x20 setup:\n    sandbox: box\n    python: x = 41\n    timeout: {t}\n\
-         \x20 split:\n    sandbox: box\n    needs: [setup]\n    fork:\n      copies: 2\n      processes: true\n\
-         \x20 check:\n    sandbox: split\n    needs: [split]\n    python: \"assert x == 41, 'no x'; print('kept', x + 1)\"\n    timeout: {t}\n",
+         \x20 shell:\n    sandbox: box\n    needs: [setup]\n    session: {{name: sh, send: 'cd /tmp && export Y=7 && f() {{ echo fn; }}'}}\n\
+         \x20 split:\n    sandbox: box\n    needs: [shell]\n    fork:\n      copies: 2\n      processes: true\n\
+         \x20 check:\n    sandbox: split\n    needs: [split]\n    python: \"assert x == 41, 'no x'; print('kept', x + 1)\"\n    timeout: {t}\n\
+         \x20 recall:\n    sandbox: split\n    needs: [split]\n    session: {{name: sh, send: 'test \"$Y $PWD $(f)\" = \"7 /tmp fn\" && echo shell kept $Y'}}\n",
         t = secs(60)
     );
     std::fs::write(p.path().join("job.yaml"), job).unwrap();
@@ -125,4 +128,5 @@ fn a_process_fork_step_carries_the_kernel_an_earlier_step_left() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", show(&o));
     assert_eq!(out.matches("kept 42").count(), 2, "{}", show(&o));
+    assert_eq!(out.matches("shell kept 7").count(), 2, "{}", show(&o));
 }

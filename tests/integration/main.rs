@@ -100,6 +100,7 @@ mod serve_openapi;
 mod serve_security;
 mod serve_seed004;
 mod session;
+mod session_carried;
 mod shell;
 mod stray_processes;
 mod systemd;

@@ -18,9 +18,39 @@ type SessionSlot = Arc<tokio::sync::Mutex<Option<Session>>>;
 
 /// The job's sessions, by (sandbox instance, its container's name, name):
 /// a sandbox made anew after a loss opens shells of its own.
-#[derive(Default)]
 pub(crate) struct Sessions {
     slots: Mutex<HashMap<(usize, String, String), SessionSlot>>,
+    /// This job's mark on the names its sessions have in the sandbox, so
+    /// two jobs on one kept sandbox hold shells of their own, while a
+    /// process fork's copy finds the session its original had in this job.
+    tag: String,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            slots: Mutex::default(),
+            tag: format!("{:08x}", fastrand::u32(..)),
+        }
+    }
+}
+
+impl Sessions {
+    /// Session `name`'s name in the sandbox (within the helper's 64 bytes).
+    fn carried_name(&self, name: &str) -> String {
+        if name.len() <= 55 {
+            format!("{name}.{}", self.tag)
+        } else {
+            let mut h = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(name, &mut h);
+            format!(
+                "{}.{:016x}.{}",
+                &name[..30],
+                std::hash::Hasher::finish(&h),
+                self.tag
+            )
+        }
+    }
 }
 
 impl Sessions {
@@ -42,7 +72,11 @@ impl Sessions {
             .clone();
         let mut guard = slot.lock().await;
         if guard.as_ref().is_none_or(|s| !s.is_alive()) {
-            match ctx.sandbox.session(SessionOptions::default()).await {
+            let opts = SessionOptions {
+                name: Some(self.carried_name(name)),
+                ..SessionOptions::default()
+            };
+            match ctx.sandbox.session(opts).await {
                 Ok(s) => *guard = Some(s),
                 Err(e) => return Attempt::failed(ctx.error(e)),
             }

@@ -542,6 +542,16 @@ impl Helper<'_> {
         self.sb.agent.state().init
     }
 
+    /// The helper's binary inside the sandbox, when the sandbox has the
+    /// helper's mounts (an inspect when this handle does not know yet).
+    pub(crate) async fn binary_in_sandbox(self) -> Option<&'static str> {
+        if matches!(self.sb.agent.state().dir, Known::Unknown) {
+            let _ = self.sb.inspect().await;
+        }
+        let mounted = matches!(self.sb.agent.state().dir, Known::At(_));
+        mounted.then_some(wire::BINARY_IN_SANDBOX)
+    }
+
     /// The helper's socket directory when this handle knows it (no request).
     pub(crate) fn agent_dir_known(self) -> Option<PathBuf> {
         self.sb.agent.state().dir.clone().dir()

@@ -65,8 +65,8 @@ pub enum ForkLevel {
     #[default]
     Filesystem,
     /// The processes too (CRIU, rootful Podman with runc): each copy goes
-    /// on from where the original was, a kernel's variables included; an
-    /// open shell session is not carried (its `bash` is an engine exec's).
+    /// on from where the original was, a kernel's variables and open shell
+    /// sessions included (a copy reaches a session by [`Session::name`](crate::sandbox::Session::name)).
     /// The sandbox must run under runc
     /// ([`crate::sandbox::SandboxSpec::forkable`]).
     Process,

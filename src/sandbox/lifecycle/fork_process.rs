@@ -2,9 +2,10 @@
 //! CRIU): the running sandbox is checkpointed into one export archive (it
 //! keeps running), and each copy is restored from it under its own name.
 //! Every process of the original's first process's tree (the helper, a
-//! kernel and its variables, background processes) goes on in each copy
-//! from where it was; an engine exec's own process (a shell session's
-//! `bash`) is not in the checkpoint.
+//! kernel and its variables, the sessions' shells, background processes)
+//! goes on in each copy from where it was; an engine exec's own process is
+//! not in the checkpoint, so the kernel and the sessions let go of their
+//! execs' connections first (`park`).
 //!
 //! Each copy's channel: the helper listens on a socket in a host
 //! directory bind-mounted into the sandbox. Restored as is, every copy
@@ -88,6 +89,7 @@ pub(super) async fn fork_processes(
         detail: "not an engine".into(),
     })?;
     sb.kernels().park().await?;
+    sb.sessions().park().await?;
     let export = checkpoint(sb, engine).await?;
     let old_dir = raw["Config"]["Labels"][labels::AGENT]
         .as_str()

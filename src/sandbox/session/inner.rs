@@ -23,6 +23,8 @@ pub(super) struct Inner {
     pub(super) exec_id: String,
     /// The exec marker every process of the session carries.
     pub(super) marker: String,
+    /// The session's name where the helper carries it (see [`SessionOptions::name`](super::SessionOptions::name)).
+    pub(super) name: Option<String>,
     pub(super) user: Option<String>,
     pub(super) tty: bool,
     pub(super) pid: u32,

@@ -40,6 +40,7 @@ mod capture;
 mod inner;
 mod interactive;
 mod open;
+mod park;
 mod quiet;
 mod script;
 pub(super) mod shell;
@@ -78,6 +79,12 @@ pub struct SessionOptions {
     /// Bytes kept for [`Session::read`] (oldest evicted past it), and at
     /// most this many bytes of one command's output in [`SessionResult`].
     pub buffer: usize,
+    /// Attach to the sandbox's running session of this name, or start it
+    /// under this name: 1-64 of `A-Z a-z 0-9 . _ -`. Honoured where the
+    /// sandbox's helper carries sessions (local engines, no TTY), which is
+    /// what lets a process fork's copy reach the session it inherited
+    /// ([`Session::name`]); elsewhere every open starts a shell.
+    pub name: Option<String>,
 }
 
 impl Default for SessionOptions {
@@ -88,6 +95,7 @@ impl Default for SessionOptions {
             workdir: None,
             env: Vec::new(),
             buffer: DEFAULT_SESSION_BUFFER,
+            name: None,
         }
     }
 }
@@ -142,6 +150,15 @@ impl Session {
     #[must_use]
     pub fn pid(&self) -> u32 {
         self.inner.pid
+    }
+
+    /// The name the sandbox knows this session by, where its helper carries
+    /// it (a random one unless [`SessionOptions::name`] gave one); `None`
+    /// for a shell of the exec's own (a TTY, or a sandbox without the helper).
+    /// A process fork's copies hold the session under the same name.
+    #[must_use]
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
     }
 
     /// Opened with a terminal.

@@ -1,5 +1,10 @@
 //! Opening a session: start `bash` on an attached exec, send it the init
-//! script, and wait for its ready line (which also tells its pid).
+//! script, and wait for its ready line (which also tells its pid and marker).
+//!
+//! Where the sandbox has pocketdock's helper (and no terminal is asked for),
+//! the exec runs the helper's `session` carrier instead: the shell then
+//! belongs to the sandbox's first process, so a process fork copies it, and
+//! an open naming a running session attaches to it (see `agent/src/session.rs`).
 
 use super::Sessions;
 use std::sync::{Arc, Mutex};
@@ -20,22 +25,52 @@ use crate::sandbox::commands::{exec_spec, new_marker, wait_exit, RunOptions};
 /// How long the shell may take to come up.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// What the carrier says when another client holds the named session.
+const HELD_ELSEWHERE: &str = "attached to another client";
+
 impl Sessions<'_> {
     /// Open a persistent `bash` session (see [`Session`]). Fails with
     /// [`Error::ShellMissing`] when the image has no bash.
     pub async fn session(self, opts: SessionOptions) -> Result<Session> {
         self.sb.commands().mark_active().await;
+        if !opts.tty {
+            if let Some(bin) = self.sb.helper().binary_in_sandbox().await {
+                let name = opts.name.clone().unwrap_or_else(new_marker);
+                match self.open(&opts, Some((bin, &name))).await? {
+                    Opened::Up(s) => return Ok(s),
+                    // A sandbox whose helper predates the carrier, or whose
+                    // /tmp takes no socket: a shell of the exec's own.
+                    Opened::NoCarrier => {}
+                }
+            }
+        }
+        match self.open(&opts, None).await? {
+            Opened::Up(s) => Ok(s),
+            Opened::NoCarrier => unreachable!("only a carried session reports its carrier"),
+        }
+    }
+
+    async fn open(self, opts: &SessionOptions, carrier: Option<(&str, &str)>) -> Result<Opened> {
         let marker = new_marker();
-        let (exec_id, mut output, mut input) = self.attach_shell(&opts, &marker).await?;
+        let (exec_id, mut output, mut input) = self.attach_shell(opts, &marker, carrier).await?;
         let mut ring = RingBuffer::new(opts.buffer.max(1));
-        let pid = self
-            .await_ready(&opts, &marker, &exec_id, &mut output, &mut input, &mut ring)
+        let up = self
+            .await_ready(opts, &marker, &mut output, &mut input, &mut ring)
             .await?;
+        let (pid, shell_marker) = match up {
+            Ready::Up(pid, m) => (pid, m),
+            Ready::Ended(said) if carrier.is_some() && unusable_carrier(&said) => {
+                return Ok(Opened::NoCarrier)
+            }
+            Ready::Ended(said) => return Err(self.ended(&exec_id, said).await),
+        };
         let (reg, cancel) = self.sb.commands().register(None);
         let inner = Arc::new(Inner {
             sandbox: crate::sandbox::handle(self.sb),
             exec_id,
-            marker,
+            // A shell started by an earlier carrier keeps that exec's marker.
+            marker: shell_marker.unwrap_or(marker),
+            name: carrier.map(|(_, n)| n.to_string()),
             user: opts.user.clone(),
             tty: opts.tty,
             pid,
@@ -55,7 +90,7 @@ impl Sessions<'_> {
             watch: Mutex::new(self.sb.observer.as_ref().and_then(|o| o.session_opened())),
         });
         tokio::spawn(pump(inner.clone(), output));
-        Ok(Session { inner })
+        Ok(Opened::Up(Session { inner }))
     }
 
     /// Create and attach the exec that runs `bash`, marked with `marker`.
@@ -63,6 +98,7 @@ impl Sessions<'_> {
         self,
         opts: &SessionOptions,
         marker: &str,
+        carrier: Option<(&str, &str)>,
     ) -> Result<(String, ExecOutput, ExecInput)> {
         let mut env = opts.env.clone();
         if opts.tty && !env.iter().any(|(k, _)| k == "TERM") {
@@ -74,9 +110,15 @@ impl Sessions<'_> {
             user: opts.user.clone(),
             ..RunOptions::default()
         };
-        let argv = ["bash", "--noprofile", "--norc", "--noediting", "-i"]
-            .map(String::from)
-            .to_vec();
+        let shell = ["bash", "--noprofile", "--norc", "--noediting", "-i"];
+        let argv = match carrier {
+            Some((bin, name)) => [bin, "session", name, "--"]
+                .into_iter()
+                .chain(shell)
+                .map(String::from)
+                .collect(),
+            None => shell.map(String::from).to_vec(),
+        };
         let mut spec = exec_spec(argv, marker, &run);
         spec.tty = opts.tty;
         spec.attach_stdin = true;
@@ -116,11 +158,10 @@ impl Sessions<'_> {
         self,
         opts: &SessionOptions,
         marker: &str,
-        exec_id: &str,
         output: &mut ExecOutput,
         input: &mut ExecInput,
         ring: &mut RingBuffer,
-    ) -> Result<u32> {
+    ) -> Result<Ready> {
         let token = new_marker();
         let ready = async {
             input
@@ -129,26 +170,7 @@ impl Sessions<'_> {
             wait_ready(output, &token, opts.tty, ring).await
         };
         match tokio::time::timeout(READY_TIMEOUT, ready).await {
-            Ok(Ok(Ready::Up(pid))) => Ok(pid),
-            Ok(Ok(Ready::Ended(said))) => {
-                let code = wait_exit(&self.sb.backend, exec_id).await.unwrap_or(-1);
-                let said = said.trim().to_string();
-                Err(if code == 126 || code == 127 || missing_program(&said) {
-                    Error::ShellMissing {
-                        name: self.sb.name.clone(),
-                        detail: if said.is_empty() {
-                            format!("exit code {code}")
-                        } else {
-                            said
-                        },
-                    }
-                } else {
-                    Error::SessionClosed {
-                        name: self.sb.name.clone(),
-                        reason: format!("bash exited with code {code} while starting: {said}"),
-                    }
-                })
-            }
+            Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => {
                 let _ = self
                     .sb
@@ -170,10 +192,50 @@ impl Sessions<'_> {
             }
         }
     }
+
+    /// Why a shell that ended before its ready line did.
+    async fn ended(self, exec_id: &str, said: String) -> Error {
+        let code = wait_exit(&self.sb.backend, exec_id).await.unwrap_or(-1);
+        let said = said.trim().to_string();
+        if said.contains(HELD_ELSEWHERE) {
+            return Error::SessionClosed {
+                name: self.sb.name.clone(),
+                reason: format!("{said}; close the other client's session first, or open one under another name"),
+            };
+        }
+        if code == 126 || code == 127 || missing_program(&said) {
+            Error::ShellMissing {
+                name: self.sb.name.clone(),
+                detail: if said.is_empty() {
+                    format!("exit code {code}")
+                } else {
+                    said
+                },
+            }
+        } else {
+            Error::SessionClosed {
+                name: self.sb.name.clone(),
+                reason: format!("bash exited with code {code} while starting: {said}"),
+            }
+        }
+    }
+}
+
+enum Opened {
+    Up(Session),
+    NoCarrier,
+}
+
+/// The carrier could not run: a helper without it (an older sandbox), or
+/// one that could not start the shell's host.
+fn unusable_carrier(said: &str) -> bool {
+    (said.contains("usage: pocketdock-agent") || said.contains("pocketdock-agent: session:"))
+        && !said.contains(HELD_ELSEWHERE)
 }
 
 enum Ready {
-    Up(u32),
+    /// The shell's pid, and its exec marker when it reported one.
+    Up(u32, Option<String>),
     Ended(String),
 }
 
@@ -188,7 +250,8 @@ async fn wait_ready(
 ) -> Result<Ready> {
     let needle = format!("__PD_{token}_READY_").into_bytes();
     let mut seen: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    let mut up: [Option<u32>; 2] = [None, if tty { Some(0) } else { None }];
+    let mut up: [Option<(u32, Option<String>)>; 2] =
+        [None, if tty { Some((0, None)) } else { None }];
     loop {
         let mut more = |k: StreamKind, d: &[u8]| {
             let i = usize::from(k != StreamKind::Stdout);
@@ -205,13 +268,7 @@ async fn wait_ready(
             let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
                 return;
             };
-            let pid = String::from_utf8_lossy(&rest[..nl]);
-            up[i] = Some(
-                pid.trim_end_matches('\r')
-                    .trim_end_matches('_')
-                    .parse()
-                    .unwrap_or(0),
-            );
+            up[i] = Some(ready_fields(&String::from_utf8_lossy(&rest[..nl])));
             ring.push(k, &rest[nl + 1..]);
         };
         if !output.next(&mut more).await? {
@@ -221,10 +278,18 @@ async fn wait_ready(
                 .collect::<String>();
             return Ok(Ready::Ended(said));
         }
-        if let [Some(pid), Some(_)] = up {
-            return Ok(Ready::Up(pid));
+        if let [Some((pid, marker)), Some(_)] = &up {
+            return Ok(Ready::Up(*pid, marker.clone()));
         }
     }
+}
+
+/// The ready line's `PID_MARKER__` (the marker empty when the shell has none).
+fn ready_fields(line: &str) -> (u32, Option<String>) {
+    let line = line.trim_end_matches('\r').trim_end_matches('_');
+    let (pid, marker) = line.split_once('_').unwrap_or((line, ""));
+    let marker = (!marker.is_empty()).then(|| marker.to_string());
+    (pid.parse().unwrap_or(0), marker)
 }
 
 /// The engine's wording for "no such program".

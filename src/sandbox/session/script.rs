@@ -22,7 +22,10 @@ pub(super) fn init_script(token: &str, tty: bool) -> String {
     };
     let begin = both("__PD_%s_BEGIN__\\n", "\"$1\"");
     let done = both("\\n__PD_%s_END_%s__\\n", "\"$__pd_tok\" \"$s\"");
-    let ready = both("__PD_%s_READY_%s__\\n", &format!("{token} \"$$\""));
+    let ready = both(
+        "__PD_%s_READY_%s_%s__\\n",
+        &format!("{token} \"$$\" \"${{POCKETDOCK_EXEC-}}\""),
+    );
     let (stty, ps1) = if tty {
         ("stty -echo 2>/dev/null; ", "\\w $ ")
     } else {
