@@ -221,11 +221,9 @@ impl Sandbox {
 
     fn list_files(&self, py: Python<'_>, path: String) -> PyResult<String> {
         let sb = self.handle();
-        json(&rt::wait(
-            py,
-            None,
-            async move { sb.files().list_files(&path).await },
-        )?)
+        json(&rt::wait(py, None, async move {
+            sb.files().list_files(&path).await
+        })?)
     }
 
     fn push(&self, py: Python<'_>, src: String, dst: String) -> PyResult<String> {
@@ -331,20 +329,25 @@ impl Sandbox {
     /// Call `f(data: bytes)` with each piece of stdout of streams and detached processes.
     fn on_stdout(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
-        self.handle().commands().on_stdout(move |_, d| callbacks::bytes(&f, d));
+        self.handle()
+            .commands()
+            .on_stdout(move |_, d| callbacks::bytes(&f, d));
     }
 
     /// Call `f(data: bytes)` with each piece of stderr.
     fn on_stderr(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
-        self.handle().commands().on_stderr(move |_, d| callbacks::bytes(&f, d));
+        self.handle()
+            .commands()
+            .on_stderr(move |_, d| callbacks::bytes(&f, d));
     }
 
     /// Call `f(exit_code: int)` when a stream or detached process ends.
     fn on_exit(&self, f: Py<PyAny>) {
         let f = Arc::new(f);
         self.handle()
-            .commands().on_exit(move |_, code| callbacks::code(&f, code));
+            .commands()
+            .on_exit(move |_, code| callbacks::code(&f, code));
     }
 
     #[pyo3(signature = (tty, user, cwd, env, buffer, name=None))]

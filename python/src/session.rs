@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketdock::sandbox::{Handback, SessionOptions, DEFAULT_SESSION_BUFFER};
+use pocketdock::sandbox::{Handback, SessionOptions};
 use pocketdock::Session as Handle;
 use pyo3::prelude::*;
 
