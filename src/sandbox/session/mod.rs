@@ -1,7 +1,10 @@
 //! Persistent shell sessions: one `bash` on one attached exec.
 //!
 //! [`Sandbox::session`] starts `bash --noprofile --norc --noediting -i` with
-//! stdin attached (TTY or not) and keeps the connection open. A background
+//! stdin attached (TTY or not) and keeps the connection open. Where the
+//! sandbox has the helper and no TTY is asked for, the exec runs the
+//! helper's carrier and the shell belongs to the sandbox's first process,
+//! under a name ([`open`], [`park`]; docs/sessions.md "Carried sessions"). A background
 //! task reads the output into a bounded buffer (and hands it to the
 //! session's callbacks); [`Session::read`] drains that buffer, raw.
 //!
@@ -16,7 +19,8 @@
 //! with stdin from `/dev/null`: no quoting, unterminated string or stdin
 //! reader in the command can swallow the sentinel.
 //!
-//! Files: [`open`] starts the shell, [`script`] is what the shell is told,
+//! Files: [`open`] starts the shell, [`park`] lets go of the carried ones
+//! before a checkpoint, [`script`] is what the shell is told,
 //! [`capture`] cuts a command's output out of the stream, [`quiet`] keeps
 //! the sentinels from the output callbacks, and [`inner`] holds the state
 //! the handles share with the reader task.
