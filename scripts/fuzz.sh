@@ -7,6 +7,7 @@
 #   scripts/fuzz.sh            # 60 s per target (2 minutes of fuzzing)
 #   scripts/fuzz.sh 300        # 300 s per target
 #   scripts/fuzz.sh cmin       # minimise what was found into fuzz/corpus/
+#   scripts/fuzz.sh build      # build both targets only (the gate does it early)
 #   FUZZ_SANITIZER=address scripts/fuzz.sh
 #
 # Only a stable toolchain is needed: cargo-fuzz asks for nightly flags,
@@ -54,6 +55,7 @@ fi
 # Both targets built first, then fuzzed side by side (one core each), each
 # run's output shown when both are done.
 cargo fuzz build "${build[@]}" --sanitizer "$sanitizer" --debug-assertions
+[[ $seconds == build ]] && exit 0
 status=0 logs=$(mktemp -d)
 declare -A pid=()
 for target in "${targets[@]}"; do

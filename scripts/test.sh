@@ -267,6 +267,7 @@ suite_rootless() {
 declare -A faults_pid=()
 suite_faults() {
   local e
+  start_fuzz_build
   for e in "${engines[@]}"; do
     if ((inventory)); then
       POCKETDOCK_FAULT_ENGINES=$e nextest "faults-$e" "fault suite on $e" --test faults -j 1
@@ -305,7 +306,25 @@ suite_rehearsal() {
 # fuzzing per target.
 suite_fuzz() {
   ((inventory)) && { printf 'fuzz %s 30s\n' validate_yaml validate_kdl; return; }
+  finish_fuzz_build || { failed+=("fuzz (its build: $LOGS/fuzz-build.log)"); return; }
   bash scripts/fuzz.sh 30 || failed+=("fuzz")
+}
+
+# The fuzz targets' instrumented build (about 1:30 warm, in a target
+# directory of its own) runs beside the fault suite, which mostly waits;
+# the fuzz suite then only fuzzes.
+fuzz_build_pid=
+start_fuzz_build() {
+  ((inventory)) && return
+  [[ " ${suites[*]} " == *" fuzz "* ]] || return
+  bash scripts/fuzz.sh build >"$LOGS/fuzz-build.log" 2>&1 &
+  fuzz_build_pid=$!
+}
+finish_fuzz_build() {
+  [[ -n $fuzz_build_pid ]] || return 0
+  local pid=$fuzz_build_pid
+  fuzz_build_pid=
+  wait "$pid" || { tail -30 "$LOGS/fuzz-build.log" >&2; return 1; }
 }
 
 suite_fuzz-long() {
@@ -428,6 +447,7 @@ for suite in "${suites[@]}"; do
 done
 finish_release
 finish_faults
+finish_fuzz_build || true
 ((inventory)) && { ((${#failed[@]} == 0)) || { printf 'FAILED: %s\n' "${failed[@]}" >&2; exit 1; }; exit 0; }
 
 # The remote engine the remote:: tests started (scripts/remote-engine.sh).
