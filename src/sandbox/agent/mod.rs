@@ -511,9 +511,7 @@ impl Helper<'_> {
         mut spec: ExecSpec,
         marker: &str,
     ) -> (ExecSpec, Option<UsageFile>) {
-        if matches!(self.sb.agent.state().dir, Known::Unknown) {
-            let _ = self.sb.inspect().await;
-        }
+        self.learn_dir().await;
         let dir = {
             let s = self.sb.agent.state();
             s.dir.clone().dir().filter(|_| s.measured)
@@ -545,11 +543,17 @@ impl Helper<'_> {
     /// The helper's binary inside the sandbox, when the sandbox has the
     /// helper's mounts (an inspect when this handle does not know yet).
     pub(crate) async fn binary_in_sandbox(self) -> Option<&'static str> {
+        self.learn_dir().await;
+        let mounted = matches!(self.sb.agent.state().dir, Known::At(_));
+        mounted.then_some(wire::BINARY_IN_SANDBOX)
+    }
+
+    /// Inspect the sandbox once when this handle does not know yet whether
+    /// it has the helper's directory (the inspect records it).
+    async fn learn_dir(self) {
         if matches!(self.sb.agent.state().dir, Known::Unknown) {
             let _ = self.sb.inspect().await;
         }
-        let mounted = matches!(self.sb.agent.state().dir, Known::At(_));
-        mounted.then_some(wire::BINARY_IN_SANDBOX)
     }
 
     /// The helper's socket directory when this handle knows it (no request).
